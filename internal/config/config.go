@@ -1,0 +1,156 @@
+// Package config reads leadsignal's settings from the environment and keeps
+// the generated secret in the data folder when none is given.
+package config
+
+import (
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Defaults for the settings that have one.
+const (
+	DefaultAddr           = ":8080"
+	DefaultDataDir        = "./data"
+	DefaultMetaGraphURL   = "https://graph.facebook.com"
+	DefaultMetaAPIVersion = "v24.0"
+	secretFile            = "secret"
+	minSecretLen          = 32
+)
+
+// Config is everything leadsignal reads from its environment.
+type Config struct {
+	// DatabaseURL is a postgres:// URL; empty means the embedded SQLite file.
+	DatabaseURL string
+	// DataDir holds the SQLite file and the generated secret.
+	DataDir string
+	// Addr is the HTTP listen address.
+	Addr string
+	// Secret keys the session cookies and the encryption of stored tokens.
+	Secret string
+	// MetaGraphURL is the base URL of Meta's Graph API.
+	MetaGraphURL string
+	// MetaAPIVersion is the Graph API version used when a dataset names none.
+	MetaAPIVersion string
+}
+
+// Load reads the configuration through getenv (os.Getenv in main, a map in
+// tests) and validates it. It does not touch the file system.
+func Load(getenv func(string) string) (Config, error) {
+	c := Config{
+		DatabaseURL:    strings.TrimSpace(getenv("DATABASE_URL")),
+		DataDir:        or(getenv("LEADSIGNAL_DATA"), DefaultDataDir),
+		Addr:           or(getenv("LEADSIGNAL_ADDR"), DefaultAddr),
+		Secret:         getenv("LEADSIGNAL_SECRET"),
+		MetaGraphURL:   strings.TrimRight(or(getenv("META_GRAPH_URL"), DefaultMetaGraphURL), "/"),
+		MetaAPIVersion: or(getenv("META_API_VERSION"), DefaultMetaAPIVersion),
+	}
+	return c, c.Validate()
+}
+
+// Validate reports the first setting that cannot work.
+func (c Config) Validate() error {
+	if c.DatabaseURL != "" {
+		u, err := url.Parse(c.DatabaseURL)
+		if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			return errors.New("config: DATABASE_URL must be a postgres:// URL (leave it unset for the embedded database)")
+		}
+	}
+	if c.Secret != "" && len(c.Secret) < minSecretLen {
+		return fmt.Errorf("config: LEADSIGNAL_SECRET must be at least %d characters", minSecretLen)
+	}
+	if u, err := url.Parse(c.MetaGraphURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("config: META_GRAPH_URL must be an http(s) URL")
+	}
+	if !strings.HasPrefix(c.MetaAPIVersion, "v") {
+		return fmt.Errorf("config: META_API_VERSION %q must look like v24.0", c.MetaAPIVersion)
+	}
+	return nil
+}
+
+// Postgres reports whether the configuration names a Postgres database.
+func (c Config) Postgres() bool { return c.DatabaseURL != "" }
+
+// SQLitePath is the embedded database file.
+func (c Config) SQLitePath() string { return filepath.Join(c.DataDir, "leadsignal.db") }
+
+// DatabaseHost names the database for error messages without its password.
+func (c Config) DatabaseHost() string {
+	if !c.Postgres() {
+		return c.SQLitePath()
+	}
+	u, err := url.Parse(c.DatabaseURL)
+	if err != nil {
+		return "DATABASE_URL"
+	}
+	return u.Host
+}
+
+// EnsureSecret fills in Secret when the environment gave none: it reads the
+// secret kept in the data folder, or makes and keeps a new random one there
+// (mode 0600), so restarts keep sessions and stored tokens readable.
+func (c *Config) EnsureSecret() error {
+	if c.Secret != "" {
+		return nil
+	}
+	p := filepath.Join(c.DataDir, secretFile)
+	b, err := os.ReadFile(p)
+	if err == nil {
+		s := strings.TrimSpace(string(b))
+		if len(s) < minSecretLen {
+			return fmt.Errorf("config: %s is shorter than %d characters; delete it to make a new one", p, minSecretLen)
+		}
+		c.Secret = s
+		return nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("config: read secret: %w", err)
+	}
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("config: create data folder: %w", err)
+	}
+	s := rand.Text() + rand.Text()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("config: write secret: %w", err)
+	}
+	if _, err := f.WriteString(s + "\n"); err != nil {
+		f.Close()
+		return fmt.Errorf("config: write secret: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("config: write secret: %w", err)
+	}
+	c.Secret = s
+	return nil
+}
+
+// Key derives a 32-byte key for one purpose ("session-hash", "token-aead",
+// ...) from the secret, so that no two uses share key material.
+func (c Config) Key(purpose string) []byte {
+	k, err := hkdf.Key(sha256.New, []byte(c.Secret), nil, "leadsignal/"+purpose, 32)
+	if err != nil {
+		panic(err) // only for lengths sha256 cannot give
+	}
+	return k
+}
+
+// Fingerprint is a short, non-reversible label of the secret for logs.
+func (c Config) Fingerprint() string {
+	sum := sha256.Sum256([]byte(c.Secret))
+	return hex.EncodeToString(sum[:4])
+}
+
+func or(v, def string) string {
+	if v = strings.TrimSpace(v); v != "" {
+		return v
+	}
+	return def
+}

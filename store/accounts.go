@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// ErrLastOwner means a change would leave an account without an owner.
+var ErrLastOwner = errors.New("store: an account needs at least one owner")
+
+// CreateAccount stores a new account and, when ownerID is not zero, makes
+// that user its owner in the same transaction. ErrConflict when the slug is
+// taken.
+func (s *Store) CreateAccount(ctx context.Context, a models.Account, ownerID int64) (models.Account, error) {
+	err := s.Tx(ctx, func(tx *Store) error {
+		if err := tx.q(ctx).Create(&a).Error; err != nil {
+			return err
+		}
+		if ownerID == 0 {
+			return nil
+		}
+		return tx.q(ctx).Create(&models.Membership{AccountID: a.ID, UserID: ownerID, Role: models.RoleOwner}).Error
+	})
+	return a, wrap("create account", err)
+}
+
+// AccountBySlug finds an account by its slug, for the command line.
+func (s *Store) AccountBySlug(ctx context.Context, slug string) (models.Account, error) {
+	var a models.Account
+	err := s.q(ctx).Where("slug = ?", slug).Take(&a).Error
+	return a, wrap("account by slug", err)
+}
+
+// AccountForUser returns an account with the user's role in it, or
+// ErrNotFound when the user is not a member: another account's id looks
+// exactly like one that does not exist.
+func (s *Store) AccountForUser(ctx context.Context, userID, accountID int64) (models.AccountAccess, error) {
+	var a models.AccountAccess
+	err := s.q(ctx).Table("accounts").
+		Select("accounts.*, memberships.role").
+		Joins("JOIN memberships ON memberships.account_id = accounts.id").
+		Where("accounts.id = ? AND memberships.user_id = ?", accountID, userID).
+		Take(&a).Error
+	return a, wrap("account for user", err)
+}
+
+// AccountsForUser lists the accounts a user is a member of, by name.
+func (s *Store) AccountsForUser(ctx context.Context, userID int64) ([]models.AccountAccess, error) {
+	var as []models.AccountAccess
+	err := s.q(ctx).Table("accounts").
+		Select("accounts.*, memberships.role").
+		Joins("JOIN memberships ON memberships.account_id = accounts.id").
+		Where("memberships.user_id = ?", userID).
+		Order("lower(accounts.name), accounts.id").
+		Find(&as).Error
+	return as, wrap("accounts for user", err)
+}
+
+// UpdateAccountSettings saves an account's editable settings. The slug is
+// the account's stable handle for scripts and is not changed here.
+func (s *Store) UpdateAccountSettings(ctx context.Context, a models.Account) (models.Account, error) {
+	res := s.q(ctx).Model(&models.Account{}).Where("id = ?", a.ID).Updates(map[string]any{
+		"name":            a.Name,
+		"timezone":        a.Timezone,
+		"default_country": a.DefaultCountry,
+		"currency":        a.Currency,
+		"crm_name":        a.CRMName,
+	})
+	if res.Error == nil && res.RowsAffected == 0 {
+		return a, wrap("update account", ErrNotFound)
+	}
+	if res.Error != nil {
+		return a, wrap("update account", res.Error)
+	}
+	var out models.Account
+	err := s.q(ctx).Take(&out, a.ID).Error
+	return out, wrap("update account", err)
+}
+
+// Members lists an account's members by email.
+func (s *Store) Members(ctx context.Context, accountID int64) ([]models.Member, error) {
+	var ms []models.Member
+	err := s.q(ctx).Table("memberships").
+		Select("users.id AS user_id, users.email, memberships.role, memberships.created_at").
+		Joins("JOIN users ON users.id = memberships.user_id").
+		Where("memberships.account_id = ?", accountID).
+		Order("users.email").
+		Find(&ms).Error
+	return ms, wrap("list members", err)
+}
+
+// SetMember adds a user to an account with a role, or changes the role of
+// a member. It refuses to demote the last owner.
+func (s *Store) SetMember(ctx context.Context, accountID, userID int64, role models.Role) error {
+	err := s.Tx(ctx, func(tx *Store) error {
+		var cur models.Membership
+		err := tx.q(ctx).Where("account_id = ? AND user_id = ?", accountID, userID).Take(&cur).Error
+		switch {
+		case translate(err) == ErrNotFound:
+			return tx.q(ctx).Create(&models.Membership{AccountID: accountID, UserID: userID, Role: role}).Error
+		case err != nil:
+			return err
+		}
+		if cur.Role == models.RoleOwner && role != models.RoleOwner {
+			if err := tx.ensureAnotherOwner(ctx, accountID, userID); err != nil {
+				return err
+			}
+		}
+		return tx.q(ctx).Model(&models.Membership{}).
+			Where("account_id = ? AND user_id = ?", accountID, userID).
+			Update("role", role).Error
+	})
+	return wrap("set member", err)
+}
+
+// RemoveMember takes a user out of an account; it refuses to remove the
+// last owner.
+func (s *Store) RemoveMember(ctx context.Context, accountID, userID int64) error {
+	err := s.Tx(ctx, func(tx *Store) error {
+		var cur models.Membership
+		if err := tx.q(ctx).Where("account_id = ? AND user_id = ?", accountID, userID).Take(&cur).Error; err != nil {
+			return err
+		}
+		if cur.Role == models.RoleOwner {
+			if err := tx.ensureAnotherOwner(ctx, accountID, userID); err != nil {
+				return err
+			}
+		}
+		return tx.q(ctx).Where("account_id = ? AND user_id = ?", accountID, userID).
+			Delete(&models.Membership{}).Error
+	})
+	return wrap("remove member", err)
+}
+
+func (s *Store) ensureAnotherOwner(ctx context.Context, accountID, userID int64) error {
+	q := s.q(ctx).Model(&models.Membership{}).
+		Where("account_id = ? AND role = ? AND user_id <> ?", accountID, models.RoleOwner, userID)
+	if s.dialect == "postgres" {
+		// Lock the other owners' rows so two owners cannot demote each
+		// other at the same time and leave none.
+		q = q.Clauses(forUpdate())
+	}
+	var others []models.Membership
+	if err := q.Find(&others).Error; err != nil {
+		return err
+	}
+	if len(others) == 0 {
+		return ErrLastOwner
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+package store
+
+import "gorm.io/gorm/clause"
+
+func forUpdate() clause.Locking { return clause.Locking{Strength: clause.LockingStrengthUpdate} }

@@ -1,0 +1,167 @@
+// Package store is leadsignal's only door to the database: every query the
+// product runs lives here, scoped by account wherever data belongs to one.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/leadsignal/leadsignal/migrations"
+)
+
+// Errors callers can test for with errors.Is.
+var (
+	// ErrNotFound means no row matched, or the row belongs to an account the
+	// caller may not see: both answer the same, so tenancy leaks nothing.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict means a unique value (email, slug, ...) is taken.
+	ErrConflict = errors.New("store: already exists")
+)
+
+// Options says which database to open.
+type Options struct {
+	// PostgresURL is a postgres:// URL; empty opens the SQLite file.
+	PostgresURL string
+	// SQLitePath is the embedded database file, created when missing.
+	SQLitePath string
+}
+
+// Store runs leadsignal's queries on one database.
+type Store struct {
+	db      *gorm.DB
+	dialect string
+}
+
+// Open connects to the database and checks that it answers. It does not
+// migrate: call Migrate.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	cfg := &gorm.Config{
+		Logger:                 logger.Discard,
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	}
+	var (
+		db      *gorm.DB
+		dialect string
+		err     error
+	)
+	if o.PostgresURL != "" {
+		dialect = migrations.Postgres
+		db, err = gorm.Open(postgres.Open(o.PostgresURL), cfg)
+	} else {
+		dialect = migrations.SQLite
+		if err := os.MkdirAll(filepath.Dir(o.SQLitePath), 0o700); err != nil {
+			return nil, fmt.Errorf("store: create data folder: %w", err)
+		}
+		db, err = gorm.Open(sqlite.Open(sqliteDSN(o.SQLitePath)), cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	if dialect == migrations.Postgres {
+		sqlDB.SetMaxOpenConns(32)
+		sqlDB.SetMaxIdleConns(32)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	} else {
+		// SQLite has one writer; a few connections let reads overlap writes
+		// under WAL while busy_timeout queues the writers.
+		sqlDB.SetMaxOpenConns(4)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := sqlDB.PingContext(pingCtx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("store: ping: %w", err)
+	}
+	return &Store{db: db, dialect: dialect}, nil
+}
+
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	q.Set("_time_format", "sqlite")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Dialect is migrations.Postgres or migrations.SQLite.
+func (s *Store) Dialect() string { return s.dialect }
+
+// Migrate brings the schema up to date and returns the steps it applied.
+func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, err
+	}
+	return migrations.Up(ctx, sqlDB, s.dialect)
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Tx runs fn in one transaction: everything fn does through tx lands
+// together, or nothing does when fn returns an error.
+func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
+	return s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
+		return fn(&Store{db: gtx, dialect: s.dialect})
+	}, &sql.TxOptions{})
+}
+
+// q is the gorm handle bound to ctx, the start of every query.
+func (s *Store) q(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+
+// translate maps driver errors to the store's own.
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return ErrNotFound
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return ErrConflict
+	}
+	return err
+}
+
+// wrap adds the operation's name to an error, keeping ErrNotFound and
+// ErrConflict testable.
+func wrap(op string, err error) error {
+	if err = translate(err); err == nil {
+		return nil
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}

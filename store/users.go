@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// ErrUsersExist means the first-admin setup was attempted after a user
+// was already created.
+var ErrUsersExist = errors.New("store: users already exist")
+
+// CountUsers returns how many users there are.
+func (s *Store) CountUsers(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.q(ctx).Model(&models.User{}).Count(&n).Error
+	return n, wrap("count users", err)
+}
+
+// CreateUser stores a new user; ErrConflict when the email is taken.
+func (s *Store) CreateUser(ctx context.Context, email, passwordHash string, admin bool) (models.User, error) {
+	u := models.User{Email: strings.ToLower(strings.TrimSpace(email)), PasswordHash: passwordHash, IsAdmin: admin}
+	err := s.q(ctx).Create(&u).Error
+	return u, wrap("create user", err)
+}
+
+// CreateFirstAdmin creates the first user, an admin, only while there are
+// no users at all; ErrUsersExist otherwise. Two simultaneous setup forms
+// cannot both win.
+func (s *Store) CreateFirstAdmin(ctx context.Context, email, passwordHash string) (models.User, error) {
+	var u models.User
+	err := s.Tx(ctx, func(tx *Store) error {
+		if tx.dialect == "postgres" {
+			if err := tx.q(ctx).Exec(`LOCK TABLE users IN SHARE ROW EXCLUSIVE MODE`).Error; err != nil {
+				return err
+			}
+		}
+		n, err := tx.CountUsers(ctx)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return ErrUsersExist
+		}
+		u, err = tx.CreateUser(ctx, email, passwordHash, true)
+		return err
+	})
+	return u, wrap("create first admin", err)
+}
+
+// UserByEmail finds a user by email, case-insensitively.
+func (s *Store) UserByEmail(ctx context.Context, email string) (models.User, error) {
+	var u models.User
+	err := s.q(ctx).Where("lower(email) = ?", strings.ToLower(strings.TrimSpace(email))).Take(&u).Error
+	return u, wrap("user by email", err)
+}
+
+// UserByID finds a user by id.
+func (s *Store) UserByID(ctx context.Context, id int64) (models.User, error) {
+	var u models.User
+	err := s.q(ctx).Take(&u, id).Error
+	return u, wrap("user by id", err)
+}
+
+// Users lists every user by email.
+func (s *Store) Users(ctx context.Context) ([]models.User, error) {
+	var us []models.User
+	err := s.q(ctx).Order("email").Find(&us).Error
+	return us, wrap("list users", err)
+}
+
+// SetUserPassword replaces a user's password hash.
+func (s *Store) SetUserPassword(ctx context.Context, id int64, passwordHash string) error {
+	res := s.q(ctx).Model(&models.User{}).Where("id = ?", id).Update("password_hash", passwordHash)
+	if res.Error == nil && res.RowsAffected == 0 {
+		return wrap("set password", ErrNotFound)
+	}
+	return wrap("set password", res.Error)
+}
+
+// SetLastAccount remembers the account a user looked at last.
+func (s *Store) SetLastAccount(ctx context.Context, userID, accountID int64) error {
+	err := s.q(ctx).Model(&models.User{}).Where("id = ?", userID).
+		UpdateColumn("last_account_id", accountID).Error
+	return wrap("set last account", err)
+}
