@@ -1,0 +1,286 @@
+// Command leadsignal serves the web UI, the ingest APIs and the dispatcher,
+// and administers users and accounts from a shell.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/term"
+
+	"github.com/leadsignal/leadsignal/internal/config"
+	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/web"
+)
+
+const usage = `usage:
+  leadsignal [serve]                   web UI, APIs and dispatcher; migrates on start
+  leadsignal migrate                   apply database migrations
+  leadsignal user create --email E [--admin]     password read from stdin
+  leadsignal account create --name N --slug S [--country CC] [--owner EMAIL]
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], env{getenv: os.Getenv, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}); err != nil {
+		fmt.Fprintln(os.Stderr, "leadsignal:", err)
+		os.Exit(1)
+	}
+}
+
+// env is the outside world of one run, replaced in tests.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// ready, when set, receives the listening address once serve accepts
+	// connections.
+	ready func(addr string)
+}
+
+func run(ctx context.Context, args []string, e env) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, e)
+	case "migrate":
+		return migrate(ctx, e)
+	case "user":
+		if len(args) == 0 || args[0] != "create" {
+			return errors.New("unknown command; " + usage)
+		}
+		return createUser(ctx, args[1:], e)
+	case "account":
+		if len(args) == 0 || args[0] != "create" {
+			return errors.New("unknown command; " + usage)
+		}
+		return createAccount(ctx, args[1:], e)
+	case "help", "-h", "--help":
+		fmt.Fprint(e.stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return slog.New(slog.NewTextHandler(w, nil))
+	}
+	return slog.New(slog.NewJSONHandler(w, nil))
+}
+
+// open loads the configuration, connects and migrates.
+func open(ctx context.Context, e env, log *slog.Logger) (config.Config, *store.Store, error) {
+	cfg, err := config.Load(e.getenv)
+	if err != nil {
+		return cfg, nil, err
+	}
+	s, err := store.Open(ctx, store.Options{PostgresURL: cfg.DatabaseURL, SQLitePath: cfg.SQLitePath()})
+	if err != nil {
+		if cfg.Postgres() {
+			return cfg, nil, fmt.Errorf("cannot reach the database at %s (DATABASE_URL): %s", cfg.DatabaseHost(), oneLine(err))
+		}
+		return cfg, nil, fmt.Errorf("cannot open the database file %s: %s", cfg.SQLitePath(), oneLine(err))
+	}
+	applied, err := s.Migrate(ctx)
+	if err != nil {
+		s.Close()
+		return cfg, nil, err
+	}
+	for _, name := range applied {
+		log.Info("migrated", slog.String("step", name))
+	}
+	return cfg, s, nil
+}
+
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+func migrate(ctx context.Context, e env) error {
+	log := newLogger(e.stderr)
+	_, s, err := open(ctx, e, log)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	fmt.Fprintln(e.stdout, "database is up to date")
+	return nil
+}
+
+func serve(ctx context.Context, e env) error {
+	log := newLogger(e.stdout)
+	cfg, s, err := open(ctx, e, log)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := cfg.EnsureSecret(); err != nil {
+		return err
+	}
+
+	srv := &http.Server{
+		Handler: web.New(web.Options{
+			Store:           s,
+			Log:             log,
+			SessionHashKey:  cfg.Key("session-hash"),
+			SessionBlockKey: cfg.Key("session-block"),
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (LEADSIGNAL_ADDR): %w", cfg.Addr, err)
+	}
+	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("database", s.Dialect()))
+	if e.ready != nil {
+		e.ready(ln.Addr().String())
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		log.Info("shutting down")
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdownCtx)
+	})
+	return g.Wait()
+}
+
+func createUser(ctx context.Context, args []string, e env) error {
+	fs := flag.NewFlagSet("user create", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	email := fs.String("email", "", "the user's login email")
+	admin := fs.Bool("admin", false, "make the user an administrator")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *email == "" {
+		return errors.New("user create: --email is required")
+	}
+	pw, err := readPassword(e)
+	if err != nil {
+		return err
+	}
+	hash, err := password.Hash(pw)
+	if err != nil {
+		return fmt.Errorf("user create: password: %w", err)
+	}
+	_, s, err := open(ctx, e, newLogger(e.stderr))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	u, err := s.CreateUser(ctx, *email, hash, *admin)
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("user create: a user with email %s already exists", *email)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "created user %d %s (admin: %v)\n", u.ID, u.Email, u.IsAdmin)
+	return nil
+}
+
+// readPassword reads the password from stdin: with a prompt and no echo on
+// a terminal, else the first line.
+func readPassword(e env) (string, error) {
+	if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(e.stderr, "Password: ")
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(e.stderr)
+		return string(b), err
+	}
+	line, err := bufio.NewReader(e.stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read password from stdin: %w", err)
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("user create: give the password on stdin, e.g. echo \"$PASSWORD\" | leadsignal user create --email E")
+	}
+	return line, nil
+}
+
+func createAccount(ctx context.Context, args []string, e env) error {
+	fs := flag.NewFlagSet("account create", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	name := fs.String("name", "", "the account's display name")
+	slug := fs.String("slug", "", "the account's stable handle: lowercase letters, digits, dashes")
+	cc := fs.String("country", "", "default country, ISO 3166-1 alpha-2")
+	owner := fs.String("owner", "", "email of an existing user to make owner")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if strings.TrimSpace(*name) == "" || *slug == "" {
+		return errors.New("account create: --name and --slug are required")
+	}
+	if msg := web.SlugProblem(*slug); msg != "" {
+		return fmt.Errorf("account create: --slug: %s", msg)
+	}
+	code := ""
+	if *cc != "" {
+		c, ok := country.Code(*cc)
+		if !ok {
+			return fmt.Errorf("account create: --country %q is not an ISO 3166-1 country", *cc)
+		}
+		code = c
+	}
+	_, s, err := open(ctx, e, newLogger(e.stderr))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var ownerID int64
+	if *owner != "" {
+		u, err := s.UserByEmail(ctx, *owner)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("account create: no user has email %s (create it with leadsignal user create)", *owner)
+		}
+		if err != nil {
+			return err
+		}
+		ownerID = u.ID
+	}
+	a, err := s.CreateAccount(ctx, models.Account{
+		Slug: *slug, Name: strings.TrimSpace(*name), Timezone: "UTC", DefaultCountry: code, Currency: "USD",
+	}, ownerID)
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("account create: slug %q is taken", *slug)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "created account %d %s (%s)\n", a.ID, a.Slug, a.Name)
+	return nil
+}

@@ -1,0 +1,64 @@
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+// apiError is the JSON error shape of every /api answer.
+type apiError struct {
+	Error apiErrorBody `json:"error"`
+}
+
+type apiErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// handleError is echo's one error handler: store.ErrNotFound is a 404,
+// an *echo.HTTPError keeps its code, anything else is logged and a 500.
+func (h *Handler) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code := http.StatusInternalServerError
+	msg := http.StatusText(code)
+	var he *echo.HTTPError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		code, msg = http.StatusNotFound, "Not found"
+	case errors.As(err, &he):
+		code = he.Code
+		if m, ok := he.Message.(string); ok && m != "" && code < 500 {
+			msg = m
+		} else {
+			msg = http.StatusText(code)
+		}
+	}
+	if code >= 500 {
+		h.log.Error("request failed", slog.String("method", c.Request().Method),
+			slog.String("path", c.Request().URL.Path), slog.Any("error", err))
+	}
+
+	if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+		_ = c.JSON(code, apiError{Error: apiErrorBody{Code: strings.ReplaceAll(strings.ToLower(http.StatusText(code)), " ", "_"), Message: msg}})
+		return
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(code)
+		return
+	}
+	p := h.page(c, http.StatusText(code))
+	if rerr := render(c, code, views.ErrorPage(p, code, msg)); rerr != nil {
+		h.log.Error("render error page", slog.Any("error", rerr))
+		_ = c.String(code, msg)
+	}
+}

@@ -1,0 +1,118 @@
+// Package web serves leadsignal's pages and JSON APIs with echo.
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/leadsignal/leadsignal/static"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// Options configures the web server.
+type Options struct {
+	Store *store.Store
+	Log   *slog.Logger
+	// SessionHashKey and SessionBlockKey sign and encrypt the session
+	// cookie; 32 bytes each, derived from LEADSIGNAL_SECRET.
+	SessionHashKey  []byte
+	SessionBlockKey []byte
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Handler holds what every request handler needs.
+type Handler struct {
+	store    *store.Store
+	log      *slog.Logger
+	sessions *sessions.CookieStore
+	limiter  *limiter
+	now      func() time.Time
+}
+
+// New builds the echo server with every route of the product.
+func New(o Options) *echo.Echo {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	h := &Handler{
+		store:    o.Store,
+		log:      o.Log,
+		sessions: newSessionStore(o.SessionHashKey, o.SessionBlockKey),
+		limiter:  newLimiter(loginLimit, loginWindow, o.Now),
+		now:      o.Now,
+	}
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	// Behind a load balancer the visitor's address is in X-Forwarded-For;
+	// it is trusted only when the direct peer is a private or loopback
+	// address, so a client cannot pick its own rate-limit bucket.
+	e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	e.HTTPErrorHandler = h.handleError
+
+	e.Use(h.accessLog)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableStackAll: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			h.log.Error("panic", slog.String("path", c.Request().URL.Path), slog.Any("error", err), slog.String("stack", string(stack)))
+			return err
+		},
+	}))
+	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
+		XSSProtection:         "",
+		ContentTypeNosniff:    "nosniff",
+		XFrameOptions:         "DENY",
+		ReferrerPolicy:        "same-origin",
+		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+	}))
+
+	e.GET("/healthz", h.healthz)
+	e.GET("/static/*", echo.WrapHandler(static.Handler()))
+
+	ui := e.Group("", h.loadSession, h.csrf)
+	ui.GET("/", h.home)
+	ui.GET("/setup", h.showSetup)
+	ui.POST("/setup", h.createFirstAdmin)
+	ui.GET("/login", h.showLogin)
+	ui.POST("/login", h.login)
+	ui.POST("/logout", h.logout)
+
+	in := ui.Group("", h.requireUser)
+	in.GET("/accounts", h.showAccounts)
+
+	admin := in.Group("", h.requireAdmin)
+	admin.GET("/accounts/new", h.showNewAccount)
+	admin.POST("/accounts", h.createAccount)
+	admin.GET("/admin/users", h.showUsers)
+	admin.POST("/admin/users", h.createUser)
+
+	acc := in.Group("/accounts/:account", h.requireAccount)
+	acc.GET("", h.showOverview)
+
+	owner := acc.Group("", h.requireRole("owner"))
+	owner.GET("/settings", h.showSettings)
+	owner.POST("/settings", h.updateSettings)
+	owner.POST("/members", h.addMember)
+	owner.POST("/members/:user/role", h.setMemberRole)
+	owner.POST("/members/:user/remove", h.removeMember)
+
+	return e
+}
+
+func (h *Handler) healthz(c echo.Context) error {
+	if err := h.store.Ping(c.Request().Context()); err != nil {
+		h.log.Error("health check", slog.Any("error", err))
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
