@@ -18,15 +18,15 @@ import (
 )
 
 const (
-	sessionName    = "leadsignal"
-	sessionMaxAge  = 14 * 24 * 3600
-	keyUserID      = "uid"
-	keySessionID   = "sid"
-	keyCSRF        = "csrf"
-	ctxSession     = "session"
-	ctxUser        = "user"
-	ctxAccount     = "account"
-	ctxDirty       = "session_dirty"
+	sessionName   = "leadsignal"
+	sessionMaxAge = 14 * 24 * 3600
+	keyUserID     = "uid"
+	keySessionID  = "sid"
+	keyCSRF       = "csrf"
+	ctxSession    = "session"
+	ctxUser       = "user"
+	ctxAccount    = "account"
+	ctxDirty      = "session_dirty"
 )
 
 func newSessionStore(hashKey, blockKey []byte) *sessions.CookieStore {
