@@ -155,9 +155,13 @@ func endSession(c echo.Context) error {
 	return saveSession(c)
 }
 
-// setFlash keeps a message for the next page the user sees.
+// setFlash keeps a message for the next page the user sees. It saves the
+// session at once, as the caller is about to redirect.
 func setFlash(c echo.Context, kind, msg string) {
 	session(c).AddFlash(kind + "\x00" + msg)
+	if err := saveSession(c); err != nil {
+		slog.Error("save flash", slog.Any("error", err))
+	}
 }
 
 func takeFlash(c echo.Context) views.Flash {

@@ -1,0 +1,84 @@
+# leadsignal developer and CI tasks (GNU make).
+#
+#   make run            run the server (SQLite under ./data unless DATABASE_URL is set)
+#   make build          static binary in bin/leadsignal
+#   make generate       regenerate templ views (views/*_templ.go)
+#   make check-generate fail when the committed *_templ.go are stale
+#   make test           fmt + vet + check-generate + all tests (SQLite, Postgres, browser)
+#   make test-pg        same as test, but a missing Postgres is an error
+#   make lint           vet, gofmt and golangci-lint (when installed)
+#   make bench          benchmarks, one iteration each, against a throwaway Postgres
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+GO        ?= go
+PKGS      ?= ./...
+TESTFLAGS ?=
+TESTENV   := bash .ci/testenv
+TEST      := $(strip $(GO) test -tags browser -count=1 -timeout 20m $(TESTFLAGS) $(PKGS))
+
+.PHONY: run build generate check-generate fmt-check vet test test-pg lint bench clean
+
+run:
+	$(GO) run ./cmd/leadsignal
+
+build:
+	CGO_ENABLED=0 $(GO) build -o bin/leadsignal ./cmd/leadsignal
+
+generate:
+	$(GO) tool templ generate
+
+check-generate: generate
+	@if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		echo "check-generate: not a git work tree; skipping the diff"; exit 0; \
+	fi; \
+	if ! git diff --exit-code --stat -- '*_templ.go'; then \
+		echo "check-generate: generated templ files are out of date:"; \
+		git diff -- '*_templ.go' | head -n 60 || true; \
+		echo "check-generate: run 'make generate' and commit the *_templ.go files"; \
+		exit 1; \
+	fi; \
+	untracked=$$(git ls-files --others --exclude-standard -- '*_templ.go'); \
+	if [ -n "$$untracked" ]; then \
+		echo "check-generate: generated templ files are not committed:"; \
+		echo "$$untracked" | sed 's/^/  /'; \
+		if [ "$${CI:-}" = "true" ]; then \
+			echo "check-generate: run 'make generate' and commit them"; exit 1; \
+		fi; \
+		echo "check-generate: (warning only outside CI)"; \
+	fi
+
+fmt-check:
+	@out=$$(gofmt -l .); \
+	if [ -n "$$out" ]; then \
+		echo "gofmt: these files need formatting (run 'gofmt -w .'):"; \
+		echo "$$out" | sed 's/^/  /'; \
+		exit 1; \
+	fi
+
+vet:
+	$(GO) vet -tags browser $(PKGS)
+
+# check-generate runs first: vet and gofmt look at the generated files too.
+test: check-generate fmt-check vet
+	$(TESTENV) $(TEST)
+
+test-pg: check-generate fmt-check vet
+	TESTENV_REQUIRE_PG=1 $(TESTENV) $(TEST)
+
+lint: check-generate fmt-check vet
+	@if command -v golangci-lint >/dev/null 2>&1; then \
+		echo "golangci-lint run --allow-parallel-runners --build-tags browser $(PKGS)"; \
+		golangci-lint run --allow-parallel-runners --build-tags browser $(PKGS); \
+	else \
+		echo "lint: golangci-lint is not installed; skipped. Install it with:"; \
+		echo "  go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@latest"; \
+	fi
+
+bench:
+	$(TESTENV) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m $(PKGS)
+
+clean:
+	rm -rf bin
