@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -188,3 +189,5 @@ func wantStatus(t *testing.T, what string, r resp, want int) {
 }
 
 type echoContext = echo.Context
+
+func itoa(n int64) string { return fmt.Sprint(n) }
