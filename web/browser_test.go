@@ -97,8 +97,10 @@ func (b *tab) location() string {
 	return s
 }
 
-func visible(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(sel)) }
-func click(sel string) chromedp.Action[chromedp.Void]   { return chromedp.Click(chromedp.CSS(sel)) }
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
+func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
 func typeInto(sel, text string) chromedp.Action[chromedp.Void] {
 	return chromedp.SendKeys(chromedp.CSS(sel), text)
 }
@@ -118,7 +120,6 @@ func (b *tab) login(base, email string) {
 		visible(`[data-testid="user-menu"]`),
 	)
 }
-
 
 // screenshot saves a PNG of the page when LEADSIGNAL_SCREENSHOTS names a
 // folder, for people to look at the pages.
