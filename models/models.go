@@ -28,8 +28,10 @@ type Account struct {
 	DefaultCountry string
 	Currency       string
 	CRMName        string `gorm:"column:crm_name"`
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// JunkSettings is the JSON of junk.Settings; "{}" means the defaults.
+	JunkSettings string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // Role is what a member may do inside an account.
@@ -91,3 +93,118 @@ type AccountAccess struct {
 	Account
 	Role Role
 }
+
+// IngestKey lets a website or CRM post leads to one account. Only the
+// SHA-256 of the secret is stored; the secret is shown once at creation.
+type IngestKey struct {
+	ID         int64
+	AccountID  int64
+	Name       string
+	Prefix     string // the first characters of the secret, to tell keys apart
+	KeyHash    string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
+// Source says where a lead came from; it decides its events' action_source.
+type Source string
+
+// Lead sources accepted by the ingest API.
+const (
+	SourceWebsite     Source = "website"
+	SourceInstantForm Source = "instant_form"
+	SourceCRM         Source = "crm"
+	SourceWhatsApp    Source = "whatsapp"
+	SourcePhone       Source = "phone"
+)
+
+// Sources lists every source, for validation and filters.
+var Sources = []Source{SourceWebsite, SourceInstantForm, SourceCRM, SourceWhatsApp, SourcePhone}
+
+// Valid reports whether s is a known source.
+func (s Source) Valid() bool {
+	for _, v := range Sources {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Lead is one form fill or CRM contact with its raw fields, its normalised
+// match keys (MatchKeys, JSON of normalize.Keys) and its junk verdict.
+type Lead struct {
+	ID         int64
+	AccountID  int64
+	ExternalID *string
+	Source     Source
+	Partial    bool
+	Email      string
+	Phone      string
+	// PhoneE164 is the normalised phone, digits only, for search.
+	PhoneE164       string `gorm:"column:phone_e164"`
+	FirstName       string
+	LastName        string
+	City            string
+	State           string
+	Zip             string
+	Country         string
+	Gender          string
+	DateOfBirth     string
+	Message         string
+	FBCLID          string `gorm:"column:fbclid"`
+	FBC             string `gorm:"column:fbc"`
+	FBP             string `gorm:"column:fbp"`
+	ClientIP        string `gorm:"column:client_ip_address"`
+	ClientUserAgent string
+	EventSourceURL  string `gorm:"column:event_source_url"`
+	FillSeconds     *float64
+	Honeypot        string
+	MetaLeadID      string
+	// Fields holds the custom form fields as a JSON object of strings.
+	Fields string
+	// MatchKeys holds the normalised and hashed keys as JSON.
+	MatchKeys string
+	EmailHash string
+	PhoneHash string
+	// Junk is the verdict in force: the signals' unless a person overrode it.
+	Junk bool
+	// JunkReasons is the JSON list of signals that fired at capture.
+	JunkReasons string
+	// JunkOverride is "junk" or "not_junk" once a person decided, else "".
+	JunkOverride string
+	// Stage is the lead's latest CRM stage, "" until one is recorded.
+	Stage string
+	// CreatedAt is the capture time: the form's, or when we received it.
+	CreatedAt  time.Time
+	ReceivedAt time.Time
+	UpdatedAt  time.Time
+}
+
+// StageChange is one dated step of a lead: a CRM stage, or a person
+// marking it junk or not junk.
+type StageChange struct {
+	ID         int64
+	AccountID  int64
+	LeadID     int64
+	Stage      string
+	Value      *float64
+	Currency   string
+	OccurredAt time.Time
+	// ChangeID is the caller's key for this change, so a repeated CRM sync
+	// records it once.
+	ChangeID *string
+	// UserID is the person who made the change in the UI; nil for the API.
+	UserID    *int64
+	CreatedAt time.Time
+}
+
+// Stages a person can set on the lead page, and the junk markers.
+const (
+	StageQualified = "qualified"
+	StageBooked    = "booked"
+	StageWon       = "won"
+	StageJunk      = "junk"
+	StageNotJunk   = "not_junk"
+)

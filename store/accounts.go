@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -150,4 +151,22 @@ func (s *Store) ensureAnotherOwner(ctx context.Context, accountID, userID int64)
 		return ErrLastOwner
 	}
 	return nil
+}
+
+// Account finds an account by id, for callers already authorised for it
+// (an ingest key belongs to exactly one account).
+func (s *Store) Account(ctx context.Context, id int64) (models.Account, error) {
+	var a models.Account
+	err := s.q(ctx).Take(&a, id).Error
+	return a, wrap("account", err)
+}
+
+// UpdateJunkSettings saves an account's junk settings (JSON).
+func (s *Store) UpdateJunkSettings(ctx context.Context, accountID int64, settings string) error {
+	res := s.q(ctx).Model(&models.Account{}).Where("id = ?", accountID).
+		Updates(map[string]any{"junk_settings": settings, "updated_at": time.Now().UTC()})
+	if res.Error == nil && res.RowsAffected == 0 {
+		return wrap("update junk settings", ErrNotFound)
+	}
+	return wrap("update junk settings", res.Error)
 }

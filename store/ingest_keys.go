@@ -1,0 +1,74 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// ingestKeyPrefix starts every ingest key, so a leaked one is recognisable
+// (secret scanners, logs) and cannot be mistaken for another credential.
+const ingestKeyPrefix = "lsk_"
+
+// HashIngestKey is the stored form of an ingest key secret.
+func HashIngestKey(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateIngestKey makes a new key for an account and returns it with its
+// secret, which is not stored and cannot be shown again.
+func (s *Store) CreateIngestKey(ctx context.Context, accountID int64, name string) (models.IngestKey, string, error) {
+	secret := ingestKeyPrefix + strings.ToLower(rand.Text()+rand.Text())
+	k := models.IngestKey{
+		AccountID: accountID,
+		Name:      name,
+		Prefix:    secret[:len(ingestKeyPrefix)+6],
+		KeyHash:   HashIngestKey(secret),
+	}
+	err := s.q(ctx).Create(&k).Error
+	return k, secret, wrap("create ingest key", err)
+}
+
+// IngestKeys lists an account's keys, newest first, revoked ones included.
+func (s *Store) IngestKeys(ctx context.Context, accountID int64) ([]models.IngestKey, error) {
+	var ks []models.IngestKey
+	err := s.q(ctx).Where("account_id = ?", accountID).Order("created_at DESC, id DESC").Find(&ks).Error
+	return ks, wrap("list ingest keys", err)
+}
+
+// RevokeIngestKey stops a key from working. Revoking twice is harmless.
+func (s *Store) RevokeIngestKey(ctx context.Context, accountID, keyID int64, now time.Time) error {
+	res := s.q(ctx).Model(&models.IngestKey{}).
+		Where("account_id = ? AND id = ?", accountID, keyID).
+		Update("revoked_at", gormExpr("COALESCE(revoked_at, ?)", now.UTC()))
+	if res.Error == nil && res.RowsAffected == 0 {
+		return wrap("revoke ingest key", ErrNotFound)
+	}
+	return wrap("revoke ingest key", res.Error)
+}
+
+// IngestKeyBySecret finds the live key with this secret, or ErrNotFound
+// (unknown or revoked). It notes the use at most once a minute, so the
+// capture path does not write the key row on every lead.
+func (s *Store) IngestKeyBySecret(ctx context.Context, secret string, now time.Time) (models.IngestKey, error) {
+	var k models.IngestKey
+	err := s.q(ctx).Where("key_hash = ? AND revoked_at IS NULL", HashIngestKey(secret)).Take(&k).Error
+	if err != nil {
+		return k, wrap("ingest key by secret", err)
+	}
+	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > time.Minute {
+		t := now.UTC()
+		if err := s.q(ctx).Model(&models.IngestKey{}).Where("id = ?", k.ID).
+			UpdateColumn("last_used_at", t).Error; err != nil {
+			return k, wrap("note ingest key use", err)
+		}
+		k.LastUsedAt = &t
+	}
+	return k, nil
+}

@@ -1,0 +1,245 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// InsertLead stores a new lead; ErrConflict when the account already has a
+// lead with its external_id.
+func (s *Store) InsertLead(ctx context.Context, l *models.Lead) error {
+	return wrap("insert lead", s.q(ctx).Create(l).Error)
+}
+
+// SaveLead writes every column of an existing lead of its account.
+func (s *Store) SaveLead(ctx context.Context, l *models.Lead) error {
+	res := s.q(ctx).Where("account_id = ?", l.AccountID).Select("*").Omit("id", "account_id", "received_at").Updates(l)
+	if res.Error == nil && res.RowsAffected == 0 {
+		return wrap("save lead", ErrNotFound)
+	}
+	return wrap("save lead", res.Error)
+}
+
+// LeadByExternalID finds an account's lead by the caller's id.
+func (s *Store) LeadByExternalID(ctx context.Context, accountID int64, externalID string) (models.Lead, error) {
+	var l models.Lead
+	err := s.q(ctx).Where("account_id = ? AND external_id = ?", accountID, externalID).Take(&l).Error
+	return l, wrap("lead by external id", err)
+}
+
+// Lead finds one lead of an account.
+func (s *Store) Lead(ctx context.Context, accountID, leadID int64) (models.Lead, error) {
+	var l models.Lead
+	err := s.q(ctx).Where("account_id = ? AND id = ?", accountID, leadID).Take(&l).Error
+	return l, wrap("lead", err)
+}
+
+// RecentContact reports whether a complete lead other than exceptID, with
+// the same email hash or phone hash, was captured in the account since
+// the given time. Partial leads do not count: a visitor who started the
+// form and then finished it is one person writing in once.
+func (s *Store) RecentContact(ctx context.Context, accountID int64, emailHash, phoneHash string, since time.Time, exceptID int64) (bool, error) {
+	if emailHash == "" && phoneHash == "" {
+		return false, nil
+	}
+	check := func(col, hash string) (bool, error) {
+		if hash == "" {
+			return false, nil
+		}
+		var ids []int64
+		err := s.q(ctx).Model(&models.Lead{}).
+			Where("account_id = ? AND "+col+" = ? AND created_at >= ? AND partial = ? AND id <> ?", accountID, hash, since.UTC(), false, exceptID).
+			Limit(1).Pluck("id", &ids).Error
+		return len(ids) > 0, err
+	}
+	found, err := check("email_hash", emailHash)
+	if err != nil || found {
+		return found, wrap("recent contact", err)
+	}
+	found, err = check("phone_hash", phoneHash)
+	return found, wrap("recent contact", err)
+}
+
+// LeadFilter narrows the leads list; zero values mean "any".
+type LeadFilter struct {
+	From, To time.Time
+	// Junk is "junk", "clean" or "".
+	Junk   string
+	Source models.Source
+	// Partial is "yes", "no" or "".
+	Partial string
+	// Stage is a stage name, "none" for leads without one, or "".
+	Stage string
+	// Query matches email, phone and name, case-insensitively.
+	Query string
+}
+
+// LeadCursor is the position after the last lead of a page: leads are
+// listed newest first, and the next page starts strictly after it.
+type LeadCursor struct {
+	CreatedAt time.Time
+	ID        int64
+}
+
+func (s *Store) filterLeads(ctx context.Context, accountID int64, f LeadFilter) *gorm.DB {
+	q := s.q(ctx).Model(&models.Lead{}).Where("account_id = ?", accountID)
+	if !f.From.IsZero() {
+		q = q.Where("created_at >= ?", f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		q = q.Where("created_at < ?", f.To.UTC())
+	}
+	switch f.Junk {
+	case "junk":
+		q = q.Where("junk = ?", true)
+	case "clean":
+		q = q.Where("junk = ?", false)
+	}
+	if f.Source != "" {
+		q = q.Where("source = ?", f.Source)
+	}
+	switch f.Partial {
+	case "yes":
+		q = q.Where("partial = ?", true)
+	case "no":
+		q = q.Where("partial = ?", false)
+	}
+	switch f.Stage {
+	case "":
+	case "none":
+		q = q.Where("stage = ''")
+	default:
+		q = q.Where("stage = ?", f.Stage)
+	}
+	if t := strings.TrimSpace(f.Query); t != "" {
+		like := "%" + escapeLike(strings.ToLower(t)) + "%"
+		digits := onlyDigits(t)
+		cond := "lower(email) LIKE ? ESCAPE '\\' OR lower(first_name || ' ' || last_name) LIKE ? ESCAPE '\\'"
+		args := []any{like, like}
+		if len(digits) >= 3 {
+			cond += " OR phone_e164 LIKE ?"
+			args = append(args, "%"+digits+"%")
+		}
+		q = q.Where("("+cond+")", args...)
+	}
+	return q
+}
+
+// Leads returns up to limit leads of an account matching f, newest first,
+// starting after the cursor when one is given.
+func (s *Store) Leads(ctx context.Context, accountID int64, f LeadFilter, after *LeadCursor, limit int) ([]models.Lead, error) {
+	q := s.filterLeads(ctx, accountID, f)
+	if after != nil {
+		q = q.Where("(created_at < ? OR (created_at = ? AND id < ?))", after.CreatedAt.UTC(), after.CreatedAt.UTC(), after.ID)
+	}
+	var ls []models.Lead
+	err := q.Order("created_at DESC, id DESC").Limit(limit).Find(&ls).Error
+	return ls, wrap("list leads", err)
+}
+
+// EachLead calls fn for every lead of an account matching f, newest first,
+// reading rows as they stream so that an export of any size uses little
+// memory. It stops at the first error fn returns.
+func (s *Store) EachLead(ctx context.Context, accountID int64, f LeadFilter, fn func(models.Lead) error) error {
+	rows, err := s.filterLeads(ctx, accountID, f).Order("created_at DESC, id DESC").Rows()
+	if err != nil {
+		return wrap("export leads", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var l models.Lead
+		if err := s.db.ScanRows(rows, &l); err != nil {
+			return wrap("export leads", err)
+		}
+		if err := fn(l); err != nil {
+			return err
+		}
+	}
+	return wrap("export leads", rows.Err())
+}
+
+// StageChanges lists a lead's stage history, oldest first.
+func (s *Store) StageChanges(ctx context.Context, accountID, leadID int64) ([]models.StageChange, error) {
+	var cs []models.StageChange
+	err := s.q(ctx).Where("account_id = ? AND lead_id = ?", accountID, leadID).
+		Order("occurred_at, id").Find(&cs).Error
+	return cs, wrap("stage changes", err)
+}
+
+// AddStageChange records a stage change and updates the lead to match: a
+// junk / not_junk marker sets the person's verdict, any other stage becomes
+// the lead's current stage when it is the newest change. It returns the
+// lead as it is afterwards.
+func (s *Store) AddStageChange(ctx context.Context, c *models.StageChange) (models.Lead, error) {
+	var l models.Lead
+	err := s.Tx(ctx, func(tx *Store) error {
+		var err error
+		if l, err = tx.lockLead(ctx, c.AccountID, c.LeadID); err != nil {
+			return err
+		}
+		if err := tx.q(ctx).Create(c).Error; err != nil {
+			return err
+		}
+		upd := map[string]any{"updated_at": time.Now().UTC()}
+		switch c.Stage {
+		case models.StageJunk:
+			upd["junk"], upd["junk_override"] = true, "junk"
+		case models.StageNotJunk:
+			upd["junk"], upd["junk_override"] = false, "not_junk"
+		default:
+			var newer int64
+			if err := tx.q(ctx).Model(&models.StageChange{}).
+				Where("lead_id = ? AND stage NOT IN (?, ?) AND (occurred_at > ? OR (occurred_at = ? AND id > ?))",
+					c.LeadID, models.StageJunk, models.StageNotJunk, c.OccurredAt, c.OccurredAt, c.ID).
+				Count(&newer).Error; err != nil {
+				return err
+			}
+			if newer == 0 {
+				upd["stage"] = c.Stage
+			}
+		}
+		if err := tx.q(ctx).Model(&models.Lead{}).Where("id = ?", l.ID).Updates(upd).Error; err != nil {
+			return err
+		}
+		return tx.q(ctx).Take(&l, l.ID).Error
+	})
+	return l, wrap("add stage change", err)
+}
+
+// lockLead reads a lead for update, so that concurrent changes to one lead
+// apply one after the other.
+func (s *Store) lockLead(ctx context.Context, accountID, leadID int64) (models.Lead, error) {
+	var l models.Lead
+	q := s.q(ctx).Where("account_id = ? AND id = ?", accountID, leadID)
+	if s.dialect == "postgres" {
+		q = q.Clauses(forUpdate())
+	}
+	err := q.Take(&l).Error
+	return l, err
+}
+
+// CountLeads counts an account's leads matching f.
+func (s *Store) CountLeads(ctx context.Context, accountID int64, f LeadFilter) (int64, error) {
+	var n int64
+	err := s.filterLeads(ctx, accountID, f).Count(&n).Error
+	return n, wrap("count leads", err)
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func onlyDigits(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,265 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+func strp(s string) *string { return &s }
+
+func twoAccounts(t *testing.T, s *store.Store) (models.Account, models.Account) {
+	t.Helper()
+	a, err := s.CreateAccount(t.Context(), models.Account{Slug: "acme", Name: "Acme"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.CreateAccount(t.Context(), models.Account{Slug: "beta", Name: "Beta"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
+func TestIngestKeys(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+		k, secret, err := s.CreateIngestKey(ctx, a.ID, "website")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.KeyHash == secret || k.KeyHash != store.HashIngestKey(secret) || len(secret) < 40 {
+			t.Fatalf("key %+v with secret %q: want only the hash stored", k, secret)
+		}
+		got, err := s.IngestKeyBySecret(ctx, secret, now)
+		if err != nil || got.ID != k.ID || got.AccountID != a.ID {
+			t.Fatalf("IngestKeyBySecret = %+v, %v", got, err)
+		}
+		if got.LastUsedAt == nil || !got.LastUsedAt.Equal(now) {
+			t.Errorf("LastUsedAt = %v; want %v", got.LastUsedAt, now)
+		}
+		if _, err := s.IngestKeyBySecret(ctx, secret+"x", now); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("wrong secret err = %v; want ErrNotFound", err)
+		}
+		// Another account cannot revoke it.
+		if err := s.RevokeIngestKey(ctx, b.ID, k.ID, now); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("revoke from other account err = %v; want ErrNotFound", err)
+		}
+		if err := s.RevokeIngestKey(ctx, a.ID, k.ID, now); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.IngestKeyBySecret(ctx, secret, now); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("revoked key err = %v; want ErrNotFound", err)
+		}
+		ks, _ := s.IngestKeys(ctx, a.ID)
+		if len(ks) != 1 || ks[0].RevokedAt == nil {
+			t.Errorf("IngestKeys = %+v; want one revoked key", ks)
+		}
+		if ks, _ := s.IngestKeys(ctx, b.ID); len(ks) != 0 {
+			t.Errorf("other account lists %d keys", len(ks))
+		}
+	})
+}
+
+func lead(acc models.Account, at time.Time, email string) models.Lead {
+	return models.Lead{AccountID: acc.ID, Source: models.SourceWebsite, Email: email, EmailHash: "h-" + email,
+		FirstName: "Jane", LastName: "Doe", CreatedAt: at, ReceivedAt: at, Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"}
+}
+
+func TestLeadsExternalIDAndTenancy(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		now := time.Now().UTC()
+		l := lead(a, now, "jane@example.com")
+		l.ExternalID = strp("form-1")
+		if err := s.InsertLead(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+		dup := lead(a, now, "other@example.com")
+		dup.ExternalID = strp("form-1")
+		if err := s.InsertLead(ctx, &dup); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("same external_id in one account err = %v; want ErrConflict", err)
+		}
+		other := lead(b, now, "jane@example.com")
+		other.ExternalID = strp("form-1")
+		if err := s.InsertLead(ctx, &other); err != nil {
+			t.Errorf("same external_id in another account: %v", err)
+		}
+		if _, err := s.Lead(ctx, b.ID, l.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Lead(other account) err = %v; want ErrNotFound", err)
+		}
+		got, err := s.LeadByExternalID(ctx, a.ID, "form-1")
+		if err != nil || got.ID != l.ID {
+			t.Errorf("LeadByExternalID = %d, %v; want %d", got.ID, err, l.ID)
+		}
+	})
+}
+
+func TestRecentContact(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		old := lead(a, now.Add(-8*24*time.Hour), "old@example.com")
+		partial := lead(a, now.Add(-time.Hour), "partial@example.com")
+		partial.Partial = true
+		recent := lead(a, now.Add(-time.Hour), "recent@example.com")
+		recent.PhoneHash = "p-1"
+		for _, l := range []*models.Lead{&old, &partial, &recent} {
+			if err := s.InsertLead(ctx, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		since := now.Add(-7 * 24 * time.Hour)
+		tests := []struct {
+			name         string
+			account      int64
+			email, phone string
+			except       int64
+			want         bool
+		}{
+			{"recent email", a.ID, "h-recent@example.com", "", 0, true},
+			{"recent phone", a.ID, "", "p-1", 0, true},
+			{"older than the window", a.ID, "h-old@example.com", "", 0, false},
+			{"partial does not count", a.ID, "h-partial@example.com", "", 0, false},
+			{"itself does not count", a.ID, "h-recent@example.com", "", recent.ID, false},
+			{"other account", b.ID, "h-recent@example.com", "p-1", 0, false},
+			{"no keys", a.ID, "", "", 0, false},
+		}
+		for _, tt := range tests {
+			got, err := s.RecentContact(ctx, tt.account, tt.email, tt.phone, since, tt.except)
+			if err != nil || got != tt.want {
+				t.Errorf("%s: RecentContact = %v, %v; want %v", tt.name, got, err, tt.want)
+			}
+		}
+	})
+}
+
+func TestLeadsListFiltersAndPaging(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		base := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		for i := range 25 {
+			l := lead(a, base.Add(time.Duration(i)*time.Hour), fmt.Sprintf("user%02d@example.com", i))
+			l.Junk = i%5 == 0
+			l.Partial = i%2 == 1
+			if i == 7 {
+				l.Source, l.Phone, l.PhoneE164, l.FirstName = models.SourceCRM, "(415) 555-0132", "14155550132", "Zed"
+			}
+			if err := s.InsertLead(ctx, &l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		otherLead := lead(b, base, "user00@example.com")
+		if err := s.InsertLead(ctx, &otherLead); err != nil {
+			t.Fatal(err)
+		}
+
+		// Keyset pages, newest first, no lead twice, none of the other account.
+		var seen []string
+		var after *store.LeadCursor
+		for {
+			page, err := s.Leads(ctx, a.ID, store.LeadFilter{}, after, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range page {
+				seen = append(seen, l.Email)
+			}
+			if len(page) < 10 {
+				break
+			}
+			last := page[len(page)-1]
+			after = &store.LeadCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+		}
+		if len(seen) != 25 || seen[0] != "user24@example.com" || seen[24] != "user00@example.com" {
+			t.Errorf("paged %d leads, first %q last %q; want 25 newest first", len(seen), seen[0], seen[len(seen)-1])
+		}
+
+		count := func(f store.LeadFilter) int64 {
+			n, err := s.CountLeads(ctx, a.ID, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		tests := []struct {
+			name string
+			f    store.LeadFilter
+			want int64
+		}{
+			{"all", store.LeadFilter{}, 25},
+			{"junk", store.LeadFilter{Junk: "junk"}, 5},
+			{"clean", store.LeadFilter{Junk: "clean"}, 20},
+			{"partial", store.LeadFilter{Partial: "yes"}, 12},
+			{"complete", store.LeadFilter{Partial: "no"}, 13},
+			{"source", store.LeadFilter{Source: models.SourceCRM}, 1},
+			{"from-to", store.LeadFilter{From: base.Add(10 * time.Hour), To: base.Add(12 * time.Hour)}, 2},
+			{"email text", store.LeadFilter{Query: "USER1"}, 10},
+			{"name text", store.LeadFilter{Query: "zed doe"}, 1},
+			{"phone digits", store.LeadFilter{Query: "555-0132"}, 1},
+			{"like wildcards are literal", store.LeadFilter{Query: "%"}, 0},
+			{"no stage", store.LeadFilter{Stage: "none"}, 25},
+			{"stage", store.LeadFilter{Stage: "won"}, 0},
+		}
+		for _, tt := range tests {
+			if got := count(tt.f); got != tt.want {
+				t.Errorf("%s: CountLeads = %d; want %d", tt.name, got, tt.want)
+			}
+		}
+		var exported int
+		if err := s.EachLead(ctx, a.ID, store.LeadFilter{Junk: "junk"}, func(models.Lead) error { exported++; return nil }); err != nil || exported != 5 {
+			t.Errorf("EachLead(junk) = %d, %v; want 5", exported, err)
+		}
+	})
+}
+
+func TestStageChanges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		l := lead(a, now, "jane@example.com")
+		l.Junk = true
+		if err := s.InsertLead(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+		add := func(acc int64, stage string, at time.Time) (models.Lead, error) {
+			return s.AddStageChange(ctx, &models.StageChange{AccountID: acc, LeadID: l.ID, Stage: stage, OccurredAt: at})
+		}
+		got, err := add(a.ID, models.StageNotJunk, now.Add(time.Minute))
+		if err != nil || got.Junk || got.JunkOverride != "not_junk" {
+			t.Fatalf("not_junk: %+v, %v", got, err)
+		}
+		got, _ = add(a.ID, models.StageBooked, now.Add(2*time.Hour))
+		if got.Stage != models.StageBooked {
+			t.Errorf("stage = %q; want booked", got.Stage)
+		}
+		// A late-arriving older change is history, not the current stage.
+		got, _ = add(a.ID, models.StageQualified, now.Add(time.Hour))
+		if got.Stage != models.StageBooked {
+			t.Errorf("after an older change stage = %q; want booked", got.Stage)
+		}
+		got, _ = add(a.ID, models.StageJunk, now.Add(3*time.Hour))
+		if !got.Junk || got.Stage != models.StageBooked {
+			t.Errorf("junk marker: junk %v stage %q", got.Junk, got.Stage)
+		}
+		if _, err := add(b.ID, models.StageWon, now); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("stage change from another account err = %v; want ErrNotFound", err)
+		}
+		cs, _ := s.StageChanges(ctx, a.ID, l.ID)
+		if len(cs) != 4 || cs[0].Stage != models.StageNotJunk || cs[1].Stage != models.StageQualified {
+			t.Errorf("history = %+v; want 4 changes in time order", cs)
+		}
+	})
+}
