@@ -1,6 +1,9 @@
 package views
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 func inputType(t string) string {
 	if t == "" {
@@ -10,3 +13,5 @@ func inputType(t string) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func joinComma(s []string) string { return strings.Join(s, ", ") }

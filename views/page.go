@@ -22,6 +22,8 @@ type Page struct {
 	// Nav names the current section of the account navigation.
 	Nav   string
 	Flash Flash
+	// Lead is the id of the lead being looked at, 0 elsewhere.
+	Lead int64
 }
 
 // Flash is a one-time message shown at the top of the next page.
@@ -71,3 +73,6 @@ func navCurrent(p Page, name string) string {
 	}
 	return ""
 }
+
+// LeadID is set on lead pages, for the forms' URLs.
+func (p Page) leadID() string { return itoa(p.Lead) }

@@ -191,3 +191,12 @@ func wantStatus(t *testing.T, what string, r resp, want int) {
 type echoContext = echo.Context
 
 func itoa(n int64) string { return fmt.Sprint(n) }
+
+func (b *browser) getWith(path string, header http.Header) resp {
+	b.t.Helper()
+	req, _ := http.NewRequestWithContext(b.t.Context(), http.MethodGet, b.app.srv.URL+path, nil)
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	return b.do(req)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/static"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -32,6 +33,7 @@ type Handler struct {
 	log      *slog.Logger
 	sessions *sessions.CookieStore
 	limiter  *limiter
+	capture  *capture.Capturer
 	now      func() time.Time
 }
 
@@ -48,6 +50,7 @@ func New(o Options) *echo.Echo {
 		log:      o.Log,
 		sessions: newSessionStore(o.SessionHashKey, o.SessionBlockKey),
 		limiter:  newLimiter(loginLimit, loginWindow, o.Now),
+		capture:  capture.New(o.Store),
 		now:      o.Now,
 	}
 
@@ -98,6 +101,10 @@ func New(o Options) *echo.Echo {
 
 	acc := in.Group("/accounts/:account", h.requireAccount)
 	acc.GET("", h.showOverview)
+	acc.GET("/leads", h.showLeads)
+	acc.GET("/leads.csv", h.exportLeads)
+	acc.GET("/leads/:lead", h.showLead)
+	acc.POST("/leads/:lead/stages", h.addLeadStage)
 
 	owner := acc.Group("", h.requireRole("owner"))
 	owner.GET("/settings", h.showSettings)
@@ -105,6 +112,12 @@ func New(o Options) *echo.Echo {
 	owner.POST("/members", h.addMember)
 	owner.POST("/members/:user/role", h.setMemberRole)
 	owner.POST("/members/:user/remove", h.removeMember)
+	owner.POST("/keys", h.createKey)
+	owner.POST("/keys/:key/revoke", h.revokeKey)
+	owner.POST("/junk", h.updateJunk)
+
+	api := e.Group("/api/v1")
+	api.POST("/leads", h.createLead, h.requireIngestKey)
 
 	return e
 }

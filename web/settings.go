@@ -31,19 +31,52 @@ func newMemberForm() views.MemberForm {
 	}
 }
 
-func (h *Handler) settingsPage(c echo.Context, status int, f views.SettingsForm, mf views.MemberForm) error {
+// settingsView loads everything the settings page shows, with empty forms.
+func (h *Handler) settingsView(c echo.Context) (views.SettingsView, error) {
+	ctx := c.Request().Context()
 	a := currentAccount(c)
-	members, err := h.store.Members(c.Request().Context(), a.ID)
+	members, err := h.store.Members(ctx, a.ID)
 	if err != nil {
-		return err
+		return views.SettingsView{}, err
 	}
+	keys, err := h.store.IngestKeys(ctx, a.ID)
+	if err != nil {
+		return views.SettingsView{}, err
+	}
+	jf, err := junkForm(a.Account)
+	if err != nil {
+		return views.SettingsView{}, err
+	}
+	v := views.SettingsView{
+		Form:       settingsForm(a.Account),
+		Members:    members,
+		MemberForm: newMemberForm(),
+		KeyName:    newKeyField(),
+		Junk:       jf,
+	}
+	for _, k := range keys {
+		v.Keys = append(v.Keys, views.KeyItem{
+			ID: k.ID, Name: k.Name, Prefix: k.Prefix,
+			Created:  h.formatTime(a.Account, &k.CreatedAt),
+			LastUsed: orNever(h.formatTime(a.Account, k.LastUsedAt)),
+			Revoked:  h.formatTime(a.Account, k.RevokedAt),
+		})
+	}
+	return v, nil
+}
+
+func (h *Handler) renderSettings(c echo.Context, status int, v views.SettingsView) error {
 	p := h.page(c, "Settings")
 	p.Nav = "settings"
-	return render(c, status, views.SettingsPage(p, f, members, mf))
+	return render(c, status, views.SettingsPage(p, v))
 }
 
 func (h *Handler) showSettings(c echo.Context) error {
-	return h.settingsPage(c, http.StatusOK, settingsForm(currentAccount(c).Account), newMemberForm())
+	v, err := h.settingsView(c)
+	if err != nil {
+		return err
+	}
+	return h.renderSettings(c, http.StatusOK, v)
 }
 
 func (h *Handler) updateSettings(c echo.Context) error {
@@ -90,7 +123,12 @@ func (h *Handler) updateSettings(c echo.Context) error {
 		return render(c, status, views.SettingsFormView(p, f))
 	}
 	if invalid {
-		return h.settingsPage(c, status, f, newMemberForm())
+		v, err := h.settingsView(c)
+		if err != nil {
+			return err
+		}
+		v.Form = f
+		return h.renderSettings(c, status, v)
 	}
 	setFlash(c, "ok", "Settings saved.")
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/settings"))
@@ -120,12 +158,12 @@ func (h *Handler) addMember(c echo.Context) error {
 		}
 	}
 	if mf.Email.Error != "" || mf.Role.Error != "" {
-		return h.settingsPage(c, http.StatusUnprocessableEntity, settingsForm(a.Account), mf)
+		return h.memberFormError(c, mf)
 	}
 	if err := h.store.SetMember(ctx, a.ID, u.ID, role); err != nil {
 		if errors.Is(err, store.ErrLastOwner) {
 			mf.Error = "The account needs at least one owner: make someone else owner first."
-			return h.settingsPage(c, http.StatusUnprocessableEntity, settingsForm(a.Account), mf)
+			return h.memberFormError(c, mf)
 		}
 		return err
 	}
@@ -203,4 +241,20 @@ func (h *Handler) afterMemberChange(c echo.Context, changed int64) error {
 		return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, ""))
 	}
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/settings"))
+}
+
+func (h *Handler) memberFormError(c echo.Context, mf views.MemberForm) error {
+	v, err := h.settingsView(c)
+	if err != nil {
+		return err
+	}
+	v.MemberForm = mf
+	return h.renderSettings(c, http.StatusUnprocessableEntity, v)
+}
+
+func orNever(s string) string {
+	if s == "" {
+		return "never"
+	}
+	return s
 }

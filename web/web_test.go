@@ -404,6 +404,15 @@ func TestTenantIsolation(t *testing.T) {
 		bob := a.user("bob@example.com", false)
 		a.account("acme", ada)
 		other := a.account("beta", bob)
+		otherKey, _, err := s.CreateIngestKey(t.Context(), other.ID, "beta site")
+		if err != nil {
+			t.Fatal(err)
+		}
+		otherLead := models.Lead{AccountID: other.ID, Source: models.SourceWebsite, Email: "x@example.com",
+			CreatedAt: a.clock(), ReceivedAt: a.clock(), Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"}
+		if err := s.InsertLead(t.Context(), &otherLead); err != nil {
+			t.Fatal(err)
+		}
 		b := a.browser()
 		b.login("ada@example.com")
 
@@ -412,7 +421,8 @@ func TestTenantIsolation(t *testing.T) {
 			if !strings.Contains(rt.Path, ":account") {
 				continue
 			}
-			path := strings.NewReplacer(":account", fmt.Sprint(other.ID), ":user", fmt.Sprint(bob.ID)).Replace(rt.Path)
+			path := strings.NewReplacer(":account", fmt.Sprint(other.ID), ":user", fmt.Sprint(bob.ID),
+				":lead", fmt.Sprint(otherLead.ID), ":key", fmt.Sprint(otherKey.ID)).Replace(rt.Path)
 			var r resp
 			switch rt.Method {
 			case http.MethodGet:
@@ -439,6 +449,12 @@ func TestTenantIsolation(t *testing.T) {
 		}
 		if _, err := s.AccountForUser(t.Context(), ada.ID, other.ID); err == nil {
 			t.Error("ada became a member of beta")
+		}
+		if l, _ := s.Lead(t.Context(), other.ID, otherLead.ID); l.Junk || l.Stage != "" {
+			t.Errorf("other account's lead changed: %+v", l)
+		}
+		if ks, _ := s.IngestKeys(t.Context(), other.ID); ks[0].RevokedAt != nil {
+			t.Error("other account's key was revoked")
 		}
 		wantStatus(t, "non-numeric account id", b.get("/accounts/abc"), http.StatusNotFound)
 		wantStatus(t, "unknown account id", b.get("/accounts/999999"), http.StatusNotFound)

@@ -34,6 +34,7 @@ const usage = `usage:
   leadsignal migrate                   apply database migrations
   leadsignal user create --email E [--admin]     password read from stdin
   leadsignal account create --name N --slug S [--country CC] [--owner EMAIL]
+  leadsignal key create --account SLUG --name N   prints a new ingest key once
 `
 
 func main() {
@@ -76,6 +77,11 @@ func run(ctx context.Context, args []string, e env) error {
 			return errors.New("unknown command; " + usage)
 		}
 		return createAccount(ctx, args[1:], e)
+	case "key":
+		if len(args) == 0 || args[0] != "create" {
+			return errors.New("unknown command; " + usage)
+		}
+		return createKey(ctx, args[1:], e)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return nil
@@ -282,5 +288,39 @@ func createAccount(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "created account %d %s (%s)\n", a.ID, a.Slug, a.Name)
+	return nil
+}
+
+func createKey(ctx context.Context, args []string, e env) error {
+	fs := flag.NewFlagSet("key create", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	slug := fs.String("account", "", "the account's slug")
+	name := fs.String("name", "", "where the key is used, e.g. website")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *slug == "" || strings.TrimSpace(*name) == "" {
+		return errors.New("key create: --account and --name are required")
+	}
+	_, s, err := open(ctx, e, newLogger(e.stderr))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	a, err := s.AccountBySlug(ctx, *slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("key create: no account has slug %q", *slug)
+	}
+	if err != nil {
+		return err
+	}
+	_, secret, err := s.CreateIngestKey(ctx, a.ID, strings.TrimSpace(*name))
+	if err != nil {
+		return err
+	}
+	// Only the key on stdout, so scripts can capture it; it is not stored
+	// and cannot be shown again.
+	fmt.Fprintln(e.stdout, secret)
+	fmt.Fprintf(e.stderr, "created ingest key %q for account %s; it is shown only this once\n", strings.TrimSpace(*name), a.Slug)
 	return nil
 }

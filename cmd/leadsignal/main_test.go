@@ -1,0 +1,562 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+const testPassword = "correct horse battery"
+
+// syncBuffer is a bytes.Buffer that the server's goroutines may write
+// while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// db is one database the commands run against, as its environment.
+type db struct {
+	vars map[string]string
+	opts store.Options
+}
+
+// sqliteDB is the default: the embedded SQLite file in a fresh data folder.
+func sqliteDB(t *testing.T) db {
+	t.Helper()
+	dir := t.TempDir()
+	return db{
+		vars: map[string]string{"LEADSIGNAL_DATA": dir},
+		opts: store.Options{SQLitePath: filepath.Join(dir, "leadsignal.db")},
+	}
+}
+
+// postgresDB is a private schema of TEST_DATABASE_URL's database, given as
+// DATABASE_URL; skipped without TEST_DATABASE_URL (failed under CI=true).
+func postgresDB(t *testing.T) db {
+	t.Helper()
+	url := storetest.PostgresURL(t)
+	return db{
+		vars: map[string]string{"DATABASE_URL": url, "LEADSIGNAL_DATA": t.TempDir()},
+		opts: store.Options{PostgresURL: url},
+	}
+}
+
+// eachDB runs fn once on SQLite and once on Postgres.
+func eachDB(t *testing.T, fn func(t *testing.T, d db)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, sqliteDB(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, postgresDB(t)) })
+}
+
+// result is what one run of the command left behind.
+type result struct {
+	stdout, stderr string
+	err            error
+}
+
+// run runs the command line args with stdin and the database's env vars
+// plus extra ones ("KEY=value").
+func (d db) run(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	return d.runEnv(t, nil, stdin, args...)
+}
+
+func (d db) runEnv(t *testing.T, extra map[string]string, stdin string, args ...string) result {
+	t.Helper()
+	var stdout, stderr syncBuffer
+	err := run(t.Context(), args, env{
+		getenv: lookup(d.vars, extra),
+		stdin:  strings.NewReader(stdin),
+		stdout: &stdout,
+		stderr: &stderr,
+	})
+	return result{stdout: stdout.String(), stderr: stderr.String(), err: err}
+}
+
+// lookup is a getenv over maps; later maps win.
+func lookup(ms ...map[string]string) func(string) string {
+	return func(k string) string {
+		v := ""
+		for _, m := range ms {
+			if s, ok := m[k]; ok {
+				v = s
+			}
+		}
+		return v
+	}
+}
+
+// open opens the command's database to look at what it did.
+func (d db) open(t *testing.T) *store.Store {
+	t.Helper()
+	s, err := store.Open(t.Context(), d.opts)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// mustRun fails the test when the command fails.
+func (d db) mustRun(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	r := d.run(t, stdin, args...)
+	if r.err != nil {
+		t.Fatalf("leadsignal %s: %v\nstderr: %s", strings.Join(args, " "), r.err, r.stderr)
+	}
+	return r
+}
+
+// wantErr fails the test unless the command failed with an error that
+// contains every one of parts.
+func wantErr(t *testing.T, r result, args []string, parts ...string) {
+	t.Helper()
+	cmd := "leadsignal " + strings.Join(args, " ")
+	if r.err == nil {
+		t.Fatalf("%s = nil error; want one containing %q\nstdout: %s", cmd, parts, r.stdout)
+	}
+	for _, p := range parts {
+		if !strings.Contains(r.err.Error(), p) {
+			t.Errorf("%s error = %q; want it to contain %q", cmd, r.err, p)
+		}
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	eachDB(t, func(t *testing.T, d db) {
+		r := d.mustRun(t, "", "migrate")
+		if !strings.Contains(r.stdout, "database is up to date") {
+			t.Errorf("migrate stdout = %q; want it to say the database is up to date", r.stdout)
+		}
+		if !strings.Contains(r.stderr, "0001_init") {
+			t.Errorf("first migrate logged %q; want the applied step 0001_init", r.stderr)
+		}
+
+		r = d.mustRun(t, "", "migrate")
+		if !strings.Contains(r.stdout, "database is up to date") {
+			t.Errorf("second migrate stdout = %q; want it to say the database is up to date", r.stdout)
+		}
+		if strings.Contains(r.stderr, "migrated") {
+			t.Errorf("second migrate logged %q; want no steps applied", r.stderr)
+		}
+	})
+}
+
+func TestUserCreate(t *testing.T) {
+	eachDB(t, func(t *testing.T, d db) {
+		ctx := t.Context()
+		r := d.mustRun(t, testPassword+"\n", "user", "create", "--email", "a@example.com", "--admin")
+		if !strings.Contains(r.stdout, "a@example.com") || !strings.Contains(r.stdout, "admin: true") {
+			t.Errorf("user create stdout = %q; want the new admin a@example.com", r.stdout)
+		}
+		// CRLF from a Windows-made file, mixed-case email, no --admin.
+		d.mustRun(t, testPassword+"\r\n", "user", "create", "--email", "  B@Example.COM ")
+
+		s := d.open(t)
+		a, err := s.UserByEmail(ctx, "a@example.com")
+		if err != nil {
+			t.Fatalf("UserByEmail(a@example.com): %v", err)
+		}
+		if !a.IsAdmin {
+			t.Errorf("a@example.com IsAdmin = false; want true")
+		}
+		if !password.Check(a.PasswordHash, testPassword) {
+			t.Errorf("a@example.com's password does not check against the one given on stdin")
+		}
+		b, err := s.UserByEmail(ctx, "b@example.com")
+		if err != nil {
+			t.Fatalf("UserByEmail(b@example.com): %v", err)
+		}
+		if b.IsAdmin || b.Email != "b@example.com" {
+			t.Errorf("second user = %q admin %v; want b@example.com, not admin", b.Email, b.IsAdmin)
+		}
+		if !password.Check(b.PasswordHash, testPassword) {
+			t.Errorf("b@example.com's password (ended by CRLF) does not check")
+		}
+	})
+}
+
+func TestUserCreateFails(t *testing.T) {
+	eachDB(t, func(t *testing.T, d db) {
+		args := []string{"user", "create", "--email", "a@example.com", "--admin"}
+		d.mustRun(t, testPassword+"\n", args...)
+		wantErr(t, d.run(t, testPassword+"\n", args...), args, "a@example.com", "already exists")
+
+		tests := []struct {
+			name  string
+			stdin string
+			args  []string
+			want  []string
+		}{
+			{"short password", "short\n", []string{"user", "create", "--email", "c@example.com"}, []string{"password", "at least 10 characters"}},
+			{"no password", "", []string{"user", "create", "--email", "c@example.com"}, []string{"password on stdin"}},
+			{"missing --email", testPassword + "\n", []string{"user", "create", "--admin"}, []string{"--email is required"}},
+			{"unknown flag", testPassword + "\n", []string{"user", "create", "--email", "c@example.com", "--root"}, []string{"root"}},
+			{"no subcommand", "", []string{"user"}, []string{"unknown command", "usage"}},
+			{"unknown subcommand", "", []string{"user", "delete"}, []string{"unknown command", "usage"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				wantErr(t, d.run(t, tt.stdin, tt.args...), tt.args, tt.want...)
+			})
+		}
+
+		if _, err := d.open(t).UserByEmail(t.Context(), "c@example.com"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("UserByEmail(c@example.com) err = %v; want ErrNotFound after failed creates", err)
+		}
+	})
+}
+
+func TestAccountCreate(t *testing.T) {
+	eachDB(t, func(t *testing.T, d db) {
+		ctx := t.Context()
+		d.mustRun(t, testPassword+"\n", "user", "create", "--email", "a@example.com", "--admin")
+		r := d.mustRun(t, "", "account", "create", "--name", "Acme", "--slug", "acme", "--country", "United States", "--owner", "a@example.com")
+		if !strings.Contains(r.stdout, "acme") {
+			t.Errorf("account create stdout = %q; want the new account acme", r.stdout)
+		}
+		d.mustRun(t, "", "account", "create", "--name", "  Bare  ", "--slug", "bare-2")
+
+		s := d.open(t)
+		u, err := s.UserByEmail(ctx, "a@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := s.AccountBySlug(ctx, "acme")
+		if err != nil {
+			t.Fatalf("AccountBySlug(acme): %v", err)
+		}
+		want := models.Account{ID: a.ID, Slug: "acme", Name: "Acme", Timezone: "UTC", DefaultCountry: "US", Currency: "USD"}
+		got := a
+		got.CreatedAt, got.UpdatedAt = time.Time{}, time.Time{}
+		if got != want {
+			t.Errorf("account acme = %+v; want %+v", got, want)
+		}
+		access, err := s.AccountForUser(ctx, u.ID, a.ID)
+		if err != nil {
+			t.Fatalf("AccountForUser(owner, acme): %v", err)
+		}
+		if access.Role != models.RoleOwner {
+			t.Errorf("a@example.com's role in acme = %q; want %q", access.Role, models.RoleOwner)
+		}
+
+		bare, err := s.AccountBySlug(ctx, "bare-2")
+		if err != nil {
+			t.Fatalf("AccountBySlug(bare-2): %v", err)
+		}
+		if bare.Name != "Bare" || bare.DefaultCountry != "" {
+			t.Errorf("account bare-2 = name %q, country %q; want Bare, no country", bare.Name, bare.DefaultCountry)
+		}
+		if _, err := s.AccountForUser(ctx, u.ID, bare.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("AccountForUser(a, bare-2) err = %v; want ErrNotFound: no --owner, no member", err)
+		}
+	})
+}
+
+func TestAccountCreateFails(t *testing.T) {
+	eachDB(t, func(t *testing.T, d db) {
+		d.mustRun(t, testPassword+"\n", "user", "create", "--email", "a@example.com")
+		d.mustRun(t, "", "account", "create", "--name", "Acme", "--slug", "acme")
+
+		tests := []struct {
+			name string
+			args []string
+			want []string
+		}{
+			{"duplicate slug", []string{"--name", "Acme Two", "--slug", "acme"}, []string{`slug "acme" is taken`}},
+			{"bad slug", []string{"--name", "Beta", "--slug", "Beta Corp"}, []string{"--slug", "lowercase letters"}},
+			{"one-letter slug", []string{"--name", "Beta", "--slug", "b"}, []string{"--slug"}},
+			{"unknown owner", []string{"--name", "Beta", "--slug", "beta", "--owner", "nobody@example.com"}, []string{"no user has email nobody@example.com"}},
+			{"unknown country", []string{"--name", "Beta", "--slug", "beta", "--country", "Atlantis"}, []string{`--country "Atlantis"`, "ISO 3166-1"}},
+			{"missing --name", []string{"--slug", "beta"}, []string{"--name and --slug are required"}},
+			{"blank --name", []string{"--name", "  ", "--slug", "beta"}, []string{"--name and --slug are required"}},
+			{"missing --slug", []string{"--name", "Beta"}, []string{"--name and --slug are required"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				args := append([]string{"account", "create"}, tt.args...)
+				r := d.run(t, "", args...)
+				wantErr(t, r, args, tt.want...)
+				if r.err != nil && strings.Contains(r.err.Error(), "\n") {
+					t.Errorf("error = %q; want one line", r.err)
+				}
+			})
+		}
+
+		s := d.open(t)
+		if _, err := s.AccountBySlug(t.Context(), "beta"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("AccountBySlug(beta) err = %v; want ErrNotFound after failed creates", err)
+		}
+		if a, err := s.AccountBySlug(t.Context(), "acme"); err != nil || a.Name != "Acme" {
+			t.Errorf("account acme = %+v, %v; want it unchanged by the duplicate", a, err)
+		}
+	})
+}
+
+func TestUnknownCommand(t *testing.T) {
+	d := sqliteDB(t)
+	for _, args := range [][]string{{"frobnicate"}, {"account"}, {"account", "delete"}} {
+		r := d.run(t, "", args...)
+		wantErr(t, r, args, "unknown command", "usage:")
+	}
+	r := d.run(t, "", "frobnicate")
+	wantErr(t, r, []string{"frobnicate"}, `"frobnicate"`)
+
+	r = d.mustRun(t, "", "help")
+	if !strings.Contains(r.stdout, "usage:") || !strings.Contains(r.stdout, "account create") {
+		t.Errorf("help stdout = %q; want the usage", r.stdout)
+	}
+}
+
+// startServe starts `leadsignal serve` (or `leadsignal` alone) and returns its
+// address, a cancel that stops it, and a channel with run's result.
+func startServe(t *testing.T, d db, args ...string) (addr string, stop context.CancelFunc, done <-chan error, stdout *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	stdout = &syncBuffer{}
+	e := env{
+		getenv: lookup(d.vars, map[string]string{"LEADSIGNAL_ADDR": "127.0.0.1:0"}),
+		stdin:  strings.NewReader(""),
+		stdout: stdout,
+		stderr: io.Discard,
+		ready:  func(addr string) { ready <- addr },
+	}
+	go func() { errc <- run(ctx, args, e) }()
+	t.Cleanup(func() {
+		cancel()
+		<-errc
+	})
+	select {
+	case addr = <-ready:
+	case err := <-errc:
+		errc <- err
+		t.Fatalf("serve ended before it was ready: %v\nstdout: %s", err, stdout)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve not ready after 30s\nstdout: %s", stdout)
+	}
+	return addr, cancel, errc, stdout
+}
+
+func get(t *testing.T, url string) (int, http.Header, string) {
+	t.Helper()
+	c := &http.Client{
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read body: %v", url, err)
+	}
+	return res.StatusCode, res.Header, string(body)
+}
+
+func TestServe(t *testing.T) {
+	for _, args := range [][]string{{"serve"}, nil} {
+		name := "serve"
+		if args == nil {
+			name = "no command"
+		}
+		t.Run(name, func(t *testing.T) {
+			d := sqliteDB(t)
+			dataDir := d.vars["LEADSIGNAL_DATA"]
+			addr, stop, done, stdout := startServe(t, d, args...)
+
+			status, _, body := get(t, "http://"+addr+"/healthz")
+			if status != http.StatusOK || !strings.Contains(body, "ok") {
+				t.Errorf("GET /healthz = %d %q; want 200 ok", status, body)
+			}
+			// A fresh install sends its first visitor to the setup page.
+			status, header, _ := get(t, "http://"+addr+"/")
+			if status != http.StatusSeeOther || header.Get("Location") != "/setup" {
+				t.Errorf("GET / = %d to %q; want 303 to /setup", status, header.Get("Location"))
+			}
+			status, _, body = get(t, "http://"+addr+"/setup")
+			if status != http.StatusOK || !strings.Contains(body, "<form") {
+				t.Errorf("GET /setup = %d; want 200 with the setup form", status)
+			}
+
+			// Without LEADSIGNAL_SECRET the secret is made and kept in the
+			// data folder, readable by its owner only.
+			fi, err := os.Stat(filepath.Join(dataDir, "secret"))
+			if err != nil {
+				t.Errorf("secret file: %v", err)
+			} else if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+				t.Errorf("secret file mode = %v; want 0600", fi.Mode().Perm())
+			}
+			if _, err := os.Stat(filepath.Join(dataDir, "leadsignal.db")); err != nil {
+				t.Errorf("SQLite file: %v", err)
+			}
+
+			stop()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("run after cancel = %v; want nil (graceful shutdown)", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("run did not return within 5s of cancel")
+			}
+			for _, want := range []string{`"serving"`, `"shutting down"`} {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("serve log lacks %s:\n%s", want, stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestServeKeepsSecretAcrossRestarts(t *testing.T) {
+	d := sqliteDB(t)
+	p := filepath.Join(d.vars["LEADSIGNAL_DATA"], "secret")
+
+	_, stop, done, _ := startServe(t, d)
+	first, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("secret after first start: %v", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+
+	_, stop, done, _ = startServe(t, d)
+	second, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("secret after restart: %v", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if !bytes.Equal(first, second) {
+		t.Error("the kept secret changed across restarts")
+	}
+}
+
+func TestServeWithEnvSecretWritesNoFile(t *testing.T) {
+	d := sqliteDB(t)
+	d.vars["LEADSIGNAL_SECRET"] = strings.Repeat("x", 32)
+	addr, _, _, _ := startServe(t, d)
+	if status, _, _ := get(t, "http://"+addr+"/healthz"); status != http.StatusOK {
+		t.Errorf("GET /healthz = %d; want 200", status)
+	}
+	if _, err := os.Stat(filepath.Join(d.vars["LEADSIGNAL_DATA"], "secret")); !os.IsNotExist(err) {
+		t.Errorf("secret file stat err = %v; want none written when LEADSIGNAL_SECRET is set", err)
+	}
+}
+
+func TestServeAddrInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	d := sqliteDB(t)
+	r := d.runEnv(t, map[string]string{"LEADSIGNAL_ADDR": ln.Addr().String()}, "", "serve")
+	wantErr(t, r, []string{"serve"}, ln.Addr().String(), "LEADSIGNAL_ADDR")
+}
+
+func TestUnreachableDatabase(t *testing.T) {
+	d := db{vars: map[string]string{
+		"DATABASE_URL":    "postgres://u:secret@127.0.0.1:1/db?connect_timeout=2",
+		"LEADSIGNAL_DATA": t.TempDir(),
+		"LEADSIGNAL_ADDR": "127.0.0.1:0",
+	}}
+	tests := []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"serve"}},
+		{"", []string{"migrate"}},
+		{testPassword + "\n", []string{"user", "create", "--email", "a@example.com"}},
+		{"", []string{"account", "create", "--name", "Acme", "--slug", "acme"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args[:min(2, len(tt.args))], " "), func(t *testing.T) {
+			start := time.Now()
+			r := d.run(t, tt.stdin, tt.args...)
+			wantErr(t, r, tt.args, "127.0.0.1:1", "DATABASE_URL")
+			if r.err == nil {
+				return
+			}
+			msg := r.err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines; want one line:\n%s", msg)
+			}
+			if strings.Contains(msg, "secret") {
+				t.Errorf("error = %q; want it without the password", msg)
+			}
+			if elapsed := time.Since(start); elapsed > 15*time.Second {
+				t.Errorf("failing took %v; want the connect timeout to cut it short", elapsed)
+			}
+		})
+	}
+}
+
+func TestBadConfigurationFails(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "not-a-folder")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		vars map[string]string
+		want []string
+	}{
+		{"short secret", map[string]string{"LEADSIGNAL_SECRET": "short"}, []string{"LEADSIGNAL_SECRET"}},
+		{"not a postgres URL", map[string]string{"DATABASE_URL": "mysql://u:secret@db/x"}, []string{"DATABASE_URL"}},
+		{"bad graph URL", map[string]string{"META_GRAPH_URL": "graph.facebook.com"}, []string{"META_GRAPH_URL"}},
+		{"data folder is a file", map[string]string{"LEADSIGNAL_DATA": filepath.Join(file, "data")}, []string{"cannot open the database file", "not-a-folder"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := sqliteDB(t)
+			for _, cmd := range [][]string{{"serve"}, {"migrate"}} {
+				r := d.runEnv(t, tt.vars, "", cmd...)
+				wantErr(t, r, cmd, tt.want...)
+				if r.err != nil && strings.Contains(r.err.Error(), "secret@") {
+					t.Errorf("error = %q; want it without the password", r.err)
+				}
+			}
+		})
+	}
+}

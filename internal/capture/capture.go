@@ -1,0 +1,226 @@
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nyaruka/phonenumbers"
+
+	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// Outcome says what a capture did with the posted lead.
+type Outcome string
+
+// Outcomes of Capture.
+const (
+	// Created: a new lead was stored.
+	Created Outcome = "created"
+	// Existing: the account already had this external_id; nothing changed.
+	Existing Outcome = "existing"
+	// Upgraded: a partial lead was completed by this submission.
+	Upgraded Outcome = "upgraded"
+)
+
+// Result is the stored lead and what happened to it.
+type Result struct {
+	Lead    models.Lead
+	Outcome Outcome
+	Reasons []junk.Reason
+}
+
+// Capturer stores leads for accounts.
+type Capturer struct {
+	store *store.Store
+}
+
+// New returns a Capturer writing to s.
+func New(s *store.Store) *Capturer { return &Capturer{store: s} }
+
+// Capture stores a validated lead for an account. The same external_id
+// again returns the stored lead untouched, unless the stored one is partial
+// and this one is complete: then the lead is upgraded in place.
+func (c *Capturer) Capture(ctx context.Context, acc models.Account, v Validated) (Result, error) {
+	settings, err := JunkSettings(acc)
+	if err != nil {
+		return Result{}, err
+	}
+	if v.ExternalID != nil {
+		prev, err := c.store.LeadByExternalID(ctx, acc.ID, *v.ExternalID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return Result{}, err
+		case prev.Partial && !v.Partial:
+			return c.upgrade(ctx, acc, prev, v, settings)
+		default:
+			return existing(prev), nil
+		}
+	}
+
+	l, keys, err := build(acc, v)
+	if err != nil {
+		return Result{}, err
+	}
+	var reasons []junk.Reason
+	err = c.store.Tx(ctx, func(tx *store.Store) error {
+		reasons, err = judge(ctx, tx, &l, keys, v, settings)
+		if err != nil {
+			return err
+		}
+		return tx.InsertLead(ctx, &l)
+	})
+	if errors.Is(err, store.ErrConflict) && v.ExternalID != nil {
+		// A concurrent post with the same external_id won the race.
+		prev, err := c.store.LeadByExternalID(ctx, acc.ID, *v.ExternalID)
+		if err != nil {
+			return Result{}, err
+		}
+		return existing(prev), nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Lead: l, Outcome: Created, Reasons: reasons}, nil
+}
+
+func (c *Capturer) upgrade(ctx context.Context, acc models.Account, prev models.Lead, v Validated, settings junk.Settings) (Result, error) {
+	l, keys, err := build(acc, v)
+	if err != nil {
+		return Result{}, err
+	}
+	l.ID, l.ReceivedAt, l.Stage = prev.ID, prev.ReceivedAt, prev.Stage
+	l.JunkOverride = prev.JunkOverride
+	var reasons []junk.Reason
+	err = c.store.Tx(ctx, func(tx *store.Store) error {
+		reasons, err = judge(ctx, tx, &l, keys, v, settings)
+		if err != nil {
+			return err
+		}
+		return tx.SaveLead(ctx, &l)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Lead: l, Outcome: Upgraded, Reasons: reasons}, nil
+}
+
+func existing(l models.Lead) Result {
+	var reasons []junk.Reason
+	_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
+	return Result{Lead: l, Outcome: Existing, Reasons: reasons}
+}
+
+// JunkSettings reads an account's junk settings, filled with defaults.
+func JunkSettings(acc models.Account) (junk.Settings, error) {
+	var s junk.Settings
+	if strings.TrimSpace(acc.JunkSettings) != "" {
+		if err := json.Unmarshal([]byte(acc.JunkSettings), &s); err != nil {
+			return nil, fmt.Errorf("capture: account %d junk settings: %w", acc.ID, err)
+		}
+	}
+	return s.With(junk.Defaults()), nil
+}
+
+// build makes the lead row from the request: raw fields as given, match
+// keys normalised and hashed.
+func build(acc models.Account, v Validated) (models.Lead, normalize.Keys, error) {
+	keys := normalize.Normalize(normalize.Input{
+		Email: v.Email, Phone: v.Phone, FirstName: v.FirstName, LastName: v.LastName,
+		City: v.City, State: v.State, Zip: v.Zip, Country: v.Country, Gender: v.Gender,
+		DateOfBirth: v.DateOfBirth, ExternalID: deref(v.ExternalID),
+		ClientIP: v.ClientIP, UserAgent: v.ClientUserAgent,
+		FBC: v.FBC, FBP: v.FBP, FBCLID: v.FBCLID,
+		CapturedAt: v.CreatedAt, DefaultCountry: acc.DefaultCountry,
+	})
+	keysJSON, err := json.Marshal(keys)
+	if err != nil {
+		return models.Lead{}, keys, err
+	}
+	fields, err := json.Marshal(v.Fields)
+	if err != nil {
+		return models.Lead{}, keys, err
+	}
+	return models.Lead{
+		AccountID: acc.ID, ExternalID: v.ExternalID, Source: v.Source, Partial: v.Partial,
+		Email: v.Email, Phone: v.Phone, PhoneE164: phoneDigits(keys),
+		FirstName: v.FirstName, LastName: v.LastName, City: v.City, State: v.State, Zip: v.Zip,
+		Country: v.Country, Gender: v.Gender, DateOfBirth: v.DateOfBirth, Message: v.Message,
+		FBCLID: v.FBCLID, FBC: v.FBC, FBP: v.FBP, ClientIP: v.ClientIP, ClientUserAgent: v.ClientUserAgent,
+		EventSourceURL: v.EventSourceURL, FillSeconds: v.FillSeconds, Honeypot: v.Honeypot,
+		MetaLeadID: v.MetaLeadID, Fields: string(fields), MatchKeys: string(keysJSON),
+		EmailHash: keys.Email.Hash, PhoneHash: keys.Phone.Hash,
+		CreatedAt: v.CreatedAt, ReceivedAt: time.Now().UTC(),
+	}, keys, nil
+}
+
+// phoneDigits is the normalised phone when it parsed, for search.
+func phoneDigits(k normalize.Keys) string {
+	if k.Phone.Hash == "" {
+		return ""
+	}
+	return k.Phone.Normalized
+}
+
+// judge runs the junk signals, looking up earlier leads of the same person
+// inside the transaction that stores this one.
+func judge(ctx context.Context, tx *store.Store, l *models.Lead, keys normalize.Keys, v Validated, settings junk.Settings) ([]junk.Reason, error) {
+	in := junk.Input{
+		FillSeconds: v.FillSeconds,
+		Honeypot:    v.Honeypot,
+		Email:       strings.ToLower(strings.TrimSpace(v.Email)),
+		Message:     v.Message,
+	}
+	if keys.Phone.Hash != "" {
+		in.Phone = keys.Phone.Normalized
+		if pn, err := phonenumbers.Parse("+"+in.Phone, ""); err == nil {
+			in.PhoneNational = phonenumbers.GetNationalSignificantNumber(pn)
+		}
+	} else {
+		in.Phone = strings.TrimSpace(v.Phone)
+	}
+	if dup := settings[junk.Duplicate]; dup.Enabled && !v.Partial {
+		days := dup.Threshold
+		if days <= 0 {
+			days = 7
+		}
+		since := l.CreatedAt.Add(-time.Duration(days * float64(24*time.Hour)))
+		found, err := tx.RecentContact(ctx, l.AccountID, keys.Email.Hash, keys.Phone.Hash, since, l.ID)
+		if err != nil {
+			return nil, err
+		}
+		in.Duplicate = found
+	}
+	reasons := junk.Check(in, settings)
+	if reasons == nil {
+		reasons = []junk.Reason{}
+	}
+	b, err := json.Marshal(reasons)
+	if err != nil {
+		return nil, err
+	}
+	l.JunkReasons = string(b)
+	switch l.JunkOverride {
+	case "junk":
+		l.Junk = true
+	case "not_junk":
+		l.Junk = false
+	default:
+		l.Junk = len(reasons) > 0
+	}
+	return reasons, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,252 @@
+// Package capture turns one posted lead into a stored lead: it decodes and
+// validates the request, normalises the match keys, runs the junk signals
+// and writes the lead (and, later, its queued events) in one transaction.
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// MaxBody is the largest request body the ingest API reads.
+const MaxBody = 64 << 10
+
+// Request is the body of POST /api/v1/leads (DESIGN.md, "Ingest API").
+type Request struct {
+	ExternalID      *string        `json:"external_id"`
+	Email           string         `json:"email"`
+	Phone           string         `json:"phone"`
+	FirstName       string         `json:"first_name"`
+	LastName        string         `json:"last_name"`
+	City            string         `json:"city"`
+	State           string         `json:"state"`
+	Zip             string         `json:"zip"`
+	Country         string         `json:"country"`
+	Gender          string         `json:"gender"`
+	DateOfBirth     string         `json:"date_of_birth"`
+	Message         string         `json:"message"`
+	FBCLID          string         `json:"fbclid"`
+	FBC             string         `json:"fbc"`
+	FBP             string         `json:"fbp"`
+	ClientIP        string         `json:"client_ip_address"`
+	ClientUserAgent string         `json:"client_user_agent"`
+	EventSourceURL  string         `json:"event_source_url"`
+	FillSeconds     *float64       `json:"fill_seconds"`
+	Honeypot        string         `json:"honeypot"`
+	Partial         bool           `json:"partial"`
+	MetaLeadID      string         `json:"meta_lead_id"`
+	Source          string         `json:"source"`
+	CreatedAt       string         `json:"created_at"`
+	Fields          map[string]any `json:"fields"`
+}
+
+// Error is a request the API refuses, in DESIGN.md's error shape.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return e.Field + ": " + e.Message
+	}
+	return e.Message
+}
+
+func badRequest(code, field, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+func invalid(field, format string, args ...any) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_field", Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// Decode reads one JSON lead. It refuses, with 400, bodies over MaxBody,
+// malformed JSON, values of the wrong type, unknown top-level keys (named,
+// so an integration's typo shows at once) and trailing data.
+func Decode(r io.Reader) (Request, *Error) {
+	var req Request
+	body, err := io.ReadAll(io.LimitReader(r, MaxBody+1))
+	if err != nil {
+		return req, badRequest("unreadable_body", "", "the request body could not be read")
+	}
+	if len(body) > MaxBody {
+		return req, badRequest("body_too_large", "", "the request body is larger than %d KiB", MaxBody>>10)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return req, badRequest("empty_body", "", "the request body is empty; send a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return Request{}, decodeError(err)
+	}
+	if dec.More() {
+		return Request{}, badRequest("malformed_json", "", "the body must hold one JSON object and nothing after it")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Request{}, badRequest("malformed_json", "", "the body must hold one JSON object and nothing after it")
+	}
+	return req, nil
+}
+
+var unknownFieldRE = regexp.MustCompile(`^json: unknown field "(.*)"$`)
+
+func decodeError(err error) *Error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return badRequest("malformed_json", "", "malformed JSON at byte %d: %s", syn.Offset, syn.Error())
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return badRequest("malformed_json", "", "the body must be a JSON object")
+		}
+		return badRequest("wrong_type", field, "%s must be a JSON %s, not %s", field, jsonType(typ.Type.Kind().String()), typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("malformed_json", "", "the JSON ends too early")
+	}
+	if m := unknownFieldRE.FindStringSubmatch(err.Error()); m != nil {
+		return badRequest("unknown_field", m[1], "unknown field %q; see the ingest API's field list", m[1])
+	}
+	return badRequest("malformed_json", "", "malformed JSON: %s", err.Error())
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "float64", "float32", "int", "int64":
+		return "number"
+	case "map", "struct":
+		return "object"
+	case "ptr":
+		return "string or null"
+	}
+	return kind
+}
+
+// Limits on single values; the body limit bounds the total.
+const (
+	maxShort   = 500
+	maxMessage = 20000
+	maxFields  = 100
+)
+
+var metaLeadIDRE = regexp.MustCompile(`^[0-9]{15,17}$`)
+
+// Validated is a request that passed validation, with its parsed values.
+type Validated struct {
+	Request
+	Source    models.Source
+	CreatedAt time.Time
+	// Fields are the custom fields as strings, the way rules read them.
+	Fields map[string]string
+}
+
+// Validate checks the values of a decoded request. A bad created_at is a
+// 400 (a malformed value); the rest are 422 with the field named.
+func (r Request) Validate(now time.Time) (Validated, *Error) {
+	v := Validated{Request: r, Source: models.SourceWebsite, CreatedAt: now.UTC()}
+	if r.CreatedAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, r.CreatedAt)
+		if err != nil {
+			return v, badRequest("invalid_created_at", "created_at", "created_at must be an RFC 3339 time like 2026-12-01T14:03:00Z")
+		}
+		if t.After(now.Add(5 * time.Minute)) {
+			return v, invalid("created_at", "created_at is in the future")
+		}
+		v.CreatedAt = t.UTC()
+	}
+	if r.Source != "" {
+		v.Source = models.Source(r.Source)
+		if !v.Source.Valid() {
+			return v, invalid("source", "source must be one of website, instant_form, crm, whatsapp, phone")
+		}
+	}
+	if r.ExternalID != nil {
+		id := strings.TrimSpace(*r.ExternalID)
+		if id == "" {
+			return v, invalid("external_id", "external_id must not be empty; leave it out instead")
+		}
+		v.ExternalID = &id
+	}
+	if r.MetaLeadID != "" && !metaLeadIDRE.MatchString(r.MetaLeadID) {
+		return v, invalid("meta_lead_id", "meta_lead_id must be Meta's 15 to 17 digit lead id")
+	}
+	if r.FillSeconds != nil && *r.FillSeconds < 0 {
+		return v, invalid("fill_seconds", "fill_seconds must not be negative")
+	}
+	for _, f := range []struct {
+		name, value string
+		max         int
+	}{
+		{"email", r.Email, maxShort}, {"phone", r.Phone, maxShort}, {"first_name", r.FirstName, maxShort},
+		{"last_name", r.LastName, maxShort}, {"city", r.City, maxShort}, {"state", r.State, maxShort},
+		{"zip", r.Zip, maxShort}, {"country", r.Country, maxShort}, {"gender", r.Gender, maxShort},
+		{"date_of_birth", r.DateOfBirth, maxShort}, {"message", r.Message, maxMessage},
+		{"fbclid", r.FBCLID, maxShort}, {"fbc", r.FBC, maxShort}, {"fbp", r.FBP, maxShort},
+		{"client_ip_address", r.ClientIP, maxShort}, {"client_user_agent", r.ClientUserAgent, 2000},
+		{"event_source_url", r.EventSourceURL, 4000}, {"honeypot", r.Honeypot, maxShort},
+	} {
+		if !utf8.ValidString(f.value) {
+			return v, invalid(f.name, "%s is not valid UTF-8", f.name)
+		}
+		if len(f.value) > f.max {
+			return v, invalid(f.name, "%s is longer than %d bytes", f.name, f.max)
+		}
+	}
+	if len(r.Fields) > maxFields {
+		return v, invalid("fields", "at most %d custom fields", maxFields)
+	}
+	v.Fields = make(map[string]string, len(r.Fields))
+	for k, val := range r.Fields {
+		if strings.TrimSpace(k) == "" || len(k) > 100 {
+			return v, invalid("fields", "custom field names must be 1 to 100 characters")
+		}
+		s, ok := scalar(val)
+		if !ok {
+			return v, invalid("fields."+k, "custom field %q must be a string, number, boolean or null", k)
+		}
+		if len(s) > maxShort*4 {
+			return v, invalid("fields."+k, "custom field %q is longer than %d bytes", k, maxShort*4)
+		}
+		v.Fields[k] = s
+	}
+	if strings.TrimSpace(r.Email) == "" && strings.TrimSpace(r.Phone) == "" && strings.TrimSpace(r.FBC) == "" &&
+		strings.TrimSpace(r.FBCLID) == "" && r.MetaLeadID == "" && v.ExternalID == nil {
+		return v, &Error{Status: http.StatusUnprocessableEntity, Code: "no_contact_key",
+			Message: "a lead needs at least one of email, phone, fbc, fbclid, meta_lead_id or external_id"}
+	}
+	return v, nil
+}
+
+func scalar(v any) (string, bool) {
+	switch t := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return t, true
+	case bool:
+		return strconv.FormatBool(t), true
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64), true
+	}
+	return "", false
+}

@@ -1,0 +1,57 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+func newKeyField() views.Field {
+	return views.Field{Name: "key_name", Label: "New key name", Required: true, Hint: "Where the key is used, e.g. “Website contact form” or “HubSpot”."}
+}
+
+func (h *Handler) createKey(c echo.Context) error {
+	a := currentAccount(c)
+	name := strings.TrimSpace(c.FormValue("key_name"))
+	v, err := h.settingsView(c)
+	if err != nil {
+		return err
+	}
+	v.KeyName.Value = name
+	if msg := validName(name); msg != "" {
+		v.KeyName.Error = msg
+		return h.renderSettings(c, http.StatusUnprocessableEntity, v)
+	}
+	k, secret, err := h.store.CreateIngestKey(c.Request().Context(), a.ID, name)
+	if err != nil {
+		return err
+	}
+	h.log.Info("ingest key created", "account_id", a.ID, "key_id", k.ID, "key_prefix", k.Prefix)
+	// The secret is rendered once, in this response, and never stored: no
+	// redirect, so it is not kept in a session or a URL either.
+	v, err = h.settingsView(c)
+	if err != nil {
+		return err
+	}
+	v.NewKey, v.NewKeyName = secret, k.Name
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return h.renderSettings(c, http.StatusOK, v)
+}
+
+func (h *Handler) revokeKey(c echo.Context) error {
+	a := currentAccount(c)
+	id, err := strconv.ParseInt(c.Param("key"), 10, 64)
+	if err != nil {
+		return store.ErrNotFound
+	}
+	if err := h.store.RevokeIngestKey(c.Request().Context(), a.ID, id, h.now()); err != nil {
+		return err
+	}
+	setFlash(c, "ok", "Key revoked: requests with it now answer 401.")
+	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/settings#keys"))
+}

@@ -1,0 +1,204 @@
+package web_test
+
+import (
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+func TestLeadsPages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc, key := a.ingestAccount("acme", "US")
+		viewer := a.user("vic@example.com", false)
+		if err := s.SetMember(t.Context(), acc.ID, viewer.ID, "viewer"); err != nil {
+			t.Fatal(err)
+		}
+		b := a.browser()
+		b.login("vic@example.com")
+		base := views.AccountURL(acc.ID, "")
+
+		r := b.get(base + "/leads")
+		wantStatus(t, "empty leads", r, http.StatusOK)
+		if !r.has("leads-empty") || !strings.Contains(r.text("curl-example"), "/api/v1/leads") {
+			t.Error("the empty state should show the curl line to post a first lead")
+		}
+
+		good := a.postLead(key, goodLead)
+		for i := range 55 {
+			a.postLead(key, fmt.Sprintf(`{"email":"user%02d@example.com","created_at":"2026-11-30T%02d:%02d:00Z"}`, i, i/60, i%60))
+		}
+		bot := a.postLead(key, `{"email":"bot@example.com","honeypot":"x","created_at":"2026-11-29T10:00:00Z","source":"crm"}`)
+
+		r = b.get(base + "/leads")
+		rows := r.doc.Find(`[data-testid="lead-row"]`).Length()
+		if rows != 50 || r.text("leads-total") != "57 leads match" {
+			t.Fatalf("first page has %d rows, total %q; want 50 of 57", rows, r.text("leads-total"))
+		}
+		if first := r.doc.Find(`[data-testid="lead-row"]`).First().Text(); !strings.Contains(first, "jane.doe@example.com") && !strings.Contains(first, "Jane.Doe@Example.COM") {
+			t.Errorf("newest lead first: got %q", first)
+		}
+		next, ok := r.doc.Find(`[data-testid="load-more"]`).Attr("hx-get")
+		if !ok {
+			t.Fatal("no load-more link")
+		}
+		more := b.getWith(next, http.Header{"Hx-Request": {"true"}})
+		// A bare <tr> fragment is what htmx swaps in; an HTML parser would
+		// drop rows outside a table, so count them in the text.
+		if n := strings.Count(more.body, `data-testid="lead-row"`); n != 7 || strings.Contains(more.body, "<html") {
+			t.Errorf("second page: %d rows (fragment: %v); want 7 rows as a fragment", n, !strings.Contains(more.body, "<html"))
+		}
+
+		r = b.get(base + "/leads?junk=junk")
+		if n := r.doc.Find(`[data-testid="lead-row"]`).Length(); n != 1 {
+			t.Errorf("junk filter shows %d rows; want 1", n)
+		}
+		if v, _ := r.doc.Find(`select[name="junk"] option[selected]`).Attr("value"); v != "junk" {
+			t.Errorf("junk filter not kept in the form: %q", v)
+		}
+		r = b.get(base + "/leads?source=crm&from=2026-11-29&to=2026-11-29")
+		if n := r.doc.Find(`[data-testid="lead-row"]`).Length(); n != 1 {
+			t.Errorf("source+date filter shows %d rows; want 1", n)
+		}
+		r = b.get(base + "/leads?q=415+692")
+		if n := r.doc.Find(`[data-testid="lead-row"]`).Length(); n != 1 {
+			t.Errorf("phone search shows %d rows; want 1", n)
+		}
+		r = b.get(base + "/leads?from=yesterday")
+		if !strings.Contains(r.body, "YYYY-MM-DD") {
+			t.Error("an unreadable date should be explained")
+		}
+
+		csvURL, _ := r.doc.Find(`[data-testid="csv-link"]`).Attr("href")
+		if csvURL == "" {
+			r = b.get(base + "/leads?junk=junk")
+			csvURL, _ = r.doc.Find(`[data-testid="csv-link"]`).Attr("href")
+		}
+		res := b.get(base + "/leads.csv?junk=junk")
+		if !strings.HasPrefix(res.header.Get("Content-Type"), "text/csv") {
+			t.Errorf("CSV content type %q", res.header.Get("Content-Type"))
+		}
+		recs, err := csv.NewReader(strings.NewReader(res.body)).ReadAll()
+		if err != nil || len(recs) != 2 || recs[1][5] != "bot@example.com" || recs[1][15] != "honeypot" {
+			t.Errorf("junk CSV = %v, %v; want header and the bot", recs, err)
+		}
+
+		// Lead page: normalised keys with hashes, missing keys, history.
+		lp := fmt.Sprintf("%s/leads/%d", base, good.LeadID)
+		r = b.get(lp)
+		wantStatus(t, "lead page", r, http.StatusOK)
+		if !strings.Contains(r.text("match-keys"), "14156924281") || !strings.Contains(r.text("match-keys"), "ca") {
+			t.Errorf("match keys table: %q", r.text("match-keys"))
+		}
+		if !strings.Contains(r.text("missing-keys"), "fbp") {
+			t.Errorf("missing keys = %q; want fbp listed", r.text("missing-keys"))
+		}
+		if strings.Contains(r.body, "Need a quote") == false {
+			t.Error("raw message missing on the lead page")
+		}
+
+		// A viewer marks it junk, then not junk, then won with a value.
+		r = b.post(lp+"/stages", url.Values{"stage": {"junk"}})
+		wantStatus(t, "mark junk", r, http.StatusSeeOther)
+		l, _ := s.Lead(t.Context(), acc.ID, good.LeadID)
+		if !l.Junk || l.JunkOverride != "junk" {
+			t.Errorf("after mark junk: junk %v override %q", l.Junk, l.JunkOverride)
+		}
+		b.post(lp+"/stages", url.Values{"stage": {"not_junk"}})
+		r = b.post(lp+"/stages", url.Values{"stage": {"won"}, "value": {""}, "currency": {"usd"}})
+		if r.status != http.StatusUnprocessableEntity || r.text("error-value") == "" {
+			t.Errorf("won without value = %d %q; want 422 with a value error", r.status, r.text("error-value"))
+		}
+		r = b.post(lp+"/stages", url.Values{"stage": {"won"}, "value": {"1250.50"}, "currency": {"eur"}})
+		wantStatus(t, "mark won", r, http.StatusSeeOther)
+		r = b.get(lp)
+		if r.text("lead-stage") != "won" || r.text("lead-junk") != "not junk" {
+			t.Errorf("lead page stage %q junk %q", r.text("lead-stage"), r.text("lead-junk"))
+		}
+		hist := r.text("stage-history")
+		if !strings.Contains(hist, "1250.50 EUR") || !strings.Contains(hist, "vic@example.com") || !strings.Contains(hist, "not_junk") {
+			t.Errorf("history = %q", hist)
+		}
+
+		// Leads of another account are not found.
+		other, otherKey := a.ingestAccount("beta", "DE")
+		theirs := a.postLead(otherKey, `{"email":"x@example.com"}`)
+		wantStatus(t, "other account's lead", b.get(fmt.Sprintf("%s/leads/%d", base, theirs.LeadID)), http.StatusNotFound)
+		wantStatus(t, "other account's lead stage", b.post(fmt.Sprintf("%s/leads/%d/stages", base, theirs.LeadID), url.Values{"stage": {"junk"}}), http.StatusNotFound)
+		if l, _ := s.Lead(t.Context(), other.ID, theirs.LeadID); l.Junk {
+			t.Error("another account's lead was changed")
+		}
+		_ = bot
+	})
+}
+
+func TestIngestKeysAndJunkSettingsPages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		owner := a.user("ada@example.com", false)
+		acc := a.account("acme", owner)
+		b := a.browser()
+		b.login("ada@example.com")
+		base := views.AccountURL(acc.ID, "")
+
+		r := b.post(base+"/keys", url.Values{"key_name": {""}})
+		if r.status != http.StatusUnprocessableEntity || r.text("error-key_name") == "" {
+			t.Errorf("empty key name = %d", r.status)
+		}
+		r = b.post(base+"/keys", url.Values{"key_name": {"Website"}})
+		wantStatus(t, "create key", r, http.StatusOK)
+		secret := r.text("new-key-secret")
+		if !strings.HasPrefix(secret, "lsk_") {
+			t.Fatalf("new key secret = %q", secret)
+		}
+		ks, _ := s.IngestKeys(t.Context(), acc.ID)
+		if len(ks) != 1 || ks[0].KeyHash != store.HashIngestKey(secret) || strings.Contains(ks[0].Prefix, secret) {
+			t.Errorf("stored keys = %+v", ks)
+		}
+		// Shown once: the settings page never shows it again.
+		if r := b.get(base + "/settings"); strings.Contains(r.body, secret) {
+			t.Error("the settings page shows the key secret again")
+		}
+		if reply := a.postLead(secret, `{"email":"a@example.com"}`); reply.status != http.StatusCreated {
+			t.Errorf("the new key does not work: %d", reply.status)
+		}
+		r = b.get(base + "/settings")
+		if strings.Contains(r.text("keys-table"), "never") {
+			t.Errorf("last used not shown after use: %q", r.text("keys-table"))
+		}
+		r = b.post(fmt.Sprintf("%s/keys/%d/revoke", base, ks[0].ID), nil)
+		wantStatus(t, "revoke", r, http.StatusSeeOther)
+		if reply := a.postLead(secret, `{"email":"b@example.com"}`); reply.status != http.StatusUnauthorized {
+			t.Errorf("revoked key answers %d; want 401", reply.status)
+		}
+
+		// Junk settings: a bad threshold keeps what was typed.
+		form := url.Values{"enabled_too_fast": {"1"}, "threshold_too_fast": {"-3"}, "threshold_duplicate": {"7"}, "threshold_fake_phone": {"6"},
+			"enabled_vendor_pitch": {"1"}, "keywords_vendor_pitch": {"seo services\nbacklinks"}}
+		r = b.post(base+"/junk", form)
+		if r.status != http.StatusUnprocessableEntity || r.text("error-threshold_too_fast") == "" || r.inputValue("threshold_too_fast") != "-3" {
+			t.Errorf("bad threshold = %d %q %q", r.status, r.text("error-threshold_too_fast"), r.inputValue("threshold_too_fast"))
+		}
+		form.Set("threshold_too_fast", "5")
+		r = b.post(base+"/junk", form)
+		wantStatus(t, "save junk settings", r, http.StatusSeeOther)
+		got, _ := s.AccountBySlug(t.Context(), "acme")
+		if !strings.Contains(got.JunkSettings, `"threshold":5`) || !strings.Contains(got.JunkSettings, "backlinks") || !strings.Contains(got.JunkSettings, `"honeypot":{"enabled":false`) {
+			t.Errorf("stored junk settings = %s", got.JunkSettings)
+		}
+		_, key, _ := s.CreateIngestKey(t.Context(), acc.ID, "test")
+		if reply := a.postLead(key, `{"email":"c@example.com","fill_seconds":3}`); strings.Join(reply.JunkReasons, ",") != "too_fast" {
+			t.Errorf("threshold 5 s: 3 s fill gave %v", reply.JunkReasons)
+		}
+		if reply := a.postLead(key, `{"email":"d@example.com","honeypot":"x"}`); reply.Junk {
+			t.Errorf("disabled honeypot fired: %v", reply.JunkReasons)
+		}
+	})
+}
