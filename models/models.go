@@ -208,3 +208,121 @@ const (
 	StageJunk      = "junk"
 	StageNotJunk   = "not_junk"
 )
+
+// Mode is how a dataset sends: for real, to Meta's Test Events tool, or
+// not at all (the payload is built and logged).
+type Mode string
+
+// Dataset modes.
+const (
+	ModeLive   Mode = "live"
+	ModeTest   Mode = "test"
+	ModeDryRun Mode = "dry_run"
+)
+
+// LDU is a dataset's Limited Data Use setting.
+type LDU string
+
+// Limited Data Use settings.
+const (
+	LDUOff        LDU = "off"
+	LDUCalifornia LDU = "california"
+	LDUAlways     LDU = "always"
+)
+
+// Dataset is a Meta dataset (pixel) that an account sends events to.
+// Secrets are sealed (internal/seal); only the token's last four
+// characters are ever shown.
+type Dataset struct {
+	ID              int64
+	AccountID       int64
+	Name            string
+	PixelID         string
+	TokenSealed     string
+	TokenLast4      string `gorm:"column:token_last4"`
+	TokenEnv        string
+	AppSecretSealed string
+	AppSecretEnv    string
+	TestEventCode   string
+	APIVersion      string `gorm:"column:api_version"`
+	Mode            Mode
+	LDU             LDU `gorm:"column:ldu"`
+	// PausedAt is set when Meta refused the token; nothing is sent until a
+	// person saves a new one.
+	PausedAt     *time.Time
+	PausedReason string
+	// ThrottledUntil slows the dataset down after Meta's rate limits.
+	ThrottledUntil *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// EventStatus is where an event is in the outbox.
+type EventStatus string
+
+// Event statuses.
+const (
+	EventQueued  EventStatus = "queued"
+	EventSending EventStatus = "sending"
+	EventSent    EventStatus = "sent"
+	EventFailed  EventStatus = "failed"
+	EventExpired EventStatus = "expired"
+	EventDryRun  EventStatus = "dry_run"
+)
+
+// EventStatuses lists every status in the order the send log shows them.
+var EventStatuses = []EventStatus{EventQueued, EventSending, EventSent, EventFailed, EventExpired, EventDryRun}
+
+// Origins of an event.
+const (
+	OriginDefault = "default" // the automatic_completed default before rules exist
+	OriginRule    = "rule"
+	OriginStage   = "stage"
+	OriginTest    = "test"
+)
+
+// Event is one conversion event in the outbox: queued with its lead, sent
+// by the dispatcher. EventID is deterministic, and (DatasetID, EventID) is
+// unique, so a lead can never queue the same event twice.
+type Event struct {
+	ID            int64
+	AccountID     int64
+	DatasetID     int64
+	LeadID        int64
+	Origin        string
+	OriginID      *int64
+	EventName     string
+	EventID       string
+	EventTime     time.Time
+	Value         *float64
+	Currency      string
+	Status        EventStatus
+	Attempts      int
+	NextAttemptAt time.Time
+	LeaseUntil    *time.Time
+	LastError     string
+	FBTraceID     string `gorm:"column:fbtrace_id"`
+	RequestID     *int64
+	// Payload is the exact JSON of the event as built for Meta (hashes only).
+	Payload   string
+	SentAt    *time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// SendRequest is one request to Meta's Graph API and its outcome.
+type SendRequest struct {
+	ID             int64
+	AccountID      int64
+	DatasetID      int64
+	Kind           string // "batch" or "test"
+	StartedAt      time.Time
+	DurationMS     int `gorm:"column:duration_ms"`
+	EventsCount    int
+	HTTPStatus     int `gorm:"column:http_status"`
+	EventsReceived int
+	FBTraceID      string `gorm:"column:fbtrace_id"`
+	Error          string
+	// Response is Meta's reply body, cut to a few KiB.
+	Response string
+}

@@ -154,7 +154,7 @@ func TestLeadsListFiltersAndPaging(t *testing.T) {
 			l.Junk = i%5 == 0
 			l.Partial = i%2 == 1
 			if i == 7 {
-				l.Source, l.Phone, l.PhoneE164, l.FirstName = models.SourceCRM, "(415) 555-0132", "14155550132", "Zed"
+				l.Source, l.Phone, l.PhoneE164, l.FirstName = models.SourceCRM, "(415) 692-4281", "14156924281", "Zed"
 			}
 			if err := s.InsertLead(ctx, &l); err != nil {
 				t.Fatal(err)
@@ -207,7 +207,7 @@ func TestLeadsListFiltersAndPaging(t *testing.T) {
 			{"from-to", store.LeadFilter{From: base.Add(10 * time.Hour), To: base.Add(12 * time.Hour)}, 2},
 			{"email text", store.LeadFilter{Query: "USER1"}, 10},
 			{"name text", store.LeadFilter{Query: "zed doe"}, 1},
-			{"phone digits", store.LeadFilter{Query: "555-0132"}, 1},
+			{"phone digits", store.LeadFilter{Query: "692-4281"}, 1},
 			{"like wildcards are literal", store.LeadFilter{Query: "%"}, 0},
 			{"no stage", store.LeadFilter{Stage: "none"}, 25},
 			{"stage", store.LeadFilter{Stage: "won"}, 0},

@@ -98,8 +98,11 @@ func sqliteDSN(path string) string {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// Writers take the lock at BEGIN, so a transaction that reads and then
+	// writes never fails with SQLITE_BUSY_SNAPSHOT; busy_timeout queues them.
+	// (No _time_format: the driver's default is already SQLite's format, and
+	// setting it makes the driver skip _txlock.)
 	q.Set("_txlock", "immediate")
-	q.Set("_time_format", "sqlite")
 	return "file:" + path + "?" + q.Encode()
 }
 

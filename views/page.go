@@ -24,6 +24,15 @@ type Page struct {
 	Flash Flash
 	// Lead is the id of the lead being looked at, 0 elsewhere.
 	Lead int64
+	// Alerts are account-wide problems shown on every page of the account.
+	Alerts []Alert
+}
+
+// Alert is an account-wide problem a person must act on.
+type Alert struct {
+	Message  string
+	Link     string
+	LinkText string
 }
 
 // Flash is a one-time message shown at the top of the next page.

@@ -15,20 +15,12 @@ import (
 
 // leadReply is the answer of POST /api/v1/leads.
 type leadReply struct {
-	LeadID      int64        `json:"lead_id"`
-	Junk        bool         `json:"junk"`
-	JunkReasons []string     `json:"junk_reasons"`
-	Partial     bool         `json:"partial"`
-	Outcome     string       `json:"outcome"`
-	Events      []eventReply `json:"events"`
-}
-
-// eventReply is one event queued for a lead.
-type eventReply struct {
-	EventName string `json:"event_name"`
-	EventID   string `json:"event_id"`
-	Dataset   string `json:"dataset"`
-	Status    string `json:"status"`
+	LeadID      int64                 `json:"lead_id"`
+	Junk        bool                  `json:"junk"`
+	JunkReasons []string              `json:"junk_reasons"`
+	Partial     bool                  `json:"partial"`
+	Outcome     string                `json:"outcome"`
+	Events      []capture.QueuedEvent `json:"events"`
 }
 
 // apiFail writes DESIGN.md's error shape.
@@ -82,7 +74,7 @@ func (h *Handler) createLead(c echo.Context) error {
 		JunkReasons: signalNames(res.Reasons),
 		Partial:     res.Lead.Partial,
 		Outcome:     string(res.Outcome),
-		Events:      []eventReply{},
+		Events:      res.Events,
 	}
 	status := http.StatusOK
 	if res.Outcome == capture.Created {

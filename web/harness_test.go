@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -38,7 +39,7 @@ func newApp(t *testing.T, s *store.Store) *app {
 	a := &app{t: t, store: s, now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	a.echo = web.New(web.Options{
 		Store:           s,
-		Log:             slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:             testLogger(),
 		SessionHashKey:  bytes.Repeat([]byte{1}, 32),
 		SessionBlockKey: bytes.Repeat([]byte{2}, 32),
 		Now:             a.clock,
@@ -199,4 +200,12 @@ func (b *browser) getWith(path string, header http.Header) resp {
 		req.Header[k] = vs
 	}
 	return b.do(req)
+}
+
+// testLogger discards logs unless LEADSIGNAL_TEST_LOG=1.
+func testLogger() *slog.Logger {
+	if os.Getenv("LEADSIGNAL_TEST_LOG") == "1" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }

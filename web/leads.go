@@ -272,6 +272,17 @@ func (h *Handler) renderLead(c echo.Context, status int, l models.Lead, form vie
 		v.Reasons = append(v.Reasons, views.FieldRow{Name: string(r.Signal), Value: r.Message})
 	}
 	v.Raw = rawFields(l)
+	evs, err := h.store.LeadEvents(ctx, a.ID, l.ID)
+	if err != nil {
+		return err
+	}
+	if len(evs) > 0 {
+		datasets, err := h.store.Datasets(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		v.Events = h.eventRows(a, evs, datasets)
+	}
 	var custom map[string]string
 	_ = json.Unmarshal([]byte(l.Fields), &custom)
 	names := make([]string, 0, len(custom))
@@ -426,7 +437,7 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 	if form.Stage.Error != "" || form.Value.Error != "" || form.Currency.Error != "" {
 		return h.renderLead(c, http.StatusUnprocessableEntity, l, form)
 	}
-	if _, err := h.store.AddStageChange(c.Request().Context(), &sc); err != nil {
+	if _, err := h.capture.Mark(c.Request().Context(), &sc); err != nil {
 		return err
 	}
 	msg := "Stage set to " + stage + "."

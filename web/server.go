@@ -11,6 +11,8 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/leadsignal/leadsignal/internal/capture"
+	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/static"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -25,6 +27,17 @@ type Options struct {
 	SessionBlockKey []byte
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Box seals and opens the datasets' tokens.
+	Box *seal.Box
+	// Sender posts test events to Meta; the dispatcher sends the rest.
+	Sender dispatch.Sender
+	// GraphURL and APIVersion are META_GRAPH_URL and META_API_VERSION.
+	GraphURL   string
+	APIVersion string
+	// Notify wakes the dispatcher after events were queued; may be nil.
+	Notify func()
+	// Metrics serves /metrics when set.
+	Metrics http.Handler
 }
 
 // Handler holds what every request handler needs.
@@ -35,6 +48,12 @@ type Handler struct {
 	limiter  *limiter
 	capture  *capture.Capturer
 	now      func() time.Time
+	box      *seal.Box
+	sender   dispatch.Sender
+	graphURL string
+	// apiVersion is the Graph API version of datasets that name none.
+	apiVersion string
+	notify     func()
 }
 
 // New builds the echo server with every route of the product.
@@ -50,8 +69,17 @@ func New(o Options) *echo.Echo {
 		log:      o.Log,
 		sessions: newSessionStore(o.SessionHashKey, o.SessionBlockKey),
 		limiter:  newLimiter(loginLimit, loginWindow, o.Now),
-		capture:  capture.New(o.Store),
+		capture:  capture.New(o.Store, o.Notify),
 		now:      o.Now,
+		box:      o.Box,
+		sender:   o.Sender,
+		graphURL: o.GraphURL,
+
+		apiVersion: o.APIVersion,
+		notify:     o.Notify,
+	}
+	if h.notify == nil {
+		h.notify = func() {}
 	}
 
 	e := echo.New()
@@ -81,6 +109,9 @@ func New(o Options) *echo.Echo {
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/static/*", echo.WrapHandler(static.Handler()))
+	if o.Metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(o.Metrics))
+	}
 
 	ui := e.Group("", h.loadSession, h.csrf)
 	ui.GET("/", h.home)
@@ -106,6 +137,16 @@ func New(o Options) *echo.Echo {
 	acc.GET("/leads/:lead", h.showLead)
 	acc.POST("/leads/:lead/stages", h.addLeadStage)
 
+	editor := acc.Group("", h.requireRole("editor"))
+	editor.GET("/events", h.showEvents)
+	editor.GET("/events/:event", h.showEvent)
+	editor.POST("/events/:event/retry", h.retryEvent)
+	editor.POST("/events/retry", h.retryAllEvents)
+	editor.GET("/datasets", h.showDatasets)
+	editor.GET("/datasets/:dataset", h.showDataset)
+	editor.POST("/datasets/:dataset", h.updateDataset)
+	editor.POST("/datasets/:dataset/test", h.sendTestEvent)
+
 	owner := acc.Group("", h.requireRole("owner"))
 	owner.GET("/settings", h.showSettings)
 	owner.POST("/settings", h.updateSettings)
@@ -115,6 +156,8 @@ func New(o Options) *echo.Echo {
 	owner.POST("/keys", h.createKey)
 	owner.POST("/keys/:key/revoke", h.revokeKey)
 	owner.POST("/junk", h.updateJunk)
+	owner.GET("/datasets/new", h.showNewDataset)
+	owner.POST("/datasets", h.createDataset)
 
 	api := e.Group("/api/v1")
 	api.POST("/leads", h.createLead, h.requireIngestKey)

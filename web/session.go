@@ -228,5 +228,8 @@ func (h *Handler) page(c echo.Context, title string) views.Page {
 		}
 		p.Accounts = as
 	}
+	if p.Account != nil {
+		p.Alerts = h.accountAlerts(c, p.Account.Account)
+	}
 	return p
 }

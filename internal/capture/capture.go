@@ -10,6 +10,7 @@ import (
 
 	"github.com/nyaruka/phonenumbers"
 
+	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
@@ -34,15 +35,32 @@ type Result struct {
 	Lead    models.Lead
 	Outcome Outcome
 	Reasons []junk.Reason
+	// Events are the lead's events in the outbox, new or earlier.
+	Events []QueuedEvent
+}
+
+// QueuedEvent is one event of the lead, for the API's reply.
+type QueuedEvent struct {
+	EventName string             `json:"event_name"`
+	EventID   string             `json:"event_id"`
+	Dataset   string             `json:"dataset"`
+	Status    models.EventStatus `json:"status"`
 }
 
 // Capturer stores leads for accounts.
 type Capturer struct {
-	store *store.Store
+	store  *store.Store
+	notify func()
 }
 
-// New returns a Capturer writing to s.
-func New(s *store.Store) *Capturer { return &Capturer{store: s} }
+// New returns a Capturer writing to s; notify (may be nil) is called after
+// events were queued, to wake the dispatcher.
+func New(s *store.Store, notify func()) *Capturer {
+	if notify == nil {
+		notify = func() {}
+	}
+	return &Capturer{store: s, notify: notify}
+}
 
 // Capture stores a validated lead for an account. The same external_id
 // again returns the stored lead untouched, unless the stored one is partial
@@ -61,7 +79,7 @@ func (c *Capturer) Capture(ctx context.Context, acc models.Account, v Validated)
 		case prev.Partial && !v.Partial:
 			return c.upgrade(ctx, acc, prev, v, settings)
 		default:
-			return existing(prev), nil
+			return c.existing(ctx, prev)
 		}
 	}
 
@@ -69,13 +87,21 @@ func (c *Capturer) Capture(ctx context.Context, acc models.Account, v Validated)
 	if err != nil {
 		return Result{}, err
 	}
-	var reasons []junk.Reason
+	var (
+		reasons []junk.Reason
+		events  []QueuedEvent
+	)
+	// The lead and its queued events land together or not at all.
 	err = c.store.Tx(ctx, func(tx *store.Store) error {
 		reasons, err = judge(ctx, tx, &l, keys, v, settings)
 		if err != nil {
 			return err
 		}
-		return tx.InsertLead(ctx, &l)
+		if err := tx.InsertLead(ctx, &l); err != nil {
+			return err
+		}
+		events, err = enqueueDefault(ctx, tx, l)
+		return err
 	})
 	if errors.Is(err, store.ErrConflict) && v.ExternalID != nil {
 		// A concurrent post with the same external_id won the race.
@@ -83,12 +109,15 @@ func (c *Capturer) Capture(ctx context.Context, acc models.Account, v Validated)
 		if err != nil {
 			return Result{}, err
 		}
-		return existing(prev), nil
+		return c.existing(ctx, prev)
 	}
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Lead: l, Outcome: Created, Reasons: reasons}, nil
+	if len(events) > 0 {
+		c.notify()
+	}
+	return Result{Lead: l, Outcome: Created, Reasons: reasons, Events: events}, nil
 }
 
 func (c *Capturer) upgrade(ctx context.Context, acc models.Account, prev models.Lead, v Validated, settings junk.Settings) (Result, error) {
@@ -98,24 +127,124 @@ func (c *Capturer) upgrade(ctx context.Context, acc models.Account, prev models.
 	}
 	l.ID, l.ReceivedAt, l.Stage = prev.ID, prev.ReceivedAt, prev.Stage
 	l.JunkOverride = prev.JunkOverride
-	var reasons []junk.Reason
+	var (
+		reasons []junk.Reason
+		events  []QueuedEvent
+	)
 	err = c.store.Tx(ctx, func(tx *store.Store) error {
 		reasons, err = judge(ctx, tx, &l, keys, v, settings)
 		if err != nil {
 			return err
 		}
-		return tx.SaveLead(ctx, &l)
+		if err := tx.SaveLead(ctx, &l); err != nil {
+			return err
+		}
+		events, err = enqueueDefault(ctx, tx, l)
+		return err
 	})
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Lead: l, Outcome: Upgraded, Reasons: reasons}, nil
+	if len(events) > 0 {
+		c.notify()
+	}
+	return Result{Lead: l, Outcome: Upgraded, Reasons: reasons, Events: events}, nil
 }
 
-func existing(l models.Lead) Result {
+// existing answers a repeated post with the stored lead and its events.
+func (c *Capturer) existing(ctx context.Context, l models.Lead) (Result, error) {
 	var reasons []junk.Reason
 	_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
-	return Result{Lead: l, Outcome: Existing, Reasons: reasons}
+	evs, err := c.store.LeadEvents(ctx, l.AccountID, l.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	queued, err := describe(ctx, c.store, l.AccountID, evs)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Lead: l, Outcome: Existing, Reasons: reasons, Events: queued}, nil
+}
+
+// enqueueDefault queues the automatic_completed default: a Lead event to
+// every dataset of the account, for a complete lead that is not junk.
+// Send rules replace this default when they land.
+func enqueueDefault(ctx context.Context, tx *store.Store, l models.Lead) ([]QueuedEvent, error) {
+	if l.Junk || l.Partial {
+		return []QueuedEvent{}, nil
+	}
+	datasets, err := tx.Datasets(ctx, l.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	evs := make([]models.Event, 0, len(datasets))
+	for _, d := range datasets {
+		evs = append(evs, models.Event{
+			AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
+			EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,
+		})
+	}
+	stored, err := tx.EnqueueEvents(ctx, evs)
+	if err != nil {
+		return nil, err
+	}
+	return describeWith(stored, datasets), nil
+}
+
+func describe(ctx context.Context, s *store.Store, accountID int64, evs []models.Event) ([]QueuedEvent, error) {
+	if len(evs) == 0 {
+		return []QueuedEvent{}, nil
+	}
+	datasets, err := s.Datasets(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	return describeWith(evs, datasets), nil
+}
+
+func describeWith(evs []models.Event, datasets []models.Dataset) []QueuedEvent {
+	names := map[int64]string{}
+	for _, d := range datasets {
+		names[d.ID] = d.Name
+	}
+	out := make([]QueuedEvent, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, QueuedEvent{EventName: e.EventName, EventID: e.EventID, Dataset: names[e.DatasetID], Status: e.Status})
+	}
+	return out
+}
+
+// junkCancel is the reason on events a person's junk verdict held back.
+const junkCancel = "not sent: a person marked the lead junk"
+
+// Mark records a person's stage change or junk verdict on a lead. Marking
+// junk holds back the lead's unsent events; marking not junk makes the lead
+// eligible for sending like any other lead.
+func (c *Capturer) Mark(ctx context.Context, change *models.StageChange) (models.Lead, error) {
+	var l models.Lead
+	queued := false
+	err := c.store.Tx(ctx, func(tx *store.Store) error {
+		var err error
+		if l, err = tx.AddStageChange(ctx, change); err != nil {
+			return err
+		}
+		switch change.Stage {
+		case models.StageJunk:
+			return tx.CancelLeadEvents(ctx, l.AccountID, l.ID, junkCancel)
+		case models.StageNotJunk:
+			if err := tx.RequeueLeadEvents(ctx, l.AccountID, l.ID, junkCancel); err != nil {
+				return err
+			}
+			evs, err := enqueueDefault(ctx, tx, l)
+			queued = len(evs) > 0
+			return err
+		}
+		return nil
+	})
+	if err == nil && queued {
+		c.notify()
+	}
+	return l, err
 }
 
 // JunkSettings reads an account's junk settings, filled with defaults.

@@ -1,0 +1,414 @@
+// Package dispatch sends queued events to Meta's Conversions API: it claims
+// due events per dataset in batches of up to 1000, builds and validates each
+// event on its own, sends one request, and records what Meta answered.
+// The database row is the truth: a dispatcher that dies mid-batch loses
+// nothing, because its lease runs out and another claims the batch again
+// with the same event ids, which Meta deduplicates.
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// Sender posts one batch to Meta; *capi.Client is the real one.
+type Sender interface {
+	Send(ctx context.Context, t capi.Target, events []json.RawMessage) (capi.Response, error)
+}
+
+// Limits of the dispatcher.
+const (
+	// MaxBatch is Meta's limit of events per request.
+	MaxBatch = 1000
+	// MaxAge is how old an event may be; older ones make Meta refuse the
+	// whole request, so they are expired instead of sent.
+	MaxAge = 7 * 24 * time.Hour
+	// maxAttempts bounds retries of transient failures.
+	maxAttempts = 12
+	maxBackoff  = time.Hour
+)
+
+// Options configures a Dispatcher.
+type Options struct {
+	Store  *store.Store
+	Sender Sender
+	// Box opens the datasets' sealed tokens.
+	Box *seal.Box
+	Log *slog.Logger
+	// GraphURL is Meta's Graph API base URL (META_GRAPH_URL).
+	GraphURL string
+	// DefaultVersion is used for datasets that name no API version.
+	DefaultVersion string
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Lease is how long a claimed batch belongs to this dispatcher.
+	Lease time.Duration
+	// Idle is how often an idle dispatcher looks for due events.
+	Idle time.Duration
+	// Metrics receives counts; nil records nothing.
+	Metrics *Metrics
+}
+
+// Dispatcher sends queued events; several may run on one Postgres.
+type Dispatcher struct {
+	o    Options
+	wake chan struct{}
+}
+
+// New returns a Dispatcher.
+func New(o Options) *Dispatcher {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Lease == 0 {
+		o.Lease = 2 * time.Minute
+	}
+	if o.Idle == 0 {
+		o.Idle = time.Second
+	}
+	if o.DefaultVersion == "" {
+		o.DefaultVersion = "v24.0"
+	}
+	return &Dispatcher{o: o, wake: make(chan struct{}, 1)}
+}
+
+// Notify wakes the dispatcher at once, after events were queued in this
+// process. Other replicas find them at their next idle tick.
+func (d *Dispatcher) Notify() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run sends due events until ctx is done. A batch in flight when ctx ends
+// is finished (or released) before Run returns.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	t := time.NewTicker(d.o.Idle)
+	defer t.Stop()
+	for {
+		if _, err := d.Drain(ctx); err != nil && ctx.Err() == nil {
+			d.o.Log.Error("dispatch", slog.Any("error", err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-d.wake:
+		}
+	}
+}
+
+// Drain sends batches until no dataset has due events, and returns how many
+// events it settled. Tests call it directly.
+func (d *Dispatcher) Drain(ctx context.Context) (int, error) {
+	total := 0
+	for ctx.Err() == nil {
+		ids, err := d.o.Store.DueDatasets(ctx, d.o.Now())
+		if err != nil {
+			return total, err
+		}
+		progress := 0
+		for _, id := range ids {
+			if ctx.Err() != nil {
+				break
+			}
+			n, err := d.Batch(ctx, id)
+			if err != nil {
+				return total, err
+			}
+			progress += n
+		}
+		total += progress
+		if progress == 0 {
+			return total, nil
+		}
+	}
+	return total, nil
+}
+
+// Batch claims and sends one batch of a dataset and returns how many
+// events it claimed.
+func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
+	s := d.o.Store
+	ds, err := s.DatasetByID(ctx, datasetID)
+	if err != nil {
+		return 0, err
+	}
+	now := d.o.Now()
+	if ds.PausedAt != nil || (ds.ThrottledUntil != nil && ds.ThrottledUntil.After(now)) {
+		return 0, nil
+	}
+	evs, err := s.ClaimEvents(ctx, ds.ID, now, d.o.Lease, MaxBatch)
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	// From here the batch is ours: finish it even when ctx ends (shutdown),
+	// within the lease, so nothing waits for the lease to run out.
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.o.Lease/2)
+	defer cancel()
+	if err := d.process(work, ds, evs); err != nil {
+		ids := make([]int64, len(evs))
+		for i, e := range evs {
+			ids[i] = e.ID
+		}
+		if rerr := s.ReleaseEvents(work, ids); rerr != nil {
+			d.o.Log.Error("release batch", slog.Any("error", rerr))
+		}
+		return 0, err
+	}
+	return len(evs), nil
+}
+
+// prepared is a claimed event with its payload.
+type prepared struct {
+	event   models.Event
+	payload json.RawMessage
+}
+
+func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, evs []models.Event) error {
+	s := d.o.Store
+	now := d.o.Now()
+	acc, err := s.Account(ctx, ds.AccountID)
+	if err != nil {
+		return err
+	}
+	leadIDs := make([]int64, 0, len(evs))
+	for _, e := range evs {
+		leadIDs = append(leadIDs, e.LeadID)
+	}
+	leads, err := s.LeadsByIDs(ctx, leadIDs)
+	if err != nil {
+		return err
+	}
+
+	var outs []store.Outcome
+	var ready []prepared
+	for _, e := range evs {
+		if now.Sub(e.EventTime) > MaxAge {
+			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventExpired,
+				Error: fmt.Sprintf("event_time %s is more than 7 days ago; Meta would refuse the whole batch", e.EventTime.UTC().Format(time.RFC3339))})
+			continue
+		}
+		l, ok := leads[e.LeadID]
+		if !ok {
+			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "the lead no longer exists"})
+			continue
+		}
+		var keys normalize.Keys
+		_ = json.Unmarshal([]byte(l.MatchKeys), &keys)
+		se := capi.Build(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
+		body, err := json.Marshal(se)
+		if err != nil {
+			return err
+		}
+		if verr := capi.Validate(se, now); verr != nil {
+			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "not sent: " + verr.Error(), Payload: string(body)})
+			continue
+		}
+		ready = append(ready, prepared{event: e, payload: body})
+	}
+
+	if ds.Mode == models.ModeDryRun {
+		for _, p := range ready {
+			outs = append(outs, store.Outcome{ID: p.event.ID, Status: models.EventDryRun, Payload: string(p.payload)})
+		}
+		d.o.Metrics.settled(outs)
+		return s.SettleEvents(ctx, nil, "", now, outs)
+	}
+	if len(outs) > 0 {
+		d.o.Metrics.settled(outs)
+		if err := s.SettleEvents(ctx, nil, "", now, outs); err != nil {
+			return err
+		}
+	}
+	if len(ready) == 0 {
+		return nil
+	}
+	target, err := d.target(ds)
+	if err != nil {
+		reason := err.Error()
+		if perr := s.PauseDataset(ctx, ds.ID, reason, now); perr != nil {
+			return perr
+		}
+		return d.requeue(ctx, ready, time.Time{}, reason)
+	}
+	return d.send(ctx, ds, target, ready)
+}
+
+// target is where and how to send for a dataset.
+func (d *Dispatcher) target(ds models.Dataset) (capi.Target, error) {
+	t := capi.Target{BaseURL: d.o.GraphURL, Version: ds.APIVersion, PixelID: ds.PixelID}
+	if t.Version == "" {
+		t.Version = d.o.DefaultVersion
+	}
+	if ds.Mode == models.ModeTest {
+		t.TestEventCode = ds.TestEventCode
+	}
+	if ds.TokenSealed == "" {
+		return t, errors.New("the dataset has no access token")
+	}
+	tok, err := d.o.Box.Open(ds.TokenSealed, TokenLabel(ds.ID))
+	if err != nil {
+		return t, errors.New("the access token cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
+	}
+	t.Token = tok
+	if ds.AppSecretSealed != "" {
+		sec, err := d.o.Box.Open(ds.AppSecretSealed, AppSecretLabel(ds.ID))
+		if err != nil {
+			return t, errors.New("the app secret cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
+		}
+		t.AppSecret = sec
+	}
+	return t, nil
+}
+
+// TokenLabel and AppSecretLabel bind sealed secrets to their dataset.
+func TokenLabel(datasetID int64) string {
+	return "dataset:" + strconv.FormatInt(datasetID, 10) + ":token"
+}
+
+// AppSecretLabel is the seal label of a dataset's app secret.
+func AppSecretLabel(datasetID int64) string {
+	return "dataset:" + strconv.FormatInt(datasetID, 10) + ":app_secret"
+}
+
+// send posts a batch; when Meta refuses it as invalid, it splits the batch
+// in halves until the bad events are alone, so the good ones still go.
+func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, t capi.Target, batch []prepared) error {
+	s := d.o.Store
+	payloads := make([]json.RawMessage, len(batch))
+	for i, p := range batch {
+		payloads[i] = p.payload
+	}
+	start := d.o.Now()
+	resp, err := d.o.Sender.Send(ctx, t, payloads)
+	elapsed := d.o.Now().Sub(start)
+	d.o.Metrics.request(elapsed, len(batch))
+
+	req := models.SendRequest{
+		AccountID: ds.AccountID, DatasetID: ds.ID, Kind: "batch", StartedAt: start.UTC(),
+		DurationMS: int(elapsed.Milliseconds()), EventsCount: len(batch), HTTPStatus: resp.HTTPStatus,
+		EventsReceived: resp.EventsReceived, FBTraceID: resp.FBTraceID, Response: string(resp.Body),
+	}
+	switch {
+	case err != nil:
+		req.Error = err.Error()
+	case resp.Err != nil:
+		req.Error = resp.Err.Error()
+	case resp.HTTPStatus >= 300:
+		req.Error = fmt.Sprintf("HTTP %d", resp.HTTPStatus)
+	}
+	if ierr := s.InsertSendRequest(ctx, &req); ierr != nil {
+		return ierr
+	}
+	now := d.o.Now()
+
+	switch {
+	case err != nil:
+		return d.retry(ctx, batch, "network: "+err.Error())
+	case resp.HTTPStatus >= 200 && resp.HTTPStatus < 300 && resp.Err == nil:
+		outs := make([]store.Outcome, len(batch))
+		for i, p := range batch {
+			outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventSent, Payload: string(p.payload)}
+		}
+		d.o.Metrics.settled(outs)
+		return s.SettleEvents(ctx, &req.ID, resp.FBTraceID, now, outs)
+	case resp.Err != nil && resp.Err.TokenInvalid():
+		// Never retry a refused token blindly: pause and tell a person.
+		reason := "Meta refused the access token: " + resp.Err.Message
+		d.o.Log.Warn("dataset paused", slog.Int64("dataset_id", ds.ID), slog.String("reason", reason))
+		if err := s.PauseDataset(ctx, ds.ID, reason, now); err != nil {
+			return err
+		}
+		return d.requeue(ctx, batch, time.Time{}, reason)
+	case resp.Err != nil && resp.Err.Throttled():
+		wait := backoff(batch[0].event.Attempts)
+		if err := s.ThrottleDataset(ctx, ds.ID, now.Add(wait)); err != nil {
+			return err
+		}
+		return d.retry(ctx, batch, "throttled by Meta: "+resp.Err.Message)
+	case resp.HTTPStatus >= 500 || (resp.Err != nil && resp.Err.Retryable()):
+		msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
+		if resp.Err != nil {
+			msg = resp.Err.Error()
+		}
+		return d.retry(ctx, batch, "Meta error, will retry: "+msg)
+	}
+	// Meta refused the batch as invalid: one bad event sinks all. Split.
+	if len(batch) > 1 {
+		mid := len(batch) / 2
+		if err := d.send(ctx, ds, t, batch[:mid]); err != nil {
+			return err
+		}
+		return d.send(ctx, ds, t, batch[mid:])
+	}
+	msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
+	if resp.Err != nil {
+		msg = resp.Err.Error()
+	}
+	out := []store.Outcome{{ID: batch[0].event.ID, Status: models.EventFailed, Error: "Meta refused: " + msg, Payload: string(batch[0].payload)}}
+	d.o.Metrics.settled(out)
+	return s.SettleEvents(ctx, &req.ID, resp.FBTraceID, now, out)
+}
+
+// retry schedules a batch again with backoff, or fails events that have
+// used up their attempts.
+func (d *Dispatcher) retry(ctx context.Context, batch []prepared, reason string) error {
+	now := d.o.Now()
+	outs := make([]store.Outcome, 0, len(batch))
+	for _, p := range batch {
+		if p.event.Attempts >= maxAttempts {
+			outs = append(outs, store.Outcome{ID: p.event.ID, Status: models.EventFailed, Error: fmt.Sprintf("gave up after %d attempts: %s", p.event.Attempts, reason), Payload: string(p.payload)})
+			continue
+		}
+		outs = append(outs, store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: now.Add(backoff(p.event.Attempts))})
+	}
+	d.o.Metrics.settled(outs)
+	return d.o.Store.SettleEvents(ctx, nil, "", now, outs)
+}
+
+// requeue puts a batch back without spending an attempt, for a paused
+// dataset: it goes out once a person fixes the token.
+func (d *Dispatcher) requeue(ctx context.Context, batch []prepared, at time.Time, reason string) error {
+	if at.IsZero() {
+		at = d.o.Now()
+	}
+	ids := make([]int64, len(batch))
+	for i, p := range batch {
+		ids[i] = p.event.ID
+	}
+	if err := d.o.Store.ReleaseEvents(ctx, ids); err != nil {
+		return err
+	}
+	outs := make([]store.Outcome, len(batch))
+	for i, p := range batch {
+		outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: at}
+	}
+	return d.o.Store.SettleEvents(ctx, nil, "", d.o.Now(), outs)
+}
+
+// backoff is attempt⁴ seconds with ±20% jitter, capped at an hour: 1 s,
+// 16 s, 81 s, 4 min, 10 min, 21 min, ...
+func backoff(attempt int) time.Duration {
+	a := float64(max(attempt, 1))
+	d := time.Duration(math.Min(math.Pow(a, 4), maxBackoff.Seconds()) * float64(time.Second))
+	jitter := 0.8 + 0.4*rand.Float64()
+	return time.Duration(float64(d) * jitter)
+}

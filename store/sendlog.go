@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// EventFilter narrows the send log; zero values mean "any".
+type EventFilter struct {
+	Status    models.EventStatus
+	EventName string
+	DatasetID int64
+	From, To  time.Time
+}
+
+// EventCursor is the position after the last event of a page.
+type EventCursor struct {
+	CreatedAt time.Time
+	ID        int64
+}
+
+func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter, withStatus bool) *gorm.DB {
+	q := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID)
+	if withStatus && f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.EventName != "" {
+		q = q.Where("event_name = ?", f.EventName)
+	}
+	if f.DatasetID != 0 {
+		q = q.Where("dataset_id = ?", f.DatasetID)
+	}
+	if !f.From.IsZero() {
+		q = q.Where("created_at >= ?", f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		q = q.Where("created_at < ?", f.To.UTC())
+	}
+	return q
+}
+
+// Events lists an account's events matching f, newest first.
+func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, after *EventCursor, limit int) ([]models.Event, error) {
+	q := s.filterEvents(ctx, accountID, f, true)
+	if after != nil {
+		q = q.Where("(created_at < ? OR (created_at = ? AND id < ?))", after.CreatedAt.UTC(), after.CreatedAt.UTC(), after.ID)
+	}
+	var evs []models.Event
+	err := q.Order("created_at DESC, id DESC").Limit(limit).Find(&evs).Error
+	return evs, wrap("list events", err)
+}
+
+// EventCounts counts an account's events matching f (its status aside) per
+// status.
+func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter) (map[models.EventStatus]int64, error) {
+	var rows []struct {
+		Status models.EventStatus
+		N      int64
+	}
+	err := s.filterEvents(ctx, accountID, f, false).Select("status, COUNT(*) AS n").Group("status").Scan(&rows).Error
+	out := map[models.EventStatus]int64{}
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, wrap("count events", err)
+}
+
+// DatasetCounts counts an account's events per dataset and status.
+func (s *Store) DatasetCounts(ctx context.Context, accountID int64) (map[int64]map[models.EventStatus]int64, error) {
+	var rows []struct {
+		DatasetID int64
+		Status    models.EventStatus
+		N         int64
+	}
+	err := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID).
+		Select("dataset_id, status, COUNT(*) AS n").Group("dataset_id, status").Scan(&rows).Error
+	out := map[int64]map[models.EventStatus]int64{}
+	for _, r := range rows {
+		if out[r.DatasetID] == nil {
+			out[r.DatasetID] = map[models.EventStatus]int64{}
+		}
+		out[r.DatasetID][r.Status] = r.N
+	}
+	return out, wrap("dataset counts", err)
+}
+
+// Event finds one event of an account.
+func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, error) {
+	var e models.Event
+	err := s.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Take(&e).Error
+	return e, wrap("event", err)
+}
+
+// RetryEvents queues an account's failed events again now, with a fresh
+// count of attempts: all failed ones when ids is empty. It returns how many
+// it queued.
+func (s *Store) RetryEvents(ctx context.Context, accountID int64, ids []int64, now time.Time) (int64, error) {
+	q := s.q(ctx).Model(&models.Event{}).Where("account_id = ? AND status = ?", accountID, models.EventFailed)
+	if len(ids) > 0 {
+		q = q.Where("id IN ?", ids)
+	}
+	res := q.Updates(map[string]any{"status": models.EventQueued, "attempts": 0, "next_attempt_at": now.UTC(),
+		"last_error": "", "updated_at": now.UTC()})
+	return res.RowsAffected, wrap("retry events", res.Error)
+}
+
+// SendRequests lists a dataset's latest requests to Meta.
+func (s *Store) SendRequests(ctx context.Context, accountID, datasetID int64, limit int) ([]models.SendRequest, error) {
+	var rs []models.SendRequest
+	err := s.q(ctx).Where("account_id = ? AND dataset_id = ?", accountID, datasetID).
+		Order("started_at DESC, id DESC").Limit(limit).Find(&rs).Error
+	return rs, wrap("send requests", err)
+}
+
+// SendRequest finds one request of an account.
+func (s *Store) SendRequest(ctx context.Context, accountID, id int64) (models.SendRequest, error) {
+	var r models.SendRequest
+	err := s.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Take(&r).Error
+	return r, wrap("send request", err)
+}
+
+// ResumeDataset clears a dataset's pause, after a person saved a new token,
+// and queues its waiting events at once.
+func (s *Store) ResumeDataset(ctx context.Context, accountID, id int64, now time.Time) error {
+	return wrap("resume dataset", s.Tx(ctx, func(tx *Store) error {
+		res := tx.q(ctx).Model(&models.Dataset{}).Where("account_id = ? AND id = ?", accountID, id).
+			Updates(map[string]any{"paused_at": nil, "paused_reason": "", "throttled_until": nil, "updated_at": now.UTC()})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		return tx.q(ctx).Model(&models.Event{}).Where("dataset_id = ? AND status = ?", id, models.EventQueued).
+			Update("next_attempt_at", now.UTC()).Error
+	}))
+}

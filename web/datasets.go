@@ -1,0 +1,375 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+var (
+	pixelIDRE    = regexp.MustCompile(`^[0-9]{5,20}$`)
+	apiVersionRE = regexp.MustCompile(`^v[0-9]{1,3}\.[0-9]$`)
+)
+
+func (h *Handler) datasetForm(d models.Dataset, canSecrets bool) views.DatasetForm {
+	version := d.APIVersion
+	if version == "" {
+		version = h.apiVersion
+	}
+	return views.DatasetForm{
+		ID:            d.ID,
+		Name:          views.Field{Name: "name", Label: "Name", Required: true, Value: d.Name, Hint: "Referred to by send rules and setup files."},
+		PixelID:       views.Field{Name: "pixel_id", Label: "Dataset id", Required: true, Value: d.PixelID, Hint: "Events Manager → Data sources → the dataset's id (digits)."},
+		Token:         views.Field{Name: "access_token", Label: "Access token", Type: "password", Autocomplete: "off", Hint: tokenHint(d)},
+		AppSecret:     views.Field{Name: "app_secret", Label: "App secret (optional)", Type: "password", Autocomplete: "off", Hint: appSecretHint(d)},
+		TestEventCode: views.Field{Name: "test_event_code", Label: "Test event code", Value: d.TestEventCode, Hint: "From Events Manager → Test events, e.g. TEST12345."},
+		APIVersion:    views.Field{Name: "api_version", Label: "Graph API version", Value: version},
+		Mode:          views.Field{Name: "mode", Label: "Mode", Value: string(d.Mode)},
+		LDU:           views.Field{Name: "ldu", Label: "Limited Data Use", Value: string(d.LDU)},
+		TokenLast4:    d.TokenLast4,
+		HasAppSecret:  d.AppSecretSealed != "",
+		CanSetSecrets: canSecrets,
+	}
+}
+
+func tokenHint(d models.Dataset) string {
+	if d.TokenLast4 != "" {
+		return "Stored: …" + d.TokenLast4 + ". Leave empty to keep it; it is never shown."
+	}
+	return "A Conversions API token from Events Manager → Settings. Stored encrypted; never shown again."
+}
+
+func appSecretHint(d models.Dataset) string {
+	if d.AppSecretSealed != "" {
+		return "Stored. Leave empty to keep it. Adds appsecret_proof to each request."
+	}
+	return "Adds appsecret_proof to each request, when your app requires it."
+}
+
+func (h *Handler) showDatasets(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	ds, err := h.store.Datasets(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	counts, err := h.store.DatasetCounts(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	items := make([]views.DatasetItem, 0, len(ds))
+	for _, d := range ds {
+		n := counts[d.ID]
+		items = append(items, views.DatasetItem{Dataset: d, Queued: n[models.EventQueued] + n[models.EventSending],
+			Sent: n[models.EventSent], Failed: n[models.EventFailed] + n[models.EventExpired]})
+	}
+	p := h.page(c, "Datasets")
+	p.Nav = "datasets"
+	return render(c, http.StatusOK, views.DatasetsPage(p, items))
+}
+
+func (h *Handler) showNewDataset(c echo.Context) error {
+	f := h.datasetForm(models.Dataset{Mode: models.ModeDryRun, LDU: models.LDUOff}, true)
+	return h.renderDataset(c, http.StatusOK, f, nil, nil)
+}
+
+func (h *Handler) renderDataset(c echo.Context, status int, f views.DatasetForm, d *models.Dataset, test *views.TestResult) error {
+	a := currentAccount(c)
+	var reqs []views.RequestItem
+	title := "Connect a dataset"
+	if d != nil {
+		title = d.Name
+		rs, err := h.store.SendRequests(c.Request().Context(), a.ID, d.ID, 20)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			reqs = append(reqs, views.RequestItem{When: h.formatTime(a.Account, &r.StartedAt), Kind: r.Kind, Events: r.EventsCount,
+				Status: r.HTTPStatus, Received: r.EventsReceived, Duration: r.DurationMS, Trace: r.FBTraceID, Error: r.Error})
+		}
+	}
+	p := h.page(c, title)
+	p.Nav = "datasets"
+	return render(c, status, views.DatasetPage(p, f, d, reqs, test))
+}
+
+func (h *Handler) datasetParam(c echo.Context) (models.Dataset, error) {
+	id, err := strconv.ParseInt(c.Param("dataset"), 10, 64)
+	if err != nil {
+		return models.Dataset{}, store.ErrNotFound
+	}
+	return h.store.Dataset(c.Request().Context(), currentAccount(c).ID, id)
+}
+
+func (h *Handler) showDataset(c echo.Context) error {
+	d, err := h.datasetParam(c)
+	if err != nil {
+		return err
+	}
+	f := h.datasetForm(d, currentAccount(c).Role.AtLeast(models.RoleOwner))
+	return h.renderDataset(c, http.StatusOK, f, &d, nil)
+}
+
+// readDatasetForm applies the posted form to d and says what is wrong.
+func (h *Handler) readDatasetForm(c echo.Context, d *models.Dataset, canSecrets bool) (views.DatasetForm, string, string, bool) {
+	d.Name = strings.TrimSpace(c.FormValue("name"))
+	d.PixelID = strings.TrimSpace(c.FormValue("pixel_id"))
+	d.TestEventCode = strings.TrimSpace(c.FormValue("test_event_code"))
+	d.APIVersion = strings.TrimSpace(c.FormValue("api_version"))
+	d.Mode = models.Mode(c.FormValue("mode"))
+	d.LDU = models.LDU(c.FormValue("ldu"))
+	token, appSecret := "", ""
+	if canSecrets {
+		token = strings.TrimSpace(c.FormValue("access_token"))
+		appSecret = strings.TrimSpace(c.FormValue("app_secret"))
+	}
+	f := h.datasetForm(*d, canSecrets)
+	f.Name.Error = validName(d.Name)
+	if !pixelIDRE.MatchString(d.PixelID) {
+		f.PixelID.Error = "Enter the dataset id: digits only, as Events Manager shows it."
+	}
+	if d.APIVersion != "" && !apiVersionRE.MatchString(d.APIVersion) {
+		f.APIVersion.Error = "Write the version like v24.0."
+	}
+	switch d.Mode {
+	case models.ModeLive, models.ModeTest, models.ModeDryRun:
+	default:
+		f.Mode.Error = "Choose a mode."
+	}
+	switch d.LDU {
+	case models.LDUOff, models.LDUCalifornia, models.LDUAlways:
+	default:
+		f.LDU.Error = "Choose a Limited Data Use setting."
+	}
+	if d.Mode == models.ModeTest && d.TestEventCode == "" {
+		f.TestEventCode.Error = "Test mode needs the test event code from Events Manager."
+	}
+	if d.Mode != models.ModeDryRun && d.TokenSealed == "" && token == "" {
+		f.Token.Error = "Live and test modes need an access token; use dry run until you have one."
+	}
+	if strings.ContainsAny(token, " \t\n") {
+		f.Token.Error = "An access token has no spaces; paste it again."
+	}
+	ok := f.Name.Error == "" && f.PixelID.Error == "" && f.APIVersion.Error == "" && f.Mode.Error == "" &&
+		f.LDU.Error == "" && f.TestEventCode.Error == "" && f.Token.Error == ""
+	return f, token, appSecret, ok
+}
+
+func (h *Handler) createDataset(c echo.Context) error {
+	a := currentAccount(c)
+	d := models.Dataset{AccountID: a.ID}
+	f, token, appSecret, ok := h.readDatasetForm(c, &d, true)
+	if !ok {
+		return h.renderDataset(c, http.StatusUnprocessableEntity, f, nil, nil)
+	}
+	ctx := c.Request().Context()
+	err := h.store.Tx(ctx, func(tx *store.Store) error {
+		if err := tx.CreateDataset(ctx, &d); err != nil {
+			return err
+		}
+		// The seal label names the dataset id, known only after the insert.
+		if token == "" && appSecret == "" {
+			return nil
+		}
+		h.sealSecrets(&d, token, appSecret)
+		return tx.SaveDataset(ctx, &d)
+	})
+	if errors.Is(err, store.ErrConflict) {
+		f.Name.Error = "Another dataset of this account has this name."
+		return h.renderDataset(c, http.StatusUnprocessableEntity, f, nil, nil)
+	}
+	if err != nil {
+		return err
+	}
+	h.log.Info("dataset connected", "account_id", a.ID, "dataset_id", d.ID, "mode", d.Mode)
+	setFlash(c, "ok", "Dataset "+d.Name+" connected.")
+	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(d.ID, 10)))
+}
+
+// sealSecrets encrypts new secrets into d; empty values keep the old ones.
+func (h *Handler) sealSecrets(d *models.Dataset, token, appSecret string) {
+	if token != "" {
+		d.TokenSealed = h.box.Seal(token, dispatch.TokenLabel(d.ID))
+		d.TokenLast4 = last4(token)
+		d.TokenEnv = ""
+	}
+	if appSecret != "" {
+		d.AppSecretSealed = h.box.Seal(appSecret, dispatch.AppSecretLabel(d.ID))
+		d.AppSecretEnv = ""
+	}
+}
+
+func last4(s string) string {
+	if len(s) <= 4 {
+		return ""
+	}
+	return s[len(s)-4:]
+}
+
+func (h *Handler) updateDataset(c echo.Context) error {
+	a := currentAccount(c)
+	d, err := h.datasetParam(c)
+	if err != nil {
+		return err
+	}
+	canSecrets := a.Role.AtLeast(models.RoleOwner)
+	before := d
+	f, token, appSecret, ok := h.readDatasetForm(c, &d, canSecrets)
+	if !ok {
+		return h.renderDataset(c, http.StatusUnprocessableEntity, f, &before, nil)
+	}
+	h.sealSecrets(&d, token, appSecret)
+	ctx := c.Request().Context()
+	err = h.store.SaveDataset(ctx, &d)
+	if errors.Is(err, store.ErrConflict) {
+		f.Name.Error = "Another dataset of this account has this name."
+		return h.renderDataset(c, http.StatusUnprocessableEntity, f, &before, nil)
+	}
+	if err != nil {
+		return err
+	}
+	msg := "Dataset saved."
+	if token != "" && d.PausedAt != nil {
+		// A new token is the fix a paused dataset waits for.
+		if err := h.store.ResumeDataset(ctx, a.ID, d.ID, h.now()); err != nil {
+			return err
+		}
+		h.notify()
+		msg = "New token saved: sending resumes now."
+	}
+	setFlash(c, "ok", msg)
+	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(d.ID, 10)))
+}
+
+// sendTestEvent posts one Lead event with the dataset's test event code and
+// shows Meta's answer in plain words.
+func (h *Handler) sendTestEvent(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	d, err := h.datasetParam(c)
+	if err != nil {
+		return err
+	}
+	f := h.datasetForm(d, a.Role.AtLeast(models.RoleOwner))
+	fail := func(title, msg string) error {
+		return h.renderDataset(c, http.StatusUnprocessableEntity, f, &d, &views.TestResult{Title: title, Message: msg})
+	}
+	if d.TestEventCode == "" {
+		return fail("No test event code.", "Copy it from Events Manager → Test events and save it here first.")
+	}
+	if d.TokenSealed == "" {
+		return fail("No access token.", "Save the dataset's Conversions API token first.")
+	}
+	tok, err := h.box.Open(d.TokenSealed, dispatch.TokenLabel(d.ID))
+	if err != nil {
+		return fail("The token cannot be decrypted.", "LEADSIGNAL_SECRET may have changed; save the token again.")
+	}
+	target := capi.Target{BaseURL: h.graphURL, Version: d.APIVersion, PixelID: d.PixelID, Token: tok, TestEventCode: d.TestEventCode}
+	if target.Version == "" {
+		target.Version = h.apiVersion
+	}
+	if d.AppSecretSealed != "" {
+		if target.AppSecret, err = h.box.Open(d.AppSecretSealed, dispatch.AppSecretLabel(d.ID)); err != nil {
+			return fail("The app secret cannot be decrypted.", "LEADSIGNAL_SECRET may have changed; save it again.")
+		}
+	}
+	now := h.now()
+	ev := testEvent(a.Account, d, now)
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	resp, serr := h.sender.Send(sendCtx, target, []json.RawMessage{body})
+	req := models.SendRequest{AccountID: a.ID, DatasetID: d.ID, Kind: "test", StartedAt: now.UTC(),
+		DurationMS: int(time.Since(start).Milliseconds()), EventsCount: 1, HTTPStatus: resp.HTTPStatus,
+		EventsReceived: resp.EventsReceived, FBTraceID: resp.FBTraceID, Response: string(resp.Body)}
+	result := &views.TestResult{}
+	switch {
+	case serr != nil:
+		req.Error = serr.Error()
+		result.Title, result.Message = "Meta could not be reached.", serr.Error()
+	case resp.Err != nil:
+		req.Error = resp.Err.Error()
+		result.Title = firstNonEmpty(resp.Err.UserTitle, "Meta refused the test event.")
+		result.Message = firstNonEmpty(resp.Err.UserMsg, resp.Err.Message) + fmt.Sprintf(" (code %d", resp.Err.Code)
+		if resp.Err.Subcode != 0 {
+			result.Message += fmt.Sprintf(", subcode %d", resp.Err.Subcode)
+		}
+		result.Message += ", fbtrace_id " + firstNonEmpty(resp.Err.FBTraceID, resp.FBTraceID) + ")"
+	case resp.HTTPStatus >= 300:
+		req.Error = fmt.Sprintf("HTTP %d", resp.HTTPStatus)
+		result.Title, result.Message = "Meta answered with an error.", req.Error
+	default:
+		result.OK = true
+		result.Title = fmt.Sprintf("Meta received %d event.", resp.EventsReceived)
+		result.Message = "Look for it in Events Manager → Test events. fbtrace_id " + resp.FBTraceID + "."
+	}
+	if err := h.store.InsertSendRequest(ctx, &req); err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if !result.OK {
+		status = http.StatusBadGateway
+	}
+	return h.renderDataset(c, status, f, &d, result)
+}
+
+// testEvent is a Lead event with made-up, hashed contact data: it proves
+// the connection without sending anyone's data.
+func testEvent(a models.Account, d models.Dataset, now time.Time) capi.ServerEvent {
+	keys := normalize.Normalize(normalize.Input{
+		Email: "test@leadsignal.invalid", ExternalID: "leadsignal-test", CapturedAt: now, DefaultCountry: a.DefaultCountry,
+	})
+	id := "test-" + strconv.FormatInt(now.UnixNano(), 36)
+	lead := models.Lead{ID: 0, AccountID: a.ID, Source: models.SourceCRM, ExternalID: &id, CreatedAt: now}
+	ev := models.Event{EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", id), EventTime: now, Origin: models.OriginTest}
+	return capi.Build(capi.BuildInput{Account: a, Dataset: d, Lead: lead, Keys: keys, Event: ev})
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// accountAlerts are the banners of an account: datasets paused because
+// Meta refused their token, with what waits and when it starts to expire.
+func (h *Handler) accountAlerts(c echo.Context, a models.Account) []views.Alert {
+	paused, err := h.store.PausedDatasets(c.Request().Context(), a.ID)
+	if err != nil {
+		h.log.Error("paused datasets", "error", err)
+		return nil
+	}
+	var out []views.Alert
+	for _, p := range paused {
+		msg := fmt.Sprintf("Sending to dataset %s is paused: %s %d events wait.", p.Name, p.PausedReason, p.Waiting)
+		if p.Oldest != nil {
+			msg += " The oldest expires " + h.formatTime(a, ptr(p.Oldest.Add(dispatch.MaxAge))) + "."
+		}
+		out = append(out, views.Alert{Message: msg, Link: views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(p.ID, 10)), LinkText: "Save a new token"})
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
