@@ -30,16 +30,29 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 			evs[i].NextAttemptAt = now
 		}
 	}
-	if err := s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&evs).Error; err != nil {
+	// Batches keep each statement under SQLite's limit of bound variables.
+	if err := s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&evs, 500).Error; err != nil {
 		return nil, wrap("enqueue events", err)
+	}
+	byDataset := map[int64][]string{}
+	for _, e := range evs {
+		byDataset[e.DatasetID] = append(byDataset[e.DatasetID], e.EventID)
+	}
+	stored := map[[2]any]models.Event{}
+	for ds, ids := range byDataset {
+		for start := 0; start < len(ids); start += 500 {
+			var got []models.Event
+			if err := s.q(ctx).Where("dataset_id = ? AND event_id IN ?", ds, ids[start:min(start+500, len(ids))]).Find(&got).Error; err != nil {
+				return nil, wrap("enqueue events", err)
+			}
+			for _, e := range got {
+				stored[[2]any{e.DatasetID, e.EventID}] = e
+			}
+		}
 	}
 	out := make([]models.Event, 0, len(evs))
 	for _, e := range evs {
-		var stored models.Event
-		if err := s.q(ctx).Where("dataset_id = ? AND event_id = ?", e.DatasetID, e.EventID).Take(&stored).Error; err != nil {
-			return nil, wrap("enqueue events", err)
-		}
-		out = append(out, stored)
+		out = append(out, stored[[2]any{e.DatasetID, e.EventID}])
 	}
 	return out, nil
 }

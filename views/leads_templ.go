@@ -570,7 +570,7 @@ func leadFilterForm(p Page, f LeadFilter) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "\" placeholder=\"email, phone or name\"></label><div class=\"filter-actions\"><button type=\"submit\">Filter</button></div></div></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "\" placeholder=\"Email, phone, name\"></label><div class=\"filter-actions\"><button type=\"submit\">Filter</button></div></div></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

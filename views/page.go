@@ -85,3 +85,10 @@ func navCurrent(p Page, name string) string {
 
 // LeadID is set on lead pages, for the forms' URLs.
 func (p Page) leadID() string { return itoa(p.Lead) }
+
+// withoutFlash is the page without its flash, for a component that would
+// otherwise show the layout's message a second time.
+func (p Page) withoutFlash() Page {
+	p.Flash = Flash{}
+	return p
+}

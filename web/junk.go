@@ -37,7 +37,7 @@ func junkForm(a models.Account) (views.JunkForm, error) {
 		label, help := junk.Describe(sig)
 		row := views.JunkRow{Signal: string(sig), Label: label, Help: help, Enabled: st.Enabled}
 		if l, ok := thresholdLabels[sig]; ok {
-			row.Threshold = views.Field{Name: "threshold_" + string(sig), Label: l, Type: "number",
+			row.Threshold = views.Field{Name: "threshold_" + string(sig), Label: l, Type: "text",
 				Value: strconv.FormatFloat(st.Threshold, 'f', -1, 64)}
 		}
 		if hasKeywords(sig) {
@@ -121,7 +121,10 @@ func (h *Handler) updateJunk(c echo.Context) error {
 	if err := h.store.UpdateJunkSettings(c.Request().Context(), a.ID, string(b)); err != nil {
 		return err
 	}
-	setFlash(c, "ok", "Junk signals saved. They apply to leads captured from now on.")
+	session(c).Values[keyJunkSaved] = true
+	if err := saveSession(c); err != nil {
+		return err
+	}
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/settings#junk"))
 }
 

@@ -32,15 +32,14 @@ func (h *Handler) createKey(c echo.Context) error {
 		return err
 	}
 	h.log.Info("ingest key created", "account_id", a.ID, "key_id", k.ID, "key_prefix", k.Prefix)
-	// The secret is rendered once, in this response, and never stored: no
-	// redirect, so it is not kept in a session or a URL either.
-	v, err = h.settingsView(c)
-	if err != nil {
+	// The secret is not stored. It rides once in the encrypted session
+	// cookie to the settings page, which shows it and forgets it, so a
+	// reload neither shows it again nor creates another key.
+	session(c).Values[keyNewKey] = k.Name + "\x00" + secret
+	if err := saveSession(c); err != nil {
 		return err
 	}
-	v.NewKey, v.NewKeyName = secret, k.Name
-	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	return h.renderSettings(c, http.StatusOK, v)
+	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/settings#keys"))
 }
 
 func (h *Handler) revokeKey(c echo.Context) error {

@@ -153,7 +153,8 @@ func TestIngestKeysAndJunkSettingsPages(t *testing.T) {
 			t.Errorf("empty key name = %d", r.status)
 		}
 		r = b.post(base+"/keys", url.Values{"key_name": {"Website"}})
-		wantStatus(t, "create key", r, http.StatusOK)
+		wantStatus(t, "create key", r, http.StatusSeeOther)
+		r = b.get(base + "/settings")
 		secret := r.text("new-key-secret")
 		if !strings.HasPrefix(secret, "lsk_") {
 			t.Fatalf("new key secret = %q", secret)
@@ -161,6 +162,9 @@ func TestIngestKeysAndJunkSettingsPages(t *testing.T) {
 		ks, _ := s.IngestKeys(t.Context(), acc.ID)
 		if len(ks) != 1 || ks[0].KeyHash != store.HashIngestKey(secret) || strings.Contains(ks[0].Prefix, secret) {
 			t.Errorf("stored keys = %+v", ks)
+		}
+		if r.text("settings-flash") != "" {
+			t.Error("the account form repeats the page's flash")
 		}
 		// Shown once: the settings page never shows it again.
 		if r := b.get(base + "/settings"); strings.Contains(r.body, secret) {
@@ -189,6 +193,9 @@ func TestIngestKeysAndJunkSettingsPages(t *testing.T) {
 		form.Set("threshold_too_fast", "5")
 		r = b.post(base+"/junk", form)
 		wantStatus(t, "save junk settings", r, http.StatusSeeOther)
+		if r := b.get(base + "/settings"); r.text("junk-saved") == "" {
+			t.Error("no confirmation next to the junk form after saving")
+		}
 		got, _ := s.AccountBySlug(t.Context(), "acme")
 		if !strings.Contains(got.JunkSettings, `"threshold":5`) || !strings.Contains(got.JunkSettings, "backlinks") || !strings.Contains(got.JunkSettings, `"honeypot":{"enabled":false`) {
 			t.Errorf("stored junk settings = %s", got.JunkSettings)

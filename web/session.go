@@ -27,6 +27,8 @@ const (
 	ctxUser       = "user"
 	ctxAccount    = "account"
 	ctxDirty      = "session_dirty"
+	keyNewKey     = "new_key"
+	keyJunkSaved  = "junk_saved"
 )
 
 func newSessionStore(hashKey, blockKey []byte) *sessions.CookieStore {

@@ -76,6 +76,18 @@ func (h *Handler) showSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	sess := session(c)
+	if nk, ok := sess.Values[keyNewKey].(string); ok {
+		v.NewKeyName, v.NewKey, _ = strings.Cut(nk, "\x00")
+		delete(sess.Values, keyNewKey)
+		c.Set(ctxDirty, true)
+		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	}
+	if _, ok := sess.Values[keyJunkSaved]; ok {
+		v.Junk.Saved = true
+		delete(sess.Values, keyJunkSaved)
+		c.Set(ctxDirty, true)
+	}
 	return h.renderSettings(c, http.StatusOK, v)
 }
 

@@ -18,12 +18,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/term"
 
+	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/config"
 	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/web"
@@ -35,6 +41,8 @@ const usage = `usage:
   leadsignal user create --email E [--admin]     password read from stdin
   leadsignal account create --name N --slug S [--country CC] [--owner EMAIL]
   leadsignal key create --account SLUG --name N   prints a new ingest key once
+  leadsignal setup apply -f FILE       create or update accounts and datasets to match a setup file
+  leadsignal setup export --account SLUG   print an account's setup as JSON
 `
 
 func main() {
@@ -82,6 +90,11 @@ func run(ctx context.Context, args []string, e env) error {
 			return errors.New("unknown command; " + usage)
 		}
 		return createKey(ctx, args[1:], e)
+	case "setup":
+		if len(args) == 0 {
+			return errors.New("setup: say apply or export; " + usage)
+		}
+		return runSetup(ctx, args[0], args[1:], e)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return nil
@@ -144,12 +157,30 @@ func serve(ctx context.Context, e env) error {
 		return err
 	}
 
+	box, err := seal.New(cfg.Key("token-aead"))
+	if err != nil {
+		return err
+	}
+	sender := &capi.Client{}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	disp := dispatch.New(dispatch.Options{
+		Store: s, Sender: sender, Box: box, Log: log,
+		GraphURL: cfg.MetaGraphURL, DefaultVersion: cfg.MetaAPIVersion,
+		Metrics: dispatch.NewMetrics(reg, s),
+	})
 	srv := &http.Server{
 		Handler: web.New(web.Options{
 			Store:           s,
 			Log:             log,
 			SessionHashKey:  cfg.Key("session-hash"),
 			SessionBlockKey: cfg.Key("session-block"),
+			Box:             box,
+			Sender:          sender,
+			GraphURL:        cfg.MetaGraphURL,
+			APIVersion:      cfg.MetaAPIVersion,
+			Notify:          disp.Notify,
+			Metrics:         promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -167,6 +198,11 @@ func serve(ctx context.Context, e env) error {
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		// The dispatcher finishes or releases its batch in flight when
+		// gctx ends, then returns.
+		return disp.Run(gctx)
+	})
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -321,9 +322,70 @@ func TestAccountCreateFails(t *testing.T) {
 	})
 }
 
+func TestKeyCreate(t *testing.T) {
+	eachDB(t, func(t *testing.T, d db) {
+		ctx := t.Context()
+		d.mustRun(t, "", "account", "create", "--name", "Acme", "--slug", "acme")
+		r := d.mustRun(t, "", "key", "create", "--account", "acme", "--name", " website ")
+
+		// Only the key on stdout, so that scripts can capture it.
+		secret := strings.TrimSuffix(r.stdout, "\n")
+		if !strings.HasPrefix(secret, "lsk_") || strings.ContainsAny(secret, " \n") {
+			t.Fatalf("key create stdout = %q; want only the new lsk_ key", r.stdout)
+		}
+		if !strings.Contains(r.stderr, "only this once") {
+			t.Errorf("key create stderr = %q; want the warning that the key is shown once", r.stderr)
+		}
+
+		s := d.open(t)
+		acme, err := s.AccountBySlug(ctx, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := s.IngestKeyBySecret(ctx, secret, time.Now())
+		if err != nil {
+			t.Fatalf("IngestKeyBySecret(printed key): %v", err)
+		}
+		if k.AccountID != acme.ID || k.Name != "website" {
+			t.Errorf("key = account %d, name %q; want account %d, name website", k.AccountID, k.Name, acme.ID)
+		}
+		if strings.Contains(k.KeyHash, secret) {
+			t.Error("the key is stored in the clear")
+		}
+
+		second := strings.TrimSpace(d.mustRun(t, "", "key", "create", "--account", "acme", "--name", "website").stdout)
+		if second == secret {
+			t.Error("two key creates printed the same key")
+		}
+
+		tests := []struct {
+			name string
+			args []string
+			want []string
+		}{
+			{"unknown account", []string{"--account", "nope", "--name", "website"}, []string{`no account has slug "nope"`}},
+			{"missing --account", []string{"--name", "website"}, []string{"--account and --name are required"}},
+			{"blank --name", []string{"--account", "acme", "--name", " "}, []string{"--account and --name are required"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				args := append([]string{"key", "create"}, tt.args...)
+				r := d.run(t, "", args...)
+				wantErr(t, r, args, tt.want...)
+				if r.stdout != "" {
+					t.Errorf("failed key create printed %q; want nothing on stdout", r.stdout)
+				}
+			})
+		}
+		if ks, err := s.IngestKeys(ctx, acme.ID); err != nil || len(ks) != 2 {
+			t.Errorf("IngestKeys(acme) = %d keys, %v; want 2", len(ks), err)
+		}
+	})
+}
+
 func TestUnknownCommand(t *testing.T) {
 	d := sqliteDB(t)
-	for _, args := range [][]string{{"frobnicate"}, {"account"}, {"account", "delete"}} {
+	for _, args := range [][]string{{"frobnicate"}, {"account"}, {"account", "delete"}, {"key"}, {"key", "list"}} {
 		r := d.run(t, "", args...)
 		wantErr(t, r, args, "unknown command", "usage:")
 	}
@@ -336,35 +398,59 @@ func TestUnknownCommand(t *testing.T) {
 	}
 }
 
-// startServe starts `leadsignal serve` (or `leadsignal` alone) and returns its
-// address, a cancel that stops it, and a channel with run's result.
-func startServe(t *testing.T, d db, args ...string) (addr string, stop context.CancelFunc, done <-chan error, stdout *syncBuffer) {
+// server is a `leadsignal serve` running in the background.
+type server struct {
+	addr   string
+	stop   context.CancelFunc
+	done   chan struct{} // closed when run has returned
+	err    error         // run's result, set before done closes
+	stdout *syncBuffer
+}
+
+// wait returns run's result once it has returned, or fails the test when
+// that takes longer than timeout.
+func (s *server) wait(t *testing.T, timeout time.Duration) error {
+	t.Helper()
+	select {
+	case <-s.done:
+		return s.err
+	case <-time.After(timeout):
+		t.Fatalf("run did not return within %v", timeout)
+		return nil
+	}
+}
+
+// startServe starts `leadsignal serve` (or `leadsignal` alone) on a free
+// port and returns once it accepts connections. It is stopped when the test
+// ends.
+func startServe(t *testing.T, d db, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	ready := make(chan string, 1)
-	errc := make(chan error, 1)
-	stdout = &syncBuffer{}
+	s := &server{stop: cancel, done: make(chan struct{}), stdout: &syncBuffer{}}
 	e := env{
 		getenv: lookup(d.vars, map[string]string{"LEADSIGNAL_ADDR": "127.0.0.1:0"}),
 		stdin:  strings.NewReader(""),
-		stdout: stdout,
+		stdout: s.stdout,
 		stderr: io.Discard,
 		ready:  func(addr string) { ready <- addr },
 	}
-	go func() { errc <- run(ctx, args, e) }()
+	go func() {
+		defer close(s.done)
+		s.err = run(ctx, args, e)
+	}()
 	t.Cleanup(func() {
 		cancel()
-		<-errc
+		<-s.done
 	})
 	select {
-	case addr = <-ready:
-	case err := <-errc:
-		errc <- err
-		t.Fatalf("serve ended before it was ready: %v\nstdout: %s", err, stdout)
+	case s.addr = <-ready:
+	case <-s.done:
+		t.Fatalf("serve ended before it was ready: %v\nstdout: %s", s.err, s.stdout)
 	case <-time.After(30 * time.Second):
-		t.Fatalf("serve not ready after 30s\nstdout: %s", stdout)
+		t.Fatalf("serve not ready after 30s\nstdout: %s", s.stdout)
 	}
-	return addr, cancel, errc, stdout
+	return s
 }
 
 func get(t *testing.T, url string) (int, http.Header, string) {
@@ -398,7 +484,8 @@ func TestServe(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d := sqliteDB(t)
 			dataDir := d.vars["LEADSIGNAL_DATA"]
-			addr, stop, done, stdout := startServe(t, d, args...)
+			srv := startServe(t, d, args...)
+			addr := srv.addr
 
 			status, _, body := get(t, "http://"+addr+"/healthz")
 			if status != http.StatusOK || !strings.Contains(body, "ok") {
@@ -426,21 +513,51 @@ func TestServe(t *testing.T) {
 				t.Errorf("SQLite file: %v", err)
 			}
 
-			stop()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("run after cancel = %v; want nil (graceful shutdown)", err)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("run did not return within 5s of cancel")
+			srv.stop()
+			if err := srv.wait(t, 5*time.Second); err != nil {
+				t.Errorf("run after cancel = %v; want nil (graceful shutdown)", err)
 			}
 			for _, want := range []string{`"serving"`, `"shutting down"`} {
-				if !strings.Contains(stdout.String(), want) {
-					t.Errorf("serve log lacks %s:\n%s", want, stdout)
+				if !strings.Contains(srv.stdout.String(), want) {
+					t.Errorf("serve log lacks %s:\n%s", want, srv.stdout)
 				}
 			}
 		})
+	}
+}
+
+// TestServeCapturesLead is the quick start end to end: an account and an
+// ingest key made on the command line, a lead posted to the running server.
+func TestServeCapturesLead(t *testing.T) {
+	d := sqliteDB(t)
+	d.mustRun(t, "", "account", "create", "--name", "Acme", "--slug", "acme", "--country", "US")
+	key := strings.TrimSpace(d.mustRun(t, "", "key", "create", "--account", "acme", "--name", "website").stdout)
+	srv := startServe(t, d)
+
+	post := func(auth string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+srv.addr+"/api/v1/leads",
+			strings.NewReader(`{"email": "Jane.Doe@Example.com", "first_name": "Jane"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("POST /api/v1/leads: %v", err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	if status, body := post("Bearer " + key); status != http.StatusCreated || !strings.Contains(body, `"lead_id"`) {
+		t.Errorf("POST /api/v1/leads with the new key = %d %s; want 201 with a lead_id", status, body)
+	}
+	if status, body := post("Bearer lsk_wrong"); status != http.StatusUnauthorized {
+		t.Errorf("POST /api/v1/leads with a wrong key = %d %s; want 401", status, body)
 	}
 }
 
@@ -448,23 +565,23 @@ func TestServeKeepsSecretAcrossRestarts(t *testing.T) {
 	d := sqliteDB(t)
 	p := filepath.Join(d.vars["LEADSIGNAL_DATA"], "secret")
 
-	_, stop, done, _ := startServe(t, d)
+	srv := startServe(t, d)
 	first, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatalf("secret after first start: %v", err)
 	}
-	stop()
-	if err := <-done; err != nil {
+	srv.stop()
+	if err := srv.wait(t, 5*time.Second); err != nil {
 		t.Fatalf("first run: %v", err)
 	}
 
-	_, stop, done, _ = startServe(t, d)
+	srv = startServe(t, d)
 	second, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatalf("secret after restart: %v", err)
 	}
-	stop()
-	if err := <-done; err != nil {
+	srv.stop()
+	if err := srv.wait(t, 5*time.Second); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
 	if !bytes.Equal(first, second) {
@@ -475,17 +592,18 @@ func TestServeKeepsSecretAcrossRestarts(t *testing.T) {
 func TestServeWithEnvSecretWritesNoFile(t *testing.T) {
 	d := sqliteDB(t)
 	d.vars["LEADSIGNAL_SECRET"] = strings.Repeat("x", 32)
-	addr, _, _, _ := startServe(t, d)
-	if status, _, _ := get(t, "http://"+addr+"/healthz"); status != http.StatusOK {
+	srv := startServe(t, d)
+	if status, _, _ := get(t, "http://"+srv.addr+"/healthz"); status != http.StatusOK {
 		t.Errorf("GET /healthz = %d; want 200", status)
 	}
-	if _, err := os.Stat(filepath.Join(d.vars["LEADSIGNAL_DATA"], "secret")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(d.vars["LEADSIGNAL_DATA"], "secret")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("secret file stat err = %v; want none written when LEADSIGNAL_SECRET is set", err)
 	}
 }
 
 func TestServeAddrInUse(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leadsignal/leadsignal/internal/config"
+	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/seal"
+)
+
+const setupToken = "EAAsetuptokenvalue4242"
+
+const setupJSON = `{
+  "account": {"slug": "acme", "name": "Acme Inc", "timezone": "Europe/Berlin",
+              "default_country": "DE", "currency": "EUR", "crm_name": "HubSpot"},
+  "datasets": [
+    {"name": "Main", "pixel_id": "123456789012345", "access_token_env": "META_TOKEN_ACME",
+     "mode": "live", "ldu": "off"}
+  ],
+  "junk": {"too_fast": {"enabled": true, "threshold": 3}}
+}`
+
+func writeSetup(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "acme.json")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSetupApplyAndExport(t *testing.T) {
+	eachDB(t, func(t *testing.T, d db) {
+		file := writeSetup(t, setupJSON)
+		tokenEnv := map[string]string{"META_TOKEN_ACME": setupToken}
+
+		dry := d.runEnv(t, tokenEnv, "", "setup", "apply", "-f", file, "--dry-run")
+		if dry.err != nil {
+			t.Fatalf("setup apply --dry-run: %v\nstderr: %s", dry.err, dry.stderr)
+		}
+		if !strings.Contains(dry.stdout, "account: created acme") || !strings.Contains(dry.stdout, "dry run, nothing was changed") {
+			t.Errorf("dry run stdout = %q; want the changes it would make", dry.stdout)
+		}
+		if _, err := d.open(t).AccountBySlug(t.Context(), "acme"); err == nil {
+			t.Errorf("setup apply --dry-run created the account")
+		}
+
+		r := d.runEnv(t, tokenEnv, "", "setup", "apply", "-f", file)
+		if r.err != nil {
+			t.Fatalf("setup apply: %v\nstderr: %s", r.err, r.stderr)
+		}
+		for _, want := range []string{"account: created acme", `datasets[0]: created "Main"`,
+			"datasets[0].access_token_env: token set (from $META_TOKEN_ACME)", "junk.too_fast: default → on, threshold 3", "4 changes"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("setup apply stdout = %q; want it to contain %q", r.stdout, want)
+			}
+		}
+		if strings.Contains(r.stdout+r.stderr, setupToken) {
+			t.Errorf("setup apply printed the token")
+		}
+
+		// The token opens with the key serve derives from the same config.
+		cfg, err := config.Load(lookup(d.vars))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.EnsureSecret(); err != nil {
+			t.Fatal(err)
+		}
+		box, err := seal.New(cfg.Key("token-aead"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := d.open(t)
+		a, err := s.AccountBySlug(t.Context(), "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := s.Datasets(t.Context(), a.ID)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("datasets = %+v, %v; want Main", ds, err)
+		}
+		if tok, err := box.Open(ds[0].TokenSealed, dispatch.TokenLabel(ds[0].ID)); err != nil || tok != setupToken {
+			t.Errorf("stored token opens to %q, %v; want the env value", tok, err)
+		}
+
+		r = d.runEnv(t, tokenEnv, "", "setup", "apply", "-f", file)
+		if r.err != nil {
+			t.Fatalf("second setup apply: %v", r.err)
+		}
+		if want := "no changes: the database already matches " + file; !strings.Contains(r.stdout, want) {
+			t.Errorf("second setup apply stdout = %q; want %q", r.stdout, want)
+		}
+
+		ex := d.run(t, "", "setup", "export", "--account", "acme")
+		if ex.err != nil {
+			t.Fatalf("setup export: %v\nstderr: %s", ex.err, ex.stderr)
+		}
+		if strings.Contains(ex.stdout, setupToken) || strings.Contains(ex.stdout, "v1:") {
+			t.Errorf("setup export shows the token:\n%s", ex.stdout)
+		}
+		var got, want map[string]any
+		if err := json.Unmarshal([]byte(ex.stdout), &got); err != nil {
+			t.Fatalf("setup export printed invalid JSON: %v\n%s", err, ex.stdout)
+		}
+		if err := json.Unmarshal([]byte(setupJSON), &want); err != nil {
+			t.Fatal(err)
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) {
+			t.Errorf("setup export = %s; want the applied file %s", gb, wb)
+		}
+		if !strings.Contains(ex.stdout, "\n  \"account\"") {
+			t.Errorf("setup export is not indented:\n%s", ex.stdout)
+		}
+	})
+}
+
+func TestSetupApplyProblems(t *testing.T) {
+	d := sqliteDB(t)
+	file := writeSetup(t, `{
+  "account": {"slug": "Acme", "name": "Acme", "timezone": "UTC", "currency": "EUR"},
+  "datasets": [{"name": "Main", "pixel_id": "123456789", "mode": "live", "access_token_env": "META_TOKEN_ACME"}]
+}`)
+	args := []string{"setup", "apply", "-f", file}
+	r := d.run(t, "", args...)
+	wantErr(t, r, args, "setup file has 2 problems")
+	for _, want := range []string{"account.slug: use 2 to 40 lowercase", "datasets[0].access_token_env: environment variable META_TOKEN_ACME is not set"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr = %q; want a line starting %q", r.stderr, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(d.vars["LEADSIGNAL_DATA"], "leadsignal.db")); err == nil {
+		t.Errorf("an invalid setup file opened the database")
+	}
+
+	unknown := writeSetup(t, `{"account": {"slug": "acme"}, "send_rules": []}`)
+	args = []string{"setup", "apply", "-f", unknown}
+	r = d.run(t, "", args...)
+	wantErr(t, r, args, "setup file has 1 problem")
+	if !strings.Contains(r.stderr, "send_rules: not supported by this version") {
+		t.Errorf("stderr = %q; want the send_rules problem", r.stderr)
+	}
+
+	for _, args := range [][]string{
+		{"setup", "apply"},
+		{"setup", "apply", "-f", filepath.Join(t.TempDir(), "missing.json")},
+		{"setup", "export"},
+		{"setup", "export", "--account", "nobody"},
+		{"setup", "import"},
+	} {
+		if r := d.run(t, "", args...); r.err == nil {
+			t.Errorf("leadsignal %s = nil error; want one", strings.Join(args, " "))
+		}
+	}
+}

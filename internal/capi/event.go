@@ -1,0 +1,95 @@
+package capi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// EventID is DESIGN.md's deterministic event id:
+// hex(sha256(pixelID + "|" + eventName + "|" + recordKey)). The same lead,
+// event and dataset always give the same id, so Meta (and the outbox's
+// UNIQUE(dataset_id, event_id)) absorb every resend as a duplicate.
+func EventID(pixelID, eventName, recordKey string) string {
+	sum := sha256.Sum256([]byte(pixelID + "|" + eventName + "|" + recordKey))
+	return hex.EncodeToString(sum[:])
+}
+
+// RecordKey is the lead's external_id when it has one, else its own id as
+// decimal. The external_id is used exactly as stored, so that a website can
+// compute the same event id for its browser pixel's eventID.
+func RecordKey(l models.Lead) string {
+	if l.ExternalID != nil && strings.TrimSpace(*l.ExternalID) != "" {
+		return *l.ExternalID
+	}
+	return strconv.FormatInt(l.ID, 10)
+}
+
+// StageRecordKey is the record key of a stage event: "<lead key>:<stage>",
+// one event per lead and stage however often the CRM repeats it, and
+// "<lead key>:<stage>:<changeKey>" for a repeatable mapping (changeKey is the
+// stage change's own key; "" for a mapping that is not repeatable).
+func StageRecordKey(l models.Lead, stage, changeKey string) string {
+	k := RecordKey(l) + ":" + stage
+	if changeKey != "" {
+		k += ":" + changeKey
+	}
+	return k
+}
+
+// Action sources Meta accepts (§3).
+const (
+	ActionWebsite           = "website"
+	ActionApp               = "app"
+	ActionEmail             = "email"
+	ActionPhoneCall         = "phone_call"
+	ActionChat              = "chat"
+	ActionPhysicalStore     = "physical_store"
+	ActionSystemGenerated   = "system_generated"
+	ActionBusinessMessaging = "business_messaging"
+	ActionOther             = "other"
+)
+
+var actionSources = map[string]bool{
+	ActionWebsite: true, ActionApp: true, ActionEmail: true, ActionPhoneCall: true, ActionChat: true,
+	ActionPhysicalStore: true, ActionSystemGenerated: true, ActionBusinessMessaging: true, ActionOther: true,
+}
+
+// ServerEvent is one event as Meta's /events endpoint takes it.
+type ServerEvent struct {
+	EventName      string         `json:"event_name"`
+	EventTime      int64          `json:"event_time"`
+	EventID        string         `json:"event_id"`
+	ActionSource   string         `json:"action_source"`
+	EventSourceURL string         `json:"event_source_url,omitempty"`
+	UserData       map[string]any `json:"user_data"`
+	CustomData     map[string]any `json:"custom_data,omitempty"`
+	// MessagingChannel is "whatsapp" for business_messaging events.
+	MessagingChannel string `json:"messaging_channel,omitempty"`
+	// DataProcessingOptions is ["LDU"] when Limited Data Use applies and []
+	// (sent, not omitted: Meta's explicit opt-out, §7) when it does not. Nil
+	// is omitted; Build never leaves it nil.
+	DataProcessingOptions []string `json:"data_processing_options,omitzero"`
+	// DataProcessingOptionsCountry and DataProcessingOptionsState go with
+	// LDU: 1 and 1000 for California, 0 and 0 to let Meta geolocate.
+	DataProcessingOptionsCountry *int `json:"data_processing_options_country,omitempty"`
+	DataProcessingOptionsState   *int `json:"data_processing_options_state,omitempty"`
+}
+
+// ParseEvent decodes a stored payload (as Build and json.Marshal made it)
+// back into a ServerEvent. Numbers stay json.Number, so a 17-digit lead_id
+// keeps every digit.
+func ParseEvent(payload []byte) (ServerEvent, error) {
+	var e ServerEvent
+	d := json.NewDecoder(bytes.NewReader(payload))
+	d.UseNumber()
+	if err := d.Decode(&e); err != nil {
+		return ServerEvent{}, err
+	}
+	return e, nil
+}

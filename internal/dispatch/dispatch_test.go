@@ -1,0 +1,470 @@
+package dispatch_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/capi/capitest"
+	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// clock is a settable time shared by the dispatcher and the fake Meta.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// bench is one account with a dataset, a fake Meta and a dispatcher.
+type bench struct {
+	t       *testing.T
+	store   *store.Store
+	meta    *capitest.Server
+	box     *seal.Box
+	clock   *clock
+	account models.Account
+	dataset models.Dataset
+	leads   int
+}
+
+func newBench(t *testing.T, s *store.Store, mode models.Mode) *bench {
+	t.Helper()
+	b := &bench{t: t, store: s, meta: capitest.New(t), clock: &clock{t: time.Now().UTC()}}
+	b.meta.Now = b.clock.now
+	box, err := seal.New(bytes.Repeat([]byte{3}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.box = box
+	ctx := t.Context()
+	b.account, err = s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD", DefaultCountry: "US", CRMName: "HubSpot"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.dataset = models.Dataset{AccountID: b.account.ID, Name: "Main", PixelID: "123456789012345", Mode: mode, LDU: models.LDUOff, TestEventCode: "TEST123", APIVersion: capitest.Version}
+	if err := s.CreateDataset(ctx, &b.dataset); err != nil {
+		t.Fatal(err)
+	}
+	b.setToken(capitest.Token)
+	return b
+}
+
+func (b *bench) setToken(tok string) {
+	b.t.Helper()
+	b.dataset.TokenSealed = b.box.Seal(tok, dispatch.TokenLabel(b.dataset.ID))
+	b.dataset.TokenLast4 = tok[len(tok)-4:]
+	if err := b.store.SaveDataset(b.t.Context(), &b.dataset); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *bench) dispatcher() *dispatch.Dispatcher {
+	return dispatch.New(dispatch.Options{
+		Store: b.store, Sender: &capi.Client{}, Box: b.box, GraphURL: b.meta.URL, DefaultVersion: capitest.Version,
+		Now: b.clock.now, Lease: time.Minute, Log: quiet,
+	})
+}
+
+// queue stores n website leads, each with one Lead event at eventTime.
+func (b *bench) queue(n int, eventTime time.Time, edit func(*models.Lead)) []models.Event {
+	b.t.Helper()
+	ctx := b.t.Context()
+	var evs []models.Event
+	for range n {
+		b.leads++
+		email := fmt.Sprintf("lead%d@example.com", b.leads)
+		keys := normalize.Normalize(normalize.Input{Email: email, ClientIP: "203.0.113.9", UserAgent: "Mozilla/5.0", CapturedAt: eventTime})
+		kj, _ := json.Marshal(keys)
+		l := models.Lead{AccountID: b.account.ID, Source: models.SourceWebsite, Email: email, EmailHash: keys.Email.Hash,
+			ClientIP: "203.0.113.9", ClientUserAgent: "Mozilla/5.0", EventSourceURL: "https://example.com/form",
+			CreatedAt: eventTime, ReceivedAt: eventTime, Fields: "{}", MatchKeys: string(kj), JunkReasons: "[]"}
+		if edit != nil {
+			edit(&l)
+		}
+		if err := b.store.InsertLead(ctx, &l); err != nil {
+			b.t.Fatal(err)
+		}
+		evs = append(evs, models.Event{AccountID: b.account.ID, DatasetID: b.dataset.ID, LeadID: l.ID, Origin: models.OriginDefault,
+			EventName: "Lead", EventID: capi.EventID(b.dataset.PixelID, "Lead", capi.RecordKey(l)), EventTime: eventTime,
+			NextAttemptAt: b.clock.now()})
+	}
+	stored, err := b.store.EnqueueEvents(ctx, evs)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return stored
+}
+
+func (b *bench) drain(d *dispatch.Dispatcher) int {
+	b.t.Helper()
+	n, err := d.Drain(b.t.Context())
+	if err != nil {
+		b.t.Fatalf("Drain: %v", err)
+	}
+	return n
+}
+
+func (b *bench) counts() map[models.EventStatus]int64 {
+	b.t.Helper()
+	c, err := b.store.EventCounts(b.t.Context(), b.account.ID, store.EventFilter{})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return c
+}
+
+func (b *bench) event(id int64) models.Event {
+	b.t.Helper()
+	e, err := b.store.Event(b.t.Context(), b.account.ID, id)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return e
+}
+
+func TestBatchesOfAtMost1000(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		b.queue(2500, b.clock.now().Add(-time.Hour), nil)
+		b.drain(b.dispatcher())
+		reqs := b.meta.Requests()
+		var sizes []int
+		for _, r := range reqs {
+			sizes = append(sizes, len(r.Events))
+		}
+		if fmt.Sprint(sizes) != "[1000 1000 500]" {
+			t.Errorf("batch sizes %v; want [1000 1000 500]", sizes)
+		}
+		if c := b.counts(); c[models.EventSent] != 2500 || b.meta.EventsReceived() != 2500 {
+			t.Errorf("sent %d, Meta received %d; want 2500", c[models.EventSent], b.meta.EventsReceived())
+		}
+		// Sending again sends nothing: every event is settled.
+		if n := b.drain(b.dispatcher()); n != 0 || len(b.meta.Requests()) != 3 {
+			t.Errorf("second drain claimed %d events", n)
+		}
+	})
+}
+
+func TestSplitOn400IsolatesBadEvents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		evs := b.queue(10, b.clock.now().Add(-time.Hour), nil)
+		b.meta.RejectEventIDs(evs[3].EventID, evs[7].EventID)
+		b.drain(b.dispatcher())
+		c := b.counts()
+		if c[models.EventSent] != 8 || c[models.EventFailed] != 2 {
+			t.Fatalf("counts %v; want 8 sent, 2 failed", c)
+		}
+		for _, i := range []int{3, 7} {
+			e := b.event(evs[i].ID)
+			if e.Status != models.EventFailed || e.LastError == "" || e.Payload == "" {
+				t.Errorf("bad event %d = %s %q; want failed with Meta's message and the payload", i, e.Status, e.LastError)
+			}
+		}
+		if b.meta.EventsReceived() != 8 {
+			t.Errorf("Meta received %d; want the 8 good events", b.meta.EventsReceived())
+		}
+	})
+}
+
+func TestExpiredEventsAreNeverSent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		old := b.queue(1, b.clock.now().Add(-8*24*time.Hour), nil)
+		b.queue(2, b.clock.now().Add(-time.Hour), nil)
+		b.drain(b.dispatcher())
+		if e := b.event(old[0].ID); e.Status != models.EventExpired || e.LastError == "" {
+			t.Errorf("8-day-old event = %s %q; want expired with the reason", e.Status, e.LastError)
+		}
+		if b.meta.EventsReceived() != 2 {
+			t.Errorf("Meta received %d; want 2", b.meta.EventsReceived())
+		}
+	})
+}
+
+func TestInvalidEventHeldBack(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		bad := b.queue(1, b.clock.now().Add(-time.Hour), func(l *models.Lead) { l.EventSourceURL = "" })
+		b.queue(3, b.clock.now().Add(-time.Hour), nil)
+		b.drain(b.dispatcher())
+		e := b.event(bad[0].ID)
+		if e.Status != models.EventFailed || e.Payload == "" || e.Attempts != 1 {
+			t.Errorf("website event without URL = %s (%q); want failed before sending", e.Status, e.LastError)
+		}
+		if len(b.meta.Requests()) != 1 || b.meta.EventsReceived() != 3 {
+			t.Errorf("requests %d, received %d; want the 3 good events in one request", len(b.meta.Requests()), b.meta.EventsReceived())
+		}
+	})
+}
+
+func TestTransientFailuresBackOff(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		evs := b.queue(5, b.clock.now().Add(-time.Hour), nil)
+		d := b.dispatcher()
+		for _, f := range []capitest.Failure{capitest.ServerError, capitest.Transient, capitest.Reset} {
+			b.meta.FailNext(1, f)
+			b.drain(d)
+			e := b.event(evs[0].ID)
+			if e.Status != models.EventQueued || !e.NextAttemptAt.After(b.clock.now()) || e.LastError == "" {
+				t.Fatalf("after a transient failure: %s next %v err %q; want queued for later", e.Status, e.NextAttemptAt, e.LastError)
+			}
+			// Not due yet: nothing is sent.
+			if n := b.drain(d); n != 0 {
+				t.Errorf("claimed %d events before the backoff ended", n)
+			}
+			b.clock.advance(2 * time.Hour)
+		}
+		b.drain(d)
+		if c := b.counts(); c[models.EventSent] != 5 {
+			t.Errorf("counts %v; want all 5 sent after the retries", c)
+		}
+		if e := b.event(evs[0].ID); e.Attempts != 4 {
+			t.Errorf("attempts = %d; want 4", e.Attempts)
+		}
+	})
+}
+
+func TestThrottlingSlowsTheDataset(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		b.queue(3, b.clock.now().Add(-time.Hour), nil)
+		b.meta.FailNext(1, capitest.Throttle)
+		d := b.dispatcher()
+		b.drain(d)
+		ds, _ := s.DatasetByID(t.Context(), b.dataset.ID)
+		if ds.ThrottledUntil == nil || !ds.ThrottledUntil.After(b.clock.now()) {
+			t.Fatalf("throttled_until = %v; want in the future", ds.ThrottledUntil)
+		}
+		b.clock.advance(2 * time.Hour)
+		b.drain(d)
+		if c := b.counts(); c[models.EventSent] != 3 {
+			t.Errorf("counts %v; want 3 sent after the throttle", c)
+		}
+	})
+}
+
+func TestInvalidTokenPausesDataset(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		b.setToken("expired-token-1234")
+		b.queue(4, b.clock.now().Add(-time.Hour), nil)
+		d := b.dispatcher()
+		b.drain(d)
+		ds, _ := s.DatasetByID(t.Context(), b.dataset.ID)
+		if ds.PausedAt == nil || ds.PausedReason == "" {
+			t.Fatalf("dataset not paused after 190: %+v", ds)
+		}
+		if c := b.counts(); c[models.EventQueued] != 4 {
+			t.Errorf("counts %v; want the 4 events waiting", c)
+		}
+		// Never retried blindly: later drains send nothing.
+		b.clock.advance(time.Hour)
+		b.drain(d)
+		if n := len(b.meta.Requests()); n != 1 {
+			t.Errorf("%d requests; want only the one refused", n)
+		}
+		paused, _ := s.PausedDatasets(t.Context(), b.account.ID)
+		if len(paused) != 1 || paused[0].Waiting != 4 || paused[0].Oldest == nil {
+			t.Errorf("PausedDatasets = %+v", paused)
+		}
+		// A new token resumes.
+		b.dataset = ds
+		b.setToken(capitest.Token)
+		if err := s.ResumeDataset(t.Context(), b.account.ID, b.dataset.ID, b.clock.now()); err != nil {
+			t.Fatal(err)
+		}
+		b.drain(d)
+		if c := b.counts(); c[models.EventSent] != 4 {
+			t.Errorf("counts %v; want 4 sent after the new token", c)
+		}
+	})
+}
+
+func TestLeaseRecoveryAfterKilledDispatcher(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		evs := b.queue(5, b.clock.now().Add(-time.Hour), nil)
+		// A dispatcher claims the batch and dies before sending it.
+		claimed, err := s.ClaimEvents(t.Context(), b.dataset.ID, b.clock.now(), time.Minute, 1000)
+		if err != nil || len(claimed) != 5 {
+			t.Fatalf("claim = %d, %v", len(claimed), err)
+		}
+		d := b.dispatcher()
+		if n := b.drain(d); n != 0 {
+			t.Errorf("claimed %d leased events before the lease ran out", n)
+		}
+		b.clock.advance(2 * time.Minute)
+		b.drain(d)
+		reqs := b.meta.Requests()
+		if len(reqs) != 1 || len(reqs[0].Events) != 5 {
+			t.Fatalf("requests %d; want one with the 5 events", len(reqs))
+		}
+		for i, id := range reqs[0].EventIDs() {
+			if id != evs[i].EventID {
+				t.Errorf("event %d sent with id %s; want the queued id %s", i, id, evs[i].EventID)
+			}
+		}
+	})
+}
+
+func TestTwoDispatchersNeverSendOneEventTwice(t *testing.T) {
+	s := storetest.NewPostgres(t)
+	b := newBench(t, s, models.ModeLive)
+	b.queue(3000, b.clock.now().Add(-time.Hour), nil)
+	var wg sync.WaitGroup
+	for range 2 {
+		d := b.dispatcher()
+		wg.Go(func() {
+			if _, err := d.Drain(t.Context()); err != nil {
+				t.Errorf("Drain: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]int{}
+	for _, r := range b.meta.Requests() {
+		for _, id := range r.EventIDs() {
+			seen[id]++
+		}
+	}
+	if len(seen) != 3000 {
+		t.Errorf("%d distinct events sent; want 3000", len(seen))
+	}
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("event %s sent %d times", id, n)
+		}
+	}
+}
+
+func TestDryRunSendsNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeDryRun)
+		evs := b.queue(3, b.clock.now().Add(-time.Hour), nil)
+		b.drain(b.dispatcher())
+		if len(b.meta.Requests()) != 0 {
+			t.Errorf("dry run sent %d requests", len(b.meta.Requests()))
+		}
+		e := b.event(evs[0].ID)
+		var payload map[string]any
+		if e.Status != models.EventDryRun || json.Unmarshal([]byte(e.Payload), &payload) != nil || payload["event_id"] != evs[0].EventID {
+			t.Errorf("dry-run event = %s payload %s", e.Status, e.Payload)
+		}
+	})
+}
+
+func TestTestModeAndLDU(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeTest)
+		b.dataset.LDU = models.LDUCalifornia
+		if err := s.SaveDataset(t.Context(), &b.dataset); err != nil {
+			t.Fatal(err)
+		}
+		b.queue(1, b.clock.now().Add(-time.Hour), func(l *models.Lead) { l.Country, l.State = "US", "CA" })
+		b.queue(1, b.clock.now().Add(-time.Hour), func(l *models.Lead) { l.Country, l.State = "US", "TX" })
+		b.drain(b.dispatcher())
+		reqs := b.meta.Requests()
+		if len(reqs) != 1 || reqs[0].TestEventCode != "TEST123" {
+			t.Fatalf("requests %+v; want one with the test event code", reqs)
+		}
+		ca, tx := reqs[0].Events[0], reqs[0].Events[1]
+		if fmt.Sprint(ca["data_processing_options"]) != "[LDU]" || fmt.Sprint(ca["data_processing_options_state"]) != "1000" {
+			t.Errorf("California lead: %v / %v", ca["data_processing_options"], ca["data_processing_options_state"])
+		}
+		if dpo, ok := tx["data_processing_options"]; ok && fmt.Sprint(dpo) == "[LDU]" {
+			t.Errorf("Texas lead got LDU: %v", dpo)
+		}
+	})
+}
+
+func TestLeadEventsStayInOrder(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		first := b.queue(1, b.clock.now().Add(-2*time.Hour), nil)[0]
+		// A later event of the same lead (a stage change).
+		later, err := s.EnqueueEvents(t.Context(), []models.Event{{AccountID: b.account.ID, DatasetID: b.dataset.ID, LeadID: first.LeadID,
+			Origin: models.OriginStage, EventName: "Schedule", EventID: "later-1", EventTime: b.clock.now().Add(-time.Hour), NextAttemptAt: b.clock.now()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.meta.FailNext(1, capitest.ServerError)
+		d := b.dispatcher()
+		b.drain(d)
+		// The first event waits for its retry, so the later one waits too.
+		if e := b.event(later[0].ID); e.Status != models.EventQueued || e.Attempts != 1 {
+			t.Errorf("later event = %s after %d attempts", e.Status, e.Attempts)
+		}
+		b.clock.advance(time.Hour)
+		b.drain(d)
+		reqs := b.meta.Requests()
+		last := reqs[len(reqs)-1]
+		if ids := last.EventIDs(); len(ids) != 2 || ids[0] != first.EventID || ids[1] != "later-1" {
+			t.Errorf("retry sent %v; want the lead's events in event_time order", ids)
+		}
+	})
+}
+
+// blockingSender holds the first send until the test lets it go.
+type blockingSender struct {
+	inner   dispatch.Sender
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *blockingSender) Send(ctx context.Context, t capi.Target, evs []json.RawMessage) (capi.Response, error) {
+	s.once.Do(func() {
+		close(s.entered)
+		<-s.release
+	})
+	return s.inner.Send(ctx, t, evs)
+}
+
+func TestShutdownFinishesTheBatchInFlight(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		b.queue(20, b.clock.now().Add(-time.Hour), nil)
+		snd := &blockingSender{inner: &capi.Client{}, entered: make(chan struct{}), release: make(chan struct{})}
+		d := dispatch.New(dispatch.Options{Store: s, Sender: snd, Box: b.box, GraphURL: b.meta.URL, Now: b.clock.now, Lease: time.Minute, Idle: 10 * time.Millisecond, Log: quiet})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx) }()
+		<-snd.entered
+		cancel() // SIGTERM while a batch is on its way
+		close(snd.release)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run = %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return after cancel")
+		}
+		if c := b.counts(); c[models.EventSent] != 20 || c[models.EventSending] != 0 {
+			t.Errorf("counts %v; want the batch in flight finished: 20 sent, none left sending", c)
+		}
+	})
+}

@@ -1,0 +1,412 @@
+package setup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// Change is one thing Apply changed, at the JSON path of the file that
+// asked for it: {"account.timezone", "UTC → Europe/Berlin"}. Secrets are
+// never shown, only the variable they came from.
+type Change struct {
+	Path string
+	What string
+}
+
+// String is "path: what".
+func (c Change) String() string { return c.Path + ": " + c.What }
+
+// Note is something Apply or Export left alone on purpose, or that a
+// person should do next; it is not a change.
+type Note struct {
+	Path    string
+	Message string
+}
+
+// String is "path: message".
+func (n Note) String() string { return n.Path + ": " + n.Message }
+
+// Report is what Apply changed and what it wants a person to know.
+type Report struct {
+	Changes []Change
+	Notes   []Note
+}
+
+// Invalid is Apply's error for a file with problems; nothing was changed.
+type Invalid struct {
+	Problems []Problem
+}
+
+func (e *Invalid) Error() string {
+	ps := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		ps[i] = p.String()
+	}
+	return fmt.Sprintf("setup file has %s: %s", plural(len(e.Problems), "problem"), strings.Join(ps, "; "))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// Apply makes the database match the file: it validates the whole file
+// first (an *Invalid error, nothing changed), then in one transaction
+// creates the account when its slug is new or updates its settings,
+// creates or updates the datasets by name (ignoring case), seals their
+// secrets from the environment variables the file names, and replaces
+// the junk settings when the file has a junk section. Datasets in the
+// database but not in the file are left alone, with a note. Applying the
+// same file again reports no changes.
+func Apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File) (Report, error) {
+	return apply(ctx, s, box, getenv, f, false)
+}
+
+// Plan is Apply without the changes: it reports what Apply would change
+// and rolls everything back.
+func Plan(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File) (Report, error) {
+	return apply(ctx, s, box, getenv, f, true)
+}
+
+// errPlanOnly rolls back a plan's transaction.
+var errPlanOnly = errors.New("setup: plan only")
+
+func apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File, plan bool) (Report, error) {
+	if ps := f.Validate(getenv); len(ps) > 0 {
+		return Report{}, &Invalid{Problems: ps}
+	}
+	f = f.clean()
+	var r Report
+	err := s.Tx(ctx, func(tx *store.Store) error {
+		r = Report{}
+		a := applier{tx: tx, box: box, getenv: getenv, report: &r}
+		if err := a.run(ctx, f); err != nil {
+			return err
+		}
+		if plan {
+			return errPlanOnly
+		}
+		return nil
+	})
+	if plan && errors.Is(err, errPlanOnly) {
+		err = nil
+	}
+	if err != nil {
+		return Report{}, fmt.Errorf("setup: apply: %w", err)
+	}
+	return r, nil
+}
+
+// applier carries one apply's transaction and report.
+type applier struct {
+	tx     *store.Store
+	box    *seal.Box
+	getenv func(string) string
+	report *Report
+}
+
+func (a *applier) change(path, format string, args ...any) {
+	a.report.Changes = append(a.report.Changes, Change{Path: path, What: fmt.Sprintf(format, args...)})
+}
+
+func (a *applier) note(path, format string, args ...any) {
+	a.report.Notes = append(a.report.Notes, Note{Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+func (a *applier) run(ctx context.Context, f File) error {
+	acc, err := a.account(ctx, f.Account)
+	if err != nil {
+		return err
+	}
+	if err := a.datasets(ctx, acc.ID, f.Datasets); err != nil {
+		return err
+	}
+	if f.Junk != nil {
+		return a.junk(ctx, acc, f.Junk)
+	}
+	return nil
+}
+
+func (a *applier) account(ctx context.Context, spec AccountSpec) (models.Account, error) {
+	acc, err := a.tx.AccountBySlug(ctx, spec.Slug)
+	if errors.Is(err, store.ErrNotFound) {
+		acc, err = a.tx.CreateAccount(ctx, models.Account{
+			Slug: spec.Slug, Name: spec.Name, Timezone: spec.Timezone, DefaultCountry: spec.DefaultCountry,
+			Currency: spec.Currency, CRMName: spec.CRMName, JunkSettings: "{}",
+		}, 0)
+		if err != nil {
+			return acc, err
+		}
+		a.change("account", "created %s (%s)", acc.Slug, acc.Name)
+		a.note("account", "the new account has no members, so nobody can open it in the web UI yet; "+
+			"to get an owner, create the account with leadsignal account create --slug %s --name NAME --owner EMAIL before applying", acc.Slug)
+		return acc, nil
+	}
+	if err != nil {
+		return acc, err
+	}
+	want := acc
+	n := len(a.report.Changes)
+	a.set("account.name", &want.Name, spec.Name)
+	a.set("account.timezone", &want.Timezone, spec.Timezone)
+	a.set("account.default_country", &want.DefaultCountry, spec.DefaultCountry)
+	a.set("account.currency", &want.Currency, spec.Currency)
+	a.set("account.crm_name", &want.CRMName, spec.CRMName)
+	if len(a.report.Changes) == n {
+		return acc, nil
+	}
+	return a.tx.UpdateAccountSettings(ctx, want)
+}
+
+// set makes *cur want, reporting the change when they differ.
+func (a *applier) set(path string, cur *string, want string) {
+	if *cur == want {
+		return
+	}
+	a.change(path, "%s → %s", show(*cur), show(want))
+	*cur = want
+}
+
+func show(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+func (a *applier) datasets(ctx context.Context, accountID int64, specs []DatasetSpec) error {
+	existing, err := a.tx.Datasets(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	byName := map[string]models.Dataset{}
+	for _, d := range existing {
+		byName[strings.ToLower(d.Name)] = d
+	}
+	inFile := map[int64]bool{}
+	for i, spec := range specs {
+		path := fmt.Sprintf("datasets[%d]", i)
+		if d, ok := byName[strings.ToLower(spec.Name)]; ok {
+			inFile[d.ID] = true
+			if err := a.updateDataset(ctx, path, d, spec); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := a.createDataset(ctx, path, accountID, spec); err != nil {
+			return err
+		}
+	}
+	for _, d := range existing {
+		if !inFile[d.ID] {
+			a.note("datasets", "%q is in the database but not in the file; it is left as it is (delete it in the web UI if it should go)", d.Name)
+		}
+	}
+	return nil
+}
+
+func (a *applier) createDataset(ctx context.Context, path string, accountID int64, spec DatasetSpec) error {
+	d := models.Dataset{
+		AccountID: accountID, Name: spec.Name, PixelID: spec.PixelID, TestEventCode: spec.TestEventCode,
+		APIVersion: spec.APIVersion, Mode: spec.Mode, LDU: spec.LDU,
+	}
+	if err := a.tx.CreateDataset(ctx, &d); err != nil {
+		return err
+	}
+	a.change(path, "created %q (dataset id %s, %s)", d.Name, d.PixelID, d.Mode)
+	// The seal labels name the dataset's id, known only after the insert.
+	if !a.secrets(path, &d, spec) {
+		return nil
+	}
+	return a.tx.SaveDataset(ctx, &d)
+}
+
+func (a *applier) updateDataset(ctx context.Context, path string, d models.Dataset, spec DatasetSpec) error {
+	before := d
+	a.set(path+".name", &d.Name, spec.Name)
+	a.set(path+".pixel_id", &d.PixelID, spec.PixelID)
+	a.set(path+".test_event_code", &d.TestEventCode, spec.TestEventCode)
+	a.set(path+".api_version", &d.APIVersion, spec.APIVersion)
+	if d.Mode != spec.Mode {
+		a.change(path+".mode", "%s → %s", show(string(d.Mode)), spec.Mode)
+		d.Mode = spec.Mode
+	}
+	if d.LDU != spec.LDU {
+		a.change(path+".ldu", "%s → %s", show(string(d.LDU)), spec.LDU)
+		d.LDU = spec.LDU
+	}
+	tokenReplaced := a.secrets(path, &d, spec)
+	if spec.AccessTokenEnv == "" && d.TokenSealed != "" {
+		a.note(path+".access_token_env", "not given; the stored token (…%s) is kept", d.TokenLast4)
+	}
+	if spec.AppSecretEnv == "" && d.AppSecretSealed != "" {
+		a.note(path+".app_secret_env", "not given; the stored app secret is kept")
+	}
+	if d == before {
+		return nil
+	}
+	if err := a.tx.SaveDataset(ctx, &d); err != nil {
+		return err
+	}
+	if tokenReplaced && d.PausedAt != nil {
+		// A new token is the fix a paused dataset waits for, as in the
+		// web UI.
+		if err := a.tx.ResumeDataset(ctx, d.AccountID, d.ID, time.Now()); err != nil {
+			return err
+		}
+		a.change(path, "sending resumed (it was paused: %s)", d.PausedReason)
+	}
+	return nil
+}
+
+// secrets brings the dataset's sealed token and app secret in line with
+// the environment variables the spec names and reports whether the token
+// was replaced. A secret the spec names no variable for is kept.
+func (a *applier) secrets(path string, d *models.Dataset, spec DatasetSpec) (tokenReplaced bool) {
+	if spec.AccessTokenEnv != "" {
+		tokenReplaced = a.secret(path+".access_token_env", "token", &d.TokenSealed, &d.TokenEnv, spec.AccessTokenEnv, dispatch.TokenLabel(d.ID))
+		if tokenReplaced {
+			d.TokenLast4 = last4(strings.TrimSpace(a.getenv(spec.AccessTokenEnv)))
+		}
+	}
+	if spec.AppSecretEnv != "" {
+		a.secret(path+".app_secret_env", "app secret", &d.AppSecretSealed, &d.AppSecretEnv, spec.AppSecretEnv, dispatch.AppSecretLabel(d.ID))
+	}
+	return tokenReplaced
+}
+
+// secret seals the value of the environment variable env into *sealed
+// unless it already holds that value (compared by opening it, so an
+// unchanged secret is no change), and records env as its source. It
+// reports whether the sealed value changed.
+func (a *applier) secret(path, what string, sealed, source *string, env, label string) bool {
+	val := strings.TrimSpace(a.getenv(env))
+	if *sealed != "" {
+		if cur, err := a.box.Open(*sealed, label); err == nil && cur == val {
+			if *source != env {
+				a.change(path, "%s → %s (same %s)", show(*source), env, what)
+				*source = env
+			}
+			return false
+		}
+	}
+	verb := "set"
+	if *sealed != "" {
+		verb = "replaced"
+	}
+	*sealed = a.box.Seal(val, label)
+	*source = env
+	a.change(path, "%s %s (from $%s)", what, verb, env)
+	return true
+}
+
+// last4 is what the UI shows of a token; short values show nothing.
+func last4(s string) string {
+	if len(s) <= 4 {
+		return ""
+	}
+	return s[len(s)-4:]
+}
+
+// junk replaces the account's junk settings with the file's when they
+// differ, reporting each signal that changes.
+func (a *applier) junk(ctx context.Context, acc models.Account, want junk.Settings) error {
+	cur, readable := storedJunk(acc.JunkSettings)
+	if readable && equalJunk(cur, want) {
+		return nil
+	}
+	b, err := json.Marshal(want)
+	if err != nil {
+		return err
+	}
+	if err := a.tx.UpdateJunkSettings(ctx, acc.ID, string(b)); err != nil {
+		return err
+	}
+	if !readable {
+		a.change("junk", "unreadable stored settings replaced")
+	}
+	sigs := make([]junk.Signal, 0, len(cur)+len(want))
+	for sig := range cur {
+		sigs = append(sigs, sig)
+	}
+	for sig := range want {
+		if _, ok := cur[sig]; !ok {
+			sigs = append(sigs, sig)
+		}
+	}
+	slices.Sort(sigs)
+	for _, sig := range sigs {
+		before, hadBefore := cur[sig]
+		after, hasAfter := want[sig]
+		if hadBefore == hasAfter && equalSetting(before, after) {
+			continue
+		}
+		from, to := describe(before, hadBefore), describe(after, hasAfter)
+		if from == to {
+			a.change("junk."+string(sig), "keywords changed")
+			continue
+		}
+		a.change("junk."+string(sig), "%s → %s", from, to)
+	}
+	return nil
+}
+
+// storedJunk reads an account's junk settings; "" and "{}" are empty.
+func storedJunk(s string) (junk.Settings, bool) {
+	out := junk.Settings{}
+	if strings.TrimSpace(s) == "" {
+		return out, true
+	}
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return junk.Settings{}, false
+	}
+	return out, true
+}
+
+func equalJunk(x, y junk.Settings) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for sig, sx := range x {
+		sy, ok := y[sig]
+		if !ok || !equalSetting(sx, sy) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalSetting(x, y junk.Setting) bool {
+	return x.Enabled == y.Enabled && x.Threshold == y.Threshold && slices.Equal(x.Keywords, y.Keywords)
+}
+
+// describe says a junk setting in a few words for the change report.
+func describe(st junk.Setting, present bool) string {
+	if !present {
+		return "default"
+	}
+	s := "off"
+	if st.Enabled {
+		s = "on"
+	}
+	if st.Threshold != 0 {
+		s += fmt.Sprintf(", threshold %g", st.Threshold)
+	}
+	if len(st.Keywords) > 0 {
+		s += ", " + plural(len(st.Keywords), "keyword")
+	}
+	return s
+}

@@ -1,0 +1,83 @@
+package setup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// Export reads an account's setup as a File that Apply turns back into the
+// same settings. Secrets appear only as the names of the environment
+// variables they were applied from; a secret saved in the web UI, whose
+// variable is unknown, gets a suggested name and a note saying so. Junk
+// settings appear as stored, and not at all when they are the defaults.
+func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, error) {
+	acc, err := s.AccountBySlug(ctx, slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return File{}, nil, fmt.Errorf("setup: export: no account has slug %q: %w", slug, err)
+	}
+	if err != nil {
+		return File{}, nil, fmt.Errorf("setup: export: %w", err)
+	}
+	ds, err := s.Datasets(ctx, acc.ID)
+	if err != nil {
+		return File{}, nil, fmt.Errorf("setup: export: %w", err)
+	}
+	f := File{
+		Account: AccountSpec{
+			Slug: acc.Slug, Name: acc.Name, Timezone: acc.Timezone, DefaultCountry: acc.DefaultCountry,
+			Currency: acc.Currency, CRMName: acc.CRMName,
+		},
+		Datasets: make([]DatasetSpec, 0, len(ds)),
+	}
+	// Suggested names must not collide with each other or with a name
+	// already in use, or two secrets would share one variable.
+	used := map[string]bool{}
+	for _, d := range ds {
+		used[d.TokenEnv], used[d.AppSecretEnv] = true, true
+	}
+	suggest := func(name string) string {
+		s := name
+		for n := 2; used[s]; n++ {
+			s = name + "_" + strconv.Itoa(n)
+		}
+		used[s] = true
+		return s
+	}
+	var notes []Note
+	for i, d := range ds {
+		path := fmt.Sprintf("datasets[%d]", i)
+		spec := DatasetSpec{
+			Name: d.Name, PixelID: d.PixelID, TestEventCode: d.TestEventCode, APIVersion: d.APIVersion,
+			Mode: d.Mode, LDU: d.LDU,
+		}
+		if d.TokenSealed != "" {
+			spec.AccessTokenEnv = d.TokenEnv
+			if spec.AccessTokenEnv == "" {
+				spec.AccessTokenEnv = suggest(SuggestedTokenEnv(d.Name))
+				notes = append(notes, Note{Path: path + ".access_token_env", Message: fmt.Sprintf(
+					"the token (…%s) was saved in the web UI; %s is a suggested name: set it to the token wherever this file is applied", d.TokenLast4, spec.AccessTokenEnv)})
+			}
+		}
+		if d.AppSecretSealed != "" {
+			spec.AppSecretEnv = d.AppSecretEnv
+			if spec.AppSecretEnv == "" {
+				spec.AppSecretEnv = suggest(SuggestedAppSecretEnv(d.Name))
+				notes = append(notes, Note{Path: path + ".app_secret_env", Message: fmt.Sprintf(
+					"the app secret was saved in the web UI; %s is a suggested name: set it to the app secret wherever this file is applied", spec.AppSecretEnv)})
+			}
+		}
+		f.Datasets = append(f.Datasets, spec)
+	}
+	settings, ok := storedJunk(acc.JunkSettings)
+	if !ok {
+		return File{}, nil, fmt.Errorf("setup: export: account %s has unreadable junk settings", acc.Slug)
+	}
+	if len(settings) > 0 {
+		f.Junk = settings
+	}
+	return f, notes, nil
+}

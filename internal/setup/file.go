@@ -1,0 +1,334 @@
+package setup
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// File is an account's setup as a JSON document.
+type File struct {
+	Account  AccountSpec   `json:"account"`
+	Datasets []DatasetSpec `json:"datasets"`
+	// Junk, when present, replaces the account's junk settings; signals it
+	// leaves out use their defaults. Absent (nil), the settings are kept.
+	Junk junk.Settings `json:"junk,omitempty"`
+}
+
+// AccountSpec is the account's settings. The slug identifies the account:
+// apply creates it when no account has the slug yet.
+type AccountSpec struct {
+	Slug           string `json:"slug"`
+	Name           string `json:"name"`
+	Timezone       string `json:"timezone"`
+	DefaultCountry string `json:"default_country"`
+	Currency       string `json:"currency"`
+	CRMName        string `json:"crm_name"`
+}
+
+// DatasetSpec is one Meta dataset of the account, found by its name
+// (ignoring case). The access token and app secret are given as the names
+// of the environment variables that hold them.
+type DatasetSpec struct {
+	Name           string `json:"name"`
+	PixelID        string `json:"pixel_id"`
+	AccessTokenEnv string `json:"access_token_env,omitempty"`
+	AppSecretEnv   string `json:"app_secret_env,omitempty"`
+	TestEventCode  string `json:"test_event_code,omitempty"`
+	// APIVersion is the Graph API version, like v24.0; empty means the
+	// server's default (META_API_VERSION).
+	APIVersion string      `json:"api_version,omitempty"`
+	Mode       models.Mode `json:"mode"`
+	// LDU is the Limited Data Use setting; empty means off.
+	LDU models.LDU `json:"ldu"`
+}
+
+// Problem is one thing wrong with a setup file, at a JSON path such as
+// datasets[1].pixel_id.
+type Problem struct {
+	Path    string
+	Message string
+}
+
+// String is "path: message", or the message alone for the whole file.
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Message
+	}
+	return p.Path + ": " + p.Message
+}
+
+// maxFileSize bounds what Decode reads; a real setup is a few KiB.
+const maxFileSize = 10 << 20
+
+// later names the top-level sections that later versions add, so a file
+// written for them is refused with a clear word instead of half-applied.
+var later = map[string]bool{"send_rules": true, "stage_mappings": true, "sequences": true}
+
+// Decode reads a setup file strictly: unknown fields, fields given twice
+// and values of the wrong type are problems, each with its JSON path. The
+// File is only meaningful when there are no problems.
+func Decode(r io.Reader) (File, []Problem) {
+	var f File
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return f, []Problem{{Message: fmt.Sprintf("cannot read the file: %v", err)}}
+	}
+	if len(data) > maxFileSize {
+		return f, []Problem{{Message: fmt.Sprintf("the file is larger than %d MiB", maxFileSize>>20)}}
+	}
+	if p, ok := checkSyntax(data); !ok {
+		return f, []Problem{p}
+	}
+	d := decoder{}
+	top, ok := d.object("", data, `must be one JSON object, like {"account": {...}, "datasets": [...]}`)
+	if !ok {
+		return f, d.problems
+	}
+	for _, m := range top {
+		switch m.key {
+		case "account":
+			d.account(m.key, m.value, &f.Account)
+		case "datasets":
+			f.Datasets = d.datasets(m.key, m.value)
+		case "junk":
+			f.Junk = d.junk(m.key, m.value)
+		default:
+			if later[m.key] {
+				d.add(m.key, "not supported by this version of leadsignal yet")
+			} else {
+				d.add(m.key, "unknown field; the file has account, datasets and junk")
+			}
+		}
+	}
+	return f, d.problems
+}
+
+// checkSyntax reports malformed JSON with its line and column, and
+// anything after the top-level value.
+func checkSyntax(data []byte) (Problem, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var v json.RawMessage
+	err := dec.Decode(&v)
+	if errors.Is(err, io.EOF) {
+		return Problem{Message: "the file is empty"}, false
+	}
+	if err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := position(data, se.Offset)
+			return Problem{Message: fmt.Sprintf("invalid JSON at line %d, column %d: %s", line, col, strings.TrimPrefix(se.Error(), "json: "))}, false
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return Problem{Message: "invalid JSON: the file ends in the middle of a value"}, false
+		}
+		return Problem{Message: "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")}, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		line, col := position(data, dec.InputOffset())
+		return Problem{Message: fmt.Sprintf("invalid JSON at line %d, column %d: more data after the top-level object", line, col)}, false
+	}
+	return Problem{}, true
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(data []byte, offset int64) (line, col int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1)
+	if col < 1 {
+		col = 1
+	}
+	return line, col
+}
+
+// member is one key and its raw value, in file order.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// field is a known key of an object and where its value goes.
+type field struct {
+	name string
+	dst  any    // pointer to a string kind, bool, float64 or []string
+	want string // "a string", "true or false", ...
+}
+
+// decoder collects problems while it walks the document.
+type decoder struct {
+	problems []Problem
+}
+
+func (d *decoder) add(path, msg string) {
+	d.problems = append(d.problems, Problem{Path: path, Message: msg})
+}
+
+// object splits a JSON object into its members; notObject is the problem
+// when raw is something else. null is an empty object.
+func (d *decoder) object(path string, raw json.RawMessage, notObject string) ([]member, bool) {
+	if isNull(raw) {
+		return nil, true
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		d.add(path, notObject+", not "+kind(raw))
+		return nil, false
+	}
+	var ms []member
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			d.add(path, "invalid JSON object")
+			return nil, false
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			d.add(join(path, key), "invalid JSON value")
+			return nil, false
+		}
+		if seen[key] {
+			d.add(join(path, key), "given twice")
+			continue
+		}
+		seen[key] = true
+		ms = append(ms, member{key: key, value: v})
+	}
+	return ms, true
+}
+
+// fields decodes an object whose keys are all known.
+func (d *decoder) fields(path string, raw json.RawMessage, notObject string, fs []field) map[string]bool {
+	ms, ok := d.object(path, raw, notObject)
+	if !ok {
+		return nil
+	}
+	present := map[string]bool{}
+	for _, m := range ms {
+		i := -1
+		for j, f := range fs {
+			if f.name == m.key {
+				i = j
+			}
+		}
+		p := join(path, m.key)
+		if i < 0 {
+			d.add(p, "unknown field; known fields are "+names(fs))
+			continue
+		}
+		present[m.key] = true
+		if err := json.Unmarshal(m.value, fs[i].dst); err != nil {
+			d.add(p, "must be "+fs[i].want+", not "+kind(m.value))
+		}
+	}
+	return present
+}
+
+func (d *decoder) account(path string, raw json.RawMessage, a *AccountSpec) {
+	d.fields(path, raw, `must be an object like {"slug": "acme", "name": "Acme"}`, []field{
+		{"slug", &a.Slug, "a string"},
+		{"name", &a.Name, "a string"},
+		{"timezone", &a.Timezone, "a string"},
+		{"default_country", &a.DefaultCountry, "a string"},
+		{"currency", &a.Currency, "a string"},
+		{"crm_name", &a.CRMName, "a string"},
+	})
+}
+
+func (d *decoder) datasets(path string, raw json.RawMessage) []DatasetSpec {
+	if isNull(raw) {
+		return nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		d.add(path, "must be a list of datasets, not "+kind(raw))
+		return nil
+	}
+	out := make([]DatasetSpec, len(items))
+	for i, item := range items {
+		ds := &out[i]
+		d.fields(fmt.Sprintf("%s[%d]", path, i), item, `must be an object like {"name": "Main", "pixel_id": "123456789012345", "mode": "dry_run"}`, []field{
+			{"name", &ds.Name, "a string"},
+			{"pixel_id", &ds.PixelID, "a string of digits"},
+			{"access_token_env", &ds.AccessTokenEnv, "a string: the name of an environment variable"},
+			{"app_secret_env", &ds.AppSecretEnv, "a string: the name of an environment variable"},
+			{"test_event_code", &ds.TestEventCode, "a string"},
+			{"api_version", &ds.APIVersion, "a string like v24.0"},
+			{"mode", &ds.Mode, "a string: live, test or dry_run"},
+			{"ldu", &ds.LDU, "a string: off, california or always"},
+		})
+	}
+	return out
+}
+
+func (d *decoder) junk(path string, raw json.RawMessage) junk.Settings {
+	ms, ok := d.object(path, raw, `must be an object of signals, like {"too_fast": {"enabled": true, "threshold": 2}}`)
+	if !ok {
+		return nil
+	}
+	out := junk.Settings{}
+	for _, m := range ms {
+		var st junk.Setting
+		p := join(path, m.key)
+		present := d.fields(p, m.value, `must be an object like {"enabled": true}`, []field{
+			{"enabled", &st.Enabled, "true or false"},
+			{"threshold", &st.Threshold, "a number"},
+			{"keywords", &st.Keywords, "a list of strings"},
+		})
+		if present != nil && !present["enabled"] {
+			d.add(join(p, "enabled"), "required: true or false")
+		}
+		out[junk.Signal(m.key)] = st
+	}
+	return out
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func names(fs []field) string {
+	ns := make([]string, len(fs))
+	for i, f := range fs {
+		ns[i] = f.name
+	}
+	return strings.Join(ns, ", ")
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// kind names the JSON type of a value for messages; it never shows the
+// value, which might be a secret pasted in the wrong place.
+func kind(raw json.RawMessage) string {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		return "empty"
+	}
+	switch b[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "true or false"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

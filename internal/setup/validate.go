@@ -1,0 +1,219 @@
+package setup
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/models"
+)
+
+var (
+	// slugRE is the web form's rule for account slugs (web.SlugProblem).
+	slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,38}[a-z0-9]$`)
+	// pixelIDRE and apiVersionRE are the dataset form's rules.
+	pixelIDRE    = regexp.MustCompile(`^[0-9]{5,20}$`)
+	apiVersionRE = regexp.MustCompile(`^v[0-9]{1,3}\.[0-9]$`)
+	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+const (
+	maxNameLen    = 100
+	maxEnvNameLen = 100
+	maxCodeLen    = 100
+)
+
+// Validate lists every problem of the file at once, each with its JSON
+// path: account settings, datasets (unique names, ids, modes, and the
+// environment variables that must hold their secrets) and junk settings.
+// getenv looks the secrets up; no message ever shows a secret's value.
+func (f File) Validate(getenv func(string) string) []Problem {
+	f = f.clean()
+	var ps []Problem
+	add := func(path, format string, args ...any) {
+		ps = append(ps, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+
+	a := f.Account
+	if a.Slug == "" {
+		add("account.slug", "required: the account's handle, like acme")
+	} else if !slugRE.MatchString(a.Slug) {
+		add("account.slug", "use 2 to 40 lowercase letters, digits and dashes, starting and ending with a letter or digit")
+	}
+	if msg := nameProblem(a.Name); msg != "" {
+		add("account.name", "%s", msg)
+	}
+	if a.Timezone == "" {
+		add("account.timezone", "required: an IANA time zone, like Europe/Berlin or UTC")
+	} else if !country.ValidTimezone(a.Timezone) {
+		add("account.timezone", "%q is not an IANA time zone; write one like Europe/Berlin or UTC", a.Timezone)
+	}
+	if a.DefaultCountry != "" && (!country.Valid(a.DefaultCountry) || strings.ToUpper(a.DefaultCountry) != a.DefaultCountry) {
+		add("account.default_country", "%q is not an ISO 3166-1 alpha-2 code; write one like US or DE, or leave it empty", a.DefaultCountry)
+	}
+	if a.Currency == "" {
+		add("account.currency", "required: an ISO 4217 code, like USD or EUR")
+	} else if !country.ValidCurrency(a.Currency) {
+		add("account.currency", "%q is not an ISO 4217 code; write one like USD or EUR, in upper case", a.Currency)
+	}
+	if utf8.RuneCountInString(a.CRMName) > maxNameLen {
+		add("account.crm_name", "use at most %d characters", maxNameLen)
+	}
+
+	firstByName := map[string]int{}
+	for i, d := range f.Datasets {
+		p := fmt.Sprintf("datasets[%d]", i)
+		if msg := nameProblem(d.Name); msg != "" {
+			add(p+".name", "%s", msg)
+		} else if j, ok := firstByName[strings.ToLower(d.Name)]; ok {
+			add(p+".name", "%q is also the name of datasets[%d]; dataset names must differ (ignoring case)", d.Name, j)
+		} else {
+			firstByName[strings.ToLower(d.Name)] = i
+		}
+		if d.PixelID == "" {
+			add(p+".pixel_id", "required: the dataset id from Events Manager, digits only")
+		} else if !pixelIDRE.MatchString(d.PixelID) {
+			add(p+".pixel_id", "must be 5 to 20 digits, as Events Manager shows the dataset id")
+		}
+		if d.APIVersion != "" && !apiVersionRE.MatchString(d.APIVersion) {
+			add(p+".api_version", "%q is not a Graph API version; write it like v24.0, or leave it empty for the server's default", d.APIVersion)
+		}
+		switch d.Mode {
+		case models.ModeLive, models.ModeTest, models.ModeDryRun:
+		case "":
+			add(p+".mode", "required: live, test or dry_run")
+		default:
+			add(p+".mode", "%q is not a mode; use live, test or dry_run", d.Mode)
+		}
+		switch d.LDU {
+		case models.LDUOff, models.LDUCalifornia, models.LDUAlways:
+		default:
+			add(p+".ldu", "%q is not a Limited Data Use setting; use off, california or always", d.LDU)
+		}
+		if d.Mode == models.ModeTest && d.TestEventCode == "" {
+			add(p+".test_event_code", "test mode needs the test event code from Events Manager → Test events")
+		}
+		if len(d.TestEventCode) > maxCodeLen {
+			add(p+".test_event_code", "use at most %d characters", maxCodeLen)
+		}
+		if (d.Mode == models.ModeLive || d.Mode == models.ModeTest) && d.AccessTokenEnv == "" {
+			add(p+".access_token_env", "%s mode needs an access token: name the environment variable that holds it, like %s (or use dry_run until you have one)", d.Mode, SuggestedTokenEnv(d.Name))
+		}
+		if d.AccessTokenEnv != "" {
+			if msg := secretEnvProblem(d.AccessTokenEnv, getenv); msg != "" {
+				add(p+".access_token_env", "%s", msg)
+			}
+		}
+		if d.AppSecretEnv != "" {
+			if msg := secretEnvProblem(d.AppSecretEnv, getenv); msg != "" {
+				add(p+".app_secret_env", "%s", msg)
+			}
+		}
+	}
+
+	// Junk problems come sorted by signal, so the output is stable.
+	jp := f.Junk.Validate()
+	sigs := make([]junk.Signal, 0, len(jp))
+	for sig := range jp {
+		sigs = append(sigs, sig)
+	}
+	slices.Sort(sigs)
+	for _, sig := range sigs {
+		add("junk."+string(sig), "%s", jp[sig])
+	}
+	return ps
+}
+
+func nameProblem(s string) string {
+	switch {
+	case s == "":
+		return "required"
+	case utf8.RuneCountInString(s) > maxNameLen:
+		return fmt.Sprintf("use at most %d characters", maxNameLen)
+	}
+	return ""
+}
+
+// secretEnvProblem checks the name of an environment variable that must
+// hold a secret, and the secret it holds, without ever showing the value.
+func secretEnvProblem(name string, getenv func(string) string) string {
+	if looksLikeToken(name) {
+		return "this looks like a secret itself, not the name of an environment variable: put the secret in an environment variable and write its name here"
+	}
+	if len(name) > maxEnvNameLen || !envNameRE.MatchString(name) {
+		return "must be the name of an environment variable: letters, digits and underscores, like META_TOKEN_ACME"
+	}
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return "environment variable " + name + " is not set"
+	}
+	if strings.ContainsAny(v, " \t\r\n") {
+		return "environment variable " + name + " holds spaces or line breaks; a token has none"
+	}
+	return ""
+}
+
+// looksLikeToken catches a Meta access token pasted where its variable's
+// name belongs: tokens start with EAA and run to well over 100 characters.
+func looksLikeToken(s string) bool {
+	return (strings.HasPrefix(s, "EAA") && len(s) > 40) || len(s) > 150
+}
+
+// clean trims the file's strings and fills in defaults, so that apply
+// compares and stores exactly what Validate checked.
+func (f File) clean() File {
+	t := strings.TrimSpace
+	a := &f.Account
+	a.Slug, a.Name, a.Timezone, a.DefaultCountry, a.Currency, a.CRMName =
+		t(a.Slug), t(a.Name), t(a.Timezone), t(a.DefaultCountry), t(a.Currency), t(a.CRMName)
+	ds := make([]DatasetSpec, len(f.Datasets))
+	for i, d := range f.Datasets {
+		d.Name, d.PixelID, d.TestEventCode, d.APIVersion = t(d.Name), t(d.PixelID), t(d.TestEventCode), t(d.APIVersion)
+		d.AccessTokenEnv, d.AppSecretEnv = t(d.AccessTokenEnv), t(d.AppSecretEnv)
+		d.Mode, d.LDU = models.Mode(t(string(d.Mode))), models.LDU(t(string(d.LDU)))
+		if d.LDU == "" {
+			d.LDU = models.LDUOff
+		}
+		ds[i] = d
+	}
+	f.Datasets = ds
+	return f
+}
+
+// SuggestedTokenEnv is the environment variable name export proposes for a
+// dataset's access token when none is known: META_TOKEN_<NAME>.
+func SuggestedTokenEnv(datasetName string) string {
+	return "META_TOKEN_" + upperSnake(datasetName)
+}
+
+// SuggestedAppSecretEnv is the same for the app secret:
+// META_APP_SECRET_<NAME>.
+func SuggestedAppSecretEnv(datasetName string) string {
+	return "META_APP_SECRET_" + upperSnake(datasetName)
+}
+
+// upperSnake turns "Main EU (web)" into "MAIN_EU_WEB"; letters outside
+// ASCII are dropped, since shells want plain names.
+func upperSnake(s string) string {
+	var b strings.Builder
+	gap := false
+	for _, r := range strings.ToUpper(s) {
+		if r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			if gap && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			gap = false
+			b.WriteRune(r)
+			continue
+		}
+		gap = true
+	}
+	if b.Len() == 0 {
+		return "DATASET"
+	}
+	return b.String()
+}
