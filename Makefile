@@ -78,7 +78,7 @@ lint: check-generate fmt-check vet
 	fi
 
 bench:
-	$(TESTENV) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m $(PKGS)
+	GO="$(GO)" $(TESTENV) bash .ci/bench
 
 clean:
 	rm -rf bin

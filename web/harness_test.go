@@ -18,7 +18,11 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/labstack/echo/v4"
 
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/capi/capitest"
+	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/web"
@@ -32,17 +36,43 @@ type app struct {
 	srv   *httptest.Server
 	mu    sync.Mutex
 	now   time.Time
+	// meta is the fake Graph API; dispatcher sends to it.
+	meta       *capitest.Server
+	box        *seal.Box
+	dispatcher *dispatch.Dispatcher
+}
+
+// drain runs the dispatcher until nothing is due.
+func (a *app) drain() {
+	a.t.Helper()
+	if _, err := a.dispatcher.Drain(a.t.Context()); err != nil {
+		a.t.Fatalf("dispatch: %v", err)
+	}
 }
 
 func newApp(t *testing.T, s *store.Store) *app {
 	t.Helper()
 	a := &app{t: t, store: s, now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	a.meta = capitest.New(t)
+	box, err := seal.New(bytes.Repeat([]byte{4}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.box = box
+	// The dispatcher runs on real time: events are queued "now", and the
+	// fake Meta checks event times against the real clock too.
+	a.dispatcher = dispatch.New(dispatch.Options{Store: s, Sender: &capi.Client{}, Box: box, Log: testLogger(),
+		GraphURL: a.meta.URL, DefaultVersion: capitest.Version})
 	a.echo = web.New(web.Options{
 		Store:           s,
 		Log:             testLogger(),
 		SessionHashKey:  bytes.Repeat([]byte{1}, 32),
 		SessionBlockKey: bytes.Repeat([]byte{2}, 32),
 		Now:             a.clock,
+		Box:             box,
+		Sender:          &capi.Client{},
+		GraphURL:        a.meta.URL,
+		APIVersion:      capitest.Version,
 	})
 	a.srv = httptest.NewServer(a.echo)
 	t.Cleanup(a.srv.Close)

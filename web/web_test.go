@@ -413,6 +413,15 @@ func TestTenantIsolation(t *testing.T) {
 		if err := s.InsertLead(t.Context(), &otherLead); err != nil {
 			t.Fatal(err)
 		}
+		otherDataset := models.Dataset{AccountID: other.ID, Name: "Beta pixel", PixelID: "999999999999999", Mode: models.ModeDryRun, LDU: models.LDUOff}
+		if err := s.CreateDataset(t.Context(), &otherDataset); err != nil {
+			t.Fatal(err)
+		}
+		otherEvents, err := s.EnqueueEvents(t.Context(), []models.Event{{AccountID: other.ID, DatasetID: otherDataset.ID, LeadID: otherLead.ID,
+			Origin: models.OriginDefault, EventName: "Lead", EventID: "beta-1", EventTime: a.clock(), Status: models.EventFailed}})
+		if err != nil {
+			t.Fatal(err)
+		}
 		b := a.browser()
 		b.login("ada@example.com")
 
@@ -422,7 +431,8 @@ func TestTenantIsolation(t *testing.T) {
 				continue
 			}
 			path := strings.NewReplacer(":account", fmt.Sprint(other.ID), ":user", fmt.Sprint(bob.ID),
-				":lead", fmt.Sprint(otherLead.ID), ":key", fmt.Sprint(otherKey.ID)).Replace(rt.Path)
+				":lead", fmt.Sprint(otherLead.ID), ":key", fmt.Sprint(otherKey.ID),
+				":dataset", fmt.Sprint(otherDataset.ID), ":event", fmt.Sprint(otherEvents[0].ID)).Replace(rt.Path)
 			var r resp
 			switch rt.Method {
 			case http.MethodGet:
@@ -455,6 +465,12 @@ func TestTenantIsolation(t *testing.T) {
 		}
 		if ks, _ := s.IngestKeys(t.Context(), other.ID); ks[0].RevokedAt != nil {
 			t.Error("other account's key was revoked")
+		}
+		if d, _ := s.Dataset(t.Context(), other.ID, otherDataset.ID); d.Name != "Beta pixel" {
+			t.Errorf("other account's dataset renamed to %q", d.Name)
+		}
+		if e, _ := s.Event(t.Context(), other.ID, otherEvents[0].ID); e.Status != models.EventFailed {
+			t.Errorf("other account's event changed to %s", e.Status)
 		}
 		wantStatus(t, "non-numeric account id", b.get("/accounts/abc"), http.StatusNotFound)
 		wantStatus(t, "unknown account id", b.get("/accounts/999999"), http.StatusNotFound)
