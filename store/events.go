@@ -30,13 +30,30 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 			evs[i].NextAttemptAt = now
 		}
 	}
-	// Batches keep each statement under SQLite's limit of bound variables.
-	if err := s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&evs, 500).Error; err != nil {
-		return nil, wrap("enqueue events", err)
-	}
+	// A few events (one lead's) go one by one: a skipped row is then known
+	// for certain (no row affected), where a multi-row INSERT ... RETURNING
+	// would not say which rows it skipped.
 	byDataset := map[int64][]string{}
-	for _, e := range evs {
-		byDataset[e.DatasetID] = append(byDataset[e.DatasetID], e.EventID)
+	if len(evs) <= 8 {
+		for i := range evs {
+			res := s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&evs[i])
+			if res.Error != nil {
+				return nil, wrap("enqueue events", res.Error)
+			}
+			if res.RowsAffected == 0 {
+				evs[i].ID = 0
+				byDataset[evs[i].DatasetID] = append(byDataset[evs[i].DatasetID], evs[i].EventID)
+			}
+		}
+	} else {
+		// Batches keep each statement under SQLite's limit of bound variables.
+		if err := s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&evs, 500).Error; err != nil {
+			return nil, wrap("enqueue events", err)
+		}
+		for i := range evs {
+			evs[i].ID = 0
+			byDataset[evs[i].DatasetID] = append(byDataset[evs[i].DatasetID], evs[i].EventID)
+		}
 	}
 	stored := map[[2]any]models.Event{}
 	for ds, ids := range byDataset {
@@ -52,7 +69,10 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 	}
 	out := make([]models.Event, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, stored[[2]any{e.DatasetID, e.EventID}])
+		if e.ID == 0 {
+			e = stored[[2]any{e.DatasetID, e.EventID}]
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }

@@ -47,21 +47,20 @@ func (s *Store) RecentContact(ctx context.Context, accountID int64, emailHash, p
 	if emailHash == "" && phoneHash == "" {
 		return false, nil
 	}
-	check := func(col, hash string) (bool, error) {
-		if hash == "" {
-			return false, nil
-		}
-		var ids []int64
-		err := s.q(ctx).Model(&models.Lead{}).
-			Where("account_id = ? AND "+col+" = ? AND created_at >= ? AND partial = ? AND id <> ?", accountID, hash, since.UTC(), false, exceptID).
-			Limit(1).Pluck("id", &ids).Error
-		return len(ids) > 0, err
+	// One round trip; each EXISTS is an index range scan. An empty hash
+	// matches nothing (the "x" sentinel is never a hash).
+	if emailHash == "" {
+		emailHash = "x"
 	}
-	found, err := check("email_hash", emailHash)
-	if err != nil || found {
-		return found, wrap("recent contact", err)
+	if phoneHash == "" {
+		phoneHash = "x"
 	}
-	found, err = check("phone_hash", phoneHash)
+	var found bool
+	err := s.q(ctx).Raw(`SELECT
+		EXISTS (SELECT 1 FROM leads WHERE account_id = ? AND email_hash = ? AND created_at >= ? AND partial = ? AND id <> ?)
+		OR EXISTS (SELECT 1 FROM leads WHERE account_id = ? AND phone_hash = ? AND created_at >= ? AND partial = ? AND id <> ?)`,
+		accountID, emailHash, since.UTC(), false, exceptID,
+		accountID, phoneHash, since.UTC(), false, exceptID).Row().Scan(&found)
 	return found, wrap("recent contact", err)
 }
 

@@ -56,8 +56,10 @@ CREATE TABLE leads (
 -- double post finds the first.
 CREATE UNIQUE INDEX leads_external_id_key ON leads (account_id, external_id) WHERE external_id IS NOT NULL;
 CREATE INDEX leads_account_created_idx ON leads (account_id, created_at DESC, id DESC);
-CREATE INDEX leads_email_hash_idx ON leads (account_id, email_hash, created_at) WHERE email_hash <> '';
-CREATE INDEX leads_phone_hash_idx ON leads (account_id, phone_hash, created_at) WHERE phone_hash <> '';
+-- Full indexes (not partial): prepared statements get generic plans that
+-- could not prove a partial index's predicate.
+CREATE INDEX leads_email_hash_idx ON leads (account_id, email_hash, created_at);
+CREATE INDEX leads_phone_hash_idx ON leads (account_id, phone_hash, created_at);
 CREATE INDEX leads_meta_lead_id_idx ON leads (account_id, meta_lead_id) WHERE meta_lead_id <> '';
 
 CREATE TABLE stage_changes (

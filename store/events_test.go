@@ -1,0 +1,51 @@
+package store_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+func TestEnqueueEventsIsIdempotent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		d := models.Dataset{AccountID: a.ID, Name: "Main", PixelID: "1234567890", Mode: models.ModeDryRun, LDU: models.LDUOff}
+		if err := s.CreateDataset(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		l := lead(a, now, "jane@example.com")
+		if err := s.InsertLead(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+		mk := func(id string) models.Event {
+			return models.Event{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault, EventName: "Lead", EventID: id, EventTime: now}
+		}
+		first, err := s.EnqueueEvents(ctx, []models.Event{mk("e1")})
+		if err != nil || len(first) != 1 || first[0].ID == 0 || first[0].Status != models.EventQueued {
+			t.Fatalf("first enqueue = %+v, %v", first, err)
+		}
+		again, err := s.EnqueueEvents(ctx, []models.Event{mk("e1"), mk("e2")})
+		if err != nil || len(again) != 2 || again[0].ID != first[0].ID || again[1].ID == 0 || again[1].ID == first[0].ID {
+			t.Fatalf("second enqueue = %+v, %v; want e1 as stored and e2 new", again, err)
+		}
+		// A large batch (multi-row insert) with repeats.
+		var many []models.Event
+		for i := range 30 {
+			many = append(many, mk(fmt.Sprintf("e%d", i)))
+		}
+		got, err := s.EnqueueEvents(ctx, many)
+		if err != nil || len(got) != 30 || got[1].ID != first[0].ID || got[2].ID != again[1].ID {
+			t.Fatalf("batch enqueue: %v; e1/e2 ids %d %d, want %d %d", err, got[1].ID, got[2].ID, first[0].ID, again[1].ID)
+		}
+		n, _ := s.EventCounts(ctx, a.ID, store.EventFilter{})
+		if n[models.EventQueued] != 30 {
+			t.Errorf("%d queued; want 30 (no copies)", n[models.EventQueued])
+		}
+	})
+}
