@@ -48,7 +48,9 @@ const usage = `usage:
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], env{getenv: os.Getenv, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}); err != nil {
+	err := run(ctx, os.Args[1:], env{getenv: os.Getenv, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr})
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "leadsignal:", err)
 		os.Exit(1)
 	}
@@ -77,17 +79,17 @@ func run(ctx context.Context, args []string, e env) error {
 		return migrate(ctx, e)
 	case "user":
 		if len(args) == 0 || args[0] != "create" {
-			return errors.New("unknown command; " + usage)
+			return fmt.Errorf("unknown command %q (usage: leadsignal help)", strings.Join(append([]string{cmd}, args...), " "))
 		}
 		return createUser(ctx, args[1:], e)
 	case "account":
 		if len(args) == 0 || args[0] != "create" {
-			return errors.New("unknown command; " + usage)
+			return fmt.Errorf("unknown command %q (usage: leadsignal help)", strings.Join(append([]string{cmd}, args...), " "))
 		}
 		return createAccount(ctx, args[1:], e)
 	case "key":
 		if len(args) == 0 || args[0] != "create" {
-			return errors.New("unknown command; " + usage)
+			return fmt.Errorf("unknown command %q (usage: leadsignal help)", strings.Join(append([]string{cmd}, args...), " "))
 		}
 		return createKey(ctx, args[1:], e)
 	case "setup":
@@ -153,8 +155,16 @@ func serve(ctx context.Context, e env) error {
 		return err
 	}
 	defer s.Close()
+	secretFromEnv := cfg.Secret != ""
 	if err := cfg.EnsureSecret(); err != nil {
 		return err
+	}
+	if cfg.Postgres() && !secretFromEnv {
+		// Replicas on one database must share the secret: each would
+		// otherwise make its own, and sessions and sealed tokens of one
+		// replica would not open on another.
+		log.Warn("LEADSIGNAL_SECRET is not set: using the secret kept in the data folder; give every replica the same LEADSIGNAL_SECRET",
+			slog.String("data", cfg.DataDir))
 	}
 
 	box, err := seal.New(cfg.Key("token-aead"))
@@ -188,11 +198,12 @@ func serve(ctx context.Context, e env) error {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s (LEADSIGNAL_ADDR): %w", cfg.Addr, err)
 	}
-	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("database", s.Dialect()))
+	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("database", s.Dialect()),
+		slog.String("secret_fingerprint", cfg.Fingerprint()))
 	if e.ready != nil {
 		e.ready(ln.Addr().String())
 	}

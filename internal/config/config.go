@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -24,6 +25,8 @@ const (
 	secretFile            = "secret"
 	minSecretLen          = 32
 )
+
+var apiVersionRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
 
 // Config is everything leadsignal reads from its environment.
 type Config struct {
@@ -69,7 +72,7 @@ func (c Config) Validate() error {
 	if u, err := url.Parse(c.MetaGraphURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("config: META_GRAPH_URL must be an http(s) URL")
 	}
-	if !strings.HasPrefix(c.MetaAPIVersion, "v") {
+	if !apiVersionRE.MatchString(c.MetaAPIVersion) {
 		return fmt.Errorf("config: META_API_VERSION %q must look like v24.0", c.MetaAPIVersion)
 	}
 	return nil
@@ -116,16 +119,30 @@ func (c *Config) EnsureSecret() error {
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return fmt.Errorf("config: create data folder: %w", err)
 	}
+	// Write a whole file under a temporary name, then link it into place:
+	// two processes starting together on an empty folder both end up with
+	// the one secret that won, never a half-written file.
 	s := rand.Text() + rand.Text()
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp, err := os.CreateTemp(c.DataDir, ".secret-*")
 	if err != nil {
 		return fmt.Errorf("config: write secret: %w", err)
 	}
-	if _, err := f.WriteString(s + "\n"); err != nil {
-		f.Close()
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
 		return fmt.Errorf("config: write secret: %w", err)
 	}
-	if err := f.Close(); err != nil {
+	if _, err := tmp.WriteString(s + "\n"); err != nil {
+		tmp.Close()
+		return fmt.Errorf("config: write secret: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("config: write secret: %w", err)
+	}
+	if err := os.Link(tmp.Name(), p); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return c.EnsureSecret() // another process won: use its secret
+		}
 		return fmt.Errorf("config: write secret: %w", err)
 	}
 	c.Secret = s

@@ -219,6 +219,13 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, evs []model
 			return err
 		}
 		if verr := capi.Validate(se, now); verr != nil {
+			var inv *capi.Invalid
+			if errors.As(verr, &inv) && inv.Future() {
+				// A clock ahead of ours: the event becomes valid soon.
+				outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventQueued, Error: "event_time is in the future; waiting",
+					NextAttemptAt: e.EventTime.Add(time.Second)})
+				continue
+			}
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "not sent: " + verr.Error(), Payload: string(body)})
 			continue
 		}

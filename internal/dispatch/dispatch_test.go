@@ -468,3 +468,19 @@ func TestShutdownFinishesTheBatchInFlight(t *testing.T) {
 		}
 	})
 }
+
+func TestFutureEventWaits(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		evs := b.queue(1, b.clock.now().Add(10*time.Minute), nil)
+		b.drain(b.dispatcher())
+		if e := b.event(evs[0].ID); e.Status != models.EventQueued || !e.NextAttemptAt.After(b.clock.now()) {
+			t.Fatalf("future event = %s next %v; want queued until its time", e.Status, e.NextAttemptAt)
+		}
+		b.clock.advance(11 * time.Minute)
+		b.drain(b.dispatcher())
+		if e := b.event(evs[0].ID); e.Status != models.EventSent {
+			t.Errorf("after its time the event is %s; want sent", e.Status)
+		}
+	})
+}
