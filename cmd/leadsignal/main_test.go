@@ -491,6 +491,10 @@ func TestServe(t *testing.T) {
 			if status != http.StatusOK || !strings.Contains(body, "ok") {
 				t.Errorf("GET /healthz = %d %q; want 200 ok", status, body)
 			}
+			status, _, body = get(t, "http://"+addr+"/metrics")
+			if status != http.StatusOK || !strings.Contains(body, "leadsignal_events_queue") || !strings.Contains(body, "go_goroutines") {
+				t.Errorf("GET /metrics = %d; want the outbox and runtime metrics", status)
+			}
 			// A fresh install sends its first visitor to the setup page.
 			status, header, _ := get(t, "http://"+addr+"/")
 			if status != http.StatusSeeOther || header.Get("Location") != "/setup" {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/capi/capitest"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
@@ -483,4 +485,71 @@ func TestFutureEventWaits(t *testing.T) {
 			t.Errorf("after its time the event is %s; want sent", e.Status)
 		}
 	})
+}
+
+func TestNotifyWakesAnIdleDispatcher(t *testing.T) {
+	b := newBench(t, storetest.New(t), models.ModeLive)
+	d := dispatch.New(dispatch.Options{Store: b.store, Sender: &capi.Client{}, Box: b.box, GraphURL: b.meta.URL,
+		Now: b.clock.now, Idle: time.Hour, Log: quiet})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go d.Run(ctx)                     //nolint:errcheck // ends with the test
+	time.Sleep(50 * time.Millisecond) // let the first, empty drain pass
+	b.queue(1, b.clock.now().Add(-time.Minute), nil)
+	d.Notify()
+	deadline := time.Now().Add(5 * time.Second)
+	for b.meta.EventsReceived() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the event was not sent within 5 s of Notify; the idle tick is an hour")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	s := storetest.New(t)
+	b := newBench(t, s, models.ModeLive)
+	reg := prometheus.NewRegistry()
+	m := dispatch.NewMetrics(reg, s)
+	d := dispatch.New(dispatch.Options{Store: s, Sender: &capi.Client{}, Box: b.box, GraphURL: b.meta.URL, Now: b.clock.now, Log: quiet, Metrics: m})
+	b.queue(3, b.clock.now().Add(-time.Hour), nil)
+	b.queue(1, b.clock.now().Add(-8*24*time.Hour), nil)
+	if _, err := d.Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, mt := range f.GetMetric() {
+			key := f.GetName()
+			for _, l := range mt.GetLabel() {
+				key += "{" + l.GetValue() + "}"
+			}
+			switch {
+			case mt.GetCounter() != nil:
+				got[key] = mt.GetCounter().GetValue()
+			case mt.GetGauge() != nil:
+				got[key] = mt.GetGauge().GetValue()
+			case mt.GetHistogram() != nil:
+				got[key] = float64(mt.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	want := map[string]float64{
+		"leadsignal_events_settled_total{sent}":    3,
+		"leadsignal_events_settled_total{expired}": 1,
+		"leadsignal_events_queue{sent}":            3,
+		"leadsignal_events_queue{expired}":         1,
+		"leadsignal_events_queue{queued}":          0,
+		"leadsignal_capi_request_seconds":          1,
+		"leadsignal_capi_batch_events":             1,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v; want %v", k, got[k], v)
+		}
+	}
 }
