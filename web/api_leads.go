@@ -38,15 +38,11 @@ func (h *Handler) requireIngestKey(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="leadsignal"`)
 			return apiFail(c, http.StatusUnauthorized, "missing_key", "send the account's ingest key as Authorization: Bearer <key>", "")
 		}
-		k, err := h.store.IngestKeyBySecret(c.Request().Context(), strings.TrimSpace(secret), h.now())
+		acc, err := h.store.IngestKeyAccount(c.Request().Context(), strings.TrimSpace(secret), h.now())
 		if errors.Is(err, store.ErrNotFound) {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="leadsignal", error="invalid_token"`)
 			return apiFail(c, http.StatusUnauthorized, "invalid_key", "the ingest key is unknown or revoked", "")
 		}
-		if err != nil {
-			return err
-		}
-		acc, err := h.store.Account(c.Request().Context(), k.AccountID)
 		if err != nil {
 			return err
 		}

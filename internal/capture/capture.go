@@ -51,6 +51,7 @@ type QueuedEvent struct {
 type Capturer struct {
 	store  *store.Store
 	notify func()
+	batch  *batcher
 }
 
 // New returns a Capturer writing to s; notify (may be nil) is called after
@@ -59,7 +60,12 @@ func New(s *store.Store, notify func()) *Capturer {
 	if notify == nil {
 		notify = func() {}
 	}
-	return &Capturer{store: s, notify: notify}
+	c := &Capturer{store: s, notify: notify}
+	// One writer per process: batches then never race each other, so two
+	// leads of one person posted at once are told apart deterministically
+	// (the second is the duplicate). Replicas still write side by side.
+	c.batch = &batcher{c: c, jobs: make(chan *job), writers: 1}
+	return c
 }
 
 // Capture stores a validated lead for an account. The same external_id
@@ -70,6 +76,12 @@ func (c *Capturer) Capture(ctx context.Context, acc models.Account, v Validated)
 	if err != nil {
 		return Result{}, err
 	}
+	return c.batch.submit(ctx, acc, v, settings)
+}
+
+// captureOne captures a single lead in its own transaction: the path of a
+// completed partial lead, and the fallback when a batch fails.
+func (c *Capturer) captureOne(ctx context.Context, acc models.Account, v Validated, settings junk.Settings) (Result, error) {
 	if v.ExternalID != nil {
 		prev, err := c.store.LeadByExternalID(ctx, acc.ID, *v.ExternalID)
 		switch {
@@ -153,13 +165,17 @@ func (c *Capturer) upgrade(ctx context.Context, acc models.Account, prev models.
 
 // existing answers a repeated post with the stored lead and its events.
 func (c *Capturer) existing(ctx context.Context, l models.Lead) (Result, error) {
+	return c.existingIn(ctx, c.store, l)
+}
+
+func (c *Capturer) existingIn(ctx context.Context, s *store.Store, l models.Lead) (Result, error) {
 	var reasons []junk.Reason
 	_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
-	evs, err := c.store.LeadEvents(ctx, l.AccountID, l.ID)
+	evs, err := s.LeadEvents(ctx, l.AccountID, l.ID)
 	if err != nil {
 		return Result{}, err
 	}
-	queued, err := describe(ctx, c.store, l.AccountID, evs)
+	queued, err := describe(ctx, s, l.AccountID, evs)
 	if err != nil {
 		return Result{}, err
 	}
@@ -301,11 +317,32 @@ func phoneDigits(k normalize.Keys) string {
 // judge runs the junk signals, looking up earlier leads of the same person
 // inside the transaction that stores this one.
 func judge(ctx context.Context, tx *store.Store, l *models.Lead, keys normalize.Keys, v Validated, settings junk.Settings) ([]junk.Reason, error) {
+	dup := false
+	if st := settings[junk.Duplicate]; st.Enabled && !v.Partial {
+		found, err := tx.RecentContact(ctx, l.AccountID, keys.Email.Hash, keys.Phone.Hash, l.CreatedAt.Add(-dupWindow(st)), l.ID)
+		if err != nil {
+			return nil, err
+		}
+		dup = found
+	}
+	if err := verdict(l, keys, v, settings, dup); err != nil {
+		return nil, err
+	}
+	var reasons []junk.Reason
+	_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
+	return reasons, nil
+}
+
+// verdict runs the junk signals on a lead, dup saying whether the same
+// person wrote in recently, and records the reasons and the verdict in
+// force (a person's override wins).
+func verdict(l *models.Lead, keys normalize.Keys, v Validated, settings junk.Settings, dup bool) error {
 	in := junk.Input{
 		FillSeconds: v.FillSeconds,
 		Honeypot:    v.Honeypot,
 		Email:       strings.ToLower(strings.TrimSpace(v.Email)),
 		Message:     v.Message,
+		Duplicate:   dup,
 	}
 	if keys.Phone.Hash != "" {
 		in.Phone = keys.Phone.Normalized
@@ -315,25 +352,13 @@ func judge(ctx context.Context, tx *store.Store, l *models.Lead, keys normalize.
 	} else {
 		in.Phone = strings.TrimSpace(v.Phone)
 	}
-	if dup := settings[junk.Duplicate]; dup.Enabled && !v.Partial {
-		days := dup.Threshold
-		if days <= 0 {
-			days = 7
-		}
-		since := l.CreatedAt.Add(-time.Duration(days * float64(24*time.Hour)))
-		found, err := tx.RecentContact(ctx, l.AccountID, keys.Email.Hash, keys.Phone.Hash, since, l.ID)
-		if err != nil {
-			return nil, err
-		}
-		in.Duplicate = found
-	}
 	reasons := junk.Check(in, settings)
 	if reasons == nil {
 		reasons = []junk.Reason{}
 	}
 	b, err := json.Marshal(reasons)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	l.JunkReasons = string(b)
 	switch l.JunkOverride {
@@ -344,7 +369,7 @@ func judge(ctx context.Context, tx *store.Store, l *models.Lead, keys normalize.
 	default:
 		l.Junk = len(reasons) > 0
 	}
-	return reasons, nil
+	return nil
 }
 
 func deref(s *string) string {

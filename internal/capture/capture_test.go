@@ -1,0 +1,203 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+func setup(t *testing.T, s *store.Store) (models.Account, models.Dataset) {
+	t.Helper()
+	acc, err := s.CreateAccount(t.Context(), models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD", DefaultCountry: "US", JunkSettings: "{}"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := models.Dataset{AccountID: acc.ID, Name: "Main", PixelID: "123456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}
+	if err := s.CreateDataset(t.Context(), &d); err != nil {
+		t.Fatal(err)
+	}
+	return acc, d
+}
+
+func valid(t *testing.T, r Request) Validated {
+	t.Helper()
+	v, err := r.Validate(time.Now())
+	if err != nil {
+		t.Fatalf("Validate(%+v) = %v", r, err)
+	}
+	return v
+}
+
+func strp(s string) *string { return &s }
+
+// TestConcurrentCapturesShareBatches posts many leads at once: every one is
+// stored with its event, and of two leads of one person exactly one is a
+// duplicate, whichever batch they fell in.
+func TestConcurrentCapturesShareBatches(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		acc, _ := setup(t, s)
+		c := New(s, nil)
+		const n = 40
+		results := make([]Result, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				email := fmt.Sprintf("lead%d@example.com", i)
+				if i >= n-4 {
+					email = fmt.Sprintf("lead%d@example.com", i-4) // the same person again
+				}
+				res, err := c.Capture(t.Context(), acc, valid(t, Request{ExternalID: strp(fmt.Sprint("f-", i)), Email: email}))
+				if err != nil {
+					t.Errorf("capture %d: %v", i, err)
+				}
+				results[i] = res
+			})
+		}
+		wg.Wait()
+		ids := map[int64]bool{}
+		dups := map[int]int{}
+		for i, r := range results {
+			if r.Outcome != Created || r.Lead.ID == 0 || ids[r.Lead.ID] {
+				t.Fatalf("capture %d = %+v", i, r)
+			}
+			ids[r.Lead.ID] = true
+			if r.Lead.Junk {
+				key := i
+				if i >= n-4 {
+					key = i - 4
+				}
+				dups[key]++
+				continue
+			}
+			if len(r.Events) != 1 || r.Events[0].Status != models.EventQueued || r.Events[0].Dataset != "Main" {
+				t.Errorf("capture %d events = %+v; want one queued for Main", i, r.Events)
+			}
+		}
+		for k := n - 8; k < n-4; k++ {
+			if dups[k] != 1 {
+				t.Errorf("person %d: %d leads flagged duplicate; want exactly 1 of 2", k, dups[k])
+			}
+		}
+		if len(dups) != 4 {
+			t.Errorf("duplicates flagged for %d people; want 4", len(dups))
+		}
+	})
+}
+
+// TestCaptureBatch drives one batch with every kind of lead in it.
+func TestCaptureBatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, d := setup(t, s)
+		c := New(s, nil)
+		settings, _ := JunkSettings(acc)
+		// Already stored: a complete lead and a partial one.
+		old, err := c.captureOne(ctx, acc, valid(t, Request{ExternalID: strp("old"), Email: "old@example.com"}), settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := c.captureOne(ctx, acc, valid(t, Request{ExternalID: strp("part"), Email: "part@example.com", Partial: true}), settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs := []Request{
+			{ExternalID: strp("new"), Email: "new@example.com"},                     // 0 created
+			{ExternalID: strp("new"), Email: "new@example.com"},                     // 1 same external_id: existing
+			{ExternalID: strp("old"), Email: "old@example.com"},                     // 2 existing
+			{ExternalID: strp("part"), Email: "part@example.com", FirstName: "Pat"}, // 3 completes the partial
+			{Email: "twice@example.com"},                                            // 4 created
+			{Email: "TWICE@example.com"},                                            // 5 duplicate of 4
+			{Email: "bot@example.com", Honeypot: "x"},                               // 6 junk, no event
+			{ExternalID: strp("p2"), Email: "partial2@example.com", Partial: true},  // 7 partial, no event
+			{Email: "old@example.com"},                                              // 8 duplicate of the stored lead
+		}
+		var batch []*job
+		for _, r := range reqs {
+			batch = append(batch, &job{ctx: context.Background(), acc: acc, v: valid(t, r), settings: settings})
+		}
+		results, err := c.captureBatch(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []struct {
+			outcome Outcome
+			junk    []junk.Signal
+			events  int
+		}{
+			{Created, nil, 1}, {Existing, nil, 1}, {Existing, nil, 1}, {Upgraded, nil, 1}, {Created, nil, 1},
+			{Created, []junk.Signal{junk.Duplicate}, 0}, {Created, []junk.Signal{junk.Honeypot}, 0}, {Created, nil, 0},
+			{Created, []junk.Signal{junk.Duplicate}, 0},
+		}
+		for i, w := range want {
+			r := results[i]
+			if r.err != nil {
+				t.Fatalf("job %d: %v", i, r.err)
+			}
+			var sigs []junk.Signal
+			for _, rs := range r.res.Reasons {
+				sigs = append(sigs, rs.Signal)
+			}
+			if r.res.Outcome != w.outcome || fmt.Sprint(sigs) != fmt.Sprint(w.junk) || len(r.res.Events) != w.events {
+				t.Errorf("job %d = %s %v %d events; want %s %v %d", i, r.res.Outcome, sigs, len(r.res.Events), w.outcome, w.junk, w.events)
+			}
+		}
+		if results[1].res.Lead.ID != results[0].res.Lead.ID || results[2].res.Lead.ID != old.Lead.ID || results[3].res.Lead.ID != part.Lead.ID {
+			t.Error("repeats must answer with the stored lead")
+		}
+		if l, _ := s.Lead(ctx, acc.ID, part.Lead.ID); l.Partial || l.FirstName != "Pat" {
+			t.Errorf("completed partial lead = partial %v name %q", l.Partial, l.FirstName)
+		}
+		// Event ids follow DESIGN.md: external_id when given, else the lead id.
+		if got, want := results[0].res.Events[0].EventID, capi.EventID(d.PixelID, "Lead", "new"); got != want {
+			t.Errorf("event id %s; want %s", got, want)
+		}
+		if got, want := results[4].res.Events[0].EventID, capi.EventID(d.PixelID, "Lead", fmt.Sprint(results[4].res.Lead.ID)); got != want {
+			t.Errorf("event id %s; want %s", got, want)
+		}
+	})
+}
+
+// TestBatchFallsBackLeadByLead: when the batch's transaction fails (here an
+// event id that already exists), nothing of it is kept and every lead is
+// captured on its own.
+func TestBatchFallsBackLeadByLead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, d := setup(t, s)
+		c := New(s, nil)
+		settings, _ := JunkSettings(acc)
+		seed, err := c.captureOne(ctx, acc, valid(t, Request{Email: "seed@example.com"}), settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An event of "clash" that exists before its lead does.
+		if _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: acc.ID, DatasetID: d.ID, LeadID: seed.Lead.ID, Origin: models.OriginDefault,
+			EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", "clash"), EventTime: time.Now()}}); err != nil {
+			t.Fatal(err)
+		}
+		b := c.batch
+		jobs := []*job{
+			{ctx: ctx, acc: acc, v: valid(t, Request{ExternalID: strp("fine"), Email: "fine@example.com"}), settings: settings, done: make(chan jobResult, 1)},
+			{ctx: ctx, acc: acc, v: valid(t, Request{ExternalID: strp("clash"), Email: "clash@example.com"}), settings: settings, done: make(chan jobResult, 1)},
+		}
+		b.run(jobs)
+		for i, j := range jobs {
+			r := <-j.done
+			if r.err != nil || r.res.Outcome != Created || len(r.res.Events) != 1 {
+				t.Errorf("job %d after fallback = %+v, %v", i, r.res, r.err)
+			}
+		}
+		n, _ := s.CountLeads(ctx, acc.ID, store.LeadFilter{})
+		if n != 3 {
+			t.Errorf("%d leads; want 3 (no copies from the failed batch)", n)
+		}
+	})
+}
