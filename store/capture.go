@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
+	"strings"
 	"time"
 
 	"github.com/leadsignal/leadsignal/models"
@@ -17,7 +19,7 @@ func (s *Store) LeadsByExternalIDs(ctx context.Context, accountID int64, ids []s
 		return out, nil
 	}
 	var ls []models.Lead
-	if err := s.q(ctx).Where("account_id = ? AND external_id IN ?", accountID, ids).Find(&ls).Error; err != nil {
+	if err := s.q(ctx).Where("account_id = ? AND external_id "+s.anyOf(), accountID, s.list(ids)).Find(&ls).Error; err != nil {
 		return nil, wrap("leads by external ids", err)
 	}
 	for _, l := range ls {
@@ -34,7 +36,9 @@ type Contact struct {
 }
 
 // RecentContacts lists the complete leads of an account captured since the
-// given time whose email or phone hash is one of those given.
+// given time whose email or phone hash is one of those given. The time is
+// applied to the rows found, not in the query: a prepared statement's
+// generic plan would otherwise scan the account's whole window by date.
 func (s *Store) RecentContacts(ctx context.Context, accountID int64, emailHashes, phoneHashes []string, since time.Time) ([]Contact, error) {
 	if len(emailHashes) == 0 && len(phoneHashes) == 0 {
 		return nil, nil
@@ -46,11 +50,26 @@ func (s *Store) RecentContacts(ctx context.Context, accountID int64, emailHashes
 	if len(phoneHashes) == 0 {
 		phoneHashes = []string{"x"}
 	}
+	// Two index range scans (account, hash, created_at), not one pass over
+	// every lead of the window that an OR would lead the planner to.
 	var cs []Contact
-	err := s.q(ctx).Model(&models.Lead{}).Select("email_hash, phone_hash, created_at").
-		Where("account_id = ? AND created_at >= ? AND partial = ?", accountID, since.UTC(), false).
-		Where("(email_hash IN ? OR phone_hash IN ?)", emailHashes, phoneHashes).
-		Scan(&cs).Error
+	err := s.q(ctx).Raw(`
+SELECT email_hash, phone_hash, created_at FROM leads
+WHERE account_id = ? AND email_hash `+s.anyOf()+` AND partial = ?
+UNION ALL
+SELECT email_hash, phone_hash, created_at FROM leads
+WHERE account_id = ? AND phone_hash `+s.anyOf()+` AND partial = ?`,
+		accountID, s.list(emailHashes), false, accountID, s.list(phoneHashes), false).Scan(&cs).Error
+	if err != nil {
+		return nil, wrap("recent contacts", err)
+	}
+	recent := cs[:0]
+	for _, c := range cs {
+		if !c.CreatedAt.Before(since) {
+			recent = append(recent, c)
+		}
+	}
+	cs = recent
 	return cs, wrap("recent contacts", err)
 }
 
@@ -110,4 +129,41 @@ func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Ti
 		}
 	}
 	return ka.Account, nil
+}
+
+// anyOf and list write "column matches one of these strings". On Postgres
+// the list is one array parameter, so the statement text is the same for
+// any number of values and its prepared plan is reused; SQLite has no
+// arrays and gets an IN list.
+func (s *Store) anyOf() string {
+	if s.dialect == "postgres" {
+		return "= ANY(CAST(? AS text[]))"
+	}
+	return "IN ?"
+}
+
+func (s *Store) list(vs []string) any {
+	if s.dialect == "postgres" {
+		return textArray(vs)
+	}
+	return vs
+}
+
+// textArray is a Postgres text[] parameter.
+type textArray []string
+
+// Value writes the array literal, every element quoted.
+func (a textArray) Value() (driver.Value, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range a {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v))
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String(), nil
 }

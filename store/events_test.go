@@ -49,3 +49,27 @@ func TestEnqueueEventsIsIdempotent(t *testing.T) {
 		}
 	})
 }
+
+func TestLeadsByExternalIDsOddCharacters(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		odd := []string{`a,b`, `quo"te`, `back\slash`, `{brace}`, `NULL`, ` space `}
+		for _, id := range odd {
+			l := lead(a, time.Now(), id+"@example.com")
+			l.ExternalID = &id
+			if err := s.InsertLead(ctx, &l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.LeadsByExternalIDs(ctx, a.ID, append(odd, "missing"))
+		if err != nil || len(got) != len(odd) {
+			t.Fatalf("LeadsByExternalIDs = %d leads, %v; want %d", len(got), err, len(odd))
+		}
+		for _, id := range odd {
+			if _, ok := got[id]; !ok {
+				t.Errorf("external_id %q not found", id)
+			}
+		}
+	})
+}
