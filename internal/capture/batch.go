@@ -31,7 +31,11 @@ type job struct {
 	acc      models.Account
 	v        Validated
 	settings junk.Settings
-	done     chan jobResult
+	// lead, keys and signals are built by the caller, off the writer.
+	lead    models.Lead
+	keys    normalize.Keys
+	signals junk.Input
+	done    chan jobResult
 }
 
 type jobResult struct {
@@ -72,9 +76,9 @@ func (b *batcher) loop() {
 }
 
 // submit hands a capture to the writers and waits for its answer.
-func (b *batcher) submit(ctx context.Context, acc models.Account, v Validated, settings junk.Settings) (Result, error) {
+func (b *batcher) submit(ctx context.Context, j *job) (Result, error) {
 	b.start()
-	j := &job{ctx: ctx, acc: acc, v: v, settings: settings, done: make(chan jobResult, 1)}
+	j.ctx, j.done = ctx, make(chan jobResult, 1)
 	select {
 	case b.jobs <- j:
 	case <-ctx.Done():
@@ -175,11 +179,7 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 					}
 					seenExt[*id] = true
 				}
-				l, keys, err := build(j.acc, j.v)
-				if err != nil {
-					return err
-				}
-				fresh = append(fresh, pending{job: i, lead: l, keys: keys})
+				fresh = append(fresh, pending{job: i, lead: j.lead, keys: j.keys})
 			}
 			if err := judgeBatch(ctx, tx, accID, fresh, batch); err != nil {
 				return err
@@ -304,7 +304,7 @@ func judgeBatch(ctx context.Context, tx *store.Store, accountID int64, fresh []p
 				}
 			}
 		}
-		if err := verdict(&p.lead, p.keys, j.v, j.settings, dup); err != nil {
+		if err := verdict(&p.lead, j.signals, j.settings, dup); err != nil {
 			return err
 		}
 	}

@@ -76,7 +76,13 @@ func (c *Capturer) Capture(ctx context.Context, acc models.Account, v Validated)
 	if err != nil {
 		return Result{}, err
 	}
-	return c.batch.submit(ctx, acc, v, settings)
+	// The CPU work (normalising, hashing, phone parsing) happens here, in
+	// the caller's goroutine, so the one writer only talks to the database.
+	l, keys, err := build(acc, v)
+	if err != nil {
+		return Result{}, err
+	}
+	return c.batch.submit(ctx, &job{acc: acc, v: v, settings: settings, lead: l, keys: keys, signals: junkInput(keys, v)})
 }
 
 // captureOne captures a single lead in its own transaction: the path of a
@@ -325,7 +331,7 @@ func judge(ctx context.Context, tx *store.Store, l *models.Lead, keys normalize.
 		}
 		dup = found
 	}
-	if err := verdict(l, keys, v, settings, dup); err != nil {
+	if err := verdict(l, junkInput(keys, v), settings, dup); err != nil {
 		return nil, err
 	}
 	var reasons []junk.Reason
@@ -333,16 +339,14 @@ func judge(ctx context.Context, tx *store.Store, l *models.Lead, keys normalize.
 	return reasons, nil
 }
 
-// verdict runs the junk signals on a lead, dup saying whether the same
-// person wrote in recently, and records the reasons and the verdict in
-// force (a person's override wins).
-func verdict(l *models.Lead, keys normalize.Keys, v Validated, settings junk.Settings, dup bool) error {
+// junkInput is what the junk signals look at, but for the duplicate check,
+// which needs the database.
+func junkInput(keys normalize.Keys, v Validated) junk.Input {
 	in := junk.Input{
 		FillSeconds: v.FillSeconds,
 		Honeypot:    v.Honeypot,
 		Email:       strings.ToLower(strings.TrimSpace(v.Email)),
 		Message:     v.Message,
-		Duplicate:   dup,
 	}
 	if keys.Phone.Hash != "" {
 		in.Phone = keys.Phone.Normalized
@@ -352,6 +356,14 @@ func verdict(l *models.Lead, keys normalize.Keys, v Validated, settings junk.Set
 	} else {
 		in.Phone = strings.TrimSpace(v.Phone)
 	}
+	return in
+}
+
+// verdict runs the junk signals on a lead, dup saying whether the same
+// person wrote in recently, and records the reasons and the verdict in
+// force (a person's override wins).
+func verdict(l *models.Lead, in junk.Input, settings junk.Settings, dup bool) error {
+	in.Duplicate = dup
 	reasons := junk.Check(in, settings)
 	if reasons == nil {
 		reasons = []junk.Reason{}

@@ -121,7 +121,7 @@ func TestCaptureBatch(t *testing.T) {
 		}
 		var batch []*job
 		for _, r := range reqs {
-			batch = append(batch, &job{ctx: context.Background(), acc: acc, v: valid(t, r), settings: settings})
+			batch = append(batch, newJob(t, acc, valid(t, r), settings))
 		}
 		results, err := c.captureBatch(batch)
 		if err != nil {
@@ -185,8 +185,8 @@ func TestBatchFallsBackLeadByLead(t *testing.T) {
 		}
 		b := c.batch
 		jobs := []*job{
-			{ctx: ctx, acc: acc, v: valid(t, Request{ExternalID: strp("fine"), Email: "fine@example.com"}), settings: settings, done: make(chan jobResult, 1)},
-			{ctx: ctx, acc: acc, v: valid(t, Request{ExternalID: strp("clash"), Email: "clash@example.com"}), settings: settings, done: make(chan jobResult, 1)},
+			newJob(t, acc, valid(t, Request{ExternalID: strp("fine"), Email: "fine@example.com"}), settings),
+			newJob(t, acc, valid(t, Request{ExternalID: strp("clash"), Email: "clash@example.com"}), settings),
 		}
 		b.run(jobs)
 		for i, j := range jobs {
@@ -200,4 +200,15 @@ func TestBatchFallsBackLeadByLead(t *testing.T) {
 			t.Errorf("%d leads; want 3 (no copies from the failed batch)", n)
 		}
 	})
+}
+
+// newJob builds a job as Capture does.
+func newJob(t *testing.T, acc models.Account, v Validated, settings junk.Settings) *job {
+	t.Helper()
+	l, keys, err := build(acc, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &job{ctx: context.Background(), acc: acc, v: v, settings: settings, lead: l, keys: keys,
+		signals: junkInput(keys, v), done: make(chan jobResult, 1)}
 }
