@@ -48,23 +48,7 @@ func parseLeadFilter(c echo.Context, a models.Account) (store.LeadFilter, views.
 		Partial: q.Get("partial"), Stage: q.Get("stage"), Query: strings.TrimSpace(q.Get("q")),
 	}
 	f := store.LeadFilter{Query: vf.Query}
-	loc := location(a)
-	var problems []string
-	if vf.From != "" {
-		t, err := time.ParseInLocation("2006-01-02", vf.From, loc)
-		if err != nil {
-			problems = append(problems, "the From date")
-		}
-		f.From = t
-	}
-	if vf.To != "" {
-		t, err := time.ParseInLocation("2006-01-02", vf.To, loc)
-		if err != nil {
-			problems = append(problems, "the To date")
-		} else {
-			f.To = t.AddDate(0, 0, 1)
-		}
-	}
+	f.From, f.To, vf.Error = dayRange(vf.From, vf.To, location(a))
 	if vf.Junk == "junk" || vf.Junk == "clean" {
 		f.Junk = vf.Junk
 	}
@@ -77,10 +61,33 @@ func parseLeadFilter(c echo.Context, a models.Account) (store.LeadFilter, views.
 	if vf.Stage != "" {
 		f.Stage = vf.Stage
 	}
-	if len(problems) > 0 {
-		vf.Error = "Could not read " + strings.Join(problems, " and ") + "; use YYYY-MM-DD."
-	}
 	return f, vf
+}
+
+// dayRange reads a From and a To date (YYYY-MM-DD, whole days in loc, To
+// included) into [from, to); zero times for empty or unreadable dates,
+// with a message naming the unreadable ones.
+func dayRange(fromS, toS string, loc *time.Location) (from, to time.Time, problem string) {
+	var bad []string
+	if fromS != "" {
+		t, err := time.ParseInLocation("2006-01-02", fromS, loc)
+		if err != nil {
+			bad = append(bad, "the From date")
+		}
+		from = t
+	}
+	if toS != "" {
+		t, err := time.ParseInLocation("2006-01-02", toS, loc)
+		if err != nil {
+			bad = append(bad, "the To date")
+		} else {
+			to = t.AddDate(0, 0, 1)
+		}
+	}
+	if len(bad) > 0 {
+		problem = "Could not read " + strings.Join(bad, " and ") + "; use YYYY-MM-DD."
+	}
+	return from, to, problem
 }
 
 // filterQuery is the query string of the current filters, without paging.

@@ -31,26 +31,7 @@ func parseEventFilter(c echo.Context, a models.Account) (store.EventFilter, view
 	if id, err := strconv.ParseInt(vf.Dataset, 10, 64); err == nil {
 		f.DatasetID = id
 	}
-	loc := location(a)
-	var bad []string
-	if vf.From != "" {
-		t, err := time.ParseInLocation("2006-01-02", vf.From, loc)
-		if err != nil {
-			bad = append(bad, "the From date")
-		}
-		f.From = t
-	}
-	if vf.To != "" {
-		t, err := time.ParseInLocation("2006-01-02", vf.To, loc)
-		if err != nil {
-			bad = append(bad, "the To date")
-		} else {
-			f.To = t.AddDate(0, 0, 1)
-		}
-	}
-	if len(bad) > 0 {
-		vf.Error = "Could not read " + strings.Join(bad, " and ") + "; use YYYY-MM-DD."
-	}
+	f.From, f.To, vf.Error = dayRange(vf.From, vf.To, location(a))
 	return f, vf
 }
 

@@ -105,22 +105,7 @@ func (c *Capturer) captureOne(ctx context.Context, acc models.Account, v Validat
 	if err != nil {
 		return Result{}, err
 	}
-	var (
-		reasons []junk.Reason
-		events  []QueuedEvent
-	)
-	// The lead and its queued events land together or not at all.
-	err = c.store.Tx(ctx, func(tx *store.Store) error {
-		reasons, err = judge(ctx, tx, &l, keys, v, settings)
-		if err != nil {
-			return err
-		}
-		if err := tx.InsertLead(ctx, &l); err != nil {
-			return err
-		}
-		events, err = enqueueDefault(ctx, tx, l)
-		return err
-	})
+	reasons, events, err := c.save(ctx, &l, keys, v, settings, (*store.Store).InsertLead)
 	if errors.Is(err, store.ErrConflict) && v.ExternalID != nil {
 		// A concurrent post with the same external_id won the race.
 		prev, err := c.store.LeadByExternalID(ctx, acc.ID, *v.ExternalID)
@@ -138,6 +123,28 @@ func (c *Capturer) captureOne(ctx context.Context, acc models.Account, v Validat
 	return Result{Lead: l, Outcome: Created, Reasons: reasons, Events: events}, nil
 }
 
+// save judges a lead, writes it with write and queues its default events,
+// in one transaction: the lead and its events land together or not at all.
+func (c *Capturer) save(ctx context.Context, l *models.Lead, keys normalize.Keys, v Validated, settings junk.Settings,
+	write func(*store.Store, context.Context, *models.Lead) error) ([]junk.Reason, []QueuedEvent, error) {
+	var (
+		reasons []junk.Reason
+		events  []QueuedEvent
+	)
+	err := c.store.Tx(ctx, func(tx *store.Store) error {
+		var err error
+		if reasons, err = judge(ctx, tx, l, keys, v, settings); err != nil {
+			return err
+		}
+		if err := write(tx, ctx, l); err != nil {
+			return err
+		}
+		events, err = enqueueDefault(ctx, tx, *l)
+		return err
+	})
+	return reasons, events, err
+}
+
 func (c *Capturer) upgrade(ctx context.Context, acc models.Account, prev models.Lead, v Validated, settings junk.Settings) (Result, error) {
 	l, keys, err := build(acc, v)
 	if err != nil {
@@ -145,21 +152,7 @@ func (c *Capturer) upgrade(ctx context.Context, acc models.Account, prev models.
 	}
 	l.ID, l.ReceivedAt, l.Stage = prev.ID, prev.ReceivedAt, prev.Stage
 	l.JunkOverride = prev.JunkOverride
-	var (
-		reasons []junk.Reason
-		events  []QueuedEvent
-	)
-	err = c.store.Tx(ctx, func(tx *store.Store) error {
-		reasons, err = judge(ctx, tx, &l, keys, v, settings)
-		if err != nil {
-			return err
-		}
-		if err := tx.SaveLead(ctx, &l); err != nil {
-			return err
-		}
-		events, err = enqueueDefault(ctx, tx, l)
-		return err
-	})
+	reasons, events, err := c.save(ctx, &l, keys, v, settings, (*store.Store).SaveLead)
 	if err != nil {
 		return Result{}, err
 	}
