@@ -13,9 +13,14 @@ func (s *Store) CreateDataset(ctx context.Context, d *models.Dataset) error {
 	return wrap("create dataset", s.q(ctx).Create(d).Error)
 }
 
-// SaveDataset writes every column of an account's dataset.
+// SaveDataset writes a dataset's settings and secrets. Its pause and
+// throttle are the dispatcher's (PauseDataset, ThrottleDataset) and a
+// person's new token's (ResumeDataset): an edit made from a page read
+// before a pause must not undo it.
 func (s *Store) SaveDataset(ctx context.Context, d *models.Dataset) error {
-	res := s.q(ctx).Where("account_id = ?", d.AccountID).Select("*").Omit("id", "account_id", "created_at").Updates(d)
+	res := s.q(ctx).Where("account_id = ?", d.AccountID).
+		Select("name", "pixel_id", "token_sealed", "token_last4", "token_env", "app_secret_sealed", "app_secret_env",
+			"test_event_code", "api_version", "mode", "ldu", "updated_at").Updates(d)
 	if res.Error == nil && res.RowsAffected == 0 {
 		return wrap("save dataset", ErrNotFound)
 	}

@@ -140,6 +140,9 @@ UPDATE events SET status = 'sending', lease_until = @lease, attempts = attempts 
 WHERE id IN (SELECT id FROM due)
 RETURNING *`
 
+// claimLockClass is the first key of the per-dataset claim lock.
+const claimLockClass = 0x6c73
+
 // ClaimEvents leases up to limit due events of a dataset until now+lease.
 func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time, lease time.Duration, limit int) ([]models.Event, error) {
 	lock := ""
@@ -148,9 +151,19 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 	}
 	now = now.UTC()
 	var evs []models.Event
-	err := s.q(ctx).Raw(sprintf(claimSQL, lock), map[string]any{
-		"dataset": datasetID, "now": now, "lease": now.Add(lease), "limit": limit,
-	}).Scan(&evs).Error
+	err := s.Tx(ctx, func(tx *Store) error {
+		if tx.dialect == "postgres" {
+			// Claims of one dataset take turns: a claim then sees the
+			// events the previous one took as sending, so it cannot take a
+			// lead's later event while another replica holds an earlier one.
+			if err := tx.q(ctx).Exec("SELECT pg_advisory_xact_lock(CAST(? AS integer), CAST(? AS integer))", claimLockClass, datasetID).Error; err != nil {
+				return err
+			}
+		}
+		return tx.q(ctx).Raw(sprintf(claimSQL, lock), map[string]any{
+			"dataset": datasetID, "now": now, "lease": now.Add(lease), "limit": limit,
+		}).Scan(&evs).Error
+	})
 	if err != nil {
 		return nil, wrap("claim events", err)
 	}
@@ -192,7 +205,9 @@ func (s *Store) SettleEvents(ctx context.Context, requestID *int64, fbtraceID st
 					upd["request_id"] = requestID
 				}
 			}
-			if err := tx.q(ctx).Model(&models.Event{}).Where("id = ?", o.ID).Updates(upd).Error; err != nil {
+			// Only a row still being sent: if this dispatcher's lease ran
+			// out and another claimed the event, that claim decides.
+			if err := tx.q(ctx).Model(&models.Event{}).Where("id = ? AND status = ?", o.ID, models.EventSending).Updates(upd).Error; err != nil {
 				return err
 			}
 		}
@@ -281,5 +296,5 @@ UPDATE events e SET
 	fbtrace_id = CASE WHEN u.status = 'sent' THEN @trace ELSE e.fbtrace_id END,
 	request_id = CASE WHEN u.status = 'queued' THEN e.request_id ELSE COALESCE(CAST(@req AS bigint), e.request_id) END
 FROM json_to_recordset(CAST(@rows AS json)) AS u(id bigint, status text, error text, payload text, next timestamptz)
-WHERE e.id = u.id`, map[string]any{"now": now, "trace": fbtraceID, "req": requestID, "rows": string(b)}).Error
+WHERE e.id = u.id AND e.status = 'sending'`, map[string]any{"now": now, "trace": fbtraceID, "req": requestID, "rows": string(b)}).Error
 }

@@ -99,7 +99,9 @@ func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, e
 // count of attempts: all failed ones when ids is empty. It returns how many
 // it queued.
 func (s *Store) RetryEvents(ctx context.Context, accountID int64, ids []int64, now time.Time) (int64, error) {
-	q := s.q(ctx).Model(&models.Event{}).Where("account_id = ? AND status = ?", accountID, models.EventFailed)
+	// A lead a person marked junk stays unsent, whatever a retry says.
+	q := s.q(ctx).Model(&models.Event{}).Where("account_id = ? AND status = ?", accountID, models.EventFailed).
+		Where("lead_id NOT IN (SELECT id FROM leads WHERE account_id = ? AND junk = ?)", accountID, true)
 	if len(ids) > 0 {
 		q = q.Where("id IN ?", ids)
 	}

@@ -402,7 +402,7 @@ func TestTenantIsolation(t *testing.T) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", true)
 		bob := a.user("bob@example.com", false)
-		a.account("acme", ada)
+		own := a.account("acme", ada)
 		other := a.account("beta", bob)
 		otherKey, _, err := s.CreateIngestKey(t.Context(), other.ID, "beta site")
 		if err != nil {
@@ -452,6 +452,34 @@ func TestTenantIsolation(t *testing.T) {
 		}
 		if n < 5 {
 			t.Errorf("checked %d account routes; the router should have more", n)
+		}
+		// The same routes under ada's own account, naming the other
+		// account's lead, dataset, event, key and member: each resource
+		// lookup is scoped by account too, not only the account check.
+		for _, rt := range a.echo.Routes() {
+			if !strings.Contains(rt.Path, ":account/") {
+				continue
+			}
+			if !strings.Contains(rt.Path, ":lead") && !strings.Contains(rt.Path, ":dataset") && !strings.Contains(rt.Path, ":event") &&
+				!strings.Contains(rt.Path, ":key") && !strings.Contains(rt.Path, ":user") {
+				continue
+			}
+			path := strings.NewReplacer(":account", fmt.Sprint(own.ID), ":user", fmt.Sprint(bob.ID),
+				":lead", fmt.Sprint(otherLead.ID), ":key", fmt.Sprint(otherKey.ID),
+				":dataset", fmt.Sprint(otherDataset.ID), ":event", fmt.Sprint(otherEvents[0].ID)).Replace(rt.Path)
+			var r resp
+			switch rt.Method {
+			case http.MethodGet:
+				r = b.get(path)
+			case http.MethodPost:
+				r = b.post(path, url.Values{"name": {"Hacked"}, "role": {"viewer"}, "stage": {"junk"}, "pixel_id": {"1234567"},
+					"mode": {"dry_run"}, "ldu": {"off"}})
+			default:
+				continue
+			}
+			if r.status != http.StatusNotFound {
+				t.Errorf("own account, other's resource: %s %s = %d; want 404", rt.Method, path, r.status)
+			}
 		}
 		got, _ := s.AccountBySlug(t.Context(), "beta")
 		if got.Name != "Beta" {

@@ -71,8 +71,11 @@ func TestRecordKey(t *testing.T) {
 		want string
 	}{
 		{"external id as given", models.Lead{ID: 7, ExternalID: ptr("CRM-42 ")}, "CRM-42 "},
-		{"no external id", models.Lead{ID: 7}, "7"},
-		{"blank external id", models.Lead{ID: 7, ExternalID: ptr("  ")}, "7"},
+		// The own id is namespaced: lead #7 and external_id "7" must not
+		// share an event id.
+		{"no external id", models.Lead{ID: 7}, "lead:7"},
+		{"blank external id", models.Lead{ID: 7, ExternalID: ptr("  ")}, "lead:7"},
+		{"numeric external id", models.Lead{ID: 9, ExternalID: ptr("7")}, "7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,11 +85,11 @@ func TestRecordKey(t *testing.T) {
 		})
 	}
 	l := models.Lead{ID: 7}
-	if got := capi.StageRecordKey(l, "qualified", ""); got != "7:qualified" {
-		t.Errorf("StageRecordKey = %q; want 7:qualified", got)
+	if got := capi.StageRecordKey(l, "qualified", ""); got != "lead:7:qualified" {
+		t.Errorf("StageRecordKey = %q; want lead:7:qualified", got)
 	}
-	if got := capi.StageRecordKey(l, "won", "deal-9"); got != "7:won:deal-9" {
-		t.Errorf("StageRecordKey repeatable = %q; want 7:won:deal-9", got)
+	if got := capi.StageRecordKey(l, "won", "deal-9"); got != "lead:7:won:deal-9" {
+		t.Errorf("StageRecordKey repeatable = %q; want lead:7:won:deal-9", got)
 	}
 }
 

@@ -27,7 +27,9 @@ func RecordKey(l models.Lead) string {
 	if l.ExternalID != nil && strings.TrimSpace(*l.ExternalID) != "" {
 		return *l.ExternalID
 	}
-	return strconv.FormatInt(l.ID, 10)
+	// Namespaced, so lead #57 and a lead whose external_id is "57" never
+	// share an event id.
+	return "lead:" + strconv.FormatInt(l.ID, 10)
 }
 
 // StageRecordKey is the record key of a stage event: "<lead key>:<stage>",

@@ -97,7 +97,7 @@ func (b *batcher) run(batch []*job) {
 			slog.Warn("batched capture failed; capturing one by one", slog.Int("leads", len(batch)), slog.Any("error", err))
 		}
 		for _, j := range batch {
-			res, err := b.c.captureOne(j.ctx, j.acc, j.v, j.settings)
+			res, err := b.c.captureOne(context.WithoutCancel(j.ctx), j.acc, j.v, j.settings)
 			j.done <- jobResult{res, err}
 		}
 		return
@@ -244,7 +244,7 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 	// repeats of an external_id first seen in this batch.
 	for i, j := range batch {
 		if !handled[i] {
-			res, err := c.captureOne(j.ctx, j.acc, j.v, j.settings)
+			res, err := c.captureOne(context.WithoutCancel(j.ctx), j.acc, j.v, j.settings)
 			results[i] = jobResult{res, err}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
@@ -230,7 +231,7 @@ func describeWith(evs []models.Event, datasets []models.Dataset) []QueuedEvent {
 }
 
 // junkCancel is the reason on events a person's junk verdict held back.
-const junkCancel = "not sent: a person marked the lead junk"
+const junkCancel = dispatch.JunkLead
 
 // Mark records a person's stage change or junk verdict on a lead. Marking
 // junk holds back the lead's unsent events; marking not junk makes the lead

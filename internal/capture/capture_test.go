@@ -159,7 +159,7 @@ func TestCaptureBatch(t *testing.T) {
 		if got, want := results[0].res.Events[0].EventID, capi.EventID(d.PixelID, "Lead", "new"); got != want {
 			t.Errorf("event id %s; want %s", got, want)
 		}
-		if got, want := results[4].res.Events[0].EventID, capi.EventID(d.PixelID, "Lead", fmt.Sprint(results[4].res.Lead.ID)); got != want {
+		if got, want := results[4].res.Events[0].EventID, capi.EventID(d.PixelID, "Lead", fmt.Sprint("lead:", results[4].res.Lead.ID)); got != want {
 			t.Errorf("event id %s; want %s", got, want)
 		}
 	})
@@ -178,7 +178,7 @@ func TestBatchFallsBackLeadByLead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// An event of "clash" that exists before its lead does.
+		// An event id of "clash" already taken (left by a deleted lead, say).
 		if _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: acc.ID, DatasetID: d.ID, LeadID: seed.Lead.ID, Origin: models.OriginDefault,
 			EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", "clash"), EventTime: time.Now()}}); err != nil {
 			t.Fatal(err)

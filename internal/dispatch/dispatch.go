@@ -39,7 +39,13 @@ const (
 	// maxAttempts bounds retries of transient failures.
 	maxAttempts = 12
 	maxBackoff  = time.Hour
+	// expiryMargin keeps events clear of Meta's 7-day edge.
+	expiryMargin = 10 * time.Minute
 )
+
+// JunkLead is the reason on events held back because a person marked their
+// lead junk.
+const JunkLead = "not sent: a person marked the lead junk"
 
 // Options configures a Dispatcher.
 type Options struct {
@@ -131,7 +137,11 @@ func (d *Dispatcher) Drain(ctx context.Context) (int, error) {
 			}
 			n, err := d.Batch(ctx, id)
 			if err != nil {
-				return total, err
+				// One dataset's trouble must not hold up the others.
+				if ctx.Err() == nil {
+					d.o.Log.Error("dispatch batch", slog.Int64("dataset_id", id), slog.Any("error", err))
+				}
+				continue
 			}
 			progress += n
 		}
@@ -168,7 +178,10 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 		for i, e := range evs {
 			ids[i] = e.ID
 		}
-		if rerr := s.ReleaseEvents(work, ids); rerr != nil {
+		// A fresh context: work may be what ran out.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer rcancel()
+		if rerr := s.ReleaseEvents(rctx, ids); rerr != nil {
 			d.o.Log.Error("release batch", slog.Any("error", rerr))
 		}
 		return 0, err
@@ -201,7 +214,9 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, evs []model
 	var outs []store.Outcome
 	var ready []prepared
 	for _, e := range evs {
-		if now.Sub(e.EventTime) > MaxAge {
+		// A margin: an event just under 7 days old may be over by the time
+		// Meta reads it, and would sink the whole request.
+		if now.Sub(e.EventTime) > MaxAge-expiryMargin {
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventExpired,
 				Error: fmt.Sprintf("event_time %s is more than 7 days ago; Meta would refuse the whole batch", e.EventTime.UTC().Format(time.RFC3339))})
 			continue
@@ -211,8 +226,15 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, evs []model
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "the lead no longer exists"})
 			continue
 		}
+		if l.Junk {
+			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: JunkLead})
+			continue
+		}
 		var keys normalize.Keys
-		_ = json.Unmarshal([]byte(l.MatchKeys), &keys)
+		if err := json.Unmarshal([]byte(l.MatchKeys), &keys); err != nil {
+			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "the lead's match keys cannot be read: " + err.Error()})
+			continue
+		}
 		se := capi.Build(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
 		body, err := json.Marshal(se)
 		if err != nil {
@@ -351,14 +373,29 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, t capi.Target,
 			return err
 		}
 		return d.retry(ctx, batch, "throttled by Meta: "+resp.Err.Message)
-	case resp.HTTPStatus >= 500 || (resp.Err != nil && resp.Err.Retryable()):
+	case resp.Retryable():
 		msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
 		if resp.Err != nil {
 			msg = resp.Err.Error()
 		}
 		return d.retry(ctx, batch, "Meta error, will retry: "+msg)
+	case !eventLevel(resp):
+		// Not about one event (a wrong dataset id, no permission, a proxy's
+		// 4xx): splitting would send every event alone for nothing. Pause
+		// and tell a person.
+		msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
+		if resp.Err != nil {
+			msg = resp.Err.Error()
+		}
+		reason := "Meta refused the requests: " + msg
+		d.o.Log.Warn("dataset paused", slog.Int64("dataset_id", ds.ID), slog.String("reason", reason))
+		if err := s.PauseDataset(ctx, ds.ID, reason, now); err != nil {
+			return err
+		}
+		return d.requeue(ctx, batch, time.Time{}, reason)
 	}
-	// Meta refused the batch as invalid: one bad event sinks all. Split.
+	// Meta refused the batch for an invalid event: one bad event sinks
+	// all. Split until the bad ones are alone.
 	if len(batch) > 1 {
 		mid := len(batch) / 2
 		if err := d.send(ctx, ds, t, batch[:mid]); err != nil {
@@ -397,18 +434,17 @@ func (d *Dispatcher) requeue(ctx context.Context, batch []prepared, at time.Time
 	if at.IsZero() {
 		at = d.o.Now()
 	}
-	ids := make([]int64, len(batch))
-	for i, p := range batch {
-		ids[i] = p.event.ID
-	}
-	if err := d.o.Store.ReleaseEvents(ctx, ids); err != nil {
-		return err
-	}
 	outs := make([]store.Outcome, len(batch))
 	for i, p := range batch {
 		outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: at}
 	}
 	return d.o.Store.SettleEvents(ctx, nil, "", d.o.Now(), outs)
+}
+
+// eventLevel reports whether Meta refused a batch because of an event in
+// it (invalid parameter, 100/2804xxx), the case that splitting resolves.
+func eventLevel(r capi.Response) bool {
+	return r.Err != nil && r.Err.Code == 100 && r.Err.Subcode >= 2804000 && r.Err.Subcode < 2805000
 }
 
 // backoff is attempt⁴ seconds with ±20% jitter, capped at an hour: 1 s,

@@ -553,3 +553,45 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestBatchLevelRefusalPausesWithoutSplitting(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		b.queue(8, b.clock.now().Add(-time.Hour), nil)
+		b.meta.Pixels = map[string]bool{"999": true} // our dataset id is unknown to Meta: 100/33
+		b.drain(b.dispatcher())
+		if n := len(b.meta.Requests()); n != 1 {
+			t.Errorf("%d requests; want 1, no split for a refusal that is not about an event", n)
+		}
+		ds, _ := s.DatasetByID(t.Context(), b.dataset.ID)
+		if ds.PausedAt == nil || ds.PausedReason == "" {
+			t.Errorf("dataset not paused: %+v", ds)
+		}
+		if c := b.counts(); c[models.EventQueued] != 8 {
+			t.Errorf("counts %v; want all 8 waiting for a fix", c)
+		}
+	})
+}
+
+func TestJunkLeadIsNeverSent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		evs := b.queue(2, b.clock.now().Add(-time.Hour), nil)
+		// A person marks the first lead junk after its event was queued.
+		if _, err := s.AddStageChange(t.Context(), &models.StageChange{AccountID: b.account.ID, LeadID: evs[0].LeadID,
+			Stage: models.StageJunk, OccurredAt: b.clock.now()}); err != nil {
+			t.Fatal(err)
+		}
+		b.drain(b.dispatcher())
+		if e := b.event(evs[0].ID); e.Status != models.EventFailed || e.LastError != dispatch.JunkLead {
+			t.Errorf("junk lead's event = %s %q", e.Status, e.LastError)
+		}
+		// "Retry all failed" leaves it alone.
+		if n, err := s.RetryEvents(t.Context(), b.account.ID, nil, b.clock.now()); err != nil || n != 0 {
+			t.Errorf("RetryEvents = %d, %v; want the junk lead's event left alone", n, err)
+		}
+		if b.meta.EventsReceived() != 1 {
+			t.Errorf("Meta received %d; want only the other lead", b.meta.EventsReceived())
+		}
+	})
+}
