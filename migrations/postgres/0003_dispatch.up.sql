@@ -46,8 +46,9 @@ CREATE TABLE events (
     updated_at      timestamptz NOT NULL,
     UNIQUE (dataset_id, event_id)
 );
--- The dispatcher's claim: due events of a dataset in event_time order.
-CREATE INDEX events_due_idx ON events (dataset_id, next_attempt_at, event_time, id) WHERE status IN ('queued', 'sending');
+-- The dispatcher's claim: pending events of a dataset in event_time order,
+-- read in index order and stopped at the batch size (most are due).
+CREATE INDEX events_due_idx ON events (dataset_id, event_time, id) WHERE status IN ('queued', 'sending');
 CREATE INDEX events_lead_idx ON events (lead_id, dataset_id, event_time, id);
 CREATE INDEX events_account_idx ON events (account_id, created_at DESC, id DESC);
 CREATE INDEX events_account_status_idx ON events (account_id, status);
