@@ -1,0 +1,1205 @@
+// Command benchdispatch measures the dispatch path end to end: it queues a
+// backlog of events on a private Postgres schema, drains it with the real
+// dispatch.Dispatcher to an in-process fake Graph server, and compares the
+// rate with a plain client posting ready-made 1000-event batches to the same
+// fake (DESIGN.md, "Budgets": at least half as fast).
+//
+//	go run ./cmd/benchdispatch -events 100000
+//
+// It is the dispatch half of `make bench` (.ci/bench-dispatch). Loading the
+// backlog is done in SQL and is not measured.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchdispatch:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	database    string
+	events      int
+	dispatchers int
+	baseline    time.Duration
+	fake        string
+	cpuprofile  string
+	budget      float64
+	probe       int
+	keep        bool
+	loadOnly    bool
+}
+
+const (
+	pixelID   = "123456789012345"
+	fakeToken = "bench-token-EAAB"
+)
+
+func run() error {
+	var cfg config
+	def := os.Getenv("TEST_DATABASE_URL")
+	if def == "" {
+		def = os.Getenv("DATABASE_URL")
+	}
+	flag.StringVar(&cfg.database, "database", def, "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
+	flag.IntVar(&cfg.events, "events", 1000000, "events in the backlog (one website lead each)")
+	flag.IntVar(&cfg.dispatchers, "dispatchers", 1, "concurrent dispatchers draining the backlog; the baseline uses as many clients")
+	flag.DurationVar(&cfg.baseline, "baseline", 5*time.Second, "how long the plain client posts ready-made batches")
+	flag.StringVar(&cfg.fake, "fake", "full", "fake Graph server: full (decodes every event as capitest does and checks it) or light (counts the data array)")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the drain to this file")
+	flag.Float64Var(&cfg.budget, "budget", 0.5, "the least drain rate / baseline rate that passes")
+	flag.IntVar(&cfg.probe, "probe", 3, "before the drain, time each store call of this many batches in rolled-back transactions (0: none)")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
+	flag.BoolVar(&cfg.loadOnly, "loadonly", false, "load the backlog, keep the schema and stop (to study the queries by hand)")
+	flag.Parse()
+	if cfg.database == "" {
+		return errors.New("no database: set -database, TEST_DATABASE_URL or DATABASE_URL (make bench starts a throwaway Postgres)")
+	}
+	if cfg.events < dispatch.MaxBatch || cfg.dispatchers < 1 || cfg.baseline <= 0 {
+		return fmt.Errorf("-events must be at least %d, -dispatchers at least 1 and -baseline positive", dispatch.MaxBatch)
+	}
+	if cfg.loadOnly {
+		cfg.keep = true
+	}
+	if cfg.fake != "full" && cfg.fake != "light" {
+		return errors.New("-fake must be full or light")
+	}
+
+	ctx := context.Background()
+	dbURL, admin, drop, err := privateSchema(ctx, cfg.database, cfg.keep)
+	if err != nil {
+		return err
+	}
+	defer drop()
+
+	st, err := store.Open(ctx, store.Options{PostgresURL: dbURL})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	box, err := seal.New(key)
+	if err != nil {
+		return err
+	}
+	acc, err := st.CreateAccount(ctx, models.Account{
+		Slug: "bench", Name: "Bench", Timezone: "America/New_York", DefaultCountry: "US", Currency: "USD",
+	}, 0)
+	if err != nil {
+		return err
+	}
+	ds := models.Dataset{AccountID: acc.ID, Name: "Bench pixel", PixelID: pixelID, Mode: models.ModeLive,
+		LDU: models.LDUOff, APIVersion: "v24.0", TokenLast4: fakeToken[len(fakeToken)-4:]}
+	if err := st.CreateDataset(ctx, &ds); err != nil {
+		return err
+	}
+	ds.TokenSealed = box.Seal(fakeToken, dispatch.TokenLabel(ds.ID))
+	if err := st.SaveDataset(ctx, &ds); err != nil {
+		return err
+	}
+
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	logf("loading %d leads and events (not measured)", cfg.events)
+	t0 := time.Now()
+	if err := load(ctx, db, acc.ID, ds.ID, cfg.events); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	logf("loaded in %s", time.Since(t0).Round(time.Millisecond))
+	if cfg.loadOnly {
+		return nil
+	}
+
+	// The fake Graph server, in this process.
+	fk := &fake{light: cfg.fake == "light", token: fakeToken}
+	srv := &http.Server{Handler: fk, ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	graphURL := "http://" + ln.Addr().String()
+
+	tr := &http.Transport{
+		MaxIdleConns:        cfg.dispatchers * 2,
+		MaxIdleConnsPerHost: cfg.dispatchers * 2,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+	}
+	defer tr.CloseIdleConnections()
+	client := &capi.Client{HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	target := capi.Target{BaseURL: graphURL, Version: ds.APIVersion, PixelID: ds.PixelID, Token: fakeToken}
+
+	// The first batch the dispatcher will claim, built the way it builds it.
+	batch, buildTime, err := firstBatch(ctx, st, db, acc.ID, ds.ID)
+	if err != nil {
+		return fmt.Errorf("build the baseline batch: %w", err)
+	}
+	size := 0
+	for _, p := range batch {
+		size += len(p)
+	}
+
+	logf("baseline: %d client(s) posting ready-made %d-event batches (%d KB) for %s", cfg.dispatchers, len(batch), size>>10, cfg.baseline)
+	base, err := baseline(client, target, batch, cfg.dispatchers, cfg.baseline)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	logf("baseline: %.0f events/s (%d requests)", base.rate, base.requests)
+
+	var probes []probeResult
+	if cfg.probe > 0 {
+		probes, err = probe(ctx, st, acc.ID, ds.ID, cfg.probe)
+		if err != nil {
+			return fmt.Errorf("probe: %w", err)
+		}
+	}
+
+	rssBefore := procStatusKB("VmHWM")
+	resetPeakRSS()
+	fk.reset()
+	dr, err := drain(ctx, cfg, st, box, client, graphURL, admin)
+	if err != nil {
+		return err
+	}
+	dr.peakRSSKB = procStatusKB("VmHWM")
+
+	// Again after the drain: other load on the machine may have changed, so
+	// the budget uses the mean of both.
+	logf("baseline again after the drain")
+	after, err := baseline(client, target, batch, cfg.dispatchers, cfg.baseline)
+	if err != nil {
+		return fmt.Errorf("baseline after: %w", err)
+	}
+	logf("baseline after: %.0f events/s (%d requests)", after.rate, after.requests)
+	base.before, base.after = base.rate, after.rate
+	base.rate = (base.rate + after.rate) / 2
+	base.requests += after.requests
+
+	// Everything must have gone out exactly once.
+	counts, err := statusCounts(ctx, db)
+	if err != nil {
+		return err
+	}
+	var rows int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM send_requests").Scan(&rows); err != nil {
+		return err
+	}
+
+	printSummary(cfg, dr, base, probes, buildTime, size, rssBefore, counts, rows, fk)
+	if counts[models.EventSent] != cfg.events || dr.events != cfg.events || int(fk.received.Load()) != cfg.events {
+		return fmt.Errorf("the drain sent %d events, the fake received %d, the database has %v; want %d sent",
+			dr.events, fk.received.Load(), counts, cfg.events)
+	}
+	if dr.failedSends > 0 {
+		return fmt.Errorf("%d requests failed", dr.failedSends)
+	}
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "benchdispatch: "+format+"\n", args...)
+}
+
+// privateSchema creates a schema bench_<random> in the database and returns
+// a URL whose connections use it, a connection to the database itself, and
+// a func that drops the schema.
+func privateSchema(ctx context.Context, base string, keep bool) (string, *sql.DB, func(), error) {
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	schema := "bench_" + strings.ToLower(rand.Text()[:12])
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close()
+		return "", nil, nil, fmt.Errorf("create schema: %w", err)
+	}
+	drop := func() {
+		defer admin.Close()
+		if keep {
+			logf("kept schema %s", schema)
+			return
+		}
+		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			logf("drop schema %s: %v", schema, err)
+		}
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		drop()
+		return "", nil, nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), admin, drop, nil
+}
+
+// ---------------------------------------------------------------- loading
+
+// loadLeadsSQL inserts website leads $2 to $3 of account $1 captured in the
+// last hour, with the columns and match keys capture stores for a full form:
+// hashed em, ph, fn, ln, ct, st, zp, country and external_id, the visitor's
+// IP and user agent, fbc and fbp, and the page URL. Names and places come
+// from small tables hashed once; em, ph and external_id are hashed per lead.
+const loadLeadsSQL = `
+WITH fnames AS MATERIALIZED (
+	SELECT i::int - 1 AS i, n,
+		'"fn":{"normalized":"' || lower(n) || '","hash":"' || encode(sha256(convert_to(lower(n), 'UTF8')), 'hex') || '"}' AS j
+	FROM unnest(ARRAY['James','Mary','Robert','Patricia','John','Jennifer','Michael','Linda','David','Elizabeth','Oliver','Amelia','George']) WITH ORDINALITY AS t(n, i)
+), lnames AS MATERIALIZED (
+	SELECT i::int - 1 AS i, n,
+		'"ln":{"normalized":"' || lower(n) || '","hash":"' || encode(sha256(convert_to(lower(n), 'UTF8')), 'hex') || '"}' AS j
+	FROM unnest(ARRAY['Smith','Johnson','Williams','Brown','Jones','Garcia','Miller','Davis','Taylor','Wilson','Evans']) WITH ORDINALITY AS t(n, i)
+), places AS MATERIALIZED (
+	SELECT i::int - 1 AS i, z.z, city, st, zp3 || lpad(z.z::text, 2, '0') AS zip,
+		'"ct":{"normalized":"' || replace(lower(city), ' ', '') || '","hash":"' || encode(sha256(convert_to(replace(lower(city), ' ', ''), 'UTF8')), 'hex') ||
+		'"},"st":{"normalized":"' || lower(st) || '","hash":"' || encode(sha256(convert_to(lower(st), 'UTF8')), 'hex') ||
+		'"},"zp":{"normalized":"' || zp3 || lpad(z.z::text, 2, '0') || '","hash":"' || encode(sha256(convert_to(zp3 || lpad(z.z::text, 2, '0'), 'UTF8')), 'hex') ||
+		'"},"country":{"normalized":"us","hash":"' || encode(sha256(convert_to('us', 'UTF8')), 'hex') || '"}' AS j
+	FROM unnest(ARRAY['New York','Austin','Denver','Seattle','Miami','Chicago','Phoenix','Boston'],
+		ARRAY['NY','TX','CO','WA','FL','IL','AZ','MA'],
+		ARRAY['100','787','802','981','331','606','850','021']) WITH ORDINALITY AS t(city, st, zp3, i)
+	CROSS JOIN generate_series(0, 99) AS z(z)
+), base AS MATERIALIZED (
+	SELECT g, f.n AS fn, l.n AS ln, p.city, p.st, p.zip, f.j || ',' || l.j || ',' || p.j AS j,
+		(ARRAY['gmail.com','yahoo.com','outlook.com','hotmail.com','icloud.com','aol.com','acme-corp.com','proton.me'])[1 + g % 8] AS dom,
+		(ARRAY['212','646','512','303','206','305','312','602','617','415','702','404'])[1 + g % 12] AS area,
+		lpad(((g::bigint * 7919) % 8000000 + 2000000)::text, 7, '0') AS line,
+		(ARRAY[
+			'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 [FBAN/FBIOS;FBAV/468.0.0.41.109;FBBV/612345678;FBDV/iPhone15,2;FBMD/iPhone;FBSN/iOS;FBSV/17.5;FBSS/3;FBID/phone;FBLC/en_US;FBOP/5]',
+			'Mozilla/5.0 (Linux; Android 14; SM-S918B Build/UP1A.231005.007; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/125.0.6422.165 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/467.0.0.45.109;]',
+			'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+			'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15'])[1 + g % 4] AS ua,
+		(ARRAY['https://www.example-dental.com/free-consultation',
+			'https://acme-roofing.example.com/quote?utm_source=facebook&utm_medium=paid&utm_campaign=spring_promo',
+			'https://www.example-law.com/contact/', 'https://example.co.uk/book-a-call'])[1 + g % 4] AS page,
+		(ARRAY[24,50,66,73,81,86,98,104,151,174,188,212])[1 + g % 12]::text || '.' || ((g / 180) % 256)::text || '.' ||
+			((g / 46080) % 256)::text || '.' || (1 + g % 254)::text AS ip,
+		now() - interval '1 minute' - random() * interval '55 minutes' AS t
+	FROM generate_series($2::int, $3::int) AS g
+	JOIN fnames f ON f.i = g % 13
+	JOIN lnames l ON l.i = (g / 13) % 11
+	JOIN places p ON p.i = (g / 7) % 8 AND p.z = g % 100
+), v AS MATERIALIZED (
+	SELECT b.*,
+		lower(b.fn) || '.' || lower(b.ln) || b.g || '@' || b.dom AS email,
+		'1' || b.area || b.line AS e164,
+		'bench-' || b.g AS ext,
+		'IwAR' || md5(b.g::text) AS fbclid,
+		(extract(epoch FROM b.t) * 1000)::bigint AS ms
+	FROM base b
+), k AS (
+	SELECT v.*,
+		encode(sha256(convert_to(v.email, 'UTF8')), 'hex') AS h_em,
+		encode(sha256(convert_to(v.e164, 'UTF8')), 'hex') AS h_ph,
+		encode(sha256(convert_to(v.ext, 'UTF8')), 'hex') AS h_ext,
+		'fb.1.' || v.ms || '.' || v.fbclid AS fbc,
+		'fb.1.' || (v.ms - 86400000) || '.' || (1000000000 + v.g) AS fbp
+	FROM v
+)
+INSERT INTO leads (account_id, external_id, source, email, phone, phone_e164, first_name, last_name,
+	city, state, zip, country, message, fbclid, fbc, fbp, client_ip_address, client_user_agent,
+	event_source_url, fill_seconds, fields, match_keys, email_hash, phone_hash, junk_reasons,
+	created_at, received_at, updated_at)
+SELECT $1, k.ext, 'website', k.email, '(' || k.area || ') ' || substr(k.line, 1, 3) || '-' || substr(k.line, 4), k.e164,
+	k.fn, k.ln, k.city, k.st, k.zip, 'US',
+	'Can someone call me back about the free consultation? Thanks!', k.fbclid, k.fbc, k.fbp,
+	k.ip, k.ua, k.page, 8 + (k.g % 180), '{}',
+	-- normalize.Keys as JSON, in its field order; every value is JSON-safe.
+	'{"em":{"normalized":"' || k.email || '","hash":"' || k.h_em ||
+		'"},"ph":{"normalized":"' || k.e164 || '","hash":"' || k.h_ph || '"},' || k.j ||
+		',"external_id":{"normalized":"' || k.ext || '","hash":"' || k.h_ext ||
+		'"},"client_ip_address":"' || k.ip || '","client_user_agent":"' || k.ua ||
+		'","fbc":"' || k.fbc || '","fbp":"' || k.fbp || '","phone_country":"US"}',
+	k.h_em, k.h_ph, '[]', k.t, k.t + interval '20 milliseconds', k.t + interval '20 milliseconds'
+FROM k`
+
+// loadEventsSQL queues one Lead event per lead, as a rule does at capture:
+// the event id is capi.EventID(pixel, "Lead", external id), due since the
+// lead was received.
+const loadEventsSQL = `
+INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time,
+	status, attempts, next_attempt_at, created_at, updated_at)
+SELECT l.account_id, $2, l.id, 'rule', 'Lead',
+	encode(sha256(convert_to($3 || '|Lead|' || l.external_id, 'UTF8')), 'hex'),
+	l.created_at, 'queued', 0, l.received_at, l.received_at, l.received_at
+FROM leads l WHERE l.account_id = $1 AND l.id BETWEEN $4 AND $5`
+
+// load fills the backlog on one connection. The secondary indexes of leads
+// and events (not those of constraints) are dropped first and built again
+// at the end, which is several times faster than keeping them up to date.
+func load(ctx context.Context, db *sql.DB, accountID, datasetID int64, n int) error {
+	t0 := time.Now()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SET maintenance_work_mem = '256MB'"); err != nil {
+		return err
+	}
+	var defs []string
+	for _, table := range []string{"leads", "events"} {
+		d, err := dropIndexes(ctx, conn, table)
+		if err != nil {
+			return err
+		}
+		defs = append(defs, d...)
+	}
+	const chunk = 100000
+	for done := 0; done < n; done += chunk {
+		// Chunks keep one statement's memory small.
+		m := min(chunk, n-done)
+		if _, err := conn.ExecContext(ctx, loadLeadsSQL, accountID, done+1, done+m); err != nil {
+			return fmt.Errorf("leads: %w", err)
+		}
+	}
+	logf("leads inserted after %s", time.Since(t0).Round(time.Millisecond))
+	var lo, hi int64
+	if err := conn.QueryRowContext(ctx, "SELECT min(id), max(id) FROM leads WHERE account_id = $1", accountID).Scan(&lo, &hi); err != nil {
+		return err
+	}
+	for from := lo; from <= hi; from += chunk {
+		if _, err := conn.ExecContext(ctx, loadEventsSQL, accountID, datasetID, pixelID, from, from+chunk-1); err != nil {
+			return fmt.Errorf("events: %w", err)
+		}
+	}
+	logf("events inserted after %s", time.Since(t0).Round(time.Millisecond))
+	for _, def := range defs {
+		if _, err := conn.ExecContext(ctx, def); err != nil {
+			return fmt.Errorf("%s: %w", def, err)
+		}
+	}
+	logf("indexes built after %s", time.Since(t0).Round(time.Millisecond))
+	for _, t := range []string{"leads", "events", "datasets", "accounts"} {
+		if _, err := conn.ExecContext(ctx, "VACUUM ANALYZE "+t); err != nil {
+			return fmt.Errorf("vacuum %s: %w", t, err)
+		}
+	}
+	var got int
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE status = 'queued'").Scan(&got); err != nil {
+		return err
+	}
+	var ok bool
+	if err := conn.QueryRowContext(ctx, `SELECT bool_and((match_keys::json)->'em'->>'hash' = email_hash
+		AND (match_keys::json)->>'fbp' = fbp) FROM (SELECT * FROM leads LIMIT 1000) l`).Scan(&ok); err != nil || !ok {
+		return fmt.Errorf("the loaded match keys are not what capture stores (%v)", err)
+	}
+	if got != n {
+		return fmt.Errorf("%d events queued; want %d", got, n)
+	}
+	return nil
+}
+
+// dropIndexes drops the indexes of a table that back no constraint and
+// returns the statements that create them again.
+func dropIndexes(ctx context.Context, conn *sql.Conn, table string) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid)
+		FROM pg_index i WHERE i.indrelid = $1::regclass
+		AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`, table)
+	if err != nil {
+		return nil, err
+	}
+	var names, defs []string
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		names, defs = append(names, name), append(defs, def)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if _, err := conn.ExecContext(ctx, "DROP INDEX "+name); err != nil {
+			return nil, err
+		}
+	}
+	return defs, nil
+}
+
+// firstBatch builds the first batch the dispatcher will claim, exactly as
+// dispatch builds it (match keys decoded, capi.Build, json.Marshal,
+// capi.Validate), and times that building alone.
+func firstBatch(ctx context.Context, st *store.Store, db *sql.DB, accountID, datasetID int64) ([]json.RawMessage, time.Duration, error) {
+	rows, err := db.QueryContext(ctx, `SELECT id, lead_id, origin, event_name, event_id, event_time, value, currency
+		FROM events WHERE dataset_id = $1 ORDER BY event_time, id LIMIT $2`, datasetID, dispatch.MaxBatch)
+	if err != nil {
+		return nil, 0, err
+	}
+	var evs []models.Event
+	for rows.Next() {
+		e := models.Event{AccountID: accountID, DatasetID: datasetID}
+		if err := rows.Scan(&e.ID, &e.LeadID, &e.Origin, &e.EventName, &e.EventID, &e.EventTime, &e.Value, &e.Currency); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		evs = append(evs, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	acc, err := st.Account(ctx, accountID)
+	if err != nil {
+		return nil, 0, err
+	}
+	ds, err := st.DatasetByID(ctx, datasetID)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids := make([]int64, len(evs))
+	for i, e := range evs {
+		ids[i] = e.LeadID
+	}
+	leads, err := st.LeadsByIDs(ctx, ids)
+	if err != nil {
+		return nil, 0, err
+	}
+	build := func() ([]json.RawMessage, error) {
+		now := time.Now()
+		out := make([]json.RawMessage, 0, len(evs))
+		for _, e := range evs {
+			l := leads[e.LeadID]
+			var keys normalize.Keys
+			_ = json.Unmarshal([]byte(l.MatchKeys), &keys)
+			se := capi.Build(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
+			body, err := json.Marshal(se)
+			if err != nil {
+				return nil, err
+			}
+			if err := capi.Validate(se, now); err != nil {
+				return nil, fmt.Errorf("event %s: %w", e.EventID, err)
+			}
+			out = append(out, body)
+		}
+		return out, nil
+	}
+	var batch []json.RawMessage
+	var times []time.Duration
+	for range 5 {
+		t0 := time.Now()
+		batch, err = build()
+		if err != nil {
+			return nil, 0, err
+		}
+		times = append(times, time.Since(t0))
+	}
+	slices.Sort(times)
+	return batch, times[len(times)/2], nil
+}
+
+// ---------------------------------------------------------------- fake Graph
+
+// fake is a fast Graph API stand-in. capitest.Server needs a testing.TB, so
+// this is its request handling without the recording: "full" decodes the
+// body the way capitest does (numbers as json.Number, every event into a
+// map) and runs the same per-event checks; "light" only counts the data
+// array.
+type fake struct {
+	light    bool
+	token    string
+	requests atomic.Int64
+	received atomic.Int64
+	refused  atomic.Int64
+}
+
+func (f *fake) reset() {
+	f.requests.Store(0)
+	f.received.Store(0)
+	f.refused.Store(0)
+}
+
+func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	trace := "FakeTrace" + strconv.FormatInt(f.requests.Add(1), 10)
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if r.Method != http.MethodPost || len(parts) != 3 || parts[2] != "events" {
+		f.refuse(w, trace, 2500, "Unknown path components: "+r.URL.Path)
+		return
+	}
+	if r.URL.Query().Get("access_token") != f.token {
+		f.refuse(w, trace, 190, "Error validating access token")
+		return
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	if err != nil {
+		f.refuse(w, trace, 100, "cannot read body")
+		return
+	}
+	n := 0
+	if f.light {
+		var body struct {
+			Data []json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			f.refuse(w, trace, 100, "(#100) bad JSON: "+err.Error())
+			return
+		}
+		n = len(body.Data)
+	} else {
+		var body struct {
+			Data          []map[string]any `json:"data"`
+			TestEventCode string           `json:"test_event_code"`
+			PartnerAgent  string           `json:"partner_agent"`
+		}
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(&body); err != nil {
+			f.refuse(w, trace, 100, "(#100) bad JSON: "+err.Error())
+			return
+		}
+		now := time.Now()
+		for i, e := range body.Data {
+			if msg := checkEvent(e, now); msg != "" {
+				f.refuse(w, trace, 100, fmt.Sprintf("%s (event %d of the batch)", msg, i))
+				return
+			}
+		}
+		n = len(body.Data)
+	}
+	if n == 0 || n > capi.MaxBatch {
+		f.refuse(w, trace, 100, "(#100) param data must be an array of 1 to 1000 elements")
+		return
+	}
+	f.received.Add(int64(n))
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Header().Set("X-Fb-Trace-Id", trace)
+	_ = json.NewEncoder(w).Encode(map[string]any{"events_received": n, "messages": []string{}, "fbtrace_id": trace})
+}
+
+func (f *fake) refuse(w http.ResponseWriter, trace string, code int, msg string) {
+	f.refused.Add(1)
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"message": msg, "type": "OAuthException", "code": code, "fbtrace_id": trace}})
+}
+
+var actionSources = map[string]bool{
+	"website": true, "app": true, "email": true, "phone_call": true, "chat": true,
+	"physical_store": true, "system_generated": true, "business_messaging": true, "other": true,
+}
+
+// checkEvent is capitest's per-event check: "" when Meta would take it.
+func checkEvent(e map[string]any, now time.Time) string {
+	if name, _ := e["event_name"].(string); name == "" {
+		return "event_name is required"
+	}
+	n, ok := e["event_time"].(json.Number)
+	t, err := n.Int64()
+	if !ok || err != nil || t <= 0 {
+		return "event_time must be a Unix timestamp in seconds"
+	}
+	if now.Sub(time.Unix(t, 0)) > dispatch.MaxAge {
+		return "event_time is more than 7 days ago"
+	}
+	if time.Unix(t, 0).Sub(now) > time.Minute {
+		return "event_time is in the future"
+	}
+	action, _ := e["action_source"].(string)
+	if !actionSources[action] {
+		return "action_source is not valid"
+	}
+	ud, ok := e["user_data"].(map[string]any)
+	if !ok {
+		return "user_data is required"
+	}
+	for _, k := range []string{"em", "ph"} {
+		if v, ok := ud[k]; ok && !allHashed(v) {
+			return "user_data." + k + " must be SHA-256 hashed"
+		}
+	}
+	if action == "website" {
+		if u, _ := e["event_source_url"].(string); u == "" {
+			return "event_source_url is required for website events"
+		}
+		if ua, _ := ud["client_user_agent"].(string); ua == "" {
+			return "client_user_agent is required for website events"
+		}
+	}
+	return ""
+}
+
+func allHashed(v any) bool {
+	list, ok := v.([]any)
+	if !ok {
+		s, ok := v.(string)
+		return ok && isSHA256(s)
+	}
+	for _, x := range list {
+		if s, ok := x.(string); !ok || !isSHA256(s) {
+			return false
+		}
+	}
+	return len(list) > 0
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// ---------------------------------------------------------------- baseline
+
+type baselineResult struct {
+	rate     float64 // the mean of before and after
+	before   float64
+	after    float64
+	requests int64
+	events   int64
+}
+
+// baseline posts the ready-made batch with conc plain clients for d (after
+// a short warmup) and returns the rate.
+func baseline(c *capi.Client, t capi.Target, batch []json.RawMessage, conc int, d time.Duration) (baselineResult, error) {
+	ctx := context.Background()
+	warm := min(d/10, time.Second)
+	for range conc {
+		resp, err := c.Send(ctx, t, batch)
+		if err != nil || !resp.OK() {
+			return baselineResult{}, fmt.Errorf("send: %+v, %v", resp, err)
+		}
+	}
+	start := time.Now()
+	from := start.Add(warm)
+	end := from.Add(d)
+	var (
+		reqs, evs atomic.Int64
+		firstErr  error
+		once      sync.Once
+		wg        sync.WaitGroup
+	)
+	for range conc {
+		wg.Go(func() {
+			for {
+				resp, err := c.Send(ctx, t, batch)
+				done := time.Now()
+				if err == nil && !resp.OK() {
+					err = fmt.Errorf("HTTP %d: %s", resp.HTTPStatus, resp.Body)
+				}
+				if err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+				if done.After(end) {
+					return
+				}
+				if !done.Before(from) {
+					reqs.Add(1)
+					evs.Add(int64(len(batch)))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return baselineResult{}, firstErr
+	}
+	return baselineResult{rate: float64(evs.Load()) / d.Seconds(), requests: reqs.Load(), events: evs.Load()}, nil
+}
+
+// ---------------------------------------------------------------- probe
+
+// probeResult is the time of each store call of one batch, measured on the
+// full backlog in a transaction that is rolled back.
+type probeResult struct {
+	names []string
+	times []time.Duration
+}
+
+var errRollback = errors.New("rollback")
+
+// probe runs the store calls of a batch in the order dispatch makes them,
+// each timed, in transactions it rolls back, so the backlog is untouched.
+// The claim runs in a transaction of its own, as in dispatch: an UPDATE of
+// rows the same transaction wrote would run the foreign key checks that
+// the real settle skips. Commits are missing, so this is a lower bound.
+func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n int) ([]probeResult, error) {
+	var out []probeResult
+	for range n {
+		var pr probeResult
+		run := func(tx *store.Store, name string, f func(tx *store.Store) error) error {
+			t0 := time.Now()
+			err := f(tx)
+			pr.names = append(pr.names, name)
+			pr.times = append(pr.times, time.Since(t0))
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		}
+		now := time.Now()
+		var evs []models.Event
+		var leads map[int64]models.Lead
+		req := models.SendRequest{AccountID: accountID, DatasetID: datasetID, Kind: "batch", StartedAt: now.UTC(),
+			EventsCount: dispatch.MaxBatch, HTTPStatus: 200, EventsReceived: dispatch.MaxBatch, FBTraceID: "probe",
+			Response: `{"events_received":1000,"messages":[],"fbtrace_id":"probe"}`}
+		err := st.Tx(ctx, func(tx *store.Store) error {
+			if err := run(tx, "DueDatasets", func(tx *store.Store) error { _, err := tx.DueDatasets(ctx, now); return err }); err != nil {
+				return err
+			}
+			if err := run(tx, "DatasetByID", func(tx *store.Store) error { _, err := tx.DatasetByID(ctx, datasetID); return err }); err != nil {
+				return err
+			}
+			if err := run(tx, "ClaimEvents", func(tx *store.Store) (err error) {
+				evs, err = tx.ClaimEvents(ctx, datasetID, now, 2*time.Minute, dispatch.MaxBatch)
+				return err
+			}); err != nil {
+				return err
+			}
+			if len(evs) != dispatch.MaxBatch {
+				return fmt.Errorf("claimed %d events; want %d", len(evs), dispatch.MaxBatch)
+			}
+			return errRollback
+		})
+		if !errors.Is(err, errRollback) {
+			return nil, err
+		}
+		err = st.Tx(ctx, func(tx *store.Store) error {
+			if err := run(tx, "Account", func(tx *store.Store) error { _, err := tx.Account(ctx, accountID); return err }); err != nil {
+				return err
+			}
+			if err := run(tx, "LeadsByIDs", func(tx *store.Store) (err error) {
+				ids := make([]int64, len(evs))
+				for i, e := range evs {
+					ids[i] = e.LeadID
+				}
+				leads, err = tx.LeadsByIDs(ctx, ids)
+				return err
+			}); err != nil {
+				return err
+			}
+			if err := run(tx, "InsertSendRequest", func(tx *store.Store) error { return tx.InsertSendRequest(ctx, &req) }); err != nil {
+				return err
+			}
+			if err := run(tx, "SettleEvents", func(tx *store.Store) error {
+				outs := make([]store.Outcome, len(evs))
+				for i, e := range evs {
+					// A payload of the real size: the lead's keys stand in.
+					outs[i] = store.Outcome{ID: e.ID, Status: models.EventSent, Payload: leads[e.LeadID].MatchKeys}
+				}
+				return tx.SettleEvents(ctx, &req.ID, "probe", now, outs)
+			}); err != nil {
+				return err
+			}
+			return errRollback
+		})
+		if !errors.Is(err, errRollback) {
+			return nil, err
+		}
+		out = append(out, pr)
+	}
+	return out, nil
+}
+
+// ---------------------------------------------------------------- drain
+
+// timedSender is the Sender of one dispatcher: it times each request.
+type timedSender struct {
+	next     dispatch.Sender
+	cur      time.Duration // send time of the batch in progress
+	requests int
+	events   int
+	failed   int
+	firstErr string
+}
+
+func (t *timedSender) Send(ctx context.Context, tg capi.Target, evs []json.RawMessage) (capi.Response, error) {
+	t0 := time.Now()
+	resp, err := t.next.Send(ctx, tg, evs)
+	t.cur += time.Since(t0)
+	t.requests++
+	if err != nil || !resp.OK() {
+		t.failed++
+		if t.firstErr == "" {
+			t.firstErr = fmt.Sprintf("HTTP %d %s %v", resp.HTTPStatus, resp.Body, err)
+		}
+	} else {
+		t.events += len(evs)
+	}
+	return resp, err
+}
+
+// batchTime is one Batch call of a dispatcher that claimed events.
+type batchTime struct {
+	total time.Duration // DueDatasets + Batch
+	send  time.Duration
+	n     int
+}
+
+type drainResult struct {
+	wall        time.Duration
+	events      int
+	requests    int
+	failedSends int
+	firstErr    string
+	batches     []batchTime
+	goCPU       time.Duration
+	pgCPU       float64 // seconds; -1 when unknown
+	peakRSSKB   int64
+	gcCycles    uint32
+	totalAlloc  uint64
+}
+
+// drain runs cfg.dispatchers dispatchers until nothing is due. Each runs
+// dispatch.Drain's loop itself (DueDatasets, then one Batch per dataset, until
+// a round makes no progress) to time every batch.
+func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, client *capi.Client, graphURL string, admin *sql.DB) (*drainResult, error) {
+	var prof *os.File
+	if cfg.cpuprofile != "" {
+		f, err := os.Create(cfg.cpuprofile)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		prof = f
+	}
+	pgPID := postmasterPID(ctx, admin)
+	pg0 := pgCPU(pgPID)
+	cpu0 := cpuTime()
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+
+	logf("draining %d events with %d dispatcher(s)", cfg.events, cfg.dispatchers)
+	type worker struct {
+		sender  *timedSender
+		batches []batchTime
+		err     error
+	}
+	workers := make([]*worker, cfg.dispatchers)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range workers {
+		w := &worker{sender: &timedSender{next: client}}
+		workers[i] = w
+		d := dispatch.New(dispatch.Options{
+			Store: st, Sender: w.sender, Box: box, Log: slog.New(slog.DiscardHandler),
+			GraphURL: graphURL, DefaultVersion: "v24.0",
+		})
+		wg.Go(func() {
+			for {
+				t0 := time.Now()
+				ids, err := st.DueDatasets(ctx, time.Now())
+				if err != nil {
+					w.err = err
+					return
+				}
+				due := time.Since(t0)
+				progress := 0
+				for _, id := range ids {
+					w.sender.cur = 0
+					t1 := time.Now()
+					n, err := d.Batch(ctx, id)
+					if err != nil {
+						w.err = err
+						return
+					}
+					if n > 0 {
+						w.batches = append(w.batches, batchTime{total: due + time.Since(t1), send: w.sender.cur, n: n})
+						due = 0
+					}
+					progress += n
+				}
+				if progress == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res := &drainResult{wall: time.Since(start), pgCPU: -1}
+	res.goCPU = cpuTime() - cpu0
+	if pg1 := pgCPU(pgPID); pg0 >= 0 && pg1 >= 0 {
+		res.pgCPU = pg1 - pg0
+	}
+	var ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms1)
+	res.gcCycles = ms1.NumGC - ms0.NumGC
+	res.totalAlloc = ms1.TotalAlloc - ms0.TotalAlloc
+	if prof != nil {
+		pprof.StopCPUProfile()
+		prof.Close()
+		logf("CPU profile of the drain in %s", cfg.cpuprofile)
+	}
+	for _, w := range workers {
+		if w.err != nil {
+			return nil, fmt.Errorf("dispatch: %w", w.err)
+		}
+		res.events += w.sender.events
+		res.requests += w.sender.requests
+		res.failedSends += w.sender.failed
+		if res.firstErr == "" {
+			res.firstErr = w.sender.firstErr
+		}
+		res.batches = append(res.batches, w.batches...)
+	}
+	return res, nil
+}
+
+func statusCounts(ctx context.Context, db *sql.DB) (map[models.EventStatus]int, error) {
+	rows, err := db.QueryContext(ctx, "SELECT status, count(*) FROM events GROUP BY status")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[models.EventStatus]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, err
+		}
+		out[models.EventStatus(s)] = n
+	}
+	return out, rows.Err()
+}
+
+// ---------------------------------------------------------------- summary
+
+func printSummary(cfg config, dr *drainResult, base baselineResult, probes []probeResult, build time.Duration,
+	size int, rssBeforeKB int64, counts map[models.EventStatus]int, sendRows int, fk *fake) {
+	rate := float64(dr.events) / dr.wall.Seconds()
+	ratio := 0.0
+	if base.rate > 0 {
+		ratio = rate / base.rate
+	}
+	verdict := "FAIL"
+	if ratio >= cfg.budget && dr.failedSends == 0 && dr.events == cfg.events {
+		verdict = "PASS"
+	}
+	var total, send, other []time.Duration
+	var sumTotal, sumSend time.Duration
+	for _, b := range dr.batches {
+		total = append(total, b.total)
+		send = append(send, b.send)
+		other = append(other, b.total-b.send)
+		sumTotal += b.total
+		sumSend += b.send
+	}
+	for _, s := range [][]time.Duration{total, send, other} {
+		slices.Sort(s)
+	}
+	nb := max(len(dr.batches), 1)
+	dbEst := func(d time.Duration) float64 { return max(ms(d)-ms(build), 0) }
+
+	fmt.Printf("dispatch: %d events in %s (%.0f events/s), %d requests, DB ms/batch p50 %.1f / p99 %.1f, send ms/batch p50 %.1f / p99 %.1f, peak RSS %.0f MB; baseline fake %.0f events/s; ratio %.3f; budget %.1f %s\n",
+		dr.events, dr.wall.Round(time.Millisecond), rate, dr.requests, dbEst(pct(other, .5)), dbEst(pct(other, .99)),
+		ms(pct(send, .5)), ms(pct(send, .99)), float64(dr.peakRSSKB)/1024, base.rate, ratio, cfg.budget, verdict)
+	fmt.Printf("dispatch: per batch (%d batches, mean %.0f events): total p50 %.1f / p99 %.1f / max %.1f ms; not sending (DB + build) p50 %.1f / p99 %.1f ms, mean %.1f ms = %.0f%% of the time; build alone %.1f ms (measured apart, subtracted for \"DB\")\n",
+		len(dr.batches), float64(dr.events)/float64(nb), ms(pct(total, .5)), ms(pct(total, .99)), ms(pct(total, 1)),
+		ms(pct(other, .5)), ms(pct(other, .99)), ms(sumTotal-sumSend)/float64(nb), 100*float64(sumTotal-sumSend)/float64(max(sumTotal, 1)), ms(build))
+	fmt.Printf("dispatch: batch body %d KB (%d B/event); fake=%s; baseline %.0f events/s before the drain, %.0f after (%d requests in 2 x %s, %d client(s))\n",
+		size>>10, size/max(dispatch.MaxBatch, 1), cfg.fake, base.before, base.after, base.requests, cfg.baseline, cfg.dispatchers)
+	pgText := "unknown"
+	if dr.pgCPU >= 0 {
+		pgText = fmt.Sprintf("%.2fs = %.1f us/event", dr.pgCPU, 1e6*dr.pgCPU/float64(max(dr.events, 1)))
+	}
+	fmt.Printf("dispatch: CPU during the drain: Go process (dispatcher + fake) %.2fs = %.1f us/event; Postgres %s; %d GCs, %.0f MB allocated (%.1f KB/event)\n",
+		dr.goCPU.Seconds(), 1e6*dr.goCPU.Seconds()/float64(max(dr.events, 1)), pgText, dr.gcCycles,
+		float64(dr.totalAlloc)/(1<<20), float64(dr.totalAlloc)/1024/float64(max(dr.events, 1)))
+	fmt.Printf("dispatch: peak RSS of the drain %.0f MB (whole run before it %.0f MB, fake server in-process); events by status %v; %d send_requests rows; fake received %d, refused %d\n",
+		float64(dr.peakRSSKB)/1024, float64(rssBeforeKB)/1024, counts, sendRows, fk.received.Load(), fk.refused.Load())
+	if len(probes) > 0 {
+		var b strings.Builder
+		for i, name := range probes[0].names {
+			var ts []time.Duration
+			for _, p := range probes {
+				if i < len(p.times) {
+					ts = append(ts, p.times[i])
+				}
+			}
+			slices.Sort(ts)
+			fmt.Fprintf(&b, " %s %.1f", name, ms(ts[len(ts)/2]))
+		}
+		fmt.Printf("dispatch: store calls of one batch on the full backlog (median of %d, ms, no commit):%s\n", len(probes), b.String())
+	}
+	if dr.failedSends > 0 {
+		fmt.Printf("dispatch: %d requests failed; first: %s\n", dr.failedSends, dr.firstErr)
+	}
+	fmt.Printf("events=%d\n", dr.events)
+	fmt.Printf("seconds=%.3f\n", dr.wall.Seconds())
+	fmt.Printf("events_per_sec=%.1f\n", rate)
+	fmt.Printf("requests=%d\n", dr.requests)
+	fmt.Printf("batches=%d\n", len(dr.batches))
+	fmt.Printf("db_ms_p50=%.2f\n", dbEst(pct(other, .5)))
+	fmt.Printf("db_ms_p99=%.2f\n", dbEst(pct(other, .99)))
+	fmt.Printf("nonsend_ms_p50=%.2f\n", ms(pct(other, .5)))
+	fmt.Printf("nonsend_ms_p99=%.2f\n", ms(pct(other, .99)))
+	fmt.Printf("send_ms_p50=%.2f\n", ms(pct(send, .5)))
+	fmt.Printf("send_ms_p99=%.2f\n", ms(pct(send, .99)))
+	fmt.Printf("build_ms=%.2f\n", ms(build))
+	fmt.Printf("peak_rss_mb=%.1f\n", float64(dr.peakRSSKB)/1024)
+	fmt.Printf("go_cpu_us_per_event=%.2f\n", 1e6*dr.goCPU.Seconds()/float64(max(dr.events, 1)))
+	if dr.pgCPU >= 0 {
+		fmt.Printf("pg_cpu_us_per_event=%.2f\n", 1e6*dr.pgCPU/float64(max(dr.events, 1)))
+	}
+	fmt.Printf("baseline_events_per_sec=%.1f\n", base.rate)
+	fmt.Printf("baseline_before=%.1f\n", base.before)
+	fmt.Printf("baseline_after=%.1f\n", base.after)
+	fmt.Printf("ratio=%.4f\n", ratio)
+	fmt.Printf("budget=%.2f\n", cfg.budget)
+	fmt.Printf("verdict=%s\n", verdict)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// pct is the q-quantile of sorted durations (nearest rank).
+func pct(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// ---------------------------------------------------------------- process stats
+
+// cpuTime is the user and system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procStatusKB reads a "kB" field of /proc/self/status (VmHWM, VmRSS).
+func procStatusKB(field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			v, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return v
+		}
+	}
+	return 0
+}
+
+// resetPeakRSS makes VmHWM start again from the current RSS (Linux 4.0+),
+// so the peak read later is the drain's own.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// postmasterPID is the pid of a local Postgres, or 0 when it is not local
+// or not readable.
+func postmasterPID(ctx context.Context, db *sql.DB) int {
+	var dir string
+	if err := db.QueryRowContext(ctx, "SHOW data_directory").Scan(&dir); err != nil {
+		return 0
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	if err != nil {
+		return 0
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", pid)); err != nil {
+		return 0
+	}
+	return pid
+}
+
+// pgCPU is the CPU seconds the Postgres cluster has used: the postmaster,
+// its reaped children and its live ones; -1 when unknown.
+func pgCPU(pid int) float64 {
+	if pid == 0 {
+		return -1
+	}
+	ticks := func(p int, fields int) float64 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			return 0
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			return 0
+		}
+		f := strings.Fields(s[i+1:])
+		// After "(comm)": utime is field 14, stime 15, cutime 16, cstime 17.
+		sum := 0.0
+		for k := 11; k < 11+fields && k < len(f); k++ {
+			v, _ := strconv.ParseFloat(f[k], 64)
+			sum += v
+		}
+		return sum
+	}
+	total := ticks(pid, 4)
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, c := range strings.Fields(string(b)) {
+			if cp, err := strconv.Atoi(c); err == nil {
+				total += ticks(cp, 2)
+			}
+		}
+	}
+	return total / 100 // USER_HZ is 100 on Linux
+}
