@@ -491,19 +491,26 @@ func TestNotifyWakesAnIdleDispatcher(t *testing.T) {
 	b := newBench(t, storetest.New(t), models.ModeLive)
 	d := dispatch.New(dispatch.Options{Store: b.store, Sender: &capi.Client{}, Box: b.box, GraphURL: b.meta.URL,
 		Now: b.clock.now, Idle: time.Hour, Log: quiet})
+	waitReceived := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for b.meta.EventsReceived() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("Meta received %d events; want %d within 5 s (the idle tick is an hour)", b.meta.EventsReceived(), n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// The first event is sent by Run's first pass; after it the
+	// dispatcher idles for an hour unless notified.
+	b.queue(1, b.clock.now().Add(-time.Minute), nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	go d.Run(ctx)                     //nolint:errcheck // ends with the test
-	time.Sleep(50 * time.Millisecond) // let the first, empty drain pass
+	go d.Run(ctx) //nolint:errcheck // ends with the test
+	waitReceived(1)
 	b.queue(1, b.clock.now().Add(-time.Minute), nil)
 	d.Notify()
-	deadline := time.Now().Add(5 * time.Second)
-	for b.meta.EventsReceived() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the event was not sent within 5 s of Notify; the idle tick is an hour")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitReceived(2)
 }
 
 func TestMetrics(t *testing.T) {
