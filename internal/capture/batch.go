@@ -49,6 +49,8 @@ type batcher struct {
 	jobs    chan *job
 	once    sync.Once
 	writers int
+	// observe, when set (tests), learns each batch's size.
+	observe func(size int)
 }
 
 func (b *batcher) start() {
@@ -91,6 +93,9 @@ func (b *batcher) submit(ctx context.Context, j *job) (Result, error) {
 }
 
 func (b *batcher) run(batch []*job) {
+	if b.observe != nil {
+		b.observe(len(batch))
+	}
 	results, err := b.c.captureBatch(batch)
 	if err != nil {
 		if !errors.Is(err, store.ErrConflict) {

@@ -45,6 +45,13 @@ func TestConcurrentCapturesShareBatches(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		acc, _ := setup(t, s)
 		c := New(s, nil)
+		var mu sync.Mutex
+		largest := 0
+		c.batch.observe = func(size int) {
+			mu.Lock()
+			defer mu.Unlock()
+			largest = max(largest, size)
+		}
 		const n = 40
 		results := make([]Result, n)
 		var wg sync.WaitGroup
@@ -62,6 +69,9 @@ func TestConcurrentCapturesShareBatches(t *testing.T) {
 			})
 		}
 		wg.Wait()
+		if largest < 2 {
+			t.Errorf("largest batch %d; 40 simultaneous captures should share transactions", largest)
+		}
 		ids := map[int64]bool{}
 		dups := map[int]int{}
 		for i, r := range results {
