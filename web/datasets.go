@@ -1,21 +1,16 @@
 package web
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
-	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -259,98 +254,25 @@ func (h *Handler) updateDataset(c echo.Context) error {
 // sendTestEvent posts one Lead event with the dataset's test event code and
 // shows Meta's answer in plain words.
 func (h *Handler) sendTestEvent(c echo.Context) error {
-	ctx := c.Request().Context()
 	a := currentAccount(c)
 	d, err := h.datasetParam(c)
 	if err != nil {
 		return err
 	}
-	f := h.datasetForm(d, a.Role.AtLeast(models.RoleOwner))
-	fail := func(title, msg string) error {
-		return h.renderDataset(c, http.StatusUnprocessableEntity, f, &d, &views.TestResult{Title: title, Message: msg})
-	}
-	if d.TestEventCode == "" {
-		return fail("No test event code.", "Copy it from Events Manager → Test events and save it here first.")
-	}
-	if d.TokenSealed == "" {
-		return fail("No access token.", "Save the dataset's Conversions API token first.")
-	}
-	tok, err := h.box.Open(d.TokenSealed, dispatch.TokenLabel(d.ID))
+	tester := dispatch.Tester{Store: h.store, Sender: h.sender, Box: h.box, GraphURL: h.graphURL, DefaultVersion: h.apiVersion}
+	r, err := tester.SendTest(c.Request().Context(), a.Account, d, h.now())
 	if err != nil {
-		return fail("The token cannot be decrypted.", "LEADSIGNAL_SECRET may have changed; save the token again.")
-	}
-	target := capi.Target{BaseURL: h.graphURL, Version: d.APIVersion, PixelID: d.PixelID, Token: tok, TestEventCode: d.TestEventCode}
-	if target.Version == "" {
-		target.Version = h.apiVersion
-	}
-	if d.AppSecretSealed != "" {
-		if target.AppSecret, err = h.box.Open(d.AppSecretSealed, dispatch.AppSecretLabel(d.ID)); err != nil {
-			return fail("The app secret cannot be decrypted.", "LEADSIGNAL_SECRET may have changed; save it again.")
-		}
-	}
-	now := h.now()
-	ev := testEvent(a.Account, d, now)
-	body, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	sendCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	start := time.Now()
-	resp, serr := h.sender.Send(sendCtx, target, []json.RawMessage{body})
-	req := models.SendRequest{AccountID: a.ID, DatasetID: d.ID, Kind: "test", StartedAt: now.UTC(),
-		DurationMS: int(time.Since(start).Milliseconds()), EventsCount: 1, HTTPStatus: resp.HTTPStatus,
-		EventsReceived: resp.EventsReceived, FBTraceID: resp.FBTraceID, Response: string(resp.Body)}
-	result := &views.TestResult{}
-	switch {
-	case serr != nil:
-		req.Error = serr.Error()
-		result.Title, result.Message = "Meta could not be reached.", serr.Error()
-	case resp.Err != nil:
-		req.Error = resp.Err.Error()
-		result.Title = firstNonEmpty(resp.Err.UserTitle, "Meta refused the test event.")
-		result.Message = firstNonEmpty(resp.Err.UserMsg, resp.Err.Message) + fmt.Sprintf(" (code %d", resp.Err.Code)
-		if resp.Err.Subcode != 0 {
-			result.Message += fmt.Sprintf(", subcode %d", resp.Err.Subcode)
-		}
-		result.Message += ", fbtrace_id " + firstNonEmpty(resp.Err.FBTraceID, resp.FBTraceID) + ")"
-	case resp.HTTPStatus >= 300:
-		req.Error = fmt.Sprintf("HTTP %d", resp.HTTPStatus)
-		result.Title, result.Message = "Meta answered with an error.", req.Error
-	default:
-		result.OK = true
-		result.Title = fmt.Sprintf("Meta received %d event.", resp.EventsReceived)
-		result.Message = "Look for it in Events Manager → Test events. fbtrace_id " + resp.FBTraceID + "."
-	}
-	if err := h.store.InsertSendRequest(ctx, &req); err != nil {
 		return err
 	}
 	status := http.StatusOK
-	if !result.OK {
+	switch {
+	case !r.Sent:
+		status = http.StatusUnprocessableEntity
+	case !r.OK:
 		status = http.StatusBadGateway
 	}
-	return h.renderDataset(c, status, f, &d, result)
-}
-
-// testEvent is a Lead event with made-up, hashed contact data: it proves
-// the connection without sending anyone's data.
-func testEvent(a models.Account, d models.Dataset, now time.Time) capi.ServerEvent {
-	keys := normalize.Normalize(normalize.Input{
-		Email: "test@leadsignal.invalid", ExternalID: "leadsignal-test", CapturedAt: now, DefaultCountry: a.DefaultCountry,
-	})
-	id := "test-" + strconv.FormatInt(now.UnixNano(), 36)
-	lead := models.Lead{ID: 0, AccountID: a.ID, Source: models.SourceCRM, ExternalID: &id, CreatedAt: now}
-	ev := models.Event{EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", id), EventTime: now, Origin: models.OriginTest}
-	return capi.Build(capi.BuildInput{Account: a, Dataset: d, Lead: lead, Keys: keys, Event: ev})
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
+	f := h.datasetForm(d, a.Role.AtLeast(models.RoleOwner))
+	return h.renderDataset(c, status, f, &d, &views.TestResult{OK: r.OK, Title: r.Title, Message: r.Message})
 }
 
 // accountAlerts are the banners of an account: datasets paused because

@@ -106,6 +106,14 @@ func TestSendTestEvent(t *testing.T) {
 		t.Error("the dataset page should list the test request")
 	}
 
+	// A dataset without a test code is told what to fix; nothing is sent.
+	noCode := connect(t, a, b, acc, url.Values{"name": {"Second"}, "pixel_id": {"223456789012345"}, "access_token": {capitest.Token},
+		"mode": {"live"}, "ldu": {"off"}})
+	r = b.post(fmt.Sprintf("%s/%d/test", views.AccountURL(acc.ID, "/datasets"), noCode.ID), nil)
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.text("test-result"), "test event code") || len(a.meta.Requests()) != 1 {
+		t.Errorf("test without a code = %d %q, %d requests", r.status, r.text("test-result"), len(a.meta.Requests()))
+	}
+
 	// Meta's refusal in plain words.
 	a.meta.Tokens = map[string]bool{}
 	r = b.post(path, nil)

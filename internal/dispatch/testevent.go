@@ -1,0 +1,105 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// TestResult is Meta's answer to a test event, in plain words.
+type TestResult struct {
+	OK bool
+	// Sent is false when the dataset could not send at all (no test
+	// code, no token): a person's fix, not Meta's answer.
+	Sent    bool
+	Title   string
+	Message string
+}
+
+// Tester sends test events for the dataset page.
+type Tester struct {
+	Store          *store.Store
+	Sender         Sender
+	Box            *seal.Box
+	GraphURL       string
+	DefaultVersion string
+}
+
+// SendTest posts one Lead event with made-up, hashed contact data and the
+// dataset's test event code, logs the request, and says what Meta answered.
+// A dataset that cannot send (no code, no token) is an answer too, not an
+// error; err is for the database.
+func (t Tester) SendTest(ctx context.Context, acc models.Account, ds models.Dataset, now time.Time) (TestResult, error) {
+	if ds.TestEventCode == "" {
+		return TestResult{Title: "No test event code.", Message: "Copy it from Events Manager → Test events and save it here first."}, nil
+	}
+	d := New(Options{Store: t.Store, Sender: t.Sender, Box: t.Box, GraphURL: t.GraphURL, DefaultVersion: t.DefaultVersion})
+	target, err := d.target(ds)
+	if err != nil {
+		return TestResult{Title: "The dataset cannot send.", Message: err.Error()}, nil
+	}
+	// Always to the Test Events tool, whatever the dataset's mode.
+	target.TestEventCode = ds.TestEventCode
+	body, err := json.Marshal(testEvent(acc, ds, now))
+	if err != nil {
+		return TestResult{}, err
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	resp, serr := t.Sender.Send(sendCtx, target, []json.RawMessage{body})
+	req := models.SendRequest{AccountID: acc.ID, DatasetID: ds.ID, Kind: "test", StartedAt: now.UTC(),
+		DurationMS: int(time.Since(start).Milliseconds()), EventsCount: 1, HTTPStatus: resp.HTTPStatus,
+		EventsReceived: resp.EventsReceived, FBTraceID: resp.FBTraceID, Response: string(resp.Body)}
+	r := TestResult{Sent: true}
+	switch {
+	case serr != nil:
+		req.Error = serr.Error()
+		r.Title, r.Message = "Meta could not be reached.", serr.Error()
+	case resp.Err != nil:
+		req.Error = resp.Err.Error()
+		r.Title = firstNonEmpty(resp.Err.UserTitle, "Meta refused the test event.")
+		r.Message = firstNonEmpty(resp.Err.UserMsg, resp.Err.Message) + fmt.Sprintf(" (code %d", resp.Err.Code)
+		if resp.Err.Subcode != 0 {
+			r.Message += fmt.Sprintf(", subcode %d", resp.Err.Subcode)
+		}
+		r.Message += ", fbtrace_id " + firstNonEmpty(resp.Err.FBTraceID, resp.FBTraceID) + ")"
+	case resp.HTTPStatus >= 300:
+		req.Error = fmt.Sprintf("HTTP %d", resp.HTTPStatus)
+		r.Title, r.Message = "Meta answered with an error.", req.Error
+	default:
+		r.OK = true
+		r.Title = fmt.Sprintf("Meta received %d event.", resp.EventsReceived)
+		r.Message = "Look for it in Events Manager → Test events. fbtrace_id " + resp.FBTraceID + "."
+	}
+	return r, t.Store.InsertSendRequest(ctx, &req)
+}
+
+// testEvent is a Lead event whose contact data is made up and hashed: it
+// proves the connection without sending anyone's data.
+func testEvent(a models.Account, d models.Dataset, now time.Time) capi.ServerEvent {
+	keys := normalize.Normalize(normalize.Input{
+		Email: "test@leadsignal.invalid", ExternalID: "leadsignal-test", CapturedAt: now, DefaultCountry: a.DefaultCountry,
+	})
+	id := "test-" + strconv.FormatInt(now.UnixNano(), 36)
+	lead := models.Lead{AccountID: a.ID, Source: models.SourceCRM, ExternalID: &id, CreatedAt: now}
+	ev := models.Event{EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", id), EventTime: now, Origin: models.OriginTest}
+	return capi.Build(capi.BuildInput{Account: a, Dataset: d, Lead: lead, Keys: keys, Event: ev})
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
