@@ -209,6 +209,7 @@ func run() error {
 		return err
 	}
 	dr.peakRSSKB = procStatusKB("VmHWM")
+	received, refused := fk.received.Load(), fk.refused.Load()
 
 	// Again after the drain: other load on the machine may have changed, so
 	// the budget uses the mean of both.
@@ -232,10 +233,10 @@ func run() error {
 		return err
 	}
 
-	printSummary(cfg, dr, base, probes, buildTime, size, rssBefore, counts, rows, fk)
-	if counts[models.EventSent] != cfg.events || dr.events != cfg.events || int(fk.received.Load()) != cfg.events {
+	printSummary(cfg, dr, base, probes, buildTime, size, rssBefore, counts, rows, received, refused)
+	if counts[models.EventSent] != cfg.events || dr.events != cfg.events || int(received) != cfg.events {
 		return fmt.Errorf("the drain sent %d events, the fake received %d, the database has %v; want %d sent",
-			dr.events, fk.received.Load(), counts, cfg.events)
+			dr.events, received, counts, cfg.events)
 	}
 	if dr.failedSends > 0 {
 		return fmt.Errorf("%d requests failed", dr.failedSends)
@@ -283,11 +284,12 @@ func privateSchema(ctx context.Context, base string, keep bool) (string, *sql.DB
 
 // ---------------------------------------------------------------- loading
 
-// loadLeadsSQL inserts website leads $2 to $3 of account $1 captured in the
-// last hour, with the columns and match keys capture stores for a full form:
-// hashed em, ph, fn, ln, ct, st, zp, country and external_id, the visitor's
-// IP and user agent, fbc and fbp, and the page URL. Names and places come
-// from small tables hashed once; em, ph and external_id are hashed per lead.
+// loadLeadsSQL inserts website leads $2 to $3 (of $4) of account $1, captured
+// over the last hour in id order as capture stores them, with the columns
+// and match keys capture stores for a full form: hashed em, ph, fn, ln, ct,
+// st, zp, country and external_id, the visitor's IP and user agent, fbc and
+// fbp, and the page URL. Names and places come from small tables hashed
+// once; em, ph and external_id are hashed per lead.
 const loadLeadsSQL = `
 WITH fnames AS MATERIALIZED (
 	SELECT i::int - 1 AS i, n,
@@ -322,7 +324,7 @@ WITH fnames AS MATERIALIZED (
 			'https://www.example-law.com/contact/', 'https://example.co.uk/book-a-call'])[1 + g % 4] AS page,
 		(ARRAY[24,50,66,73,81,86,98,104,151,174,188,212])[1 + g % 12]::text || '.' || ((g / 180) % 256)::text || '.' ||
 			((g / 46080) % 256)::text || '.' || (1 + g % 254)::text AS ip,
-		now() - interval '1 minute' - random() * interval '55 minutes' AS t
+		now() - interval '56 minutes' + (g::float8 / $4::int) * interval '55 minutes' AS t
 	FROM generate_series($2::int, $3::int) AS g
 	JOIN fnames f ON f.i = g % 13
 	JOIN lnames l ON l.i = (g / 13) % 11
@@ -397,7 +399,7 @@ func load(ctx context.Context, db *sql.DB, accountID, datasetID int64, n int) er
 	for done := 0; done < n; done += chunk {
 		// Chunks keep one statement's memory small.
 		m := min(chunk, n-done)
-		if _, err := conn.ExecContext(ctx, loadLeadsSQL, accountID, done+1, done+m); err != nil {
+		if _, err := conn.ExecContext(ctx, loadLeadsSQL, accountID, done+1, done+m, n); err != nil {
 			return fmt.Errorf("leads: %w", err)
 		}
 	}
@@ -763,17 +765,18 @@ type probeResult struct {
 var errRollback = errors.New("rollback")
 
 // probe runs the store calls of a batch in the order dispatch makes them,
-// each timed, in transactions it rolls back, so the backlog is untouched.
-// The claim runs in a transaction of its own, as in dispatch: an UPDATE of
-// rows the same transaction wrote would run the foreign key checks that
-// the real settle skips. Commits are missing, so this is a lower bound.
+// each timed, and leaves the backlog as it found it: the claim is real (as
+// in dispatch, in its own transaction), the rest runs in a transaction that
+// is rolled back, and the claimed events are released at the end. (Settling
+// rows that the same transaction claimed would run foreign key checks the
+// real settle skips.) The rolled-back part has no commit.
 func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n int) ([]probeResult, error) {
 	var out []probeResult
 	for range n {
 		var pr probeResult
-		run := func(tx *store.Store, name string, f func(tx *store.Store) error) error {
+		run := func(name string, f func() error) error {
 			t0 := time.Now()
-			err := f(tx)
+			err := f()
 			pr.names = append(pr.names, name)
 			pr.times = append(pr.times, time.Since(t0))
 			if err != nil {
@@ -787,45 +790,40 @@ func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n i
 		req := models.SendRequest{AccountID: accountID, DatasetID: datasetID, Kind: "batch", StartedAt: now.UTC(),
 			EventsCount: dispatch.MaxBatch, HTTPStatus: 200, EventsReceived: dispatch.MaxBatch, FBTraceID: "probe",
 			Response: `{"events_received":1000,"messages":[],"fbtrace_id":"probe"}`}
-		err := st.Tx(ctx, func(tx *store.Store) error {
-			if err := run(tx, "DueDatasets", func(tx *store.Store) error { _, err := tx.DueDatasets(ctx, now); return err }); err != nil {
-				return err
-			}
-			if err := run(tx, "DatasetByID", func(tx *store.Store) error { _, err := tx.DatasetByID(ctx, datasetID); return err }); err != nil {
-				return err
-			}
-			if err := run(tx, "ClaimEvents", func(tx *store.Store) (err error) {
-				evs, err = tx.ClaimEvents(ctx, datasetID, now, 2*time.Minute, dispatch.MaxBatch)
-				return err
-			}); err != nil {
-				return err
-			}
-			if len(evs) != dispatch.MaxBatch {
-				return fmt.Errorf("claimed %d events; want %d", len(evs), dispatch.MaxBatch)
-			}
-			return errRollback
-		})
-		if !errors.Is(err, errRollback) {
+		if err := run("DueDatasets", func() error { _, err := st.DueDatasets(ctx, now); return err }); err != nil {
 			return nil, err
 		}
-		err = st.Tx(ctx, func(tx *store.Store) error {
-			if err := run(tx, "Account", func(tx *store.Store) error { _, err := tx.Account(ctx, accountID); return err }); err != nil {
+		if err := run("DatasetByID", func() error { _, err := st.DatasetByID(ctx, datasetID); return err }); err != nil {
+			return nil, err
+		}
+		if err := run("ClaimEvents", func() (err error) {
+			evs, err = st.ClaimEvents(ctx, datasetID, now, 2*time.Minute, dispatch.MaxBatch)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		ids := make([]int64, len(evs))
+		for i, e := range evs {
+			ids[i] = e.ID
+		}
+		err := st.Tx(ctx, func(tx *store.Store) error {
+			if err := run("Account", func() error { _, err := tx.Account(ctx, accountID); return err }); err != nil {
 				return err
 			}
-			if err := run(tx, "LeadsByIDs", func(tx *store.Store) (err error) {
-				ids := make([]int64, len(evs))
+			if err := run("LeadsByIDs", func() (err error) {
+				lids := make([]int64, len(evs))
 				for i, e := range evs {
-					ids[i] = e.LeadID
+					lids[i] = e.LeadID
 				}
-				leads, err = tx.LeadsByIDs(ctx, ids)
+				leads, err = tx.LeadsByIDs(ctx, lids)
 				return err
 			}); err != nil {
 				return err
 			}
-			if err := run(tx, "InsertSendRequest", func(tx *store.Store) error { return tx.InsertSendRequest(ctx, &req) }); err != nil {
+			if err := run("InsertSendRequest", func() error { return tx.InsertSendRequest(ctx, &req) }); err != nil {
 				return err
 			}
-			if err := run(tx, "SettleEvents", func(tx *store.Store) error {
+			if err := run("SettleEvents", func() error {
 				outs := make([]store.Outcome, len(evs))
 				for i, e := range evs {
 					// A payload of the real size: the lead's keys stand in.
@@ -837,8 +835,14 @@ func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n i
 			}
 			return errRollback
 		})
+		if rerr := st.ReleaseEvents(ctx, ids); rerr != nil {
+			return nil, fmt.Errorf("release: %w", rerr)
+		}
 		if !errors.Is(err, errRollback) {
 			return nil, err
+		}
+		if len(evs) != dispatch.MaxBatch {
+			return nil, fmt.Errorf("claimed %d events; want %d", len(evs), dispatch.MaxBatch)
 		}
 		out = append(out, pr)
 	}
@@ -1013,7 +1017,7 @@ func statusCounts(ctx context.Context, db *sql.DB) (map[models.EventStatus]int, 
 // ---------------------------------------------------------------- summary
 
 func printSummary(cfg config, dr *drainResult, base baselineResult, probes []probeResult, build time.Duration,
-	size int, rssBeforeKB int64, counts map[models.EventStatus]int, sendRows int, fk *fake) {
+	size int, rssBeforeKB int64, counts map[models.EventStatus]int, sendRows int, received, refused int64) {
 	rate := float64(dr.events) / dr.wall.Seconds()
 	ratio := 0.0
 	if base.rate > 0 {
@@ -1054,7 +1058,7 @@ func printSummary(cfg config, dr *drainResult, base baselineResult, probes []pro
 		dr.goCPU.Seconds(), 1e6*dr.goCPU.Seconds()/float64(max(dr.events, 1)), pgText, dr.gcCycles,
 		float64(dr.totalAlloc)/(1<<20), float64(dr.totalAlloc)/1024/float64(max(dr.events, 1)))
 	fmt.Printf("dispatch: peak RSS of the drain %.0f MB (whole run before it %.0f MB, fake server in-process); events by status %v; %d send_requests rows; fake received %d, refused %d\n",
-		float64(dr.peakRSSKB)/1024, float64(rssBeforeKB)/1024, counts, sendRows, fk.received.Load(), fk.refused.Load())
+		float64(dr.peakRSSKB)/1024, float64(rssBeforeKB)/1024, counts, sendRows, received, refused)
 	if len(probes) > 0 {
 		var b strings.Builder
 		for i, name := range probes[0].names {
@@ -1067,7 +1071,7 @@ func printSummary(cfg config, dr *drainResult, base baselineResult, probes []pro
 			slices.Sort(ts)
 			fmt.Fprintf(&b, " %s %.1f", name, ms(ts[len(ts)/2]))
 		}
-		fmt.Printf("dispatch: store calls of one batch on the full backlog (median of %d, ms, no commit):%s\n", len(probes), b.String())
+		fmt.Printf("dispatch: store calls of one batch on the full backlog (median of %d, ms; the last four without commit):%s\n", len(probes), b.String())
 	}
 	if dr.failedSends > 0 {
 		fmt.Printf("dispatch: %d requests failed; first: %s\n", dr.failedSends, dr.firstErr)
