@@ -52,23 +52,3 @@ func (s *Store) RevokeIngestKey(ctx context.Context, accountID, keyID int64, now
 	}
 	return wrap("revoke ingest key", res.Error)
 }
-
-// IngestKeyBySecret finds the live key with this secret, or ErrNotFound
-// (unknown or revoked). It notes the use at most once a minute, so the
-// capture path does not write the key row on every lead.
-func (s *Store) IngestKeyBySecret(ctx context.Context, secret string, now time.Time) (models.IngestKey, error) {
-	var k models.IngestKey
-	err := s.q(ctx).Where("key_hash = ? AND revoked_at IS NULL", HashIngestKey(secret)).Take(&k).Error
-	if err != nil {
-		return k, wrap("ingest key by secret", err)
-	}
-	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > time.Minute {
-		t := now.UTC()
-		if err := s.q(ctx).Model(&models.IngestKey{}).Where("id = ?", k.ID).
-			UpdateColumn("last_used_at", t).Error; err != nil {
-			return k, wrap("note ingest key use", err)
-		}
-		k.LastUsedAt = &t
-	}
-	return k, nil
-}

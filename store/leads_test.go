@@ -39,14 +39,14 @@ func TestIngestKeys(t *testing.T) {
 		if k.KeyHash == secret || k.KeyHash != store.HashIngestKey(secret) || len(secret) < 40 {
 			t.Fatalf("key %+v with secret %q: want only the hash stored", k, secret)
 		}
-		got, err := s.IngestKeyBySecret(ctx, secret, now)
-		if err != nil || got.ID != k.ID || got.AccountID != a.ID {
-			t.Fatalf("IngestKeyBySecret = %+v, %v", got, err)
+		acc, err := s.IngestKeyAccount(ctx, secret, now)
+		if err != nil || acc.ID != a.ID {
+			t.Fatalf("IngestKeyAccount = %+v, %v", acc, err)
 		}
-		if got.LastUsedAt == nil || !got.LastUsedAt.Equal(now) {
-			t.Errorf("LastUsedAt = %v; want %v", got.LastUsedAt, now)
+		if ks, _ := s.IngestKeys(ctx, a.ID); len(ks) != 1 || ks[0].ID != k.ID || ks[0].LastUsedAt == nil || !ks[0].LastUsedAt.Equal(now) {
+			t.Errorf("after use: %+v; want key %d last used %v", ks, k.ID, now)
 		}
-		if _, err := s.IngestKeyBySecret(ctx, secret+"x", now); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.IngestKeyAccount(ctx, secret+"x", now); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("wrong secret err = %v; want ErrNotFound", err)
 		}
 		// Another account cannot revoke it.
@@ -56,7 +56,7 @@ func TestIngestKeys(t *testing.T) {
 		if err := s.RevokeIngestKey(ctx, a.ID, k.ID, now); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.IngestKeyBySecret(ctx, secret, now); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.IngestKeyAccount(ctx, secret, now); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("revoked key err = %v; want ErrNotFound", err)
 		}
 		ks, _ := s.IngestKeys(ctx, a.ID)

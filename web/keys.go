@@ -18,13 +18,12 @@ func newKeyField() views.Field {
 func (h *Handler) createKey(c echo.Context) error {
 	a := currentAccount(c)
 	name := strings.TrimSpace(c.FormValue("key_name"))
-	v, err := h.settingsView(c)
-	if err != nil {
-		return err
-	}
-	v.KeyName.Value = name
 	if msg := validName(name); msg != "" {
-		v.KeyName.Error = msg
+		v, err := h.settingsView(c)
+		if err != nil {
+			return err
+		}
+		v.KeyName.Value, v.KeyName.Error = name, msg
 		return h.renderSettings(c, http.StatusUnprocessableEntity, v)
 	}
 	k, secret, err := h.store.CreateIngestKey(c.Request().Context(), a.ID, name)

@@ -342,11 +342,16 @@ func TestKeyCreate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := s.IngestKeyBySecret(ctx, secret, time.Now())
+		owner, err := s.IngestKeyAccount(ctx, secret, time.Now())
 		if err != nil {
-			t.Fatalf("IngestKeyBySecret(printed key): %v", err)
+			t.Fatalf("IngestKeyAccount(printed key): %v", err)
 		}
-		if k.AccountID != acme.ID || k.Name != "website" {
+		ks, err := s.IngestKeys(ctx, acme.ID)
+		if err != nil || len(ks) != 1 {
+			t.Fatalf("IngestKeys = %v, %v; want the one key", ks, err)
+		}
+		k := ks[0]
+		if owner.ID != acme.ID || k.AccountID != acme.ID || k.Name != "website" {
 			t.Errorf("key = account %d, name %q; want account %d, name website", k.AccountID, k.Name, acme.ID)
 		}
 		if strings.Contains(k.KeyHash, secret) {

@@ -283,9 +283,14 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, evs []model
 
 // target is where and how to send for a dataset.
 func (d *Dispatcher) target(ds models.Dataset) (capi.Target, error) {
-	t := capi.Target{BaseURL: d.o.GraphURL, Version: ds.APIVersion, PixelID: ds.PixelID}
+	return targetFor(d.o.Box, d.o.GraphURL, d.o.DefaultVersion, ds)
+}
+
+// targetFor opens a dataset's sealed secrets into a send target.
+func targetFor(box *seal.Box, graphURL, defaultVersion string, ds models.Dataset) (capi.Target, error) {
+	t := capi.Target{BaseURL: graphURL, Version: ds.APIVersion, PixelID: ds.PixelID}
 	if t.Version == "" {
-		t.Version = d.o.DefaultVersion
+		t.Version = defaultVersion
 	}
 	if ds.Mode == models.ModeTest {
 		t.TestEventCode = ds.TestEventCode
@@ -293,13 +298,13 @@ func (d *Dispatcher) target(ds models.Dataset) (capi.Target, error) {
 	if ds.TokenSealed == "" {
 		return t, errors.New("the dataset has no access token")
 	}
-	tok, err := d.o.Box.Open(ds.TokenSealed, TokenLabel(ds.ID))
+	tok, err := box.Open(ds.TokenSealed, TokenLabel(ds.ID))
 	if err != nil {
 		return t, errors.New("the access token cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
 	}
 	t.Token = tok
 	if ds.AppSecretSealed != "" {
-		sec, err := d.o.Box.Open(ds.AppSecretSealed, AppSecretLabel(ds.ID))
+		sec, err := box.Open(ds.AppSecretSealed, AppSecretLabel(ds.ID))
 		if err != nil {
 			return t, errors.New("the app secret cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
 		}

@@ -41,8 +41,7 @@ func (t Tester) SendTest(ctx context.Context, acc models.Account, ds models.Data
 	if ds.TestEventCode == "" {
 		return TestResult{Title: "No test event code.", Message: "Copy it from Events Manager → Test events and save it here first."}, nil
 	}
-	d := New(Options{Store: t.Store, Sender: t.Sender, Box: t.Box, GraphURL: t.GraphURL, DefaultVersion: t.DefaultVersion})
-	target, err := d.target(ds)
+	target, err := targetFor(t.Box, t.GraphURL, t.DefaultVersion, ds)
 	if err != nil {
 		return TestResult{Title: "The dataset cannot send.", Message: err.Error()}, nil
 	}
