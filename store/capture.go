@@ -50,16 +50,30 @@ func (s *Store) RecentContacts(ctx context.Context, accountID int64, emailHashes
 	if len(phoneHashes) == 0 {
 		phoneHashes = []string{"x"}
 	}
-	// Two index range scans (account, hash, created_at), not one pass over
-	// every lead of the window that an OR would lead the planner to.
 	var cs []Contact
-	err := s.q(ctx).Raw(`
+	var err error
+	if s.dialect == "postgres" {
+		// One index lookup per hash. The plain "email_hash = ANY(array)" let
+		// a generic plan, made while the table was small, scan every lead of
+		// the account; an equality per hash has no such plan.
+		err = s.q(ctx).Raw(`
+SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST(? AS text[])) AS h(hash)
+CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
+	WHERE account_id = ? AND email_hash = h.hash AND partial = ?) l
+UNION ALL
+SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST(? AS text[])) AS h(hash)
+CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
+	WHERE account_id = ? AND phone_hash = h.hash AND partial = ?) l`,
+			textArray(emailHashes), accountID, false, textArray(phoneHashes), accountID, false).Scan(&cs).Error
+	} else {
+		err = s.q(ctx).Raw(`
 SELECT email_hash, phone_hash, created_at FROM leads
-WHERE account_id = ? AND email_hash `+s.anyOf()+` AND partial = ?
+WHERE account_id = ? AND email_hash IN ? AND partial = ?
 UNION ALL
 SELECT email_hash, phone_hash, created_at FROM leads
-WHERE account_id = ? AND phone_hash `+s.anyOf()+` AND partial = ?`,
-		accountID, s.list(emailHashes), false, accountID, s.list(phoneHashes), false).Scan(&cs).Error
+WHERE account_id = ? AND phone_hash IN ? AND partial = ?`,
+			accountID, emailHashes, false, accountID, phoneHashes, false).Scan(&cs).Error
+	}
 	if err != nil {
 		return nil, wrap("recent contacts", err)
 	}
@@ -69,8 +83,7 @@ WHERE account_id = ? AND phone_hash `+s.anyOf()+` AND partial = ?`,
 			recent = append(recent, c)
 		}
 	}
-	cs = recent
-	return cs, wrap("recent contacts", err)
+	return recent, nil
 }
 
 // InsertLeads stores new leads with multi-row inserts and sets their ids.

@@ -56,6 +56,7 @@ type config struct {
 	cpuprofile string
 	keep       bool
 	datasets   int
+	history    int
 }
 
 func run() error {
@@ -70,6 +71,7 @@ func run() error {
 	flag.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "unmeasured warmup before the measured duration")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured duration (server and clients) to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
+	flag.IntVar(&cfg.history, "history", 100_000, "earlier leads (of the last 30 days, each with its Lead event) the account holds before the run, as a live account would")
 	flag.IntVar(&cfg.datasets, "datasets", 1, "datasets (dry_run) in the account: a clean complete lead queues one Lead event to each")
 	flag.Parse()
 	if cfg.database == "" {
@@ -110,6 +112,9 @@ func run() error {
 	_, secret, err := st.CreateIngestKey(ctx, acc.ID, "bench")
 	if err != nil {
 		return err
+	}
+	if err := seedHistory(ctx, dbURL, acc.ID, cfg.history); err != nil {
+		return fmt.Errorf("seed history: %w", err)
 	}
 
 	srv := &http.Server{
@@ -182,14 +187,53 @@ func privateSchema(ctx context.Context, base string, keep bool) (string, func(),
 	return u.String(), drop, nil
 }
 
-// countRows counts the stored leads and queued events.
+// seedHistory gives the account n earlier leads over the last 30 days,
+// each with a queued Lead event per dataset, and refreshes the planner's
+// statistics: the run then meets the table sizes and query plans of an
+// account in use, not those of an empty database.
+func seedHistory(ctx context.Context, dbURL string, accountID int64, n int) error {
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if n > 0 {
+		if _, err := db.ExecContext(ctx, `
+INSERT INTO leads (account_id, external_id, source, email, phone, phone_e164, first_name, last_name,
+	country, client_ip_address, client_user_agent, event_source_url, match_keys, email_hash, phone_hash,
+	created_at, received_at, updated_at)
+SELECT $1, 'hist-' || i, 'website', 'lead' || i || '@example.com', '+1555' || lpad(i::text, 7, '0'),
+	'1555' || lpad(i::text, 7, '0'), 'Pat', 'Smith', 'US', '203.0.113.7',
+	'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36', 'https://example.com/quote', '{}',
+	encode(sha256(convert_to('lead' || i || '@example.com', 'UTF8')), 'hex'),
+	encode(sha256(convert_to('1555' || lpad(i::text, 7, '0'), 'UTF8')), 'hex'),
+	t, t, t
+FROM generate_series(1, $2) AS i, LATERAL (SELECT now() - (i % 43200) * interval '1 minute') AS c(t)`, accountID, n); err != nil {
+			return err
+		}
+		if _, err := db.ExecContext(ctx, `
+INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status,
+	next_attempt_at, created_at, updated_at)
+SELECT l.account_id, d.id, l.id, 'default', 'Lead', md5(d.id || ':' || l.id), l.created_at, 'dry_run',
+	l.created_at, l.created_at, l.created_at
+FROM leads l JOIN datasets d ON d.account_id = l.account_id
+WHERE l.account_id = $1`, accountID); err != nil {
+			return err
+		}
+	}
+	_, err = db.ExecContext(ctx, "VACUUM ANALYZE")
+	return err
+}
+
+// countRows counts the leads and events stored by the run, not the history.
 func countRows(ctx context.Context, dbURL string) (leads, events int64, err error) {
 	db, err := sql.Open("pgx", dbURL)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer db.Close()
-	err = db.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM leads), (SELECT count(*) FROM events)").Scan(&leads, &events)
+	err = db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM leads WHERE external_id IS NULL OR external_id NOT LIKE 'hist-%'),
+	(SELECT count(*) FROM events WHERE status <> 'dry_run' OR created_at > now() - interval '1 hour')`).Scan(&leads, &events)
 	return leads, events, err
 }
 
