@@ -44,6 +44,7 @@ func (s *Store) IngestKeys(ctx context.Context, accountID int64) ([]models.Inges
 
 // RevokeIngestKey stops a key from working. Revoking twice is harmless.
 func (s *Store) RevokeIngestKey(ctx context.Context, accountID, keyID int64, now time.Time) error {
+	defer s.keys.forget()
 	res := s.q(ctx).Model(&models.IngestKey{}).
 		Where("account_id = ? AND id = ?", accountID, keyID).
 		Update("revoked_at", gormExpr("COALESCE(revoked_at, ?)", now.UTC()))

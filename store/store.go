@@ -41,6 +41,7 @@ type Options struct {
 type Store struct {
 	db      *gorm.DB
 	dialect string
+	keys    *keyCache
 }
 
 // Open connects to the database and checks that it answers. It does not
@@ -89,7 +90,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: ping: %w", err)
 	}
-	return &Store{db: db, dialect: dialect}, nil
+	return &Store{db: db, dialect: dialect, keys: newKeyCache()}, nil
 }
 
 func sqliteDSN(path string) string {
@@ -140,7 +141,7 @@ func (s *Store) Close() error {
 // together, or nothing does when fn returns an error.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 	return s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-		return fn(&Store{db: gtx, dialect: s.dialect})
+		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys})
 	}, &sql.TxOptions{})
 }
 
