@@ -2,30 +2,36 @@ package store
 
 import (
 	"context"
-	"database/sql/driver"
-	"strings"
+	"database/sql"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/leadsignal/leadsignal/models"
 )
 
-// This file holds the set-at-a-time queries of batched lead capture: many
-// leads in one transaction take a few statements, not a few per lead.
+// A batch of captures talks to the database twice: once to learn what it
+// needs (LookupCapture), once to write (InsertCaptured). On Postgres each
+// is one round trip: the statements go out together in a pipeline.
 
-// LeadsByExternalIDs finds an account's leads by the callers' ids.
-func (s *Store) LeadsByExternalIDs(ctx context.Context, accountID int64, ids []string) (map[string]models.Lead, error) {
-	out := map[string]models.Lead{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	var ls []models.Lead
-	if err := s.q(ctx).Where("account_id = ? AND external_id "+s.anyOf(), accountID, s.list(ids)).Find(&ls).Error; err != nil {
-		return nil, wrap("leads by external ids", err)
-	}
-	for _, l := range ls {
-		out[*l.ExternalID] = l
-	}
-	return out, nil
+// CaptureQuery asks what a batch of captures needs to know of one account.
+type CaptureQuery struct {
+	AccountID int64
+	// ExternalIDs are the batch's external ids in this account.
+	ExternalIDs []string
+	// EmailHashes and PhoneHashes are looked up among the account's
+	// complete leads captured since Since, for the duplicate signal.
+	EmailHashes, PhoneHashes []string
+	Since                    time.Time
+}
+
+// ExistingLead is a lead found by its external id.
+type ExistingLead struct {
+	ID      int64
+	Partial bool
 }
 
 // Contact is when a complete lead with these hashes was captured.
@@ -35,153 +41,250 @@ type Contact struct {
 	CreatedAt time.Time
 }
 
-// RecentContacts lists the complete leads of an account captured since the
-// given time whose email or phone hash is one of those given. The time is
-// applied to the rows found, not in the query: a prepared statement's
-// generic plan would otherwise scan the account's whole window by date.
-func (s *Store) RecentContacts(ctx context.Context, accountID int64, emailHashes, phoneHashes []string, since time.Time) ([]Contact, error) {
-	if len(emailHashes) == 0 && len(phoneHashes) == 0 {
-		return nil, nil
+// CaptureFacts is what the store knows of one account for a batch.
+type CaptureFacts struct {
+	// Existing maps the external ids already taken to their leads.
+	Existing map[string]ExistingLead
+	// Contacts are the recent complete leads with one of the hashes.
+	Contacts []Contact
+	// Datasets are the account's datasets (id, name and pixel id).
+	Datasets []models.Dataset
+}
+
+// LookupCapture answers the queries, by account id. On Postgres it also
+// reserves reserve lead ids for the batch's new leads (unused ones are
+// simply skipped); on SQLite it reserves none and InsertCaptured numbers
+// the leads.
+func (s *Store) LookupCapture(ctx context.Context, qs []CaptureQuery, reserve int) (map[int64]*CaptureFacts, []int64, error) {
+	out := make(map[int64]*CaptureFacts, len(qs))
+	for _, q := range qs {
+		out[q.AccountID] = &CaptureFacts{Existing: map[string]ExistingLead{}}
 	}
-	// An empty list would be "IN (NULL)": harmless, but say it plainly.
-	if len(emailHashes) == 0 {
-		emailHashes = []string{"x"}
+	if s.dialect != "postgres" {
+		for _, q := range qs {
+			if err := s.lookupOne(ctx, q, out[q.AccountID]); err != nil {
+				return nil, nil, wrap("capture lookup", err)
+			}
+		}
+		return out, nil, nil
 	}
-	if len(phoneHashes) == 0 {
-		phoneHashes = []string{"x"}
-	}
-	var cs []Contact
-	var err error
-	if s.dialect == "postgres" {
-		// One index lookup per hash. The plain "email_hash = ANY(array)" let
-		// a generic plan, made while the table was small, scan every lead of
-		// the account; an equality per hash has no such plan.
-		err = s.q(ctx).Raw(`
-SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST(? AS text[])) AS h(hash)
+	var ids []int64
+	err := s.pgx(ctx, func(conn *pgx.Conn) error {
+		b := &pgx.Batch{}
+		for _, q := range qs {
+			f := out[q.AccountID]
+			if len(q.ExternalIDs) > 0 {
+				b.Queue(`SELECT l.external_id, l.id, l.partial FROM unnest(CAST($1 AS text[])) AS x(id)
+					JOIN leads l ON l.account_id = $2 AND l.external_id = x.id`, q.ExternalIDs, q.AccountID).
+					Query(func(rows pgx.Rows) error {
+						var ext string
+						var l ExistingLead
+						_, err := pgx.ForEachRow(rows, []any{&ext, &l.ID, &l.Partial}, func() error { f.Existing[ext] = l; return nil })
+						return err
+					})
+			}
+			if len(q.EmailHashes)+len(q.PhoneHashes) > 0 {
+				// One index lookup per hash: "email_hash = ANY(array)" lets
+				// a generic plan settle for the account's own index.
+				b.Queue(`
+SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST($1 AS text[])) AS h(hash)
 CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
-	WHERE account_id = ? AND email_hash = h.hash AND partial = ?) l
+	WHERE account_id = $2 AND email_hash = h.hash AND NOT partial) l
 UNION ALL
-SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST(? AS text[])) AS h(hash)
+SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST($3 AS text[])) AS h(hash)
 CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
-	WHERE account_id = ? AND phone_hash = h.hash AND partial = ?) l`,
-			textArray(emailHashes), accountID, false, textArray(phoneHashes), accountID, false).Scan(&cs).Error
-	} else {
-		err = s.q(ctx).Raw(`
+	WHERE account_id = $2 AND phone_hash = h.hash AND NOT partial) l`,
+					orNone(q.EmailHashes), q.AccountID, orNone(q.PhoneHashes)).
+					Query(func(rows pgx.Rows) error {
+						var c Contact
+						_, err := pgx.ForEachRow(rows, []any{&c.EmailHash, &c.PhoneHash, &c.CreatedAt}, func() error {
+							if !c.CreatedAt.Before(q.Since) {
+								f.Contacts = append(f.Contacts, c)
+							}
+							return nil
+						})
+						return err
+					})
+			}
+			b.Queue(`SELECT id, name, pixel_id FROM datasets WHERE account_id = $1 ORDER BY lower(name), id`, q.AccountID).
+				Query(func(rows pgx.Rows) error {
+					var d models.Dataset
+					_, err := pgx.ForEachRow(rows, []any{&d.ID, &d.Name, &d.PixelID}, func() error {
+						d.AccountID = q.AccountID
+						f.Datasets = append(f.Datasets, d)
+						return nil
+					})
+					return err
+				})
+		}
+		if reserve > 0 {
+			b.Queue(`SELECT nextval('leads_id_seq') FROM generate_series(1, $1)`, reserve).
+				Query(func(rows pgx.Rows) error {
+					var id int64
+					_, err := pgx.ForEachRow(rows, []any{&id}, func() error { ids = append(ids, id); return nil })
+					return err
+				})
+		}
+		return conn.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return nil, nil, wrap("capture lookup", err)
+	}
+	return out, ids, nil
+}
+
+// lookupOne is LookupCapture for one account, query by query.
+func (s *Store) lookupOne(ctx context.Context, q CaptureQuery, f *CaptureFacts) error {
+	if len(q.ExternalIDs) > 0 {
+		var found []struct {
+			ExternalID string
+			ID         int64
+			Partial    bool
+		}
+		if err := s.q(ctx).Model(&models.Lead{}).Select("external_id, id, partial").
+			Where("account_id = ? AND external_id IN ?", q.AccountID, q.ExternalIDs).Scan(&found).Error; err != nil {
+			return err
+		}
+		for _, l := range found {
+			f.Existing[l.ExternalID] = ExistingLead{ID: l.ID, Partial: l.Partial}
+		}
+	}
+	if len(q.EmailHashes)+len(q.PhoneHashes) > 0 {
+		var cs []Contact
+		if err := s.q(ctx).Raw(`
 SELECT email_hash, phone_hash, created_at FROM leads
 WHERE account_id = ? AND email_hash IN ? AND partial = ?
 UNION ALL
 SELECT email_hash, phone_hash, created_at FROM leads
 WHERE account_id = ? AND phone_hash IN ? AND partial = ?`,
-			accountID, emailHashes, false, accountID, phoneHashes, false).Scan(&cs).Error
-	}
-	if err != nil {
-		return nil, wrap("recent contacts", err)
-	}
-	recent := cs[:0]
-	for _, c := range cs {
-		if !c.CreatedAt.Before(since) {
-			recent = append(recent, c)
+			q.AccountID, orNone(q.EmailHashes), false, q.AccountID, orNone(q.PhoneHashes), false).Scan(&cs).Error; err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if !c.CreatedAt.Before(q.Since) {
+				f.Contacts = append(f.Contacts, c)
+			}
 		}
 	}
-	return recent, nil
+	var err error
+	f.Datasets, err = s.Datasets(ctx, q.AccountID)
+	return err
 }
 
-// InsertLeads stores new leads with multi-row inserts and sets their ids.
-// Any conflict (an external_id taken meanwhile) fails the whole call.
-func (s *Store) InsertLeads(ctx context.Context, ls []models.Lead) error {
-	if len(ls) == 0 {
-		return nil
-	}
-	return wrap("insert leads", s.q(ctx).CreateInBatches(&ls, 200).Error)
-}
-
-// InsertEvents stores new events with multi-row inserts. Unlike
-// EnqueueEvents it does not tolerate an existing (dataset, event_id): it is
-// for events of leads created in the same transaction.
-func (s *Store) InsertEvents(ctx context.Context, evs []models.Event) error {
-	if len(evs) == 0 {
-		return nil
-	}
-	now := time.Now().UTC()
-	for i := range evs {
-		if evs[i].Status == "" {
-			evs[i].Status = models.EventQueued
-		}
-		if evs[i].NextAttemptAt.IsZero() {
-			evs[i].NextAttemptAt = now
-		}
-	}
-	return wrap("insert events", s.q(ctx).CreateInBatches(&evs, 500).Error)
-}
-
-// keyAccount is an ingest key joined with its account.
-type keyAccount struct {
-	KeyID         int64
-	KeyLastUsedAt *time.Time
-	models.Account
-}
-
-// IngestKeyAccount finds the live key with this secret and its account in
-// one query; ErrNotFound when the key is unknown or revoked. A key found is
-// remembered for keyCacheTTL. It notes the key's use at most once a minute.
-func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Time) (models.Account, error) {
-	hash := HashIngestKey(secret)
-	ka, ok := s.keys.get(hash, now)
-	if !ok {
-		err := s.q(ctx).Raw(`SELECT k.id AS key_id, k.last_used_at AS key_last_used_at, a.*
-		FROM ingest_keys k JOIN accounts a ON a.id = k.account_id
-		WHERE k.key_hash = ? AND k.revoked_at IS NULL`, hash).Scan(&ka).Error
-		if err != nil {
-			return models.Account{}, wrap("ingest key", err)
-		}
-		if ka.KeyID == 0 {
-			return models.Account{}, wrap("ingest key", ErrNotFound)
-		}
-		s.keys.put(hash, ka, now)
-	}
-	if ka.KeyLastUsedAt == nil || now.Sub(*ka.KeyLastUsedAt) > time.Minute {
-		if err := s.q(ctx).Model(&models.IngestKey{}).Where("id = ?", ka.KeyID).
-			UpdateColumn("last_used_at", now.UTC()).Error; err != nil {
-			return models.Account{}, wrap("note ingest key use", err)
-		}
-		s.keys.used(hash, now.UTC())
-	}
-	return ka.Account, nil
-}
-
-// anyOf and list write "column matches one of these strings". On Postgres
-// the list is one array parameter, so the statement text is the same for
-// any number of values and its prepared plan is reused; SQLite has no
-// arrays and gets an IN list.
-func (s *Store) anyOf() string {
-	if s.dialect == "postgres" {
-		return "= ANY(CAST(? AS text[]))"
-	}
-	return "IN ?"
-}
-
-func (s *Store) list(vs []string) any {
-	if s.dialect == "postgres" {
-		return textArray(vs)
+// orNone is vs, or a list whose one value is never a hash: an empty list
+// would be "IN (NULL)", harmless but obscure.
+func orNone(vs []string) []string {
+	if len(vs) == 0 {
+		return []string{"x"}
 	}
 	return vs
 }
 
-// textArray is a Postgres text[] parameter.
-type textArray []string
-
-// Value writes the array literal, every element quoted.
-func (a textArray) Value() (driver.Value, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, v := range a {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('"')
-		b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v))
-		b.WriteByte('"')
+// InsertCaptured stores new leads and their events in one transaction. On
+// Postgres every lead must carry an id reserved by LookupCapture; on SQLite
+// the leads are numbered as they are stored. eventsFor makes the events
+// once the leads have their ids; it may return none. Any conflict (an
+// external_id taken meanwhile) fails the whole call with ErrConflict.
+func (s *Store) InsertCaptured(ctx context.Context, ls []models.Lead, eventsFor func([]models.Lead) []models.Event) ([]models.Event, error) {
+	if len(ls) == 0 {
+		return nil, nil
 	}
-	b.WriteByte('}')
-	return b.String(), nil
+	now := time.Now().UTC()
+	stamp(ls, now)
+	if s.dialect != "postgres" {
+		var evs []models.Event
+		err := s.Tx(ctx, func(tx *Store) error {
+			if err := tx.q(ctx).CreateInBatches(&ls, 200).Error; err != nil {
+				return err
+			}
+			evs = eventsFor(ls)
+			if len(evs) == 0 {
+				return nil
+			}
+			queue(evs, now)
+			return tx.q(ctx).CreateInBatches(&evs, 500).Error
+		})
+		return evs, wrap("insert captured", err)
+	}
+	for _, l := range ls {
+		if l.ID == 0 {
+			return nil, wrap("insert captured", errors.New("a lead without a reserved id"))
+		}
+	}
+	evs := eventsFor(ls)
+	queue(evs, now)
+	err := s.pgx(ctx, func(conn *pgx.Conn) error {
+		// The statements of one pipeline run as one implicit transaction.
+		b := &pgx.Batch{}
+		b.Queue(insertLeadsSQL, leadArgs(ls)...)
+		if len(evs) > 0 {
+			b.Queue(insertEventsSQL, eventArgs(evs)...).Query(func(rows pgx.Rows) error {
+				i := 0
+				var id int64
+				_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+					if i < len(evs) {
+						evs[i].ID = id
+					}
+					i++
+					return nil
+				})
+				if err == nil && i != len(evs) {
+					err = fmt.Errorf("%d ids for %d events", i, len(evs))
+				}
+				return err
+			})
+		}
+		return conn.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return nil, wrap("insert captured", err)
+	}
+	return evs, nil
+}
+
+// stamp sets the zero times of new leads to now.
+func stamp(ls []models.Lead, now time.Time) {
+	for i := range ls {
+		for _, t := range []*time.Time{&ls[i].CreatedAt, &ls[i].ReceivedAt, &ls[i].UpdatedAt} {
+			if t.IsZero() {
+				*t = now
+			}
+		}
+	}
+}
+
+// queue makes new events queued and due now unless they say otherwise.
+func queue(evs []models.Event, now time.Time) {
+	for i := range evs {
+		e := &evs[i]
+		if e.Status == "" {
+			e.Status = models.EventQueued
+		}
+		for _, t := range []*time.Time{&e.NextAttemptAt, &e.CreatedAt, &e.UpdatedAt} {
+			if t.IsZero() {
+				*t = now
+			}
+		}
+	}
+}
+
+// pgx runs fn on a pooled connection's own pgx.Conn, for what
+// database/sql cannot say: pipelines. Not for use inside Tx.
+func (s *Store) pgx(ctx context.Context, fn func(*pgx.Conn) error) error {
+	db, ok := s.db.Statement.ConnPool.(*sql.DB)
+	if !ok {
+		return errors.New("store: a pipeline cannot run inside a transaction")
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("store: driver connection is %T, not pgx", dc)
+		}
+		return fn(c.Conn())
+	})
 }

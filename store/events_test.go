@@ -50,7 +50,7 @@ func TestEnqueueEventsIsIdempotent(t *testing.T) {
 	})
 }
 
-func TestLeadsByExternalIDsOddCharacters(t *testing.T) {
+func TestLookupCaptureOddExternalIDs(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -62,9 +62,13 @@ func TestLeadsByExternalIDsOddCharacters(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := s.LeadsByExternalIDs(ctx, a.ID, append(odd, "missing"))
-		if err != nil || len(got) != len(odd) {
-			t.Fatalf("LeadsByExternalIDs = %d leads, %v; want %d", len(got), err, len(odd))
+		facts, _, err := s.LookupCapture(ctx, []store.CaptureQuery{{AccountID: a.ID, ExternalIDs: append(odd, "missing")}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := facts[a.ID].Existing
+		if len(got) != len(odd) {
+			t.Fatalf("LookupCapture found %d leads; want %d", len(got), len(odd))
 		}
 		for _, id := range odd {
 			if _, ok := got[id]; !ok {

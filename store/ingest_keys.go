@@ -53,3 +53,38 @@ func (s *Store) RevokeIngestKey(ctx context.Context, accountID, keyID int64, now
 	}
 	return wrap("revoke ingest key", res.Error)
 }
+
+// keyAccount is an ingest key joined with its account.
+type keyAccount struct {
+	KeyID         int64
+	KeyLastUsedAt *time.Time
+	models.Account
+}
+
+// IngestKeyAccount finds the live key with this secret and its account in
+// one query; ErrNotFound when the key is unknown or revoked. A key found is
+// remembered for keyCacheTTL. It notes the key's use at most once a minute.
+func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Time) (models.Account, error) {
+	hash := HashIngestKey(secret)
+	ka, ok := s.keys.get(hash, now)
+	if !ok {
+		err := s.q(ctx).Raw(`SELECT k.id AS key_id, k.last_used_at AS key_last_used_at, a.*
+		FROM ingest_keys k JOIN accounts a ON a.id = k.account_id
+		WHERE k.key_hash = ? AND k.revoked_at IS NULL`, hash).Scan(&ka).Error
+		if err != nil {
+			return models.Account{}, wrap("ingest key", err)
+		}
+		if ka.KeyID == 0 {
+			return models.Account{}, wrap("ingest key", ErrNotFound)
+		}
+		s.keys.put(hash, ka, now)
+	}
+	if ka.KeyLastUsedAt == nil || now.Sub(*ka.KeyLastUsedAt) > time.Minute {
+		if err := s.q(ctx).Model(&models.IngestKey{}).Where("id = ?", ka.KeyID).
+			UpdateColumn("last_used_at", now.UTC()).Error; err != nil {
+			return models.Account{}, wrap("note ingest key use", err)
+		}
+		s.keys.used(hash, now.UTC())
+	}
+	return ka.Account, nil
+}

@@ -26,8 +26,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +59,7 @@ type config struct {
 	keep       bool
 	datasets   int
 	history    int
+	pgPID      int
 }
 
 func run() error {
@@ -72,6 +75,7 @@ func run() error {
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured duration (server and clients) to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
 	flag.IntVar(&cfg.history, "history", 100_000, "earlier leads (of the last 30 days, each with its Lead event) the account holds before the run, as a live account would")
+	flag.IntVar(&cfg.pgPID, "pg-pid", 0, "the local Postgres postmaster's pid: report Postgres CPU per lead in the measured window")
 	flag.IntVar(&cfg.datasets, "datasets", 1, "datasets (dry_run) in the account: a clean complete lead queues one Lead event to each")
 	flag.Parse()
 	if cfg.database == "" {
@@ -250,6 +254,9 @@ type result struct {
 	bytesSent int64
 	// cpu is this process's CPU time (server and clients) in the window.
 	cpu time.Duration
+	// pgCPU is the local Postgres cluster's CPU time in the window; 0 when
+	// unknown.
+	pgCPU time.Duration
 }
 
 func (r *result) print(cfg config, stored, events int64) {
@@ -267,6 +274,10 @@ func (r *result) print(cfg config, stored, events int64) {
 		cfg.conc, cfg.warmup, r.warmupN, r.created, r.existing, r.junk, 100*float64(r.junk)/float64(max(n, 1)), ms(pmax), avgBody, stored, events)
 	fmt.Printf("capture: Go process CPU %.2fs in the window = %.3f ms/lead (server and clients; Postgres not included)\n",
 		r.cpu.Seconds(), ms(r.cpu)/float64(max(n, 1)))
+	if r.pgCPU > 0 {
+		fmt.Printf("capture: Postgres CPU %.2fs in the window = %.3f ms/lead\n", r.pgCPU.Seconds(), ms(r.pgCPU)/float64(max(n, 1)))
+		fmt.Printf("pg_cpu_ms_per_lead=%.3f\n", ms(r.pgCPU)/float64(max(n, 1)))
+	}
 	fmt.Printf("leads=%d\n", n)
 	fmt.Printf("warmup_leads=%d\n", r.warmupN)
 	fmt.Printf("leads_per_sec=%.1f\n", rate)
@@ -313,10 +324,10 @@ func drive(cfg config, endpoint, secret string) (*result, error) {
 		profErr  error
 		profFile *os.File
 	)
-	var cpuStart time.Duration
+	var cpuStart, pgStart time.Duration
 	startProfile := func() {
 		profOnce.Do(func() {
-			cpuStart = cpuTime()
+			cpuStart, pgStart = cpuTime(), pgCPUTime(cfg.pgPID)
 			if cfg.cpuprofile == "" {
 				return
 			}
@@ -404,6 +415,9 @@ func drive(cfg config, endpoint, secret string) (*result, error) {
 	wg.Wait()
 	profOnce.Do(func() {}) // the warmup timer cannot fire after this
 	res.cpu = cpuTime() - cpuStart
+	if cfg.pgPID > 0 {
+		res.pgCPU = pgCPUTime(cfg.pgPID) - pgStart
+	}
 	if profFile != nil {
 		pprof.StopCPUProfile()
 		profFile.Close()
@@ -422,6 +436,52 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pgCPUTime is the CPU time a local Postgres cluster has used so far: its
+// postmaster and live backends, and the backends it has reaped (closed
+// connections). 0 when pid is 0 or unreadable.
+func pgCPUTime(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	// Fields after "(comm)": utime is the 12th, stime 13th, cutime 14th,
+	// cstime 15th, in clock ticks (100 a second on Linux).
+	stat := func(pid string) []int64 {
+		b, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return nil
+		}
+		_, rest, ok := strings.Cut(string(b), ") ")
+		if !ok {
+			return nil
+		}
+		f := strings.Fields(rest)
+		if len(f) < 15 {
+			return nil
+		}
+		var v []int64
+		for _, s := range f[11:15] {
+			n, _ := strconv.ParseInt(s, 10, 64)
+			v = append(v, n)
+		}
+		return v
+	}
+	self := strconv.Itoa(pid)
+	var ticks int64
+	for _, n := range stat(self) {
+		ticks += n
+	}
+	tasks, _ := filepath.Glob("/proc/" + self + "/task/*/children")
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		for _, c := range strings.Fields(string(b)) {
+			if v := stat(c); v != nil {
+				ticks += v[0] + v[1]
+			}
+		}
+	}
+	return time.Duration(ticks) * (time.Second / 100)
 }
 
 func post(client *http.Client, endpoint, auth string, body, respBuf []byte) (int, []byte, error) {

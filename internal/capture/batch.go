@@ -124,129 +124,126 @@ type pending struct {
 	keys normalize.Keys
 }
 
-// captureBatch writes a batch in one transaction. Leads that already exist
-// (same external_id) are answered as captureOne would, within the batch
-// for the common case and one by one for a partial lead being completed.
+// captureBatch writes a batch with two trips to the database: one to learn
+// which leads exist, which contacts are recent and where events go, one to
+// store the new leads and their events in one transaction. Leads that
+// already exist (same external_id) are answered as captureOne would: within
+// the batch for the common case, and one by one for a partial lead being
+// completed or an external_id repeated within the batch.
 func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 	ctx := context.Background()
 	results := make([]jobResult, len(batch))
 	handled := make([]bool, len(batch))
 	// Leads of a batch are grouped by account for the set queries.
-	type group struct {
-		acc  models.Account
-		jobs []int
-	}
-	groups := map[int64]*group{}
-	var order []int64
+	groups := map[int64][]int{}
+	var queries []store.CaptureQuery
 	for i, j := range batch {
-		g := groups[j.acc.ID]
-		if g == nil {
-			g = &group{acc: j.acc}
-			groups[j.acc.ID] = g
-			order = append(order, j.acc.ID)
+		if _, ok := groups[j.acc.ID]; !ok {
+			queries = append(queries, store.CaptureQuery{AccountID: j.acc.ID})
 		}
-		g.jobs = append(g.jobs, i)
+		groups[j.acc.ID] = append(groups[j.acc.ID], i)
+	}
+	for k := range queries {
+		q := &queries[k]
+		for _, i := range groups[q.AccountID] {
+			j := batch[i]
+			if id := j.v.ExternalID; id != nil {
+				q.ExternalIDs = append(q.ExternalIDs, *id)
+			}
+			st := j.settings[junk.Duplicate]
+			if !st.Enabled || j.v.Partial {
+				continue
+			}
+			if h := j.keys.Email.Hash; h != "" {
+				q.EmailHashes = append(q.EmailHashes, h)
+			}
+			if h := j.keys.Phone.Hash; h != "" {
+				q.PhoneHashes = append(q.PhoneHashes, h)
+			}
+			if since := j.lead.CreatedAt.Add(-dupWindow(st)); q.Since.IsZero() || since.Before(q.Since) {
+				q.Since = since
+			}
+		}
+	}
+	facts, ids, err := c.store.LookupCapture(ctx, queries, len(batch))
+	if err != nil {
+		return nil, err
 	}
 
 	var created []pending
-	err := c.store.Tx(ctx, func(tx *store.Store) error {
-		created = created[:0]
-		for _, accID := range order {
-			g := groups[accID]
-			var ext []string
-			for _, i := range g.jobs {
-				if id := batch[i].v.ExternalID; id != nil {
-					ext = append(ext, *id)
-				}
-			}
-			prev, err := tx.LeadsByExternalIDs(ctx, accID, ext)
-			if err != nil {
-				return err
-			}
-			seenExt := map[string]bool{}
-			var fresh []pending
-			for _, i := range g.jobs {
-				j := batch[i]
-				if id := j.v.ExternalID; id != nil {
-					if p, ok := prev[*id]; ok {
-						if p.Partial && !j.v.Partial {
-							// Completing a partial lead: rare, done alone below.
-							continue
-						}
-						res, err := c.existingIn(ctx, tx, p)
-						results[i], handled[i] = jobResult{res, err}, true
-						continue
+	for _, q := range queries {
+		f := facts[q.AccountID]
+		seenExt := map[string]bool{}
+		var fresh []pending
+		for _, i := range groups[q.AccountID] {
+			j := batch[i]
+			if id := j.v.ExternalID; id != nil {
+				if p, ok := f.Existing[*id]; ok {
+					if !p.Partial || j.v.Partial {
+						results[i], handled[i] = c.existingByID(ctx, q.AccountID, p.ID), true
 					}
-					if seenExt[*id] {
-						// A repeat of an external_id new in this batch: it is
-						// answered after the commit, finding the first.
-						continue
-					}
-					seenExt[*id] = true
+					// Else it completes a partial lead: rare, done alone below.
+					continue
 				}
-				fresh = append(fresh, pending{job: i, lead: j.lead, keys: j.keys})
+				if seenExt[*id] {
+					// A repeat of an external_id new in this batch: it is
+					// answered after the insert, finding the first.
+					continue
+				}
+				seenExt[*id] = true
 			}
-			if err := judgeBatch(ctx, tx, accID, fresh, batch); err != nil {
-				return err
-			}
-			created = append(created, fresh...)
+			fresh = append(fresh, pending{job: i, lead: j.lead, keys: j.keys})
 		}
-		if len(created) == 0 {
-			return nil
+		if err := judgeBatch(fresh, batch, f.Contacts); err != nil {
+			return nil, err
 		}
+		created = append(created, fresh...)
+	}
+
+	if len(created) > 0 {
 		leads := make([]models.Lead, len(created))
 		for k, p := range created {
 			leads[k] = p.lead
-		}
-		if err := tx.InsertLeads(ctx, leads); err != nil {
-			return err
-		}
-		datasets := map[int64][]models.Dataset{}
-		var evs []models.Event
-		owner := make([]int, 0)
-		for k := range created {
-			created[k].lead = leads[k]
-			l := leads[k]
-			if l.Junk || l.Partial {
-				continue
+			if ids != nil {
+				leads[k].ID = ids[k]
 			}
-			ds, ok := datasets[l.AccountID]
-			if !ok {
-				var err error
-				if ds, err = tx.Datasets(ctx, l.AccountID); err != nil {
-					return err
+		}
+		// owner[e] is the index in created of the lead of event e.
+		var owner []int
+		evs, err := c.store.InsertCaptured(ctx, leads, func(leads []models.Lead) []models.Event {
+			var evs []models.Event
+			for k, l := range leads {
+				if l.Junk || l.Partial {
+					continue
 				}
-				datasets[l.AccountID] = ds
+				for _, d := range facts[l.AccountID].Datasets {
+					evs = append(evs, models.Event{
+						AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
+						EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,
+					})
+					owner = append(owner, k)
+				}
 			}
-			for _, d := range ds {
-				evs = append(evs, models.Event{
-					AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
-					EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,
-				})
-				owner = append(owner, k)
-			}
-		}
-		if err := tx.InsertEvents(ctx, evs); err != nil {
-			return err
+			return evs
+		})
+		if err != nil {
+			return nil, err
 		}
 		perLead := make([][]models.Event, len(created))
 		for e, k := range owner {
 			perLead[k] = append(perLead[k], evs[e])
 		}
 		for k, p := range created {
+			l := leads[k]
 			var reasons []junk.Reason
-			_ = json.Unmarshal([]byte(p.lead.JunkReasons), &reasons)
-			results[p.job] = jobResult{res: Result{Lead: p.lead, Outcome: Created, Reasons: reasons,
-				Events: describeWith(perLead[k], datasets[p.lead.AccountID])}}
+			_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
+			results[p.job] = jobResult{res: Result{Lead: l, Outcome: Created, Reasons: reasons,
+				Events: describeWith(perLead[k], facts[l.AccountID].Datasets)}}
 			handled[p.job] = true
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	// The rest, after the batch committed: completions of partial leads and
-	// repeats of an external_id first seen in this batch.
+	// The rest, now that the batch is stored: completions of partial leads
+	// and repeats of an external_id first seen in this batch.
 	for i, j := range batch {
 		if !handled[i] {
 			res, err := c.captureOne(context.WithoutCancel(j.ctx), j.acc, j.v, j.settings)
@@ -256,37 +253,20 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 	return results, nil
 }
 
-// judgeBatch runs the junk signals for new leads of one account, looking
-// up earlier leads of the same people in one query. A lead also counts as
-// a repeat of an earlier complete lead of the same batch.
-func judgeBatch(ctx context.Context, tx *store.Store, accountID int64, fresh []pending, batch []*job) error {
-	if len(fresh) == 0 {
-		return nil
+// existingByID answers a capture of a lead already stored.
+func (c *Capturer) existingByID(ctx context.Context, accountID, leadID int64) jobResult {
+	l, err := c.store.Lead(ctx, accountID, leadID)
+	if err != nil {
+		return jobResult{err: err}
 	}
-	var emails, phones []string
-	since := time.Time{}
-	for _, p := range fresh {
-		st := batch[p.job].settings[junk.Duplicate]
-		if !st.Enabled || batch[p.job].v.Partial {
-			continue
-		}
-		if p.keys.Email.Hash != "" {
-			emails = append(emails, p.keys.Email.Hash)
-		}
-		if p.keys.Phone.Hash != "" {
-			phones = append(phones, p.keys.Phone.Hash)
-		}
-		if s := p.lead.CreatedAt.Add(-dupWindow(st)); since.IsZero() || s.Before(since) {
-			since = s
-		}
-	}
-	var seen []store.Contact
-	if len(emails)+len(phones) > 0 {
-		var err error
-		if seen, err = tx.RecentContacts(ctx, accountID, emails, phones, since); err != nil {
-			return err
-		}
-	}
+	res, err := c.existing(ctx, l)
+	return jobResult{res, err}
+}
+
+// judgeBatch runs the junk signals for new leads of one account, given the
+// account's recent complete leads with the same hashes. A lead also counts
+// as a repeat of an earlier complete lead of the same batch.
+func judgeBatch(fresh []pending, batch []*job, seen []store.Contact) error {
 	for k := range fresh {
 		p := &fresh[k]
 		j := batch[p.job]

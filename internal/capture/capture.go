@@ -165,17 +165,13 @@ func (c *Capturer) upgrade(ctx context.Context, acc models.Account, prev models.
 
 // existing answers a repeated post with the stored lead and its events.
 func (c *Capturer) existing(ctx context.Context, l models.Lead) (Result, error) {
-	return c.existingIn(ctx, c.store, l)
-}
-
-func (c *Capturer) existingIn(ctx context.Context, s *store.Store, l models.Lead) (Result, error) {
 	var reasons []junk.Reason
 	_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
-	evs, err := s.LeadEvents(ctx, l.AccountID, l.ID)
+	evs, err := c.store.LeadEvents(ctx, l.AccountID, l.ID)
 	if err != nil {
 		return Result{}, err
 	}
-	queued, err := describe(ctx, s, l.AccountID, evs)
+	queued, err := describe(ctx, c.store, l.AccountID, evs)
 	if err != nil {
 		return Result{}, err
 	}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// Postgres takes a batch of new rows as one array per column, unnested
+// into rows: the statement's text is the same for any number of rows, so
+// it is parsed and planned once per connection, and each row costs a few
+// array elements instead of a few dozen bound parameters.
+
+// column is a typed column of an unnest insert: its name and Postgres type.
+type column struct{ name, pgType string }
+
+// textColumn is a text column of an unnest insert and how to read it.
+type textColumn[T any] struct {
+	name  string
+	value func(*T) string
+}
+
+// unnestInsert writes "INSERT INTO table (...) SELECT * FROM unnest(...)"
+// with one array parameter per column: the typed ones, then the text ones.
+func unnestInsert[T any](table string, typed []column, text []textColumn[T]) string {
+	var names, params []string
+	for _, c := range typed {
+		names = append(names, c.name)
+		params = append(params, fmt.Sprintf("CAST($%d AS %s[])", len(params)+1, c.pgType))
+	}
+	for _, c := range text {
+		names = append(names, c.name)
+		params = append(params, fmt.Sprintf("CAST($%d AS text[])", len(params)+1))
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s) SELECT * FROM unnest(%s)",
+		table, strings.Join(names, ", "), strings.Join(params, ", "))
+}
+
+// textArgs appends the arrays of the text columns of rows to args.
+func textArgs[T any](args []any, rows []T, text []textColumn[T]) []any {
+	for _, c := range text {
+		vs := make([]string, len(rows))
+		for i := range rows {
+			vs[i] = c.value(&rows[i])
+		}
+		args = append(args, vs)
+	}
+	return args
+}
+
+var leadText = []textColumn[models.Lead]{
+	{"source", func(l *models.Lead) string { return string(l.Source) }},
+	{"email", func(l *models.Lead) string { return l.Email }},
+	{"phone", func(l *models.Lead) string { return l.Phone }},
+	{"phone_e164", func(l *models.Lead) string { return l.PhoneE164 }},
+	{"first_name", func(l *models.Lead) string { return l.FirstName }},
+	{"last_name", func(l *models.Lead) string { return l.LastName }},
+	{"city", func(l *models.Lead) string { return l.City }},
+	{"state", func(l *models.Lead) string { return l.State }},
+	{"zip", func(l *models.Lead) string { return l.Zip }},
+	{"country", func(l *models.Lead) string { return l.Country }},
+	{"gender", func(l *models.Lead) string { return l.Gender }},
+	{"date_of_birth", func(l *models.Lead) string { return l.DateOfBirth }},
+	{"message", func(l *models.Lead) string { return l.Message }},
+	{"fbclid", func(l *models.Lead) string { return l.FBCLID }},
+	{"fbc", func(l *models.Lead) string { return l.FBC }},
+	{"fbp", func(l *models.Lead) string { return l.FBP }},
+	{"client_ip_address", func(l *models.Lead) string { return l.ClientIP }},
+	{"client_user_agent", func(l *models.Lead) string { return l.ClientUserAgent }},
+	{"event_source_url", func(l *models.Lead) string { return l.EventSourceURL }},
+	{"honeypot", func(l *models.Lead) string { return l.Honeypot }},
+	{"meta_lead_id", func(l *models.Lead) string { return l.MetaLeadID }},
+	{"fields", func(l *models.Lead) string { return l.Fields }},
+	{"match_keys", func(l *models.Lead) string { return l.MatchKeys }},
+	{"email_hash", func(l *models.Lead) string { return l.EmailHash }},
+	{"phone_hash", func(l *models.Lead) string { return l.PhoneHash }},
+	{"junk_reasons", func(l *models.Lead) string { return l.JunkReasons }},
+	{"junk_override", func(l *models.Lead) string { return l.JunkOverride }},
+	{"stage", func(l *models.Lead) string { return l.Stage }},
+}
+
+var insertLeadsSQL = unnestInsert("leads", []column{
+	{"id", "bigint"}, {"account_id", "bigint"}, {"external_id", "text"}, {"partial", "boolean"}, {"junk", "boolean"},
+	{"fill_seconds", "double precision"}, {"created_at", "timestamptz"}, {"received_at", "timestamptz"},
+	{"updated_at", "timestamptz"},
+}, leadText)
+
+// leadArgs are the column arrays of insertLeadsSQL.
+func leadArgs(ls []models.Lead) []any {
+	n := len(ls)
+	id, account, external, partial, junk := make([]int64, n), make([]int64, n), make([]*string, n), make([]bool, n), make([]bool, n)
+	fill, created, received, updated := make([]*float64, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
+	for i := range ls {
+		l := &ls[i]
+		id[i], account[i], external[i], partial[i], junk[i], fill[i] = l.ID, l.AccountID, l.ExternalID, l.Partial, l.Junk, l.FillSeconds
+		created[i], received[i], updated[i] = l.CreatedAt.UTC(), l.ReceivedAt.UTC(), l.UpdatedAt.UTC()
+	}
+	return textArgs([]any{id, account, external, partial, junk, fill, created, received, updated}, ls, leadText)
+}
+
+var eventText = []textColumn[models.Event]{
+	{"origin", func(e *models.Event) string { return e.Origin }},
+	{"event_name", func(e *models.Event) string { return e.EventName }},
+	{"event_id", func(e *models.Event) string { return e.EventID }},
+	{"currency", func(e *models.Event) string { return e.Currency }},
+	{"status", func(e *models.Event) string { return string(e.Status) }},
+}
+
+var insertEventsSQL = unnestInsert("events", []column{
+	{"account_id", "bigint"}, {"dataset_id", "bigint"}, {"lead_id", "bigint"}, {"origin_id", "bigint"},
+	{"value", "double precision"}, {"event_time", "timestamptz"}, {"next_attempt_at", "timestamptz"},
+	{"created_at", "timestamptz"}, {"updated_at", "timestamptz"},
+}, eventText) + " RETURNING id"
+
+// eventArgs are the column arrays of insertEventsSQL.
+func eventArgs(evs []models.Event) []any {
+	n := len(evs)
+	account, dataset, lead, origin := make([]int64, n), make([]int64, n), make([]int64, n), make([]*int64, n)
+	value, at, next := make([]*float64, n), make([]time.Time, n), make([]time.Time, n)
+	created, updated := make([]time.Time, n), make([]time.Time, n)
+	for i := range evs {
+		e := &evs[i]
+		account[i], dataset[i], lead[i], origin[i], value[i] = e.AccountID, e.DatasetID, e.LeadID, e.OriginID, e.Value
+		at[i], next[i], created[i], updated[i] = e.EventTime.UTC(), e.NextAttemptAt.UTC(), e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+	}
+	return textArgs([]any{account, dataset, lead, origin, value, at, next, created, updated}, evs, eventText)
+}
