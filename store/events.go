@@ -125,7 +125,8 @@ func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error)
 // claimSQL takes up to N due events of one dataset, in event_time order,
 // and leases them to the caller. An event waits while an earlier event of
 // the same lead and dataset is still pending and not due itself, so a
-// lead's events reach Meta in order. On Postgres rows locked by another
+// lead's events reach Meta in order. A paused or throttled dataset gives
+// nothing: another batch of it may have just been refused. On Postgres rows locked by another
 // replica are skipped, so replicas share the queue; an expired lease makes
 // the event claimable again, so a crash mid-batch loses nothing.
 //
@@ -137,6 +138,8 @@ WITH due AS (
 	SELECT e.id FROM events e
 	WHERE e.dataset_id = @dataset AND e.status = 'queued'
 	  AND e.next_attempt_at <= @now AND (e.lease_until IS NULL OR e.lease_until < @now)
+	  AND EXISTS (SELECT 1 FROM datasets d WHERE d.id = @dataset
+		AND d.paused_at IS NULL AND (d.throttled_until IS NULL OR d.throttled_until <= @now))
 	  AND NOT EXISTS (
 		SELECT 1 FROM events p
 		WHERE p.dataset_id = e.dataset_id AND p.lead_id = e.lead_id AND p.status = 'queued'

@@ -471,7 +471,7 @@ func dropIndexes(ctx context.Context, conn *sql.Conn, table string) ([]string, e
 }
 
 // firstBatch builds the first batch the dispatcher will claim, exactly as
-// dispatch builds it (match keys decoded, capi.Build, json.Marshal,
+// dispatch builds it (match keys decoded, capi.Build, MarshalJSON,
 // capi.Validate), and times that building alone.
 func firstBatch(ctx context.Context, st *store.Store, db *sql.DB, accountID, datasetID int64) ([]json.RawMessage, time.Duration, error) {
 	rows, err := db.QueryContext(ctx, `SELECT id, lead_id, origin, event_name, event_id, event_time, value, currency
@@ -513,10 +513,12 @@ func firstBatch(ctx context.Context, st *store.Store, db *sql.DB, accountID, dat
 		out := make([]json.RawMessage, 0, len(evs))
 		for _, e := range evs {
 			l := leads[e.LeadID]
-			var keys normalize.Keys
-			_ = json.Unmarshal([]byte(l.MatchKeys), &keys)
+			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+			if err != nil {
+				return nil, err
+			}
 			se := capi.Build(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
-			body, err := json.Marshal(se)
+			body, err := se.MarshalJSON()
 			if err != nil {
 				return nil, err
 			}

@@ -255,13 +255,15 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: JunkLead})
 			continue
 		}
-		var keys normalize.Keys
-		if err := json.Unmarshal([]byte(l.MatchKeys), &keys); err != nil {
+		keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+		if err != nil {
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "the lead's match keys cannot be read: " + err.Error()})
 			continue
 		}
 		se := capi.Build(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
-		body, err := json.Marshal(se)
+		// MarshalJSON directly: json.Marshal would check and compact its
+		// output again.
+		body, err := se.MarshalJSON()
 		if err != nil {
 			return err
 		}
