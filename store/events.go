@@ -135,7 +135,7 @@ func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error)
 // the dispatcher reads.
 const claimSQL = `
 WITH due AS (
-	SELECT e.id FROM events e
+	SELECT e.%[1]s FROM events e
 	WHERE e.dataset_id = @dataset AND e.status = 'queued'
 	  AND e.next_attempt_at <= @now AND (e.lease_until IS NULL OR e.lease_until < @now)
 	  AND EXISTS (SELECT 1 FROM datasets d WHERE d.id = @dataset
@@ -145,12 +145,12 @@ WITH due AS (
 		WHERE p.dataset_id = e.dataset_id AND p.lead_id = e.lead_id AND p.status = 'queued'
 		  AND (p.event_time < e.event_time OR (p.event_time = e.event_time AND p.id < e.id))
 		  AND NOT (p.next_attempt_at <= @now AND (p.lease_until IS NULL OR p.lease_until < @now))
-		%[1]s)
+		%[2]s)
 	ORDER BY e.event_time, e.id
-	LIMIT @limit %[2]s
+	LIMIT @limit %[3]s
 )
 UPDATE events SET lease_until = @lease, attempts = attempts + 1, updated_at = @now
-WHERE id IN (SELECT id FROM due)
+WHERE %[4]s
 RETURNING id, lead_id, origin, event_name, event_id, event_time, value, currency, attempts`
 
 // claimLockClass is the first key of the per-dataset claim lock.
@@ -168,12 +168,14 @@ type Claim struct {
 
 // ClaimEvents leases up to limit due events of a dataset until now+lease.
 func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time, lease time.Duration, limit int) (Claim, error) {
-	fence, lock := "", ""
+	// SQLite has one writer, and an event's id is its rowid.
+	key, fence, lock, match := "id", "", "", "id IN (SELECT id FROM due)"
 	if s.dialect == "postgres" {
 		// OFFSET 0 keeps the NOT EXISTS a lookup in events_lead_idx per
 		// candidate: as an anti-join, Postgres would scan the whole outbox
-		// for the few blocking events.
-		fence, lock = "OFFSET 0", "FOR UPDATE SKIP LOCKED"
+		// for the few blocking events. The update then finds the rows it
+		// locked by ctid (a TID scan), not through the primary key again.
+		key, fence, lock, match = "ctid", "OFFSET 0", "FOR UPDATE SKIP LOCKED", "ctid = ANY(ARRAY(SELECT ctid FROM due))"
 	}
 	now = now.UTC()
 	// Microseconds, as Postgres keeps it, so the lease compares equal when
@@ -188,7 +190,7 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 				return err
 			}
 		}
-		rows, err := tx.q(ctx).Raw(sprintf(claimSQL, fence, lock), map[string]any{
+		rows, err := tx.q(ctx).Raw(sprintf(claimSQL, key, fence, lock, match), map[string]any{
 			"dataset": datasetID, "now": now, "lease": c.Lease, "limit": limit,
 		}).Rows()
 		if err != nil {
