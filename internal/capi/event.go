@@ -97,7 +97,7 @@ func ParseEvent(payload []byte) (ServerEvent, error) {
 }
 
 // BatchEvent finds the event with eventID in a request's "data" array (as
-// a send log keeps it) and returns its JSON as sent, or nil.
+// Data writes it for the send log) and returns its JSON as sent, or nil.
 func BatchEvent(data []byte, eventID string) json.RawMessage {
 	var events []json.RawMessage
 	if json.Unmarshal(data, &events) != nil {

@@ -15,7 +15,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -367,7 +366,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 		AccountID: ds.AccountID, DatasetID: ds.ID, Kind: "batch", StartedAt: start.UTC(),
 		DurationMS: int(elapsed.Milliseconds()), EventsCount: len(batch), HTTPStatus: resp.HTTPStatus,
 		EventsReceived: resp.EventsReceived, FBTraceID: resp.FBTraceID, Response: string(resp.Body),
-		Payload: jsonArray(payloads),
+		Payload: capi.Data(payloads),
 	}
 	switch {
 	case err != nil:
@@ -472,25 +471,6 @@ func (d *Dispatcher) requeue(ctx context.Context, c store.Claim, batch []prepare
 		outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: at}
 	}
 	return d.o.Store.SettleEvents(ctx, c, nil, "", d.o.Now(), outs)
-}
-
-// jsonArray joins events into the JSON array a request carries as "data".
-func jsonArray(events []json.RawMessage) string {
-	n := 2
-	for _, e := range events {
-		n += len(e) + 1
-	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteByte('[')
-	for i, e := range events {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(e)
-	}
-	b.WriteByte(']')
-	return b.String()
 }
 
 // eventLevel reports whether Meta refused a batch because of an event in
