@@ -303,7 +303,9 @@ type Event struct {
 	LastError     string
 	FBTraceID     string `gorm:"column:fbtrace_id"`
 	RequestID     *int64
-	// Payload is the exact JSON of the event as built for Meta (hashes only).
+	// Payload is the exact JSON of the event as built for Meta (hashes
+	// only), when no request carries it: dry run, held back or given up. A
+	// sent event's JSON is in its request's Payload.
 	Payload   string
 	SentAt    *time.Time
 	CreatedAt time.Time
@@ -325,4 +327,7 @@ type SendRequest struct {
 	Error          string
 	// Response is Meta's reply body, cut to a few KiB.
 	Response string
+	// Payload is the JSON array of the events the request carried, exactly
+	// as sent (hashes only): the request's "data".
+	Payload string
 }

@@ -77,3 +77,52 @@ func TestLookupCaptureOddExternalIDs(t *testing.T) {
 		}
 	})
 }
+
+func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		d := models.Dataset{AccountID: a.ID, Name: "Main", PixelID: "1234567890", Mode: models.ModeLive, LDU: models.LDUOff}
+		if err := s.CreateDataset(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		l := lead(a, now, "jane@example.com")
+		if err := s.InsertLead(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+		evs, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID,
+			Origin: models.OriginDefault, EventName: "Lead", EventID: "e1", EventTime: now}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		now = time.Now().UTC() // the event is due from when it was queued
+		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		if err != nil || len(first.Events) != 1 {
+			t.Fatalf("claim = %+v, %v", first, err)
+		}
+		// People see a leased event as sending.
+		if n, _ := s.EventCounts(ctx, a.ID, store.EventFilter{}); n[models.EventSending] != 1 || n[models.EventQueued] != 0 {
+			t.Errorf("counts %v; want 1 sending", n)
+		}
+		if got, _ := s.Events(ctx, a.ID, store.EventFilter{Status: models.EventSending}, nil, 10); len(got) != 1 || got[0].Status != models.EventSending {
+			t.Errorf("sending events = %+v; want e1", got)
+		}
+		// The lease runs out and another dispatcher claims the event: the
+		// first one's settle no longer touches it.
+		later := now.Add(2 * time.Minute)
+		second, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10)
+		if err != nil || len(second.Events) != 1 || second.Events[0].Attempts != 2 {
+			t.Fatalf("second claim = %+v, %v", second, err)
+		}
+		if err := s.SettleEvents(ctx, first, nil, "", later, []store.Outcome{{ID: evs[0].ID, Status: models.EventFailed, Error: "stale"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SettleEvents(ctx, second, nil, "trace", later, []store.Outcome{{ID: evs[0].ID, Status: models.EventSent}}); err != nil {
+			t.Fatal(err)
+		}
+		if e, _ := s.Event(ctx, a.ID, evs[0].ID); e.Status != models.EventSent || e.LastError != "" || e.LeaseUntil != nil {
+			t.Errorf("event = %s %q lease %v; want sent by the second claim", e.Status, e.LastError, e.LeaseUntil)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -17,16 +18,41 @@ type EventFilter struct {
 	From, To  time.Time
 }
 
+// statusColumn is an event's status as people see it: a claim leases
+// events without changing their status (0004), so a queued event whose
+// lease still runs at ? is sending.
+const statusColumn = "CASE WHEN status = 'queued' AND lease_until > ? THEN 'sending' ELSE status END"
+
+// groupByFirst groups by the first column selected, an expression such as
+// statusColumn (gorm's Group would quote "1" as a name).
+var groupByFirst = clause.GroupBy{Columns: []clause.Column{{Name: "1", Raw: true}}}
+
+// shownStatus is statusColumn for an event read whole.
+func shownStatus(e models.Event, now time.Time) models.EventStatus {
+	if e.Status == models.EventQueued && e.LeaseUntil != nil && e.LeaseUntil.After(now) {
+		return models.EventSending
+	}
+	return e.Status
+}
+
 // EventCursor is the position after the last event of a page.
 type EventCursor struct {
 	CreatedAt time.Time
 	ID        int64
 }
 
-func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter, withStatus bool) *gorm.DB {
+func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter, withStatus bool, now time.Time) *gorm.DB {
 	q := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID)
-	if withStatus && f.Status != "" {
-		q = q.Where("status = ?", f.Status)
+	if withStatus {
+		switch f.Status {
+		case "":
+		case models.EventSending:
+			q = q.Where("status = ? AND lease_until > ?", models.EventQueued, now)
+		case models.EventQueued:
+			q = q.Where("status = ? AND (lease_until IS NULL OR lease_until <= ?)", models.EventQueued, now)
+		default:
+			q = q.Where("status = ?", f.Status)
+		}
 	}
 	if f.EventName != "" {
 		q = q.Where("event_name = ?", f.EventName)
@@ -45,12 +71,16 @@ func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter
 
 // Events lists an account's events matching f, newest first.
 func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, after *EventCursor, limit int) ([]models.Event, error) {
-	q := s.filterEvents(ctx, accountID, f, true)
+	now := time.Now().UTC()
+	q := s.filterEvents(ctx, accountID, f, true, now)
 	if after != nil {
 		q = q.Where("(created_at < ? OR (created_at = ? AND id < ?))", after.CreatedAt.UTC(), after.CreatedAt.UTC(), after.ID)
 	}
 	var evs []models.Event
 	err := q.Order("created_at DESC, id DESC").Limit(limit).Find(&evs).Error
+	for i := range evs {
+		evs[i].Status = shownStatus(evs[i], now)
+	}
 	return evs, wrap("list events", err)
 }
 
@@ -61,7 +91,8 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter)
 		Status models.EventStatus
 		N      int64
 	}
-	err := s.filterEvents(ctx, accountID, f, false).Select("status, COUNT(*) AS n").Group("status").Scan(&rows).Error
+	now := time.Now().UTC()
+	err := s.filterEvents(ctx, accountID, f, false, now).Select(statusColumn+" AS status, COUNT(*) AS n", now).Clauses(groupByFirst).Scan(&rows).Error
 	out := map[models.EventStatus]int64{}
 	for _, r := range rows {
 		out[r.Status] = r.N
@@ -77,7 +108,7 @@ func (s *Store) DatasetCounts(ctx context.Context, accountID int64) (map[int64]m
 		N         int64
 	}
 	err := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID).
-		Select("dataset_id, status, COUNT(*) AS n").Group("dataset_id, status").Scan(&rows).Error
+		Select("dataset_id, "+statusColumn+" AS status, COUNT(*) AS n", time.Now().UTC()).Group("1, 2").Scan(&rows).Error
 	out := map[int64]map[models.EventStatus]int64{}
 	for _, r := range rows {
 		if out[r.DatasetID] == nil {
@@ -92,6 +123,7 @@ func (s *Store) DatasetCounts(ctx context.Context, accountID int64) (map[int64]m
 func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, error) {
 	var e models.Event
 	err := s.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Take(&e).Error
+	e.Status = shownStatus(e, time.Now())
 	return e, wrap("event", err)
 }
 
@@ -110,10 +142,11 @@ func (s *Store) RetryEvents(ctx context.Context, accountID int64, ids []int64, n
 	return res.RowsAffected, wrap("retry events", res.Error)
 }
 
-// SendRequests lists a dataset's latest requests to Meta.
+// SendRequests lists a dataset's latest requests to Meta, without their
+// payloads.
 func (s *Store) SendRequests(ctx context.Context, accountID, datasetID int64, limit int) ([]models.SendRequest, error) {
 	var rs []models.SendRequest
-	err := s.q(ctx).Where("account_id = ? AND dataset_id = ?", accountID, datasetID).
+	err := s.q(ctx).Omit("payload").Where("account_id = ? AND dataset_id = ?", accountID, datasetID).
 		Order("started_at DESC, id DESC").Limit(limit).Find(&rs).Error
 	return rs, wrap("send requests", err)
 }

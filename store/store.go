@@ -149,6 +149,11 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 // q is the gorm handle bound to ctx, the start of every query.
 func (s *Store) q(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
 
+// conn is the database/sql handle under gorm (the pool, or the transaction
+// in Tx), for hot statements that pass arrays as one parameter, which gorm
+// would expand into lists.
+func (s *Store) conn() gorm.ConnPool { return s.db.Statement.ConnPool }
+
 // translate maps driver errors to the store's own.
 func translate(err error) error {
 	switch {

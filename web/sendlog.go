@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -132,17 +133,22 @@ func (h *Handler) showEvent(c echo.Context) error {
 	if e.Status == models.EventQueued {
 		v.NextTry = h.formatTime(a.Account, &e.NextAttemptAt)
 	}
-	if e.Payload != "" {
-		var buf bytes.Buffer
-		if json.Indent(&buf, []byte(e.Payload), "", "  ") == nil {
-			v.Payload = buf.String()
-		} else {
-			v.Payload = e.Payload
-		}
-	}
+	payload := []byte(e.Payload)
 	if e.RequestID != nil {
 		if r, err := h.store.SendRequest(ctx, a.ID, *e.RequestID); err == nil {
 			v.Request = &r
+			if len(payload) == 0 {
+				// A sent event's JSON is kept once, in its request.
+				payload = capi.BatchEvent([]byte(r.Payload), e.EventID)
+			}
+		}
+	}
+	if len(payload) > 0 {
+		var buf bytes.Buffer
+		if json.Indent(&buf, payload, "", "  ") == nil {
+			v.Payload = buf.String()
+		} else {
+			v.Payload = string(payload)
 		}
 	}
 	p := h.page(c, e.EventName+" event")

@@ -195,7 +195,7 @@ func run() error {
 
 	var probes []probeResult
 	if cfg.probe > 0 {
-		probes, err = probe(ctx, st, acc.ID, ds.ID, cfg.probe)
+		probes, err = probe(ctx, st, acc.ID, ds.ID, cfg.probe, batch)
 		if err != nil {
 			return fmt.Errorf("probe: %w", err)
 		}
@@ -471,7 +471,7 @@ func dropIndexes(ctx context.Context, conn *sql.Conn, table string) ([]string, e
 }
 
 // firstBatch builds the first batch the dispatcher will claim, exactly as
-// dispatch builds it (match keys decoded, capi.Build, json.Marshal,
+// dispatch builds it (match keys decoded, capi.Build, MarshalJSON,
 // capi.Validate), and times that building alone.
 func firstBatch(ctx context.Context, st *store.Store, db *sql.DB, accountID, datasetID int64) ([]json.RawMessage, time.Duration, error) {
 	rows, err := db.QueryContext(ctx, `SELECT id, lead_id, origin, event_name, event_id, event_time, value, currency
@@ -513,10 +513,12 @@ func firstBatch(ctx context.Context, st *store.Store, db *sql.DB, accountID, dat
 		out := make([]json.RawMessage, 0, len(evs))
 		for _, e := range evs {
 			l := leads[e.LeadID]
-			var keys normalize.Keys
-			_ = json.Unmarshal([]byte(l.MatchKeys), &keys)
+			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+			if err != nil {
+				return nil, err
+			}
 			se := capi.Build(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
-			body, err := json.Marshal(se)
+			body, err := se.MarshalJSON()
 			if err != nil {
 				return nil, err
 			}
@@ -770,7 +772,13 @@ var errRollback = errors.New("rollback")
 // is rolled back, and the claimed events are released at the end. (Settling
 // rows that the same transaction claimed would run foreign key checks the
 // real settle skips.) The rolled-back part has no commit.
-func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n int) ([]probeResult, error) {
+func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n int, batch []json.RawMessage) ([]probeResult, error) {
+	// The request carries the events' JSON, as dispatch stores it.
+	parts := make([]string, len(batch))
+	for i, e := range batch {
+		parts[i] = string(e)
+	}
+	payload := "[" + strings.Join(parts, ",") + "]"
 	var out []probeResult
 	for range n {
 		var pr probeResult
@@ -785,11 +793,10 @@ func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n i
 			return nil
 		}
 		now := time.Now()
-		var evs []models.Event
-		var leads map[int64]models.Lead
+		var c store.Claim
 		req := models.SendRequest{AccountID: accountID, DatasetID: datasetID, Kind: "batch", StartedAt: now.UTC(),
 			EventsCount: dispatch.MaxBatch, HTTPStatus: 200, EventsReceived: dispatch.MaxBatch, FBTraceID: "probe",
-			Response: `{"events_received":1000,"messages":[],"fbtrace_id":"probe"}`}
+			Response: `{"events_received":1000,"messages":[],"fbtrace_id":"probe"}`, Payload: payload}
 		if err := run("DueDatasets", func() error { _, err := st.DueDatasets(ctx, now); return err }); err != nil {
 			return nil, err
 		}
@@ -797,15 +804,12 @@ func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n i
 			return nil, err
 		}
 		if err := run("ClaimEvents", func() (err error) {
-			evs, err = st.ClaimEvents(ctx, datasetID, now, 2*time.Minute, dispatch.MaxBatch)
+			c, err = st.ClaimEvents(ctx, datasetID, now, 2*time.Minute, dispatch.MaxBatch)
 			return err
 		}); err != nil {
 			return nil, err
 		}
-		ids := make([]int64, len(evs))
-		for i, e := range evs {
-			ids[i] = e.ID
-		}
+		evs := c.Events
 		err := st.Tx(ctx, func(tx *store.Store) error {
 			if err := run("Account", func() error { _, err := tx.Account(ctx, accountID); return err }); err != nil {
 				return err
@@ -815,7 +819,7 @@ func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n i
 				for i, e := range evs {
 					lids[i] = e.LeadID
 				}
-				leads, err = tx.LeadsByIDs(ctx, lids)
+				_, err = tx.LeadsByIDs(ctx, lids)
 				return err
 			}); err != nil {
 				return err
@@ -826,16 +830,15 @@ func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n i
 			if err := run("SettleEvents", func() error {
 				outs := make([]store.Outcome, len(evs))
 				for i, e := range evs {
-					// A payload of the real size: the lead's keys stand in.
-					outs[i] = store.Outcome{ID: e.ID, Status: models.EventSent, Payload: leads[e.LeadID].MatchKeys}
+					outs[i] = store.Outcome{ID: e.ID, Status: models.EventSent}
 				}
-				return tx.SettleEvents(ctx, &req.ID, "probe", now, outs)
+				return tx.SettleEvents(ctx, c, &req.ID, "probe", now, outs)
 			}); err != nil {
 				return err
 			}
 			return errRollback
 		})
-		if rerr := st.ReleaseEvents(ctx, ids); rerr != nil {
+		if rerr := st.ReleaseEvents(ctx, c); rerr != nil {
 			return nil, fmt.Errorf("release: %w", rerr)
 		}
 		if !errors.Is(err, errRollback) {
@@ -926,7 +929,9 @@ func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, clie
 		batches []batchTime
 		err     error
 	}
-	workers := make([]*worker, cfg.dispatchers)
+	// Each dispatcher works on dispatch.InFlight batches at once, as its
+	// Drain does: one worker (its own Dispatcher and timed sender) each.
+	workers := make([]*worker, cfg.dispatchers*dispatch.InFlight)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range workers {

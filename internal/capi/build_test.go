@@ -374,3 +374,23 @@ func TestNewTarget(t *testing.T) {
 		t.Errorf("test NewTarget = %+v; want %+v", got, want)
 	}
 }
+
+func TestBatchEvent(t *testing.T) {
+	data := []byte(`[{"event_name":"Lead","event_id":"a"},{"event_name":"Lead","event_id":"b","user_data":{"em":["x"]}}]`)
+	tests := []struct {
+		name, data, id, want string
+	}{
+		{"first", string(data), "a", `{"event_name":"Lead","event_id":"a"}`},
+		{"second", string(data), "b", `{"event_name":"Lead","event_id":"b","user_data":{"em":["x"]}}`},
+		{"absent", string(data), "c", ""},
+		{"not an array", `{"data":[]}`, "a", ""},
+		{"empty", "", "a", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(capi.BatchEvent([]byte(tt.data), tt.id)); got != tt.want {
+				t.Errorf("capi.BatchEvent(%q) = %q; want %q", tt.id, got, tt.want)
+			}
+		})
+	}
+}

@@ -279,14 +279,8 @@ func batchBody(t Target, events []json.RawMessage) []byte {
 		n += len(e) + 1
 	}
 	b := bytes.NewBuffer(make([]byte, 0, n))
-	b.WriteString(`{"data":[`)
-	for i, e := range events {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(bytes.TrimSpace(e))
-	}
-	b.WriteString(`]`)
+	b.WriteString(`{"data":`)
+	writeData(b, events)
 	if t.TestEventCode != "" {
 		code, _ := json.Marshal(t.TestEventCode)
 		b.WriteString(`,"test_event_code":`)
@@ -294,6 +288,29 @@ func batchBody(t Target, events []json.RawMessage) []byte {
 	}
 	b.WriteString(`,"partner_agent":"` + PartnerAgent + `"}`)
 	return b.Bytes()
+}
+
+// Data is the "data" array of the request that carries events, exactly as
+// Send writes it: what a send log keeps (BatchEvent reads it back).
+func Data(events []json.RawMessage) string {
+	n := 2
+	for _, e := range events {
+		n += len(e) + 1
+	}
+	b := bytes.NewBuffer(make([]byte, 0, n))
+	writeData(b, events)
+	return b.String()
+}
+
+func writeData(b *bytes.Buffer, events []json.RawMessage) {
+	b.WriteByte('[')
+	for i, e := range events {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(bytes.TrimSpace(e))
+	}
+	b.WriteByte(']')
 }
 
 func parseResponse(res *http.Response, raw []byte, secrets []string) Response {

@@ -95,3 +95,21 @@ func ParseEvent(payload []byte) (ServerEvent, error) {
 	}
 	return e, nil
 }
+
+// BatchEvent finds the event with eventID in a request's "data" array (as
+// Data writes it for the send log) and returns its JSON as sent, or nil.
+func BatchEvent(data []byte, eventID string) json.RawMessage {
+	var events []json.RawMessage
+	if json.Unmarshal(data, &events) != nil {
+		return nil
+	}
+	for _, e := range events {
+		var id struct {
+			EventID string `json:"event_id"`
+		}
+		if json.Unmarshal(e, &id) == nil && id.EventID == eventID {
+			return e
+		}
+	}
+	return nil
+}

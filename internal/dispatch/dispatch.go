@@ -15,6 +15,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
@@ -121,9 +123,34 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
+// InFlight is how many batches a dispatcher works on at once: while one
+// waits for Meta or the database, the next is claimed and built. Claims of
+// a dataset take turns and never take a lead's event while an earlier one
+// is out, so each lead's events still go in event_time order.
+const InFlight = 2
+
 // Drain sends batches until no dataset has due events, and returns how many
 // events it settled. Tests call it directly.
 func (d *Dispatcher) Drain(ctx context.Context) (int, error) {
+	var (
+		wg    sync.WaitGroup
+		total atomic.Int64
+		errs  = make([]error, InFlight)
+	)
+	for i := range InFlight {
+		wg.Go(func() {
+			n, err := d.drain(ctx)
+			total.Add(int64(n))
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return int(total.Load()), errors.Join(errs...)
+}
+
+// drain is one of Drain's loops: a batch of each due dataset in turn, until
+// a round finds nothing to send.
+func (d *Dispatcher) drain(ctx context.Context) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
 		ids, err := d.o.Store.DueDatasets(ctx, d.o.Now())
@@ -165,28 +192,24 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 	if ds.PausedAt != nil || (ds.ThrottledUntil != nil && ds.ThrottledUntil.After(now)) {
 		return 0, nil
 	}
-	evs, err := s.ClaimEvents(ctx, ds.ID, now, d.o.Lease, MaxBatch)
-	if err != nil || len(evs) == 0 {
+	c, err := s.ClaimEvents(ctx, ds.ID, now, d.o.Lease, MaxBatch)
+	if err != nil || len(c.Events) == 0 {
 		return 0, err
 	}
 	// From here the batch is ours: finish it even when ctx ends (shutdown),
 	// within the lease, so nothing waits for the lease to run out.
 	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.o.Lease/2)
 	defer cancel()
-	if err := d.process(work, ds, evs); err != nil {
-		ids := make([]int64, len(evs))
-		for i, e := range evs {
-			ids[i] = e.ID
-		}
+	if err := d.process(work, ds, c); err != nil {
 		// A fresh context: work may be what ran out.
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer rcancel()
-		if rerr := s.ReleaseEvents(rctx, ids); rerr != nil {
+		if rerr := s.ReleaseEvents(rctx, c); rerr != nil {
 			d.o.Log.Error("release batch", slog.Any("error", rerr))
 		}
 		return 0, err
 	}
-	return len(evs), nil
+	return len(c.Events), nil
 }
 
 // prepared is a claimed event with its payload.
@@ -195,8 +218,9 @@ type prepared struct {
 	payload json.RawMessage
 }
 
-func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, evs []models.Event) error {
+func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Claim) error {
 	s := d.o.Store
+	evs := c.Events
 	now := d.o.Now()
 	acc, err := s.Account(ctx, ds.AccountID)
 	if err != nil {
@@ -230,13 +254,15 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, evs []model
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: JunkLead})
 			continue
 		}
-		var keys normalize.Keys
-		if err := json.Unmarshal([]byte(l.MatchKeys), &keys); err != nil {
+		keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+		if err != nil {
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "the lead's match keys cannot be read: " + err.Error()})
 			continue
 		}
 		se := capi.Build(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
-		body, err := json.Marshal(se)
+		// MarshalJSON directly: json.Marshal would check and compact its
+		// output again.
+		body, err := se.MarshalJSON()
 		if err != nil {
 			return err
 		}
@@ -259,11 +285,11 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, evs []model
 			outs = append(outs, store.Outcome{ID: p.event.ID, Status: models.EventDryRun, Payload: string(p.payload)})
 		}
 		d.o.Metrics.settled(outs)
-		return s.SettleEvents(ctx, nil, "", now, outs)
+		return s.SettleEvents(ctx, c, nil, "", now, outs)
 	}
 	if len(outs) > 0 {
 		d.o.Metrics.settled(outs)
-		if err := s.SettleEvents(ctx, nil, "", now, outs); err != nil {
+		if err := s.SettleEvents(ctx, c, nil, "", now, outs); err != nil {
 			return err
 		}
 	}
@@ -276,9 +302,9 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, evs []model
 		if perr := s.PauseDataset(ctx, ds.ID, reason, now); perr != nil {
 			return perr
 		}
-		return d.requeue(ctx, ready, time.Time{}, reason)
+		return d.requeue(ctx, c, ready, time.Time{}, reason)
 	}
-	return d.send(ctx, ds, target, ready)
+	return d.send(ctx, ds, c, target, ready)
 }
 
 // target is where and how to send for a dataset.
@@ -325,7 +351,7 @@ func AppSecretLabel(datasetID int64) string {
 
 // send posts a batch; when Meta refuses it as invalid, it splits the batch
 // in halves until the bad events are alone, so the good ones still go.
-func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, t capi.Target, batch []prepared) error {
+func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim, t capi.Target, batch []prepared) error {
 	s := d.o.Store
 	payloads := make([]json.RawMessage, len(batch))
 	for i, p := range batch {
@@ -340,6 +366,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, t capi.Target,
 		AccountID: ds.AccountID, DatasetID: ds.ID, Kind: "batch", StartedAt: start.UTC(),
 		DurationMS: int(elapsed.Milliseconds()), EventsCount: len(batch), HTTPStatus: resp.HTTPStatus,
 		EventsReceived: resp.EventsReceived, FBTraceID: resp.FBTraceID, Response: string(resp.Body),
+		Payload: capi.Data(payloads),
 	}
 	switch {
 	case err != nil:
@@ -356,14 +383,14 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, t capi.Target,
 
 	switch {
 	case err != nil:
-		return d.retry(ctx, batch, "network: "+err.Error())
+		return d.retry(ctx, c, batch, "network: "+err.Error())
 	case resp.HTTPStatus >= 200 && resp.HTTPStatus < 300 && resp.Err == nil:
 		outs := make([]store.Outcome, len(batch))
 		for i, p := range batch {
-			outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventSent, Payload: string(p.payload)}
+			outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventSent}
 		}
 		d.o.Metrics.settled(outs)
-		return s.SettleEvents(ctx, &req.ID, resp.FBTraceID, now, outs)
+		return s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, outs)
 	case resp.Err != nil && resp.Err.TokenInvalid():
 		// Never retry a refused token blindly: pause and tell a person.
 		reason := "Meta refused the access token: " + resp.Err.Message
@@ -371,19 +398,19 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, t capi.Target,
 		if err := s.PauseDataset(ctx, ds.ID, reason, now); err != nil {
 			return err
 		}
-		return d.requeue(ctx, batch, time.Time{}, reason)
+		return d.requeue(ctx, c, batch, time.Time{}, reason)
 	case resp.Err != nil && resp.Err.Throttled():
 		wait := backoff(batch[0].event.Attempts)
 		if err := s.ThrottleDataset(ctx, ds.ID, now.Add(wait)); err != nil {
 			return err
 		}
-		return d.retry(ctx, batch, "throttled by Meta: "+resp.Err.Message)
+		return d.retry(ctx, c, batch, "throttled by Meta: "+resp.Err.Message)
 	case resp.Retryable():
 		msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
 		if resp.Err != nil {
 			msg = resp.Err.Error()
 		}
-		return d.retry(ctx, batch, "Meta error, will retry: "+msg)
+		return d.retry(ctx, c, batch, "Meta error, will retry: "+msg)
 	case !eventLevel(resp):
 		// Not about one event (a wrong dataset id, no permission, a proxy's
 		// 4xx): splitting would send every event alone for nothing. Pause
@@ -397,16 +424,16 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, t capi.Target,
 		if err := s.PauseDataset(ctx, ds.ID, reason, now); err != nil {
 			return err
 		}
-		return d.requeue(ctx, batch, time.Time{}, reason)
+		return d.requeue(ctx, c, batch, time.Time{}, reason)
 	}
 	// Meta refused the batch for an invalid event: one bad event sinks
 	// all. Split until the bad ones are alone.
 	if len(batch) > 1 {
 		mid := len(batch) / 2
-		if err := d.send(ctx, ds, t, batch[:mid]); err != nil {
+		if err := d.send(ctx, ds, c, t, batch[:mid]); err != nil {
 			return err
 		}
-		return d.send(ctx, ds, t, batch[mid:])
+		return d.send(ctx, ds, c, t, batch[mid:])
 	}
 	msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
 	if resp.Err != nil {
@@ -414,12 +441,12 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, t capi.Target,
 	}
 	out := []store.Outcome{{ID: batch[0].event.ID, Status: models.EventFailed, Error: "Meta refused: " + msg, Payload: string(batch[0].payload)}}
 	d.o.Metrics.settled(out)
-	return s.SettleEvents(ctx, &req.ID, resp.FBTraceID, now, out)
+	return s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, out)
 }
 
 // retry schedules a batch again with backoff, or fails events that have
 // used up their attempts.
-func (d *Dispatcher) retry(ctx context.Context, batch []prepared, reason string) error {
+func (d *Dispatcher) retry(ctx context.Context, c store.Claim, batch []prepared, reason string) error {
 	now := d.o.Now()
 	outs := make([]store.Outcome, 0, len(batch))
 	for _, p := range batch {
@@ -430,12 +457,12 @@ func (d *Dispatcher) retry(ctx context.Context, batch []prepared, reason string)
 		outs = append(outs, store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: now.Add(backoff(p.event.Attempts))})
 	}
 	d.o.Metrics.settled(outs)
-	return d.o.Store.SettleEvents(ctx, nil, "", now, outs)
+	return d.o.Store.SettleEvents(ctx, c, nil, "", now, outs)
 }
 
 // requeue puts a batch back without spending an attempt, for a paused
 // dataset: it goes out once a person fixes the token.
-func (d *Dispatcher) requeue(ctx context.Context, batch []prepared, at time.Time, reason string) error {
+func (d *Dispatcher) requeue(ctx context.Context, c store.Claim, batch []prepared, at time.Time, reason string) error {
 	if at.IsZero() {
 		at = d.o.Now()
 	}
@@ -443,7 +470,7 @@ func (d *Dispatcher) requeue(ctx context.Context, batch []prepared, at time.Time
 	for i, p := range batch {
 		outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: at}
 	}
-	return d.o.Store.SettleEvents(ctx, nil, "", d.o.Now(), outs)
+	return d.o.Store.SettleEvents(ctx, c, nil, "", d.o.Now(), outs)
 }
 
 // eventLevel reports whether Meta refused a batch because of an event in

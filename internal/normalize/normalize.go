@@ -262,8 +262,9 @@ func (k Keys) Missing() []string {
 // as a one-element []string, client_ip_address, client_user_agent, fbc and
 // fbp as plain strings. Only present keys are included.
 func (k Keys) UserData() map[string]any {
-	ud := map[string]any{}
-	for _, f := range k.fields() {
+	fields := k.fields()
+	ud := make(map[string]any, len(fields))
+	for _, f := range fields {
 		if f.present {
 			ud[f.name] = f.value
 		}
