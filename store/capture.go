@@ -271,7 +271,7 @@ func queue(evs []models.Event, now time.Time) {
 // pgx runs fn on a pooled connection's own pgx.Conn, for what
 // database/sql cannot say: pipelines. Not for use inside Tx.
 func (s *Store) pgx(ctx context.Context, fn func(*pgx.Conn) error) error {
-	db, ok := s.db.Statement.ConnPool.(*sql.DB)
+	db, ok := s.conn().(*sql.DB)
 	if !ok {
 		return errors.New("store: a pipeline cannot run inside a transaction")
 	}
