@@ -34,10 +34,7 @@ func TestInsertCaptured(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
-		d := models.Dataset{AccountID: a.ID, Name: "Pixel", PixelID: "123456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}
-		if err := s.CreateDataset(ctx, &d); err != nil {
-			t.Fatal(err)
-		}
+		d := newDataset(t, s, a, models.ModeDryRun)
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 		fill := 7.5
 		ls := []models.Lead{lead(a, now.Add(-time.Minute), "one@example.com"), lead(a, now, "two@example.com"), lead(a, now, "three@example.com")}
@@ -106,10 +103,7 @@ func TestLookupCapture(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
-		d := models.Dataset{AccountID: a.ID, Name: "Pixel", PixelID: "123456789012345", Mode: models.ModeLive, LDU: models.LDUOff}
-		if err := s.CreateDataset(ctx, &d); err != nil {
-			t.Fatal(err)
-		}
+		d := newDataset(t, s, a, models.ModeLive)
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 		old := lead(a, now.Add(-8*24*time.Hour), "old@example.com")
 		partial := lead(a, now.Add(-time.Hour), "partial@example.com")

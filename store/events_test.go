@@ -14,10 +14,7 @@ func TestEnqueueEventsIsIdempotent(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
-		d := models.Dataset{AccountID: a.ID, Name: "Main", PixelID: "1234567890", Mode: models.ModeDryRun, LDU: models.LDUOff}
-		if err := s.CreateDataset(ctx, &d); err != nil {
-			t.Fatal(err)
-		}
+		d := newDataset(t, s, a, models.ModeDryRun)
 		now := time.Now().UTC()
 		l := lead(a, now, "jane@example.com")
 		if err := s.InsertLead(ctx, &l); err != nil {
@@ -82,10 +79,7 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
-		d := models.Dataset{AccountID: a.ID, Name: "Main", PixelID: "1234567890", Mode: models.ModeLive, LDU: models.LDUOff}
-		if err := s.CreateDataset(ctx, &d); err != nil {
-			t.Fatal(err)
-		}
+		d := newDataset(t, s, a, models.ModeLive)
 		now := time.Now().UTC()
 		l := lead(a, now, "jane@example.com")
 		if err := s.InsertLead(ctx, &l); err != nil {

@@ -69,6 +69,16 @@ func TestIngestKeys(t *testing.T) {
 	})
 }
 
+// newDataset connects a dataset to the account.
+func newDataset(t *testing.T, s *store.Store, acc models.Account, mode models.Mode) models.Dataset {
+	t.Helper()
+	d := models.Dataset{AccountID: acc.ID, Name: "Main", PixelID: "123456789012345", Mode: mode, LDU: models.LDUOff}
+	if err := s.CreateDataset(t.Context(), &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func lead(acc models.Account, at time.Time, email string) models.Lead {
 	return models.Lead{AccountID: acc.ID, Source: models.SourceWebsite, Email: email, EmailHash: "h-" + email,
 		FirstName: "Jane", LastName: "Doe", CreatedAt: at, ReceivedAt: at, Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"}
