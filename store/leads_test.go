@@ -197,7 +197,7 @@ func TestLeadsListFiltersAndPaging(t *testing.T) {
 		}
 
 		count := func(f store.LeadFilter) int64 {
-			n, err := s.CountLeads(ctx, a.ID, f)
+			n, err := s.CountLeads(ctx, a.ID, f, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,6 +226,9 @@ func TestLeadsListFiltersAndPaging(t *testing.T) {
 			if got := count(tt.f); got != tt.want {
 				t.Errorf("%s: CountLeads = %d; want %d", tt.name, got, tt.want)
 			}
+		}
+		if n, err := s.CountLeads(ctx, a.ID, store.LeadFilter{Partial: "yes"}, 5); err != nil || n != 5 {
+			t.Errorf("CountLeads(partial, up to 5) = %d, %v; want it to stop at 5 of 12", n, err)
 		}
 		var exported int
 		if err := s.EachLead(ctx, a.ID, store.LeadFilter{Junk: "junk"}, func(models.Lead) error { exported++; return nil }); err != nil || exported != 5 {

@@ -14,4 +14,21 @@ func inputType(t string) string {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+// CountCap is the most a page counts: past it, it says "10,000+" rather
+// than count every row of a large account on each view.
+const CountCap = 10_000
+
+// count writes a count made with CountCap+1 as its limit, with thousands
+// separators: "1,234", or "10,000+" when it reached past the cap.
+func count(n int64) string {
+	if n > CountCap {
+		return count(CountCap) + "+"
+	}
+	s := itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
 func joinComma(s []string) string { return strings.Join(s, ", ") }

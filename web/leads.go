@@ -141,7 +141,7 @@ func (h *Handler) showLeads(c echo.Context) error {
 	if isHTMX(c) && after != nil {
 		return render(c, http.StatusOK, views.LeadRows(p, rows, next))
 	}
-	total, err := h.store.CountLeads(ctx, a.ID, f)
+	total, err := h.store.CountLeads(ctx, a.ID, f, views.CountCap+1)
 	if err != nil {
 		return err
 	}
