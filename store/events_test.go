@@ -40,9 +40,12 @@ func TestEnqueueEventsIsIdempotent(t *testing.T) {
 		if err != nil || len(got) != 30 || got[1].ID != first[0].ID || got[2].ID != again[1].ID {
 			t.Fatalf("batch enqueue: %v; e1/e2 ids %d %d, want %d %d", err, got[1].ID, got[2].ID, first[0].ID, again[1].ID)
 		}
-		n, _ := s.EventCounts(ctx, a.ID, store.EventFilter{})
+		n, _ := s.EventCounts(ctx, a.ID, store.EventFilter{}, 1_000_000)
 		if n[models.EventQueued] != 30 {
 			t.Errorf("%d queued; want 30 (no copies)", n[models.EventQueued])
+		}
+		if n, err := s.EventCounts(ctx, a.ID, store.EventFilter{}, 10); err != nil || n[models.EventQueued] != 10 {
+			t.Errorf("counts up to 10 = %v, %v; want 10 queued", n, err)
 		}
 	})
 }
@@ -96,7 +99,7 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 			t.Fatalf("claim = %+v, %v", first, err)
 		}
 		// People see a leased event as sending.
-		if n, _ := s.EventCounts(ctx, a.ID, store.EventFilter{}); n[models.EventSending] != 1 || n[models.EventQueued] != 0 {
+		if n, _ := s.EventCounts(ctx, a.ID, store.EventFilter{}, 1_000_000); n[models.EventSending] != 1 || n[models.EventQueued] != 0 {
 			t.Errorf("counts %v; want 1 sending", n)
 		}
 		if got, _ := s.Events(ctx, a.ID, store.EventFilter{Status: models.EventSending}, nil, 10); len(got) != 1 || got[0].Status != models.EventSending {

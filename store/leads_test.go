@@ -197,7 +197,7 @@ func TestLeadsListFiltersAndPaging(t *testing.T) {
 		}
 
 		count := func(f store.LeadFilter) int64 {
-			n, err := s.CountLeads(ctx, a.ID, f, 1000)
+			n, err := s.CountLeads(ctx, a.ID, f, 1_000_000)
 			if err != nil {
 				t.Fatal(err)
 			}

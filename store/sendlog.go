@@ -85,38 +85,24 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 }
 
 // EventCounts counts an account's events matching f (its status aside) per
-// status.
-func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter) (map[models.EventStatus]int64, error) {
-	var rows []struct {
-		Status models.EventStatus
-		N      int64
-	}
+// status, each count stopping at limit: a page shows "10,000+" rather than
+// count a million sent events on every view. Each count reads the
+// (account_id, status) index.
+func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter, limit int) (map[models.EventStatus]int64, error) {
 	now := time.Now().UTC()
-	err := s.filterEvents(ctx, accountID, f, false, now).Select(statusColumn+" AS status, COUNT(*) AS n", now).Clauses(groupByFirst).Scan(&rows).Error
 	out := map[models.EventStatus]int64{}
-	for _, r := range rows {
-		out[r.Status] = r.N
-	}
-	return out, wrap("count events", err)
-}
-
-// DatasetCounts counts an account's events per dataset and status.
-func (s *Store) DatasetCounts(ctx context.Context, accountID int64) (map[int64]map[models.EventStatus]int64, error) {
-	var rows []struct {
-		DatasetID int64
-		Status    models.EventStatus
-		N         int64
-	}
-	err := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID).
-		Select("dataset_id, "+statusColumn+" AS status, COUNT(*) AS n", time.Now().UTC()).Group("1, 2").Scan(&rows).Error
-	out := map[int64]map[models.EventStatus]int64{}
-	for _, r := range rows {
-		if out[r.DatasetID] == nil {
-			out[r.DatasetID] = map[models.EventStatus]int64{}
+	for _, st := range models.EventStatuses {
+		f.Status = st
+		var n int64
+		matching := s.filterEvents(ctx, accountID, f, true, now).Select("1").Limit(limit)
+		if err := s.q(ctx).Table("(?) AS matching", matching).Count(&n).Error; err != nil {
+			return nil, wrap("count events", err)
 		}
-		out[r.DatasetID][r.Status] = r.N
+		if n > 0 {
+			out[st] = n
+		}
 	}
-	return out, wrap("dataset counts", err)
+	return out, nil
 }
 
 // Event finds one event of an account.

@@ -63,13 +63,12 @@ func (h *Handler) showDatasets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	counts, err := h.store.DatasetCounts(ctx, a.ID)
-	if err != nil {
-		return err
-	}
 	items := make([]views.DatasetItem, 0, len(ds))
 	for _, d := range ds {
-		n := counts[d.ID]
+		n, err := h.store.EventCounts(ctx, a.ID, store.EventFilter{DatasetID: d.ID}, views.CountCap+1)
+		if err != nil {
+			return err
+		}
 		items = append(items, views.DatasetItem{Dataset: d, Queued: n[models.EventQueued] + n[models.EventSending],
 			Sent: n[models.EventSent], Failed: n[models.EventFailed] + n[models.EventExpired]})
 	}

@@ -188,7 +188,7 @@ func TestLeadToSentEventAndSendLog(t *testing.T) {
 		// Marking a sent lead junk changes nothing sent; a junk lead marked
 		// not junk queues its event.
 		b.post(fmt.Sprintf("%s/leads/%d/stages", views.AccountURL(acc.ID, ""), junk.LeadID), url.Values{"stage": {"not_junk"}})
-		if c, _ := s.EventCounts(t.Context(), acc.ID, store.EventFilter{}); c[models.EventQueued] != 1 {
+		if c, _ := s.EventCounts(t.Context(), acc.ID, store.EventFilter{}, 1_000_000); c[models.EventQueued] != 1 {
 			t.Errorf("after not junk: %v; want the lead's event queued", c)
 		}
 		_ = d
@@ -214,7 +214,7 @@ func TestFailedEventRetryAndPausedBanner(t *testing.T) {
 		"pixel_id": {"123456789012345"}, "access_token": {capitest.Token}, "mode": {"live"}, "ldu": {"off"}})
 	wantStatus(t, "new token", r, http.StatusSeeOther)
 	a.drain()
-	if c, _ := a.store.EventCounts(t.Context(), acc.ID, store.EventFilter{}); c[models.EventSent] != 1 {
+	if c, _ := a.store.EventCounts(t.Context(), acc.ID, store.EventFilter{}, 1_000_000); c[models.EventSent] != 1 {
 		t.Errorf("after the new token: %v; want 1 sent", c)
 	}
 	if r := b.get(views.AccountURL(acc.ID, "")); r.has("account-alert") {

@@ -80,7 +80,7 @@ func (h *Handler) showEvents(c echo.Context) error {
 	if isHTMX(c) && after != nil {
 		return render(c, http.StatusOK, views.EventRows(p, rows, next))
 	}
-	counts, err := h.store.EventCounts(ctx, a.ID, f)
+	counts, err := h.store.EventCounts(ctx, a.ID, f, views.CountCap+1)
 	if err != nil {
 		return err
 	}

@@ -205,7 +205,7 @@ func TestBatchFallsBackLeadByLead(t *testing.T) {
 				t.Errorf("job %d after fallback = %+v, %v", i, r.res, r.err)
 			}
 		}
-		n, _ := s.CountLeads(ctx, acc.ID, store.LeadFilter{}, 1000)
+		n, _ := s.CountLeads(ctx, acc.ID, store.LeadFilter{}, 1_000_000)
 		if n != 3 {
 			t.Errorf("%d leads; want 3 (no copies from the failed batch)", n)
 		}
