@@ -76,6 +76,9 @@ type LeadFilter struct {
 	Stage string
 	// Query matches email, phone and name, case-insensitively.
 	Query string
+	// EmailHash matches the leads with this email hash: a search for a
+	// whole email address, answered from an index rather than a scan.
+	EmailHash string
 }
 
 // LeadCursor is the position after the last lead of a page: leads are
@@ -114,6 +117,9 @@ func (s *Store) filterLeads(ctx context.Context, accountID int64, f LeadFilter) 
 		q = q.Where("stage = ''")
 	default:
 		q = q.Where("stage = ?", f.Stage)
+	}
+	if f.EmailHash != "" {
+		q = q.Where("email_hash = ?", f.EmailHash)
 	}
 	if t := strings.TrimSpace(f.Query); t != "" {
 		like := "%" + escapeLike(strings.ToLower(t)) + "%"

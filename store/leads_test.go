@@ -217,6 +217,7 @@ func TestLeadsListFiltersAndPaging(t *testing.T) {
 			{"from-to", store.LeadFilter{From: base.Add(10 * time.Hour), To: base.Add(12 * time.Hour)}, 2},
 			{"email text", store.LeadFilter{Query: "USER1"}, 10},
 			{"name text", store.LeadFilter{Query: "zed doe"}, 1},
+			{"email hash", store.LeadFilter{EmailHash: "h-user01@example.com"}, 1},
 			{"phone digits", store.LeadFilter{Query: "692-4281"}, 1},
 			{"like wildcards are literal", store.LeadFilter{Query: "%"}, 0},
 			{"no stage", store.LeadFilter{Stage: "none"}, 25},

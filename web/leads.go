@@ -48,6 +48,13 @@ func parseLeadFilter(c echo.Context, a models.Account) (store.LeadFilter, views.
 		Partial: q.Get("partial"), Stage: q.Get("stage"), Query: strings.TrimSpace(q.Get("q")),
 	}
 	f := store.LeadFilter{Query: vf.Query}
+	// A whole email address finds its leads by the email's hash, from an
+	// index: a substring search reads every lead of the account.
+	if strings.Contains(vf.Query, "@") {
+		if email, ok := normalize.Email(vf.Query); ok {
+			f.Query, f.EmailHash = "", normalize.Hash(email)
+		}
+	}
 	f.From, f.To, vf.Error = dayRange(vf.From, vf.To, location(a))
 	if vf.Junk == "junk" || vf.Junk == "clean" {
 		f.Junk = vf.Junk

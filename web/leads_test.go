@@ -71,6 +71,17 @@ func TestLeadsPages(t *testing.T) {
 		if n := r.doc.Find(`[data-testid="lead-row"]`).Length(); n != 1 {
 			t.Errorf("phone search shows %d rows; want 1", n)
 		}
+		r = b.get(base + "/leads?q=+User07@Example.com+")
+		if n := r.doc.Find(`[data-testid="lead-row"]`).Length(); n != 1 || !strings.Contains(r.body, "user07@example.com") {
+			t.Errorf("whole email search shows %d rows; want user07 alone", n)
+		}
+		if v, _ := r.doc.Find(`input[name="q"]`).Attr("value"); v != "User07@Example.com" {
+			t.Errorf("search box keeps %q; want what was typed", v)
+		}
+		r = b.get(base + "/leads?q=user0")
+		if n := r.doc.Find(`[data-testid="lead-row"]`).Length(); n != 10 {
+			t.Errorf("part of an email shows %d rows; want user00 to user09", n)
+		}
 		r = b.get(base + "/leads?from=yesterday")
 		if !strings.Contains(r.body, "YYYY-MM-DD") {
 			t.Error("an unreadable date should be explained")
