@@ -62,7 +62,7 @@ func (s *Store) AccountsForUser(ctx context.Context, userID int64) ([]models.Acc
 // UpdateAccountSettings saves an account's editable settings. The slug is
 // the account's stable handle for scripts and is not changed here.
 func (s *Store) UpdateAccountSettings(ctx context.Context, a models.Account) (models.Account, error) {
-	defer s.keys.forget()
+	defer s.forgetKeys()
 	res := s.q(ctx).Model(&models.Account{}).Where("id = ?", a.ID).Updates(map[string]any{
 		"name":            a.Name,
 		"timezone":        a.Timezone,
@@ -164,7 +164,7 @@ func (s *Store) Account(ctx context.Context, id int64) (models.Account, error) {
 
 // UpdateJunkSettings saves an account's junk settings (JSON).
 func (s *Store) UpdateJunkSettings(ctx context.Context, accountID int64, settings string) error {
-	defer s.keys.forget()
+	defer s.forgetKeys()
 	res := s.q(ctx).Model(&models.Account{}).Where("id = ?", accountID).
 		Updates(map[string]any{"junk_settings": settings, "updated_at": time.Now().UTC()})
 	if res.Error == nil && res.RowsAffected == 0 {

@@ -44,7 +44,7 @@ func (s *Store) IngestKeys(ctx context.Context, accountID int64) ([]models.Inges
 
 // RevokeIngestKey stops a key from working. Revoking twice is harmless.
 func (s *Store) RevokeIngestKey(ctx context.Context, accountID, keyID int64, now time.Time) error {
-	defer s.keys.forget()
+	defer s.forgetKeys()
 	res := s.q(ctx).Model(&models.IngestKey{}).
 		Where("account_id = ? AND id = ?", accountID, keyID).
 		Update("revoked_at", gormExpr("COALESCE(revoked_at, ?)", now.UTC()))
@@ -66,7 +66,7 @@ type keyAccount struct {
 // remembered for keyCacheTTL. It notes the key's use at most once a minute.
 func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Time) (models.Account, error) {
 	hash := HashIngestKey(secret)
-	ka, ok := s.keys.get(hash, now)
+	ka, gen, ok := s.keys.get(hash, now)
 	if !ok {
 		err := s.q(ctx).Raw(`SELECT k.id AS key_id, k.last_used_at AS key_last_used_at, a.*
 		FROM ingest_keys k JOIN accounts a ON a.id = k.account_id
@@ -77,7 +77,7 @@ func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Ti
 		if ka.KeyID == 0 {
 			return models.Account{}, wrap("ingest key", ErrNotFound)
 		}
-		s.keys.put(hash, ka, now)
+		s.keys.put(hash, ka, gen, now)
 	}
 	if ka.KeyLastUsedAt == nil || now.Sub(*ka.KeyLastUsedAt) > time.Minute {
 		if err := s.q(ctx).Model(&models.IngestKey{}).Where("id = ?", ka.KeyID).

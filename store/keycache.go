@@ -7,8 +7,8 @@ import (
 
 // keyCacheTTL is how long a replica trusts a live ingest key and its
 // account without asking the database again. Revoking a key or changing an
-// account clears this replica's cache at once; other replicas see it within
-// the TTL.
+// account clears this replica's cache once the change is committed; other
+// replicas see it within the TTL.
 const keyCacheTTL = 5 * time.Second
 
 // keyCacheMax bounds the cache; past it the cache starts over.
@@ -16,9 +16,14 @@ const keyCacheMax = 10_000
 
 // keyCache maps an ingest key's hash to its key and account, so that a
 // capture needs no lookup of its own. Unknown keys are never cached.
+//
+// A lookup that raced a change must not put back what the change cleared:
+// every clear starts a new generation, and put only stores a row read in
+// the generation still current.
 type keyCache struct {
-	mu sync.Mutex
-	m  map[string]cachedKey
+	mu  sync.Mutex
+	m   map[string]cachedKey
+	gen uint64
 }
 
 type cachedKey struct {
@@ -28,19 +33,25 @@ type cachedKey struct {
 
 func newKeyCache() *keyCache { return &keyCache{m: map[string]cachedKey{}} }
 
-func (c *keyCache) get(hash string, now time.Time) (keyAccount, bool) {
+// get returns the entry for hash, or the generation to read it in.
+func (c *keyCache) get(hash string, now time.Time) (keyAccount, uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[hash]
 	if !ok || !now.Before(e.expires) {
-		return keyAccount{}, false
+		return keyAccount{}, c.gen, false
 	}
-	return e.ka, true
+	return e.ka, c.gen, true
 }
 
-func (c *keyCache) put(hash string, ka keyAccount, now time.Time) {
+// put stores a row read in generation gen, unless the cache was cleared
+// since.
+func (c *keyCache) put(hash string, ka keyAccount, gen uint64, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
 	if len(c.m) >= keyCacheMax {
 		clear(c.m)
 	}
@@ -63,4 +74,5 @@ func (c *keyCache) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.m)
+	c.gen++
 }

@@ -31,6 +31,24 @@ func TestIngestKeyCache(t *testing.T) {
 		if got, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.DefaultCountry != "DE" {
 			t.Errorf("after a settings change: %q, %v; want DE at once", got.DefaultCountry, err)
 		}
+		// Inside a transaction the cache is cleared once it commits: a
+		// capture meanwhile reads, and caches, the row as it was.
+		err = s.Tx(ctx, func(tx *store.Store) error {
+			a.DefaultCountry = "FR"
+			if _, err := tx.UpdateAccountSettings(ctx, a); err != nil {
+				return err
+			}
+			if got, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.DefaultCountry != "DE" {
+				t.Errorf("before the commit: %q, %v; want DE", got.DefaultCountry, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.DefaultCountry != "FR" {
+			t.Errorf("after the commit: %q, %v; want FR at once", got.DefaultCountry, err)
+		}
 		if err := s.UpdateJunkSettings(ctx, a.ID, `{"too_fast":{"enabled":false}}`); err != nil {
 			t.Fatal(err)
 		}
@@ -62,8 +80,10 @@ func TestIngestKeyCacheExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	if _, err := one.IngestKeyAccount(ctx, secret, now); err != nil {
-		t.Fatal(err)
+	for _, s := range []*store.Store{one, other} {
+		if _, err := s.IngestKeyAccount(ctx, secret, now); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := other.RevokeIngestKey(ctx, a.ID, k.ID, now); err != nil {
 		t.Fatal(err)

@@ -43,6 +43,9 @@ type Store struct {
 	db      *gorm.DB
 	dialect string
 	keys    *keyCache
+	// afterCommit, inside Tx, collects what to do once the transaction
+	// has committed.
+	afterCommit *[]func()
 }
 
 // Open connects to the database and checks that it answers. It does not
@@ -141,9 +144,33 @@ func (s *Store) Close() error {
 // Tx runs fn in one transaction: everything fn does through tx lands
 // together, or nothing does when fn returns an error.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
-	return s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys})
+	if s.afterCommit != nil {
+		// Nested: the outer transaction's commit is the one that counts.
+		return s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
+			return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, afterCommit: s.afterCommit})
+		})
+	}
+	var after []func()
+	err := s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
+		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, afterCommit: &after})
 	}, &sql.TxOptions{})
+	if err == nil {
+		for _, f := range after {
+			f()
+		}
+	}
+	return err
+}
+
+// forgetKeys clears the ingest key cache once the change at hand is
+// committed: at once outside a transaction, after the commit inside one.
+// Clearing before the commit would let a capture cache the old row again.
+func (s *Store) forgetKeys() {
+	if s.afterCommit != nil {
+		*s.afterCommit = append(*s.afterCommit, s.keys.forget)
+		return
+	}
+	s.keys.forget()
 }
 
 // q is the gorm handle bound to ctx, the start of every query.
