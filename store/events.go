@@ -244,7 +244,9 @@ func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbt
 			}
 			switch o.Status {
 			case models.EventSent:
-				upd["sent_at"], upd["fbtrace_id"], upd["request_id"] = now, fbtraceID, requestID
+				// A sent event's JSON is its request's: drop what an
+				// earlier, refused attempt kept.
+				upd["sent_at"], upd["fbtrace_id"], upd["request_id"], upd["payload"] = now, fbtraceID, requestID, o.Payload
 			case models.EventQueued:
 				upd["next_attempt_at"] = o.NextAttemptAt.UTC()
 			case models.EventFailed, models.EventExpired, models.EventDryRun:
@@ -346,7 +348,7 @@ UPDATE events e SET
 	last_error = u.error,
 	lease_until = NULL,
 	updated_at = $1,
-	payload = CASE WHEN u.payload = '' THEN e.payload ELSE u.payload END,
+	payload = CASE WHEN u.payload = '' AND u.status <> 'sent' THEN e.payload ELSE u.payload END,
 	next_attempt_at = CASE WHEN u.status = 'queued' THEN u.next ELSE e.next_attempt_at END,
 	sent_at = CASE WHEN u.status = 'sent' THEN $1 ELSE e.sent_at END,
 	fbtrace_id = CASE WHEN u.status = 'sent' THEN $2 ELSE e.fbtrace_id END,

@@ -1,0 +1,107 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// An event refused once, retried and then sent shows the JSON of the
+// request that carried it, not the refused attempt's. Both settle paths
+// (one event, and a batch) are covered.
+func TestSentEventDropsRefusedPayload(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		for _, n := range []int{1, 2} {
+			ctx := t.Context()
+			a, err := s.CreateAccount(ctx, models.Account{Slug: "acct" + string(rune('0'+n)), Name: "Acct"}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := newDataset(t, s, a, models.ModeLive)
+			now := time.Now().UTC()
+			var evs []models.Event
+			for i := range n {
+				l := lead(a, now, string(rune('a'+i))+"@example.com")
+				if err := s.InsertLead(ctx, &l); err != nil {
+					t.Fatal(err)
+				}
+				evs = append(evs, models.Event{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
+					EventName: "Lead", EventID: string(rune('x' + i)), EventTime: now.Add(-time.Hour), NextAttemptAt: now.Add(-time.Minute)})
+			}
+			if _, err := s.EnqueueEvents(ctx, evs); err != nil {
+				t.Fatal(err)
+			}
+			settle := func(at time.Time, req *int64, o store.Outcome) store.Claim {
+				t.Helper()
+				c, err := s.ClaimEvents(ctx, d.ID, at, time.Minute, 10)
+				if err != nil || len(c.Events) != n {
+					t.Fatalf("claim = %d events, %v; want %d", len(c.Events), err, n)
+				}
+				var outs []store.Outcome
+				for _, e := range c.Events {
+					o.ID = e.ID
+					outs = append(outs, o)
+				}
+				if err := s.SettleEvents(ctx, c, req, "trace", at, outs); err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			settle(now, nil, store.Outcome{Status: models.EventFailed, Error: "Meta refused", Payload: `{"old":true}`})
+			if got, err := s.RetryEvents(ctx, a.ID, nil, now); err != nil || got != int64(n) {
+				t.Fatalf("retry = %d, %v", got, err)
+			}
+			req := models.SendRequest{AccountID: a.ID, DatasetID: d.ID, Kind: "batch", StartedAt: now, Payload: `[{"new":true}]`}
+			if err := s.InsertSendRequest(ctx, &req); err != nil {
+				t.Fatal(err)
+			}
+			c := settle(now.Add(time.Second), &req.ID, store.Outcome{Status: models.EventSent})
+			e, err := s.Event(ctx, a.ID, c.Events[0].ID)
+			if err != nil || e.Status != models.EventSent || e.Payload != "" || e.RequestID == nil || *e.RequestID != req.ID {
+				t.Errorf("%d event(s): sent event %+v, %v; want its request's JSON, not the refused attempt's", n, e, err)
+			}
+		}
+	})
+}
+
+// While a lead's earlier event is out (leased, or waiting to retry), a
+// second claim, as a second batch in flight makes, does not take its
+// later event.
+func TestSecondClaimWaitsForLeadsEarlierEvent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		d := newDataset(t, s, a, models.ModeLive)
+		now := time.Now().UTC()
+		l := lead(a, now, "jane@example.com")
+		if err := s.InsertLead(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+		queue := func(id, name string, at time.Time) {
+			t.Helper()
+			if _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID,
+				Origin: models.OriginDefault, EventName: name, EventID: id, EventTime: at, NextAttemptAt: now.Add(-time.Minute)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		queue("e1", "Lead", now.Add(-2*time.Hour))
+		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		if err != nil || len(first.Events) != 1 {
+			t.Fatalf("first claim = %+v, %v", first.Events, err)
+		}
+		queue("e2", "Schedule", now.Add(-time.Hour))
+		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Second), time.Minute, 10); err != nil || len(c.Events) != 0 {
+			t.Errorf("claim while e1 is leased = %+v, %v; want nothing", c.Events, err)
+		}
+		retry := []store.Outcome{{ID: first.Events[0].ID, Status: models.EventQueued, Error: "HTTP 500", NextAttemptAt: now.Add(time.Hour)}}
+		if err := s.SettleEvents(ctx, first, nil, "", now, retry); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(2*time.Second), time.Minute, 10); err != nil || len(c.Events) != 0 {
+			t.Errorf("claim while e1 waits to retry = %+v, %v; want nothing", c.Events, err)
+		}
+	})
+}
