@@ -69,7 +69,7 @@ func (s *Store) LookupCapture(ctx context.Context, qs []CaptureQuery, reserve in
 		return out, nil, nil
 	}
 	var ids []int64
-	err := s.pgx(ctx, func(conn *pgx.Conn) error {
+	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
 		b := &pgx.Batch{}
 		for _, q := range qs {
 			f := out[q.AccountID]
@@ -183,8 +183,15 @@ func orNone(vs []string) []string {
 // InsertCaptured stores new leads and their events in one transaction. On
 // Postgres every lead must carry an id reserved by LookupCapture; on SQLite
 // the leads are numbered as they are stored. eventsFor makes the events
-// once the leads have their ids; it may return none. Any conflict (an
-// external_id taken meanwhile) fails the whole call with ErrConflict.
+// once the leads have their ids; it may return none. The events come back
+// as stored, without their own ids on Postgres (nothing needs them).
+//
+// It is atomic: on SQLite through Tx, on Postgres because the statements of
+// one pipeline run as one implicit transaction (TestInsertCapturedIsAtomic).
+// Any conflict (an external_id taken meanwhile) fails the whole call with
+// ErrConflict. Another error after the commit (a connection lost while
+// reading the answer) cannot be told from one before it: on Postgres,
+// StoredLeads says which.
 func (s *Store) InsertCaptured(ctx context.Context, ls []models.Lead, eventsFor func([]models.Lead) []models.Event) ([]models.Event, error) {
 	if len(ls) == 0 {
 		return nil, nil
@@ -213,26 +220,11 @@ func (s *Store) InsertCaptured(ctx context.Context, ls []models.Lead, eventsFor 
 	}
 	evs := eventsFor(ls)
 	queue(evs, now)
-	err := s.pgx(ctx, func(conn *pgx.Conn) error {
-		// The statements of one pipeline run as one implicit transaction.
+	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
 		b := &pgx.Batch{}
 		b.Queue(insertLeadsSQL, leadArgs(ls)...)
 		if len(evs) > 0 {
-			b.Queue(insertEventsSQL, eventArgs(evs)...).Query(func(rows pgx.Rows) error {
-				i := 0
-				var id int64
-				_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
-					if i < len(evs) {
-						evs[i].ID = id
-					}
-					i++
-					return nil
-				})
-				if err == nil && i != len(evs) {
-					err = fmt.Errorf("%d ids for %d events", i, len(evs))
-				}
-				return err
-			})
+			b.Queue(insertEventsSQL, eventArgs(evs)...)
 		}
 		return conn.SendBatch(ctx, b).Close()
 	})
@@ -240,6 +232,18 @@ func (s *Store) InsertCaptured(ctx context.Context, ls []models.Lead, eventsFor 
 		return nil, wrap("insert captured", err)
 	}
 	return evs, nil
+}
+
+// StoredLeads reports which of these reserved lead ids are stored: after
+// an InsertCaptured whose outcome is unknown, all of them or none.
+func (s *Store) StoredLeads(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	var found []int64
+	err := s.q(ctx).Model(&models.Lead{}).Where("id IN ?", ids).Pluck("id", &found).Error
+	out := make(map[int64]bool, len(found))
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, wrap("stored leads", err)
 }
 
 // stamp sets the zero times of new leads to now.
@@ -268,9 +272,9 @@ func queue(evs []models.Event, now time.Time) {
 	}
 }
 
-// pgx runs fn on a pooled connection's own pgx.Conn, for what
+// withPgx runs fn on a pooled connection's own pgx.Conn, for what
 // database/sql cannot say: pipelines. Not for use inside Tx.
-func (s *Store) pgx(ctx context.Context, fn func(*pgx.Conn) error) error {
+func (s *Store) withPgx(ctx context.Context, fn func(*pgx.Conn) error) error {
 	db, ok := s.conn().(*sql.DB)
 	if !ok {
 		return errors.New("store: a pipeline cannot run inside a transaction")

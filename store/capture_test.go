@@ -73,7 +73,7 @@ func TestInsertCaptured(t *testing.T) {
 			if err != nil || len(got) != 1 {
 				t.Fatalf("LeadEvents(%d) = %+v, %v; want one event", want.LeadID, got, err)
 			}
-			if got[0].ID == 0 || got[0].ID != want.ID || got[0].EventID != want.EventID || got[0].Status != models.EventQueued ||
+			if got[0].ID == 0 || got[0].EventID != want.EventID || got[0].Status != models.EventQueued ||
 				got[0].Currency != want.Currency || !reflect.DeepEqual(got[0].Value, want.Value) || !reflect.DeepEqual(got[0].OriginID, want.OriginID) {
 				t.Errorf("event as stored %+v; want %+v queued", got[0], want)
 			}
@@ -87,6 +87,27 @@ func TestInsertCaptured(t *testing.T) {
 		}
 		if found, err := s.Leads(ctx, a.ID, store.LeadFilter{Query: "four@example.com"}, nil, 10); err != nil || len(found) != 0 {
 			t.Errorf("after a failed batch: %+v, %v; want no lead four", found, err)
+		}
+	})
+}
+
+// A failing events statement takes the leads of the same call with it: on
+// Postgres the pipeline's implicit transaction is all that holds them
+// together.
+func TestInsertCapturedIsAtomic(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		_, err := insertCaptured(t, s, []models.Lead{lead(a, now, "atom@example.com")}, func(stored []models.Lead) []models.Event {
+			return []models.Event{{AccountID: a.ID, DatasetID: 999_999, LeadID: stored[0].ID, Origin: models.OriginDefault,
+				EventName: "Lead", EventID: "x", EventTime: now}}
+		})
+		if err == nil {
+			t.Fatal("an event of an unknown dataset was stored")
+		}
+		if found, err := s.Leads(ctx, a.ID, store.LeadFilter{Query: "atom@example.com"}, nil, 10); err != nil || len(found) != 0 {
+			t.Errorf("the lead stayed without its event: %d, %v", len(found), err)
 		}
 	})
 }

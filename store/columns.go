@@ -112,7 +112,7 @@ var insertEventsSQL = unnestInsert("events", []column{
 	{"account_id", "bigint"}, {"dataset_id", "bigint"}, {"lead_id", "bigint"}, {"origin_id", "bigint"},
 	{"value", "double precision"}, {"event_time", "timestamptz"}, {"next_attempt_at", "timestamptz"},
 	{"created_at", "timestamptz"}, {"updated_at", "timestamptz"},
-}, eventText) + " RETURNING id"
+}, eventText)
 
 // eventArgs are the column arrays of insertEventsSQL.
 func eventArgs(evs []models.Event) []any {

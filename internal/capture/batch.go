@@ -227,13 +227,26 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 			return evs
 		})
 		if err != nil {
-			return nil, err
+			if !c.committedAnyway(ctx, err, ids != nil, leads) {
+				return nil, err
+			}
+			// The answer was lost after the commit: writing the leads
+			// again, one by one, would store them twice.
+			for k, p := range created {
+				r := c.existingByID(ctx, leads[k].AccountID, leads[k].ID)
+				r.res.Outcome = Created
+				results[p.job], handled[p.job] = r, true
+			}
+			evs, owner = nil, nil
 		}
 		perLead := make([][]models.Event, len(created))
 		for e, k := range owner {
 			perLead[k] = append(perLead[k], evs[e])
 		}
 		for k, p := range created {
+			if handled[p.job] {
+				continue
+			}
 			l := leads[k]
 			var reasons []junk.Reason
 			_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
@@ -251,6 +264,22 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 		}
 	}
 	return results, nil
+}
+
+// committedAnyway tells whether a failed write of leads with reserved ids
+// was in fact committed: a connection lost while reading the answer fails
+// the call after the commit. A conflict, or an error with nothing stored,
+// means nothing was written.
+func (c *Capturer) committedAnyway(ctx context.Context, err error, reserved bool, leads []models.Lead) bool {
+	if !reserved || errors.Is(err, store.ErrConflict) {
+		return false
+	}
+	ids := make([]int64, len(leads))
+	for i, l := range leads {
+		ids[i] = l.ID
+	}
+	stored, serr := c.store.StoredLeads(ctx, ids)
+	return serr == nil && len(stored) > 0
 }
 
 // existingByID answers a capture of a lead already stored.

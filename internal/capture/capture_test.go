@@ -222,3 +222,36 @@ func newJob(t *testing.T, acc models.Account, v Validated, settings junk.Setting
 	return &job{ctx: context.Background(), acc: acc, v: v, settings: settings, lead: l, keys: keys,
 		signals: junkInput(keys, v), done: make(chan jobResult, 1)}
 }
+
+// A write whose answer was lost is known to have committed when its
+// reserved leads are stored; a conflict or nothing stored means it was not.
+func TestCommittedAnyway(t *testing.T) {
+	s := storetest.NewPostgres(t)
+	ctx := t.Context()
+	acc, _ := setup(t, s)
+	c := New(s, func() {})
+	_, ids, err := s.LookupCapture(ctx, nil, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leads := []models.Lead{
+		{ID: ids[0], AccountID: acc.ID, Source: models.SourceWebsite, Email: "a@example.com", Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"},
+		{ID: ids[1], AccountID: acc.ID, Source: models.SourceWebsite, Email: "b@example.com", Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"},
+	}
+	lost := fmt.Errorf("read answer: %w", context.DeadlineExceeded)
+	if c.committedAnyway(ctx, lost, true, leads) {
+		t.Error("nothing is stored yet, but the write counts as committed")
+	}
+	if _, err := s.InsertCaptured(ctx, leads, func([]models.Lead) []models.Event { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !c.committedAnyway(ctx, lost, true, leads) {
+		t.Error("the leads are stored, but the write does not count as committed")
+	}
+	if c.committedAnyway(ctx, fmt.Errorf("insert: %w", store.ErrConflict), true, leads) {
+		t.Error("a conflict counts as committed")
+	}
+	if c.committedAnyway(ctx, lost, false, leads) {
+		t.Error("without reserved ids (SQLite) a failed write counts as committed")
+	}
+}
