@@ -3,6 +3,10 @@
 -- nor attempts is indexed, so with room left on each page (fillfactor) a
 -- claim is a HOT update that touches no index. The fillfactor applies to
 -- pages written from now on.
+--
+-- Stop every replica of the earlier version first: its claims and settles
+-- rely on status 'sending' (README, "Migrations"). The index is rebuilt
+-- inside the migration's transaction, which locks events meanwhile.
 UPDATE events SET status = 'queued' WHERE status = 'sending';
 DROP INDEX events_due_idx;
 CREATE INDEX events_due_idx ON events (dataset_id, event_time, id) WHERE status = 'queued';
