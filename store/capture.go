@@ -277,7 +277,7 @@ func queue(evs []models.Event, now time.Time) {
 func (s *Store) withPgx(ctx context.Context, fn func(*pgx.Conn) error) error {
 	db, ok := s.conn().(*sql.DB)
 	if !ok {
-		return errors.New("store: a pipeline cannot run inside a transaction")
+		return errors.New("a pipeline cannot run inside a transaction")
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -287,7 +287,7 @@ func (s *Store) withPgx(ctx context.Context, fn func(*pgx.Conn) error) error {
 	return conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
-			return fmt.Errorf("store: driver connection is %T, not pgx", dc)
+			return fmt.Errorf("driver connection is %T, not pgx", dc)
 		}
 		return fn(c.Conn())
 	})

@@ -285,7 +285,7 @@ func (s *Store) InsertSendRequest(ctx context.Context, r *models.SendRequest) er
 // LeadsByIDs loads the leads of a batch, keyed by id, with the columns a
 // payload is built from: id, source, partial, junk, event_source_url,
 // meta_lead_id, country, state and match_keys.
-func (s *Store) LeadsByIDs(ctx context.Context, ids []int64) (map[int64]models.Lead, error) {
+func (s *Store) LeadsByIDs(ctx context.Context, accountID int64, ids []int64) (map[int64]models.Lead, error) {
 	const cols = "id, source, partial, junk, event_source_url, meta_lead_id, country, state, match_keys"
 	var (
 		rows *sql.Rows
@@ -293,9 +293,9 @@ func (s *Store) LeadsByIDs(ctx context.Context, ids []int64) (map[int64]models.L
 	)
 	if s.dialect == "postgres" {
 		// One array parameter: a plan Postgres can reuse, whatever the count.
-		rows, err = s.conn().QueryContext(ctx, "SELECT "+cols+" FROM leads WHERE id = ANY($1)", ids)
+		rows, err = s.conn().QueryContext(ctx, "SELECT "+cols+" FROM leads WHERE account_id = $1 AND id = ANY($2)", accountID, ids)
 	} else {
-		rows, err = s.q(ctx).Model(&models.Lead{}).Select(cols).Where("id IN ?", ids).Rows()
+		rows, err = s.q(ctx).Model(&models.Lead{}).Select(cols).Where("account_id = ? AND id IN ?", accountID, ids).Rows()
 	}
 	if err != nil {
 		return nil, wrap("leads by ids", err)

@@ -504,7 +504,7 @@ func firstBatch(ctx context.Context, st *store.Store, db *sql.DB, accountID, dat
 	for i, e := range evs {
 		ids[i] = e.LeadID
 	}
-	leads, err := st.LeadsByIDs(ctx, ids)
+	leads, err := st.LeadsByIDs(ctx, accountID, ids)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -819,7 +819,7 @@ func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n i
 				for i, e := range evs {
 					lids[i] = e.LeadID
 				}
-				_, err = tx.LeadsByIDs(ctx, lids)
+				_, err = tx.LeadsByIDs(ctx, accountID, lids)
 				return err
 			}); err != nil {
 				return err

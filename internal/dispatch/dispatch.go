@@ -230,7 +230,7 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 	for _, e := range evs {
 		leadIDs = append(leadIDs, e.LeadID)
 	}
-	leads, err := s.LeadsByIDs(ctx, leadIDs)
+	leads, err := s.LeadsByIDs(ctx, ds.AccountID, leadIDs)
 	if err != nil {
 		return err
 	}
