@@ -31,4 +31,12 @@ func count(n int64) string {
 	return s
 }
 
+// plural writes n with the noun that goes with it: "1 event", "2 events".
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return count(n) + " " + many
+}
+
 func joinComma(s []string) string { return strings.Join(s, ", ") }

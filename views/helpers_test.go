@@ -9,3 +9,11 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 events", 1: "1 event", 1000: "1,000 events"} {
+		if got := plural(n, "event", "events"); got != want {
+			t.Errorf("plural(%d) = %q; want %q", n, got, want)
+		}
+	}
+}

@@ -990,15 +990,15 @@ func EventPage(p Page, v EventView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var52 string
-				templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(int64(v.Request.EventsCount)))
+				templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(plural(int64(v.Request.EventsCount), "event", "events"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sendlog.templ`, Line: 190, Col: 149}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/sendlog.templ`, Line: 190, Col: 170}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var52))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, " events.</p><pre data-testid=\"event-reply\"><code>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, ".</p><pre data-testid=\"event-reply\"><code>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
