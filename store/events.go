@@ -312,18 +312,17 @@ func (s *Store) LeadsByIDs(ctx context.Context, accountID int64, ids []int64) (m
 	return out, wrap("leads by ids", rows.Err())
 }
 
-// QueueDepth counts events per status across all accounts, for metrics.
+// QueueDepth counts the events still to send across all accounts, for
+// metrics: queued (due, or waiting for a retry) and sending (under a
+// lease). It reads only pending rows, through the claim's partial index;
+// how many were sent, failed or expired is what the settled counters say.
 func (s *Store) QueueDepth(ctx context.Context) (map[models.EventStatus]int64, error) {
-	var rows []struct {
-		Status models.EventStatus
-		N      int64
-	}
-	err := s.q(ctx).Model(&models.Event{}).Select(statusColumn+" AS status, COUNT(*) AS n", time.Now().UTC()).Clauses(groupByFirst).Scan(&rows).Error
-	out := map[models.EventStatus]int64{}
-	for _, r := range rows {
-		out[r.Status] = r.N
-	}
-	return out, wrap("queue depth", err)
+	var row struct{ Queued, Sending int64 }
+	err := s.q(ctx).Model(&models.Event{}).
+		Select("COUNT(*) - COUNT(CASE WHEN lease_until > ? THEN 1 END) AS queued, COUNT(CASE WHEN lease_until > ? THEN 1 END) AS sending",
+			time.Now().UTC(), time.Now().UTC()).
+		Where("status = ?", models.EventQueued).Scan(&row).Error
+	return map[models.EventStatus]int64{models.EventQueued: row.Queued, models.EventSending: row.Sending}, wrap("queue depth", err)
 }
 
 // settleBulk is SettleEvents in one statement on Postgres: a batch of 1000

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -18,16 +17,9 @@ type EventFilter struct {
 	From, To  time.Time
 }
 
-// statusColumn is an event's status as people see it: a claim leases
+// shownStatus is an event's status as people see it: a claim leases
 // events without changing their status (0004), so a queued event whose
-// lease still runs at ? is sending.
-const statusColumn = "CASE WHEN status = 'queued' AND lease_until > ? THEN 'sending' ELSE status END"
-
-// groupByFirst groups by the first column selected, an expression such as
-// statusColumn (gorm's Group would quote "1" as a name).
-var groupByFirst = clause.GroupBy{Columns: []clause.Column{{Name: "1", Raw: true}}}
-
-// shownStatus is statusColumn for an event read whole.
+// lease still runs is sending.
 func shownStatus(e models.Event, now time.Time) models.EventStatus {
 	if e.Status == models.EventQueued && e.LeaseUntil != nil && e.LeaseUntil.After(now) {
 		return models.EventSending

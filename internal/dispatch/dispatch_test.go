@@ -524,6 +524,7 @@ func TestMetrics(t *testing.T) {
 	d := dispatch.New(dispatch.Options{Store: s, Sender: &capi.Client{}, Box: b.box, GraphURL: b.meta.URL, Now: b.clock.now, Log: quiet, Metrics: m})
 	b.queue(3, b.clock.now().Add(-time.Hour), nil)
 	b.queue(1, b.clock.now().Add(-8*24*time.Hour), nil)
+	b.queue(2, b.clock.now().Add(time.Hour), nil) // in the future: they wait
 	if _, err := d.Drain(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -551,9 +552,8 @@ func TestMetrics(t *testing.T) {
 	want := map[string]float64{
 		"leadsignal_events_settled_total{sent}":    3,
 		"leadsignal_events_settled_total{expired}": 1,
-		"leadsignal_events_queue{sent}":            3,
-		"leadsignal_events_queue{expired}":         1,
-		"leadsignal_events_queue{queued}":          0,
+		"leadsignal_events_queue{queued}":          2,
+		"leadsignal_events_queue{sending}":         0,
 		"leadsignal_capi_request_seconds":          1,
 		"leadsignal_capi_batch_events":             1,
 	}
@@ -561,6 +561,9 @@ func TestMetrics(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s = %v; want %v", k, got[k], v)
 		}
+	}
+	if _, ok := got["leadsignal_events_queue{sent}"]; ok {
+		t.Error("sent events are not in the queue; the settled counters count them")
 	}
 }
 

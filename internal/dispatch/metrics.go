@@ -6,7 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
 
@@ -37,7 +36,7 @@ func NewMetrics(reg prometheus.Registerer, s *store.Store) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.settledTotal, m.latency, m.batchSize, &depthCollector{store: s,
-		desc: prometheus.NewDesc("leadsignal_events_queue", "Events in the outbox by status.", []string{"status"}, nil)})
+		desc: prometheus.NewDesc("leadsignal_events_queue", "Events still to send, by status: queued or sending.", []string{"status"}, nil)})
 	return m
 }
 
@@ -58,7 +57,7 @@ func (m *Metrics) request(d time.Duration, events int) {
 	m.batchSize.Observe(float64(events))
 }
 
-// depthCollector counts the outbox per status when Prometheus scrapes.
+// depthCollector counts the events still to send when Prometheus scrapes.
 type depthCollector struct {
 	store *store.Store
 	desc  *prometheus.Desc
@@ -74,7 +73,7 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
-	for _, st := range models.EventStatuses {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(depth[st]), string(st))
+	for st, n := range depth {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), string(st))
 	}
 }
