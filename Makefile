@@ -7,7 +7,7 @@
 #   make test           fmt + vet + check-generate + all tests (SQLite, Postgres, browser)
 #   make test-pg        same as test, but a missing Postgres is an error
 #   make lint           vet, gofmt and golangci-lint (when installed)
-#   make bench          capture and dispatch budgets against a throwaway Postgres
+#   make bench          capture, dispatch and pages budgets against a throwaway Postgres
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -78,7 +78,7 @@ lint: check-generate fmt-check vet
 	fi
 
 bench:
-	GO="$(GO)" $(TESTENV) bash -c 'bash .ci/bench; rc=$$?; bash .ci/bench-dispatch || rc=1; exit $$rc'
+	GO="$(GO)" $(TESTENV) bash -c 'bash .ci/bench; rc=$$?; bash .ci/bench-dispatch || rc=1; bash .ci/bench-pages || rc=1; exit $$rc'
 
 clean:
 	rm -rf bin

@@ -96,27 +96,29 @@ func (s *Store) filterLeads(ctx context.Context, accountID int64, f LeadFilter) 
 	if !f.To.IsZero() {
 		q = q.Where("created_at < ?", f.To.UTC())
 	}
+	// Literal predicates: a plan for any parameters can then use the
+	// partial indexes of 0005.
 	switch f.Junk {
 	case "junk":
-		q = q.Where("junk = ?", true)
+		q = q.Where("junk")
 	case "clean":
-		q = q.Where("junk = ?", false)
+		q = q.Where("NOT junk")
 	}
 	if f.Source != "" {
 		q = q.Where("source = ?", f.Source)
 	}
 	switch f.Partial {
 	case "yes":
-		q = q.Where("partial = ?", true)
+		q = q.Where("partial")
 	case "no":
-		q = q.Where("partial = ?", false)
+		q = q.Where("NOT partial")
 	}
 	switch f.Stage {
 	case "":
 	case "none":
 		q = q.Where("stage = ''")
 	default:
-		q = q.Where("stage = ?", f.Stage)
+		q = q.Where("stage <> '' AND stage = ?", f.Stage)
 	}
 	if f.EmailHash != "" {
 		q = q.Where("email_hash = ?", f.EmailHash)

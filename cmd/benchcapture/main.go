@@ -24,7 +24,6 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -38,6 +37,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 
+	"github.com/leadsignal/leadsignal/internal/benchkit"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/web"
@@ -86,7 +86,7 @@ func run() error {
 	}
 
 	ctx := context.Background()
-	dbURL, drop, err := privateSchema(ctx, cfg.database, cfg.keep)
+	dbURL, drop, err := benchkit.PrivateSchema(ctx, cfg.database, "benchcapture", cfg.keep)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if err := seedHistory(ctx, dbURL, acc.ID, cfg.history); err != nil {
+	if err := benchkit.SeedLeads(ctx, dbURL, acc.ID, cfg.history); err != nil {
 		return fmt.Errorf("seed history: %w", err)
 	}
 
@@ -158,77 +158,6 @@ func randomKey() []byte {
 	return b
 }
 
-// privateSchema creates a schema bench_<random> in the database and returns
-// a URL whose connections use it, and a func that drops it.
-func privateSchema(ctx context.Context, base string, keep bool) (string, func(), error) {
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		return "", nil, fmt.Errorf("open database: %w", err)
-	}
-	schema := "bench_" + strings.ToLower(rand.Text()[:12])
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		admin.Close()
-		return "", nil, fmt.Errorf("create schema: %w", err)
-	}
-	drop := func() {
-		defer admin.Close()
-		if keep {
-			fmt.Fprintf(os.Stderr, "benchcapture: kept schema %s\n", schema)
-			return
-		}
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			fmt.Fprintf(os.Stderr, "benchcapture: drop schema %s: %v\n", schema, err)
-		}
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		drop()
-		return "", nil, fmt.Errorf("parse database URL: %w", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), drop, nil
-}
-
-// seedHistory gives the account n earlier leads over the last 30 days,
-// each with a queued Lead event per dataset, and refreshes the planner's
-// statistics: the run then meets the table sizes and query plans of an
-// account in use, not those of an empty database.
-func seedHistory(ctx context.Context, dbURL string, accountID int64, n int) error {
-	db, err := sql.Open("pgx", dbURL)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if n > 0 {
-		if _, err := db.ExecContext(ctx, `
-INSERT INTO leads (account_id, external_id, source, email, phone, phone_e164, first_name, last_name,
-	country, client_ip_address, client_user_agent, event_source_url, match_keys, email_hash, phone_hash,
-	created_at, received_at, updated_at)
-SELECT $1, 'hist-' || i, 'website', 'lead' || i || '@example.com', '+1555' || lpad(i::text, 7, '0'),
-	'1555' || lpad(i::text, 7, '0'), 'Pat', 'Smith', 'US', '203.0.113.7',
-	'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36', 'https://example.com/quote', '{}',
-	encode(sha256(convert_to('lead' || i || '@example.com', 'UTF8')), 'hex'),
-	encode(sha256(convert_to('1555' || lpad(i::text, 7, '0'), 'UTF8')), 'hex'),
-	t, t, t
-FROM generate_series(1, $2) AS i, LATERAL (SELECT now() - (i % 43200) * interval '1 minute') AS c(t)`, accountID, n); err != nil {
-			return err
-		}
-		if _, err := db.ExecContext(ctx, `
-INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status,
-	next_attempt_at, created_at, updated_at)
-SELECT l.account_id, d.id, l.id, 'default', 'Lead', md5(d.id || ':' || l.id), l.created_at, 'dry_run',
-	l.created_at, l.created_at, l.created_at
-FROM leads l JOIN datasets d ON d.account_id = l.account_id
-WHERE l.account_id = $1`, accountID); err != nil {
-			return err
-		}
-	}
-	_, err = db.ExecContext(ctx, "VACUUM ANALYZE")
-	return err
-}
-
 // countRows counts the leads and events stored by the run, not the history.
 func countRows(ctx context.Context, dbURL string) (leads, events int64, err error) {
 	db, err := sql.Open("pgx", dbURL)
@@ -237,7 +166,7 @@ func countRows(ctx context.Context, dbURL string) (leads, events int64, err erro
 	}
 	defer db.Close()
 	err = db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM leads WHERE external_id IS NULL OR external_id NOT LIKE 'hist-%'),
-	(SELECT count(*) FROM events WHERE status <> 'dry_run' OR created_at > now() - interval '1 hour')`).Scan(&leads, &events)
+	(SELECT count(*) FROM events WHERE event_id NOT LIKE 'hist-%')`).Scan(&leads, &events)
 	return leads, events, err
 }
 

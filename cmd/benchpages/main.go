@@ -1,0 +1,320 @@
+// Command benchpages measures DESIGN.md's pages budget ("Budgets"): pages
+// answer with a p95 under 100 ms when the account holds a million leads,
+// and the server stays under 150 MB of RSS.
+//
+// It creates a private schema in a Postgres database, gives one account
+// -leads leads of the last 30 days with their events (internal/benchkit),
+// serves the real web handler on a loopback port in this process, signs a
+// user in through the login form, and has -c clients request the account's
+// pages in turn for -d. It prints each page's p50/p95/max, the p95 over all
+// requests and the process's peak RSS, as key=value lines too, and exits
+// non-zero when the budget is missed or a request failed.
+//
+// The server and the clients share the process, so the peak RSS is an
+// upper bound for the server's.
+//
+// It is run by .ci/bench-pages (make bench).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/benchkit"
+	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/web"
+)
+
+// Budgets of DESIGN.md.
+const (
+	budgetP95 = 100 * time.Millisecond
+	budgetRSS = 150 // MB
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchpages:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	database string
+	leads    int
+	conc     int
+	dur      time.Duration
+	keep     bool
+}
+
+func run() error {
+	var cfg config
+	def := os.Getenv("TEST_DATABASE_URL")
+	if def == "" {
+		def = os.Getenv("DATABASE_URL")
+	}
+	flag.StringVar(&cfg.database, "database", def, "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
+	flag.IntVar(&cfg.leads, "leads", 1_000_000, "leads in the account")
+	flag.IntVar(&cfg.conc, "c", 4, "concurrent clients")
+	flag.DurationVar(&cfg.dur, "d", 10*time.Second, "measured duration")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
+	flag.Parse()
+	if cfg.database == "" {
+		return errors.New("no database: set -database, TEST_DATABASE_URL or DATABASE_URL (make bench starts a throwaway Postgres)")
+	}
+	if cfg.conc < 1 || cfg.dur <= 0 || cfg.leads < 1 {
+		return errors.New("-c, -d and -leads must be positive")
+	}
+
+	ctx := context.Background()
+	dbURL, drop, err := benchkit.PrivateSchema(ctx, cfg.database, "benchpages", cfg.keep)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	st, err := store.Open(ctx, store.Options{PostgresURL: dbURL})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	const email, pw = "bench@example.com", "bench-password-1"
+	hash, err := password.Hash(pw)
+	if err != nil {
+		return err
+	}
+	u, err := st.CreateUser(ctx, email, hash, false)
+	if err != nil {
+		return err
+	}
+	acc, err := st.CreateAccount(ctx, models.Account{Slug: "bench", Name: "Bench", Timezone: "America/New_York",
+		DefaultCountry: "US", Currency: "USD"}, u.ID)
+	if err != nil {
+		return err
+	}
+	d := models.Dataset{AccountID: acc.ID, Name: "Bench pixel", PixelID: "100000000000001", Mode: models.ModeLive, LDU: models.LDUOff}
+	if err := st.CreateDataset(ctx, &d); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := benchkit.SeedLeads(ctx, dbURL, acc.ID, cfg.leads); err != nil {
+		return fmt.Errorf("seed leads: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "benchpages: %d leads and their events loaded in %s\n", cfg.leads, time.Since(start).Round(time.Second))
+
+	srv := &http.Server{
+		Handler: web.New(web.Options{Store: st, Log: slog.New(slog.DiscardHandler),
+			SessionHashKey: randomKey(), SessionBlockKey: randomKey()}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+
+	pages, err := pagesOf(ctx, st, acc.ID, d.ID)
+	if err != nil {
+		return err
+	}
+	clients := make([]*http.Client, cfg.conc)
+	for i := range clients {
+		if clients[i], err = signIn(base, email, pw); err != nil {
+			return err
+		}
+	}
+	// One unmeasured round warms caches and connections.
+	for _, p := range pages {
+		if _, err := fetch(clients[0], base+p.path); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	res := drive(cfg, clients, base, pages)
+	return res.report(pages)
+}
+
+// page is a page of the account, by name.
+type page struct{ name, path string }
+
+// pagesOf lists what people look at most: the leads list and its filters,
+// a search, a lead, the send log and its filters, an event, the datasets.
+func pagesOf(ctx context.Context, st *store.Store, accountID, datasetID int64) ([]page, error) {
+	leads, err := st.Leads(ctx, accountID, store.LeadFilter{}, nil, 1)
+	if err != nil || len(leads) == 0 {
+		return nil, fmt.Errorf("a lead to show: %v", err)
+	}
+	evs, err := st.Events(ctx, accountID, store.EventFilter{}, nil, 1)
+	if err != nil || len(evs) == 0 {
+		return nil, fmt.Errorf("an event to show: %v", err)
+	}
+	acc := "/accounts/" + strconv.FormatInt(accountID, 10)
+	return []page{
+		{"leads", acc + "/leads"},
+		{"leads junk", acc + "/leads?junk=junk"},
+		{"leads won", acc + "/leads?stage=won"},
+		{"leads last 7 days", acc + "/leads?from=" + time.Now().AddDate(0, 0, -7).Format("2006-01-02")},
+		{"leads email search", acc + "/leads?q=lead777%40example.com"},
+		{"leads name search", acc + "/leads?q=smith42"},
+		{"lead", acc + "/leads/" + strconv.FormatInt(leads[0].ID, 10)},
+		{"send log", acc + "/events"},
+		{"send log failed", acc + "/events?status=failed"},
+		{"event", acc + "/events/" + strconv.FormatInt(evs[0].ID, 10)},
+		{"datasets", acc + "/datasets"},
+		{"dataset", acc + "/datasets/" + strconv.FormatInt(datasetID, 10)},
+	}, nil
+}
+
+var csrfRE = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+// signIn logs in through the form, as a browser would, and returns a
+// client holding the session.
+func signIn(base, email, pw string) (*http.Client, error) {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	body, err := fetch(c, base+"/login")
+	if err != nil {
+		return nil, err
+	}
+	m := csrfRE.FindStringSubmatch(body)
+	if m == nil {
+		return nil, errors.New("login form without a CSRF token")
+	}
+	res, err := c.PostForm(base+"/login", url.Values{"email": {email}, "password": {pw}, "_csrf": {m[1]}})
+	if err != nil {
+		return nil, err
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		return nil, fmt.Errorf("login: status %d", res.StatusCode)
+	}
+	return c, nil
+}
+
+func fetch(c *http.Client, u string) (string, error) {
+	res, err := c.Get(u)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err == nil && res.StatusCode != http.StatusOK {
+		err = fmt.Errorf("status %d", res.StatusCode)
+	}
+	return string(b), err
+}
+
+type result struct {
+	lat      map[string][]time.Duration
+	errors   int
+	firstErr string
+}
+
+// drive has each client request the pages in turn, starting at its own
+// page, until the duration is up.
+func drive(cfg config, clients []*http.Client, base string, pages []page) *result {
+	res := &result{lat: map[string][]time.Duration{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	end := time.Now().Add(cfg.dur)
+	for i, c := range clients {
+		wg.Go(func() {
+			for n := i; time.Now().Before(end); n++ {
+				p := pages[n%len(pages)]
+				t0 := time.Now()
+				_, err := fetch(c, base+p.path)
+				d := time.Since(t0)
+				mu.Lock()
+				if err != nil {
+					res.errors++
+					if res.firstErr == "" {
+						res.firstErr = p.name + ": " + err.Error()
+					}
+				} else {
+					res.lat[p.name] = append(res.lat[p.name], d)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return res
+}
+
+func (r *result) report(pages []page) error {
+	var all []time.Duration
+	fmt.Printf("%-20s %6s %9s %9s %9s\n", "page", "n", "p50 ms", "p95 ms", "max ms")
+	for _, p := range pages {
+		l := r.lat[p.name]
+		slices.Sort(l)
+		all = append(all, l...)
+		fmt.Printf("%-20s %6d %9.1f %9.1f %9.1f\n", p.name, len(l), ms(pct(l, 0.5)), ms(pct(l, 0.95)), ms(pct(l, 1)))
+	}
+	slices.Sort(all)
+	p95, rss := pct(all, 0.95), peakRSSMB()
+	verdict := "PASS"
+	if p95 > budgetP95 || rss > budgetRSS || r.errors > 0 {
+		verdict = "FAIL"
+	}
+	fmt.Printf("requests=%d\nerrors=%d\np95_ms=%.1f\npeak_rss_mb=%d\nverdict=%s\n", len(all), r.errors, ms(p95), rss, verdict)
+	if r.errors > 0 {
+		return fmt.Errorf("%d requests failed; first: %s", r.errors, r.firstErr)
+	}
+	if verdict == "FAIL" {
+		return fmt.Errorf("p95 %.1f ms (budget %v), peak RSS %d MB (budget %d)", ms(p95), budgetP95, rss, budgetRSS)
+	}
+	return nil
+}
+
+func randomKey() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// pct is the q-quantile of sorted latencies (nearest rank).
+func pct(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// peakRSSMB is this process's peak resident memory (VmHWM), in MB.
+func peakRSSMB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
