@@ -39,7 +39,6 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/benchkit"
 	"github.com/leadsignal/leadsignal/models"
-	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/web"
 )
 
@@ -64,11 +63,7 @@ type config struct {
 
 func run() error {
 	var cfg config
-	def := os.Getenv("TEST_DATABASE_URL")
-	if def == "" {
-		def = os.Getenv("DATABASE_URL")
-	}
-	flag.StringVar(&cfg.database, "database", def, "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
+	flag.StringVar(&cfg.database, "database", benchkit.Database(), "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
 	flag.IntVar(&cfg.conc, "c", 16, "concurrent clients")
 	flag.DurationVar(&cfg.dur, "d", 10*time.Second, "measured duration")
 	flag.DurationVar(&cfg.warmup, "warmup", 2*time.Second, "unmeasured warmup before the measured duration")
@@ -78,28 +73,16 @@ func run() error {
 	flag.IntVar(&cfg.pgPID, "pg-pid", 0, "the local Postgres postmaster's pid: report Postgres CPU per lead in the measured window")
 	flag.IntVar(&cfg.datasets, "datasets", 1, "datasets (dry_run) in the account: a clean complete lead queues one Lead event to each")
 	flag.Parse()
-	if cfg.database == "" {
-		return errors.New("no database: set -database, TEST_DATABASE_URL or DATABASE_URL (make bench starts a throwaway Postgres)")
-	}
 	if cfg.conc < 1 || cfg.dur <= 0 || cfg.warmup < 0 {
 		return errors.New("-c must be at least 1, -d positive and -warmup not negative")
 	}
 
 	ctx := context.Background()
-	dbURL, drop, err := benchkit.PrivateSchema(ctx, cfg.database, "benchcapture", cfg.keep)
+	st, dbURL, done, err := benchkit.OpenStore(ctx, cfg.database, "benchcapture", cfg.keep)
 	if err != nil {
 		return err
 	}
-	defer drop()
-
-	st, err := store.Open(ctx, store.Options{PostgresURL: dbURL})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
+	defer done()
 	acc, err := st.CreateAccount(ctx, models.Account{
 		Slug: "bench", Name: "Bench", Timezone: "America/New_York", DefaultCountry: "US", Currency: "USD",
 	}, 0)
@@ -125,8 +108,8 @@ func run() error {
 		Handler: web.New(web.Options{
 			Store:           st,
 			Log:             slog.New(slog.DiscardHandler),
-			SessionHashKey:  randomKey(),
-			SessionBlockKey: randomKey(),
+			SessionHashKey:  benchkit.RandomKey(),
+			SessionBlockKey: benchkit.RandomKey(),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
@@ -150,12 +133,6 @@ func run() error {
 		return fmt.Errorf("%d requests failed; first: %s", res.errors, res.firstErr)
 	}
 	return nil
-}
-
-func randomKey() []byte {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return b
 }
 
 // countRows counts the leads and events stored by the run, not the history.
@@ -192,39 +169,28 @@ func (r *result) print(cfg config, stored, events int64) {
 	n := len(r.lat)
 	slices.Sort(r.lat)
 	rate := float64(n) / r.window.Seconds()
-	p50, p99, pmax := pct(r.lat, 0.50), pct(r.lat, 0.99), pct(r.lat, 1)
+	p50, p99, pmax := benchkit.Percentile(r.lat, 0.50), benchkit.Percentile(r.lat, 0.99), benchkit.Percentile(r.lat, 1)
 	var avgBody int64
 	if n+int(r.warmupN) > 0 {
 		avgBody = r.bytesSent / int64(n+int(r.warmupN))
 	}
 	fmt.Printf("capture: %d leads in %s (%.0f leads/s), p50 %.2fms, p99 %.2fms, errors %d\n",
-		n, r.window.Round(time.Millisecond), rate, ms(p50), ms(p99), r.errors)
+		n, r.window.Round(time.Millisecond), rate, benchkit.Millis(p50), benchkit.Millis(p99), r.errors)
 	fmt.Printf("capture: c=%d warmup=%s (%d leads), created %d, existing %d, junk %d (%.1f%%), max %.2fms, avg body %d B, stored %d leads and %d events\n",
-		cfg.conc, cfg.warmup, r.warmupN, r.created, r.existing, r.junk, 100*float64(r.junk)/float64(max(n, 1)), ms(pmax), avgBody, stored, events)
+		cfg.conc, cfg.warmup, r.warmupN, r.created, r.existing, r.junk, 100*float64(r.junk)/float64(max(n, 1)), benchkit.Millis(pmax), avgBody, stored, events)
 	fmt.Printf("capture: Go process CPU %.2fs in the window = %.3f ms/lead (server and clients; Postgres not included)\n",
-		r.cpu.Seconds(), ms(r.cpu)/float64(max(n, 1)))
+		r.cpu.Seconds(), benchkit.Millis(r.cpu)/float64(max(n, 1)))
 	if r.pgCPU > 0 {
-		fmt.Printf("capture: Postgres CPU %.2fs in the window = %.3f ms/lead\n", r.pgCPU.Seconds(), ms(r.pgCPU)/float64(max(n, 1)))
-		fmt.Printf("pg_cpu_ms_per_lead=%.3f\n", ms(r.pgCPU)/float64(max(n, 1)))
+		fmt.Printf("capture: Postgres CPU %.2fs in the window = %.3f ms/lead\n", r.pgCPU.Seconds(), benchkit.Millis(r.pgCPU)/float64(max(n, 1)))
+		fmt.Printf("pg_cpu_ms_per_lead=%.3f\n", benchkit.Millis(r.pgCPU)/float64(max(n, 1)))
 	}
 	fmt.Printf("leads=%d\n", n)
 	fmt.Printf("warmup_leads=%d\n", r.warmupN)
 	fmt.Printf("leads_per_sec=%.1f\n", rate)
-	fmt.Printf("p50_ms=%.3f\n", ms(p50))
-	fmt.Printf("p99_ms=%.3f\n", ms(p99))
+	fmt.Printf("p50_ms=%.3f\n", benchkit.Millis(p50))
+	fmt.Printf("p99_ms=%.3f\n", benchkit.Millis(p99))
 	fmt.Printf("errors=%d\n", r.errors)
-	fmt.Printf("go_cpu_ms_per_lead=%.3f\n", ms(r.cpu)/float64(max(n, 1)))
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// pct is the q-quantile of sorted latencies (nearest rank).
-func pct(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(sorted))+0.5) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
+	fmt.Printf("go_cpu_ms_per_lead=%.3f\n", benchkit.Millis(r.cpu)/float64(max(n, 1)))
 }
 
 // drive runs cfg.conc clients for the warmup and the measured window. A

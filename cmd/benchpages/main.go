@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -66,37 +65,22 @@ type config struct {
 
 func run() error {
 	var cfg config
-	def := os.Getenv("TEST_DATABASE_URL")
-	if def == "" {
-		def = os.Getenv("DATABASE_URL")
-	}
-	flag.StringVar(&cfg.database, "database", def, "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
+	flag.StringVar(&cfg.database, "database", benchkit.Database(), "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
 	flag.IntVar(&cfg.leads, "leads", 1_000_000, "leads in the account")
 	flag.IntVar(&cfg.conc, "c", 4, "concurrent clients")
 	flag.DurationVar(&cfg.dur, "d", 10*time.Second, "measured duration")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
 	flag.Parse()
-	if cfg.database == "" {
-		return errors.New("no database: set -database, TEST_DATABASE_URL or DATABASE_URL (make bench starts a throwaway Postgres)")
-	}
 	if cfg.conc < 1 || cfg.dur <= 0 || cfg.leads < 1 {
 		return errors.New("-c, -d and -leads must be positive")
 	}
 
 	ctx := context.Background()
-	dbURL, drop, err := benchkit.PrivateSchema(ctx, cfg.database, "benchpages", cfg.keep)
+	st, dbURL, done, err := benchkit.OpenStore(ctx, cfg.database, "benchpages", cfg.keep)
 	if err != nil {
 		return err
 	}
-	defer drop()
-	st, err := store.Open(ctx, store.Options{PostgresURL: dbURL})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
+	defer done()
 	const email, pw = "bench@example.com", "bench-password-1"
 	hash, err := password.Hash(pw)
 	if err != nil {
@@ -123,7 +107,7 @@ func run() error {
 
 	srv := &http.Server{
 		Handler: web.New(web.Options{Store: st, Log: slog.New(slog.DiscardHandler),
-			SessionHashKey: randomKey(), SessionBlockKey: randomKey()}),
+			SessionHashKey: benchkit.RandomKey(), SessionBlockKey: benchkit.RandomKey()}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -269,39 +253,22 @@ func (r *result) report(pages []page) error {
 		l := r.lat[p.name]
 		slices.Sort(l)
 		all = append(all, l...)
-		fmt.Printf("%-20s %6d %9.1f %9.1f %9.1f\n", p.name, len(l), ms(pct(l, 0.5)), ms(pct(l, 0.95)), ms(pct(l, 1)))
+		fmt.Printf("%-20s %6d %9.1f %9.1f %9.1f\n", p.name, len(l), benchkit.Millis(benchkit.Percentile(l, 0.5)), benchkit.Millis(benchkit.Percentile(l, 0.95)), benchkit.Millis(benchkit.Percentile(l, 1)))
 	}
 	slices.Sort(all)
-	p95, rss := pct(all, 0.95), peakRSSMB()
+	p95, rss := benchkit.Percentile(all, 0.95), peakRSSMB()
 	verdict := "PASS"
 	if p95 > budgetP95 || rss > budgetRSS || r.errors > 0 {
 		verdict = "FAIL"
 	}
-	fmt.Printf("requests=%d\nerrors=%d\np95_ms=%.1f\npeak_rss_mb=%d\nverdict=%s\n", len(all), r.errors, ms(p95), rss, verdict)
+	fmt.Printf("requests=%d\nerrors=%d\np95_ms=%.1f\npeak_rss_mb=%d\nverdict=%s\n", len(all), r.errors, benchkit.Millis(p95), rss, verdict)
 	if r.errors > 0 {
 		return fmt.Errorf("%d requests failed; first: %s", r.errors, r.firstErr)
 	}
 	if verdict == "FAIL" {
-		return fmt.Errorf("p95 %.1f ms (budget %v), peak RSS %d MB (budget %d)", ms(p95), budgetP95, rss, budgetRSS)
+		return fmt.Errorf("p95 %.1f ms (budget %v), peak RSS %d MB (budget %d)", benchkit.Millis(p95), budgetP95, rss, budgetRSS)
 	}
 	return nil
-}
-
-func randomKey() []byte {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return b
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// pct is the q-quantile of sorted latencies (nearest rank).
-func pct(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(sorted))+0.5) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 // peakRSSMB is this process's peak resident memory (VmHWM), in MB.

@@ -6,12 +6,16 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/leadsignal/leadsignal/store"
 )
 
 // PrivateSchema creates a schema bench_<random> in the database and returns
@@ -90,4 +94,57 @@ WHERE l.account_id = $1 AND NOT l.junk AND NOT l.partial`, accountID); err != ni
 	}
 	_, err = db.ExecContext(ctx, "VACUUM ANALYZE")
 	return err
+}
+
+// Database is the Postgres URL a load driver uses by default:
+// TEST_DATABASE_URL (make bench), else DATABASE_URL.
+func Database() string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return os.Getenv("DATABASE_URL")
+}
+
+// OpenStore opens a migrated store on a private schema of the database
+// (PrivateSchema) and returns it with the schema's URL and a func that
+// closes the store and drops the schema.
+func OpenStore(ctx context.Context, base, who string, keep bool) (*store.Store, string, func(), error) {
+	if base == "" {
+		return nil, "", nil, errors.New("no database: set -database, TEST_DATABASE_URL or DATABASE_URL (make bench starts a throwaway Postgres)")
+	}
+	dbURL, drop, err := PrivateSchema(ctx, base, who, keep)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	st, err := store.Open(ctx, store.Options{PostgresURL: dbURL})
+	if err != nil {
+		drop()
+		return nil, "", nil, err
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		st.Close()
+		drop()
+		return nil, "", nil, fmt.Errorf("migrate: %w", err)
+	}
+	return st, dbURL, func() { st.Close(); drop() }, nil
+}
+
+// RandomKey is 32 random bytes, for session keys.
+func RandomKey() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}
+
+// Millis is d in milliseconds.
+func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Percentile is the q-quantile of sorted durations (nearest rank); 0 for
+// none.
+func Percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }
