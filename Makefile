@@ -1,6 +1,8 @@
 # leadsignal developer and CI tasks (GNU make).
 #
-#   make run            run the server (SQLite under ./data unless DATABASE_URL is set)
+#   make run            run the server (SQLite under ./data unless DATABASE_URL is set),
+#                       with a dev admin (admin@example.com, leadsignal-dev) and a
+#                       demo account on first run
 #   make build          static binary in bin/leadsignal
 #   make generate       regenerate templ views (views/*_templ.go)
 #   make check-generate fail when the committed *_templ.go are stale
@@ -21,8 +23,16 @@ TEST      := $(strip $(GO) test -tags browser -count=1 -timeout 20m $(TESTFLAGS)
 
 .PHONY: run build generate check-generate fmt-check vet test test-pg lint bench clean
 
+DEV_ADMIN    := admin@example.com
+DEV_PASSWORD := leadsignal-dev
+
 run:
-	$(GO) run ./cmd/leadsignal
+	@$(GO) build -o bin/leadsignal-dev ./cmd/leadsignal
+	@if printf '%s\n' '$(DEV_PASSWORD)' | bin/leadsignal-dev user create --email $(DEV_ADMIN) --admin >/dev/null 2>&1; then \
+		bin/leadsignal-dev account create --name Demo --slug demo --owner $(DEV_ADMIN) >/dev/null; \
+		echo "make run: sign in as $(DEV_ADMIN) with password $(DEV_PASSWORD) (account Demo)"; \
+	fi
+	bin/leadsignal-dev
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/leadsignal ./cmd/leadsignal
