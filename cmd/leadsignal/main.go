@@ -41,7 +41,8 @@ const usage = `usage:
   leadsignal user create --email E [--admin]     password read from stdin
   leadsignal account create --name N --slug S [--country CC] [--owner EMAIL]
   leadsignal key create --account SLUG --name N   prints a new ingest key once
-  leadsignal setup apply -f FILE       create or update accounts and datasets to match a setup file
+  leadsignal setup apply -f FILE [--dry-run] [--owner EMAIL]
+                                     create or update an account and its datasets to match a setup file
   leadsignal setup export --account SLUG   print an account's setup as JSON
 `
 

@@ -31,6 +31,7 @@ func setupApply(ctx context.Context, args []string, e env) error {
 	fs.SetOutput(e.stderr)
 	file := fs.String("f", "", "the setup file (JSON); - reads stdin")
 	dryRun := fs.Bool("dry-run", false, "validate and print the changes, changing nothing")
+	owner := fs.String("owner", "", "email of an existing user to own the account, when the apply creates it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,7 +65,18 @@ func setupApply(ctx context.Context, args []string, e env) error {
 	if *dryRun {
 		do = setup.Plan
 	}
-	report, err := do(ctx, s, box, e.getenv, f)
+	var o setup.Options
+	if *owner != "" {
+		u, err := s.UserByEmail(ctx, *owner)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("setup apply: no user has email %s (create it with leadsignal user create)", *owner)
+		}
+		if err != nil {
+			return err
+		}
+		o.OwnerID = u.ID
+	}
+	report, err := do(ctx, s, box, e.getenv, f, o)
 	if inv, ok := errors.AsType[*setup.Invalid](err); ok {
 		return setupProblems(e, inv.Problems)
 	}

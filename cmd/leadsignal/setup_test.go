@@ -10,6 +10,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/config"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/models"
 )
 
 const setupToken = "EAAsetuptokenvalue4242"
@@ -49,9 +50,17 @@ func TestSetupApplyAndExport(t *testing.T) {
 			t.Errorf("setup apply --dry-run created the account")
 		}
 
-		r := d.runEnv(t, tokenEnv, "", "setup", "apply", "-f", file)
+		if r := d.runEnv(t, tokenEnv, "", "setup", "apply", "-f", file, "--owner", "nobody@example.com"); r.err == nil ||
+			!strings.Contains(r.err.Error(), "no user has email nobody@example.com") {
+			t.Errorf("setup apply --owner of no user: %v; want it named", r.err)
+		}
+		d.mustRun(t, testPassword+"\n", "user", "create", "--email", "ada@example.com")
+		r := d.runEnv(t, tokenEnv, "", "setup", "apply", "-f", file, "--owner", "ada@example.com")
 		if r.err != nil {
 			t.Fatalf("setup apply: %v\nstderr: %s", r.err, r.stderr)
+		}
+		if strings.Contains(r.stdout, "no members") {
+			t.Errorf("setup apply --owner says the account has no members:\n%s", r.stdout)
 		}
 		for _, want := range []string{"account: created acme", `datasets[0]: created "Main"`,
 			"datasets[0].access_token_env: token set (from $META_TOKEN_ACME)", "junk.too_fast: default → on, threshold 3", "4 changes"} {
@@ -79,6 +88,9 @@ func TestSetupApplyAndExport(t *testing.T) {
 		a, err := s.AccountBySlug(t.Context(), "acme")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if ms, err := s.Members(t.Context(), a.ID); err != nil || len(ms) != 1 || ms[0].Email != "ada@example.com" || ms[0].Role != models.RoleOwner {
+			t.Errorf("members = %+v, %v; want ada as owner", ms, err)
 		}
 		ds, err := s.Datasets(t.Context(), a.ID)
 		if err != nil || len(ds) != 1 {

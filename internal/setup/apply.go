@@ -71,20 +71,27 @@ func plural(n int, word string) string {
 // the junk settings when the file has a junk section. Datasets in the
 // database but not in the file are left alone, with a note. Applying the
 // same file again reports no changes.
-func Apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File) (Report, error) {
-	return apply(ctx, s, box, getenv, f, false)
+func Apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File, o Options) (Report, error) {
+	return apply(ctx, s, box, getenv, f, o, false)
+}
+
+// Options are what an apply takes besides the file.
+type Options struct {
+	// OwnerID, when not 0, is the user who owns the account if the apply
+	// creates it. An existing account's members are left as they are.
+	OwnerID int64
 }
 
 // Plan is Apply without the changes: it reports what Apply would change
 // and rolls everything back.
-func Plan(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File) (Report, error) {
-	return apply(ctx, s, box, getenv, f, true)
+func Plan(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File, o Options) (Report, error) {
+	return apply(ctx, s, box, getenv, f, o, true)
 }
 
 // errPlanOnly rolls back a plan's transaction.
 var errPlanOnly = errors.New("setup: plan only")
 
-func apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File, plan bool) (Report, error) {
+func apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File, o Options, plan bool) (Report, error) {
 	if ps := f.Validate(getenv); len(ps) > 0 {
 		return Report{}, &Invalid{Problems: ps}
 	}
@@ -92,7 +99,7 @@ func apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(strin
 	var r Report
 	err := s.Tx(ctx, func(tx *store.Store) error {
 		r = Report{}
-		a := applier{tx: tx, box: box, getenv: getenv, report: &r}
+		a := applier{tx: tx, box: box, getenv: getenv, owner: o.OwnerID, report: &r}
 		if err := a.run(ctx, f); err != nil {
 			return err
 		}
@@ -115,6 +122,7 @@ type applier struct {
 	tx     *store.Store
 	box    *seal.Box
 	getenv func(string) string
+	owner  int64
 	report *Report
 }
 
@@ -146,13 +154,15 @@ func (a *applier) account(ctx context.Context, spec AccountSpec) (models.Account
 		acc, err = a.tx.CreateAccount(ctx, models.Account{
 			Slug: spec.Slug, Name: spec.Name, Timezone: spec.Timezone, DefaultCountry: spec.DefaultCountry,
 			Currency: spec.Currency, CRMName: spec.CRMName, JunkSettings: "{}",
-		}, 0)
+		}, a.owner)
 		if err != nil {
 			return acc, err
 		}
 		a.change("account", "created %s (%s)", acc.Slug, acc.Name)
-		a.note("account", "the new account has no members, so nobody can open it in the web UI yet; "+
-			"to get an owner, create the account with leadsignal account create --slug %s --name NAME --owner EMAIL before applying", acc.Slug)
+		if a.owner == 0 {
+			a.note("account", "the new account has no members, so nobody can open it in the web UI yet; "+
+				"apply with --owner EMAIL to give it an owner")
+		}
 		return acc, nil
 	}
 	if err != nil {

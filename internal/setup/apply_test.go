@@ -51,7 +51,7 @@ func acmeEnv() map[string]string {
 // mustApply applies f and fails the test on an error.
 func mustApply(t *testing.T, s *store.Store, box *seal.Box, vars map[string]string, f File) Report {
 	t.Helper()
-	r, err := Apply(t.Context(), s, box, env(vars), f)
+	r, err := Apply(t.Context(), s, box, env(vars), f, Options{})
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -249,7 +249,7 @@ func TestApplyInvalidChangesNothing(t *testing.T) {
 		f.Account.Name = "Renamed"   // valid on its own
 		f.Datasets[0].Mode = "turbo" // invalid
 		f.Datasets = append(f.Datasets, DatasetSpec{Name: "New", PixelID: "111111", Mode: models.ModeLive, AccessTokenEnv: "MISSING"})
-		_, err := Apply(t.Context(), s, box, env(acmeEnv()), f)
+		_, err := Apply(t.Context(), s, box, env(acmeEnv()), f, Options{})
 		var inv *Invalid
 		if !errors.As(err, &inv) {
 			t.Fatalf("Apply(invalid) error = %v; want *Invalid", err)
@@ -264,7 +264,7 @@ func TestApplyInvalidChangesNothing(t *testing.T) {
 
 		// A new account is not created either.
 		f.Account.Slug = "other"
-		if _, err := Apply(t.Context(), s, box, env(acmeEnv()), f); err == nil {
+		if _, err := Apply(t.Context(), s, box, env(acmeEnv()), f, Options{}); err == nil {
 			t.Fatal("Apply(invalid, new slug) = nil error")
 		}
 		if _, err := s.AccountBySlug(t.Context(), "other"); !errors.Is(err, store.ErrNotFound) {
@@ -276,7 +276,7 @@ func TestApplyInvalidChangesNothing(t *testing.T) {
 func TestPlanChangesNothing(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
-		r, err := Plan(t.Context(), s, box, env(acmeEnv()), acmeFile())
+		r, err := Plan(t.Context(), s, box, env(acmeEnv()), acmeFile(), Options{})
 		if err != nil {
 			t.Fatalf("Plan: %v", err)
 		}
@@ -287,7 +287,7 @@ func TestPlanChangesNothing(t *testing.T) {
 			t.Errorf("AccountBySlug after Plan = %v; want ErrNotFound", err)
 		}
 		mustApply(t, s, box, acmeEnv(), acmeFile())
-		if r, err := Plan(t.Context(), s, box, env(acmeEnv()), acmeFile()); err != nil || len(r.Changes) != 0 {
+		if r, err := Plan(t.Context(), s, box, env(acmeEnv()), acmeFile(), Options{}); err != nil || len(r.Changes) != 0 {
 			t.Errorf("Plan after Apply = %q, %v; want no changes", r.Changes, err)
 		}
 	})
