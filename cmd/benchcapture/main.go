@@ -25,14 +25,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -58,7 +55,6 @@ type config struct {
 	keep       bool
 	datasets   int
 	history    int
-	pgPID      int
 }
 
 func run() error {
@@ -70,7 +66,6 @@ func run() error {
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured duration (server and clients) to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
 	flag.IntVar(&cfg.history, "history", 100_000, "earlier leads (of the last 30 days, each with its Lead event) the account holds before the run, as a live account would")
-	flag.IntVar(&cfg.pgPID, "pg-pid", 0, "the local Postgres postmaster's pid: report Postgres CPU per lead in the measured window")
 	flag.IntVar(&cfg.datasets, "datasets", 1, "datasets (dry_run) in the account: a clean complete lead queues one Lead event to each")
 	flag.Parse()
 	if cfg.conc < 1 || cfg.dur <= 0 || cfg.warmup < 0 {
@@ -120,7 +115,7 @@ func run() error {
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 
-	res, err := drive(cfg, "http://"+ln.Addr().String()+"/api/v1/leads", secret)
+	res, err := drive(cfg, "http://"+ln.Addr().String()+"/api/v1/leads", secret, benchkit.PostgresPID(ctx, dbURL))
 	if err != nil {
 		return err
 	}
@@ -195,7 +190,7 @@ func (r *result) print(cfg config, stored, events int64) {
 
 // drive runs cfg.conc clients for the warmup and the measured window. A
 // request counts when it completes inside the measured window.
-func drive(cfg config, endpoint, secret string) (*result, error) {
+func drive(cfg config, endpoint, secret string, pgPID int) (*result, error) {
 	tr := &http.Transport{
 		MaxIdleConns:        cfg.conc * 2,
 		MaxIdleConnsPerHost: cfg.conc * 2,
@@ -222,7 +217,8 @@ func drive(cfg config, endpoint, secret string) (*result, error) {
 	var cpuStart, pgStart time.Duration
 	startProfile := func() {
 		profOnce.Do(func() {
-			cpuStart, pgStart = cpuTime(), pgCPUTime(cfg.pgPID)
+			cpuStart = benchkit.CPUTime()
+			pgStart, _ = benchkit.PostgresCPU(pgPID)
 			if cfg.cpuprofile == "" {
 				return
 			}
@@ -309,9 +305,9 @@ func drive(cfg config, endpoint, secret string) (*result, error) {
 	}
 	wg.Wait()
 	profOnce.Do(func() {}) // the warmup timer cannot fire after this
-	res.cpu = cpuTime() - cpuStart
-	if cfg.pgPID > 0 {
-		res.pgCPU = pgCPUTime(cfg.pgPID) - pgStart
+	res.cpu = benchkit.CPUTime() - cpuStart
+	if pg, ok := benchkit.PostgresCPU(pgPID); ok {
+		res.pgCPU = pg - pgStart
 	}
 	if profFile != nil {
 		pprof.StopCPUProfile()
@@ -322,61 +318,6 @@ func drive(cfg config, endpoint, secret string) (*result, error) {
 		return nil, fmt.Errorf("cpu profile: %w", profErr)
 	}
 	return res, nil
-}
-
-// cpuTime is the user and system CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// pgCPUTime is the CPU time a local Postgres cluster has used so far: its
-// postmaster and live backends, and the backends it has reaped (closed
-// connections). 0 when pid is 0 or unreadable.
-func pgCPUTime(pid int) time.Duration {
-	if pid <= 0 {
-		return 0
-	}
-	// Fields after "(comm)": utime is the 12th, stime 13th, cutime 14th,
-	// cstime 15th, in clock ticks (100 a second on Linux).
-	stat := func(pid string) []int64 {
-		b, err := os.ReadFile("/proc/" + pid + "/stat")
-		if err != nil {
-			return nil
-		}
-		_, rest, ok := strings.Cut(string(b), ") ")
-		if !ok {
-			return nil
-		}
-		f := strings.Fields(rest)
-		if len(f) < 15 {
-			return nil
-		}
-		var v []int64
-		for _, s := range f[11:15] {
-			n, _ := strconv.ParseInt(s, 10, 64)
-			v = append(v, n)
-		}
-		return v
-	}
-	self := strconv.Itoa(pid)
-	var ticks int64
-	for _, n := range stat(self) {
-		ticks += n
-	}
-	tasks, _ := filepath.Glob("/proc/" + self + "/task/*/children")
-	for _, t := range tasks {
-		b, _ := os.ReadFile(t)
-		for _, c := range strings.Fields(string(b)) {
-			if v := stat(c); v != nil {
-				ticks += v[0] + v[1]
-			}
-		}
-	}
-	return time.Duration(ticks) * (time.Second / 100)
 }
 
 func post(client *http.Client, endpoint, auth string, body, respBuf []byte) (int, []byte, error) {

@@ -11,10 +11,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
@@ -25,9 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -35,11 +31,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 
+	"github.com/leadsignal/leadsignal/internal/benchkit"
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/normalize"
@@ -75,11 +71,7 @@ const (
 
 func run() error {
 	var cfg config
-	def := os.Getenv("TEST_DATABASE_URL")
-	if def == "" {
-		def = os.Getenv("DATABASE_URL")
-	}
-	flag.StringVar(&cfg.database, "database", def, "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
+	flag.StringVar(&cfg.database, "database", benchkit.Database(), "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
 	flag.IntVar(&cfg.events, "events", 1000000, "events in the backlog (one website lead each)")
 	flag.IntVar(&cfg.dispatchers, "dispatchers", 1, "concurrent dispatchers draining the backlog; the baseline uses as many clients")
 	flag.DurationVar(&cfg.baseline, "baseline", 5*time.Second, "how long the plain client posts ready-made batches")
@@ -90,9 +82,6 @@ func run() error {
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
 	flag.BoolVar(&cfg.loadOnly, "loadonly", false, "load the backlog, keep the schema and stop (to study the queries by hand)")
 	flag.Parse()
-	if cfg.database == "" {
-		return errors.New("no database: set -database, TEST_DATABASE_URL or DATABASE_URL (make bench starts a throwaway Postgres)")
-	}
 	if cfg.events < dispatch.MaxBatch || cfg.dispatchers < 1 || cfg.baseline <= 0 {
 		return fmt.Errorf("-events must be at least %d, -dispatchers at least 1 and -baseline positive", dispatch.MaxBatch)
 	}
@@ -104,23 +93,12 @@ func run() error {
 	}
 
 	ctx := context.Background()
-	dbURL, admin, drop, err := privateSchema(ctx, cfg.database, cfg.keep)
+	st, dbURL, done, err := benchkit.OpenStore(ctx, cfg.database, "benchdispatch", cfg.keep)
 	if err != nil {
 		return err
 	}
-	defer drop()
-
-	st, err := store.Open(ctx, store.Options{PostgresURL: dbURL})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	box, err := seal.New(key)
+	defer done()
+	box, err := seal.New(benchkit.RandomKey())
 	if err != nil {
 		return err
 	}
@@ -201,14 +179,14 @@ func run() error {
 		}
 	}
 
-	rssBefore := procStatusKB("VmHWM")
-	resetPeakRSS()
+	rssBefore := benchkit.ProcStatusKB("VmHWM")
+	benchkit.ResetPeakRSS()
 	fk.reset()
-	dr, err := drain(ctx, cfg, st, box, client, graphURL, admin)
+	dr, err := drain(ctx, cfg, st, box, client, graphURL)
 	if err != nil {
 		return err
 	}
-	dr.peakRSSKB = procStatusKB("VmHWM")
+	dr.peakRSSKB = benchkit.ProcStatusKB("VmHWM")
 	received, refused := fk.received.Load(), fk.refused.Load()
 
 	// Again after the drain: other load on the machine may have changed, so
@@ -246,40 +224,6 @@ func run() error {
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "benchdispatch: "+format+"\n", args...)
-}
-
-// privateSchema creates a schema bench_<random> in the database and returns
-// a URL whose connections use it, a connection to the database itself, and
-// a func that drops the schema.
-func privateSchema(ctx context.Context, base string, keep bool) (string, *sql.DB, func(), error) {
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		return "", nil, nil, fmt.Errorf("open database: %w", err)
-	}
-	schema := "bench_" + strings.ToLower(rand.Text()[:12])
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		admin.Close()
-		return "", nil, nil, fmt.Errorf("create schema: %w", err)
-	}
-	drop := func() {
-		defer admin.Close()
-		if keep {
-			logf("kept schema %s", schema)
-			return
-		}
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			logf("drop schema %s: %v", schema, err)
-		}
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		drop()
-		return "", nil, nil, fmt.Errorf("parse database URL: %w", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), admin, drop, nil
 }
 
 // ---------------------------------------------------------------- loading
@@ -904,7 +848,7 @@ type drainResult struct {
 // drain runs cfg.dispatchers dispatchers until nothing is due. Each runs
 // dispatch.Drain's loop itself (DueDatasets, then one Batch per dataset, until
 // a round makes no progress) to time every batch.
-func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, client *capi.Client, graphURL string, admin *sql.DB) (*drainResult, error) {
+func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, client *capi.Client, graphURL string) (*drainResult, error) {
 	var prof *os.File
 	if cfg.cpuprofile != "" {
 		f, err := os.Create(cfg.cpuprofile)
@@ -917,9 +861,9 @@ func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, clie
 		}
 		prof = f
 	}
-	pgPID := postmasterPID(ctx, admin)
-	pg0 := pgCPU(pgPID)
-	cpu0 := cpuTime()
+	pgPID := benchkit.PostgresPID(ctx, cfg.database)
+	pg0, pgKnown := benchkit.PostgresCPU(pgPID)
+	cpu0 := benchkit.CPUTime()
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 
@@ -973,9 +917,9 @@ func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, clie
 	}
 	wg.Wait()
 	res := &drainResult{wall: time.Since(start), pgCPU: -1}
-	res.goCPU = cpuTime() - cpu0
-	if pg1 := pgCPU(pgPID); pg0 >= 0 && pg1 >= 0 {
-		res.pgCPU = pg1 - pg0
+	res.goCPU = benchkit.CPUTime() - cpu0
+	if pg1, _ := benchkit.PostgresCPU(pgPID); pgKnown {
+		res.pgCPU = (pg1 - pg0).Seconds()
 	}
 	var ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms1)
@@ -1045,14 +989,14 @@ func printSummary(cfg config, dr *drainResult, base baselineResult, probes []pro
 		slices.Sort(s)
 	}
 	nb := max(len(dr.batches), 1)
-	dbEst := func(d time.Duration) float64 { return max(ms(d)-ms(build), 0) }
+	dbEst := func(d time.Duration) float64 { return max(benchkit.Millis(d)-benchkit.Millis(build), 0) }
 
 	fmt.Printf("dispatch: %d events in %s (%.0f events/s), %d requests, DB ms/batch p50 %.1f / p99 %.1f, send ms/batch p50 %.1f / p99 %.1f, peak RSS %.0f MB; baseline fake %.0f events/s; ratio %.3f; budget %.1f %s\n",
-		dr.events, dr.wall.Round(time.Millisecond), rate, dr.requests, dbEst(pct(other, .5)), dbEst(pct(other, .99)),
-		ms(pct(send, .5)), ms(pct(send, .99)), float64(dr.peakRSSKB)/1024, base.rate, ratio, cfg.budget, verdict)
+		dr.events, dr.wall.Round(time.Millisecond), rate, dr.requests, dbEst(benchkit.Percentile(other, .5)), dbEst(benchkit.Percentile(other, .99)),
+		benchkit.Millis(benchkit.Percentile(send, .5)), benchkit.Millis(benchkit.Percentile(send, .99)), float64(dr.peakRSSKB)/1024, base.rate, ratio, cfg.budget, verdict)
 	fmt.Printf("dispatch: per batch (%d batches, mean %.0f events): total p50 %.1f / p99 %.1f / max %.1f ms; not sending (DB + build) p50 %.1f / p99 %.1f ms, mean %.1f ms = %.0f%% of the time; build alone %.1f ms (measured apart, subtracted for \"DB\")\n",
-		len(dr.batches), float64(dr.events)/float64(nb), ms(pct(total, .5)), ms(pct(total, .99)), ms(pct(total, 1)),
-		ms(pct(other, .5)), ms(pct(other, .99)), ms(sumTotal-sumSend)/float64(nb), 100*float64(sumTotal-sumSend)/float64(max(sumTotal, 1)), ms(build))
+		len(dr.batches), float64(dr.events)/float64(nb), benchkit.Millis(benchkit.Percentile(total, .5)), benchkit.Millis(benchkit.Percentile(total, .99)), benchkit.Millis(benchkit.Percentile(total, 1)),
+		benchkit.Millis(benchkit.Percentile(other, .5)), benchkit.Millis(benchkit.Percentile(other, .99)), benchkit.Millis(sumTotal-sumSend)/float64(nb), 100*float64(sumTotal-sumSend)/float64(max(sumTotal, 1)), benchkit.Millis(build))
 	fmt.Printf("dispatch: batch body %d KB (%d B/event); fake=%s; baseline %.0f events/s before the drain, %.0f after (%d requests in 2 x %s, %d client(s))\n",
 		size>>10, size/max(dispatch.MaxBatch, 1), cfg.fake, base.before, base.after, base.requests, cfg.baseline, cfg.dispatchers)
 	pgText := "unknown"
@@ -1074,7 +1018,7 @@ func printSummary(cfg config, dr *drainResult, base baselineResult, probes []pro
 				}
 			}
 			slices.Sort(ts)
-			fmt.Fprintf(&b, " %s %.1f", name, ms(ts[len(ts)/2]))
+			fmt.Fprintf(&b, " %s %.1f", name, benchkit.Millis(ts[len(ts)/2]))
 		}
 		fmt.Printf("dispatch: store calls of one batch on the full backlog (median of %d, ms; the last four without commit):%s\n", len(probes), b.String())
 	}
@@ -1086,13 +1030,13 @@ func printSummary(cfg config, dr *drainResult, base baselineResult, probes []pro
 	fmt.Printf("events_per_sec=%.1f\n", rate)
 	fmt.Printf("requests=%d\n", dr.requests)
 	fmt.Printf("batches=%d\n", len(dr.batches))
-	fmt.Printf("db_ms_p50=%.2f\n", dbEst(pct(other, .5)))
-	fmt.Printf("db_ms_p99=%.2f\n", dbEst(pct(other, .99)))
-	fmt.Printf("nonsend_ms_p50=%.2f\n", ms(pct(other, .5)))
-	fmt.Printf("nonsend_ms_p99=%.2f\n", ms(pct(other, .99)))
-	fmt.Printf("send_ms_p50=%.2f\n", ms(pct(send, .5)))
-	fmt.Printf("send_ms_p99=%.2f\n", ms(pct(send, .99)))
-	fmt.Printf("build_ms=%.2f\n", ms(build))
+	fmt.Printf("db_ms_p50=%.2f\n", dbEst(benchkit.Percentile(other, .5)))
+	fmt.Printf("db_ms_p99=%.2f\n", dbEst(benchkit.Percentile(other, .99)))
+	fmt.Printf("nonsend_ms_p50=%.2f\n", benchkit.Millis(benchkit.Percentile(other, .5)))
+	fmt.Printf("nonsend_ms_p99=%.2f\n", benchkit.Millis(benchkit.Percentile(other, .99)))
+	fmt.Printf("send_ms_p50=%.2f\n", benchkit.Millis(benchkit.Percentile(send, .5)))
+	fmt.Printf("send_ms_p99=%.2f\n", benchkit.Millis(benchkit.Percentile(send, .99)))
+	fmt.Printf("build_ms=%.2f\n", benchkit.Millis(build))
 	fmt.Printf("peak_rss_mb=%.1f\n", float64(dr.peakRSSKB)/1024)
 	fmt.Printf("go_cpu_us_per_event=%.2f\n", 1e6*dr.goCPU.Seconds()/float64(max(dr.events, 1)))
 	if dr.pgCPU >= 0 {
@@ -1104,111 +1048,4 @@ func printSummary(cfg config, dr *drainResult, base baselineResult, probes []pro
 	fmt.Printf("ratio=%.4f\n", ratio)
 	fmt.Printf("budget=%.2f\n", cfg.budget)
 	fmt.Printf("verdict=%s\n", verdict)
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// pct is the q-quantile of sorted durations (nearest rank).
-func pct(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(sorted))+0.5) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-// ---------------------------------------------------------------- process stats
-
-// cpuTime is the user and system CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// procStatusKB reads a "kB" field of /proc/self/status (VmHWM, VmRSS).
-func procStatusKB(field string) int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			v, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return v
-		}
-	}
-	return 0
-}
-
-// resetPeakRSS makes VmHWM start again from the current RSS (Linux 4.0+),
-// so the peak read later is the drain's own.
-func resetPeakRSS() {
-	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
-}
-
-// postmasterPID is the pid of a local Postgres, or 0 when it is not local
-// or not readable.
-func postmasterPID(ctx context.Context, db *sql.DB) int {
-	var dir string
-	if err := db.QueryRowContext(ctx, "SHOW data_directory").Scan(&dir); err != nil {
-		return 0
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
-	if err != nil {
-		return 0
-	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", pid)); err != nil {
-		return 0
-	}
-	return pid
-}
-
-// pgCPU is the CPU seconds the Postgres cluster has used: the postmaster,
-// its reaped children and its live ones; -1 when unknown.
-func pgCPU(pid int) float64 {
-	if pid == 0 {
-		return -1
-	}
-	ticks := func(p int, fields int) float64 {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			return 0
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			return 0
-		}
-		f := strings.Fields(s[i+1:])
-		// After "(comm)": utime is field 14, stime 15, cutime 16, cstime 17.
-		sum := 0.0
-		for k := 11; k < 11+fields && k < len(f); k++ {
-			v, _ := strconv.ParseFloat(f[k], 64)
-			sum += v
-		}
-		return sum
-	}
-	total := ticks(pid, 4)
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue
-		}
-		for _, c := range strings.Fields(string(b)) {
-			if cp, err := strconv.Atoi(c); err == nil {
-				total += ticks(cp, 2)
-			}
-		}
-	}
-	return total / 100 // USER_HZ is 100 on Linux
 }

@@ -31,7 +31,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -256,7 +255,7 @@ func (r *result) report(pages []page) error {
 		fmt.Printf("%-20s %6d %9.1f %9.1f %9.1f\n", p.name, len(l), benchkit.Millis(benchkit.Percentile(l, 0.5)), benchkit.Millis(benchkit.Percentile(l, 0.95)), benchkit.Millis(benchkit.Percentile(l, 1)))
 	}
 	slices.Sort(all)
-	p95, rss := benchkit.Percentile(all, 0.95), peakRSSMB()
+	p95, rss := benchkit.Percentile(all, 0.95), benchkit.ProcStatusKB("VmHWM")/1024
 	verdict := "PASS"
 	if p95 > budgetP95 || rss > budgetRSS || r.errors > 0 {
 		verdict = "FAIL"
@@ -269,19 +268,4 @@ func (r *result) report(pages []page) error {
 		return fmt.Errorf("p95 %.1f ms (budget %v), peak RSS %d MB (budget %d)", benchkit.Millis(p95), budgetP95, rss, budgetRSS)
 	}
 	return nil
-}
-
-// peakRSSMB is this process's peak resident memory (VmHWM), in MB.
-func peakRSSMB() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }
