@@ -60,14 +60,38 @@ func (s *Store) LookupCapture(ctx context.Context, qs []CaptureQuery, reserve in
 	for _, q := range qs {
 		out[q.AccountID] = &CaptureFacts{Existing: map[string]ExistingLead{}}
 	}
-	if s.dialect != "postgres" {
+	var ids []int64
+	var err error
+	if s.dialect == "postgres" {
+		ids, err = s.lookupPipelined(ctx, qs, reserve, out)
+	} else {
 		for _, q := range qs {
-			if err := s.lookupOne(ctx, q, out[q.AccountID]); err != nil {
-				return nil, nil, wrap("capture lookup", err)
+			if err = s.lookupOne(ctx, q, out[q.AccountID]); err != nil {
+				break
 			}
 		}
-		return out, nil, nil
 	}
+	if err != nil {
+		return nil, nil, wrap("capture lookup", err)
+	}
+	// The window is applied to the rows found, not in the queries: a
+	// generic plan would otherwise scan the account's leads by date.
+	for _, q := range qs {
+		f := out[q.AccountID]
+		recent := f.Contacts[:0]
+		for _, c := range f.Contacts {
+			if !c.CreatedAt.Before(q.Since) {
+				recent = append(recent, c)
+			}
+		}
+		f.Contacts = recent
+	}
+	return out, ids, nil
+}
+
+// lookupPipelined is LookupCapture on Postgres: every query of the batch,
+// and the reservation, in one round trip.
+func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve int, out map[int64]*CaptureFacts) ([]int64, error) {
 	var ids []int64
 	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
 		b := &pgx.Batch{}
@@ -94,13 +118,11 @@ UNION ALL
 SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST($3 AS text[])) AS h(hash)
 CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
 	WHERE account_id = $2 AND phone_hash = h.hash AND NOT partial) l`,
-					orNone(q.EmailHashes), q.AccountID, orNone(q.PhoneHashes)).
+					q.EmailHashes, q.AccountID, q.PhoneHashes).
 					Query(func(rows pgx.Rows) error {
 						var c Contact
 						_, err := pgx.ForEachRow(rows, []any{&c.EmailHash, &c.PhoneHash, &c.CreatedAt}, func() error {
-							if !c.CreatedAt.Before(q.Since) {
-								f.Contacts = append(f.Contacts, c)
-							}
+							f.Contacts = append(f.Contacts, c)
 							return nil
 						})
 						return err
@@ -127,10 +149,7 @@ CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
 		}
 		return conn.SendBatch(ctx, b).Close()
 	})
-	if err != nil {
-		return nil, nil, wrap("capture lookup", err)
-	}
-	return out, ids, nil
+	return ids, err
 }
 
 // lookupOne is LookupCapture for one account, query by query.
@@ -150,20 +169,14 @@ func (s *Store) lookupOne(ctx context.Context, q CaptureQuery, f *CaptureFacts) 
 		}
 	}
 	if len(q.EmailHashes)+len(q.PhoneHashes) > 0 {
-		var cs []Contact
 		if err := s.q(ctx).Raw(`
 SELECT email_hash, phone_hash, created_at FROM leads
 WHERE account_id = ? AND email_hash IN ? AND partial = ?
 UNION ALL
 SELECT email_hash, phone_hash, created_at FROM leads
 WHERE account_id = ? AND phone_hash IN ? AND partial = ?`,
-			q.AccountID, orNone(q.EmailHashes), false, q.AccountID, orNone(q.PhoneHashes), false).Scan(&cs).Error; err != nil {
+			q.AccountID, orNone(q.EmailHashes), false, q.AccountID, orNone(q.PhoneHashes), false).Scan(&f.Contacts).Error; err != nil {
 			return err
-		}
-		for _, c := range cs {
-			if !c.CreatedAt.Before(q.Since) {
-				f.Contacts = append(f.Contacts, c)
-			}
 		}
 	}
 	var err error
@@ -191,7 +204,7 @@ func orNone(vs []string) []string {
 // Any conflict (an external_id taken meanwhile) fails the whole call with
 // ErrConflict. Another error after the commit (a connection lost while
 // reading the answer) cannot be told from one before it: on Postgres,
-// StoredLeads says which.
+// whether the first lead's reserved id is stored says which.
 func (s *Store) InsertCaptured(ctx context.Context, ls []models.Lead, eventsFor func([]models.Lead) []models.Event) ([]models.Event, error) {
 	if len(ls) == 0 {
 		return nil, nil
@@ -232,18 +245,6 @@ func (s *Store) InsertCaptured(ctx context.Context, ls []models.Lead, eventsFor 
 		return nil, wrap("insert captured", err)
 	}
 	return evs, nil
-}
-
-// StoredLeads reports which of these reserved lead ids are stored: after
-// an InsertCaptured whose outcome is unknown, all of them or none.
-func (s *Store) StoredLeads(ctx context.Context, ids []int64) (map[int64]bool, error) {
-	var found []int64
-	err := s.q(ctx).Model(&models.Lead{}).Where("id IN ?", ids).Pluck("id", &found).Error
-	out := make(map[int64]bool, len(found))
-	for _, id := range found {
-		out[id] = true
-	}
-	return out, wrap("stored leads", err)
 }
 
 // stamp sets the zero times of new leads to now.

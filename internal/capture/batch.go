@@ -10,7 +10,6 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/junk"
-	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -31,9 +30,9 @@ type job struct {
 	acc      models.Account
 	v        Validated
 	settings junk.Settings
-	// lead, keys and signals are built by the caller, off the writer.
+	// lead (with its match keys' hashes) and signals are built by the
+	// caller, off the writer.
 	lead    models.Lead
-	keys    normalize.Keys
 	signals junk.Input
 	done    chan jobResult
 }
@@ -117,11 +116,10 @@ func (b *batcher) run(batch []*job) {
 	}
 }
 
-// pending is one new lead of a batch.
+// pending is one new lead of a batch, judged on its own copy of the lead.
 type pending struct {
 	job  int
 	lead models.Lead
-	keys normalize.Keys
 }
 
 // captureBatch writes a batch with two trips to the database: one to learn
@@ -154,10 +152,10 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 			if !st.Enabled || j.v.Partial {
 				continue
 			}
-			if h := j.keys.Email.Hash; h != "" {
+			if h := j.lead.EmailHash; h != "" {
 				q.EmailHashes = append(q.EmailHashes, h)
 			}
-			if h := j.keys.Phone.Hash; h != "" {
+			if h := j.lead.PhoneHash; h != "" {
 				q.PhoneHashes = append(q.PhoneHashes, h)
 			}
 			if since := j.lead.CreatedAt.Add(-dupWindow(st)); q.Since.IsZero() || since.Before(q.Since) {
@@ -192,7 +190,7 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 				}
 				seenExt[*id] = true
 			}
-			fresh = append(fresh, pending{job: i, lead: j.lead, keys: j.keys})
+			fresh = append(fresh, pending{job: i, lead: j.lead})
 		}
 		if err := judgeBatch(fresh, batch, f.Contacts); err != nil {
 			return nil, err
@@ -208,11 +206,9 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 				leads[k].ID = ids[k]
 			}
 		}
-		// owner[e] is the index in created of the lead of event e.
-		var owner []int
 		evs, err := c.store.InsertCaptured(ctx, leads, func(leads []models.Lead) []models.Event {
 			var evs []models.Event
-			for k, l := range leads {
+			for _, l := range leads {
 				if l.Junk || l.Partial {
 					continue
 				}
@@ -221,37 +217,32 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 						AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
 						EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,
 					})
-					owner = append(owner, k)
 				}
 			}
 			return evs
 		})
-		if err != nil {
-			if !c.committedAnyway(ctx, err, ids != nil, leads) {
-				return nil, err
-			}
-			// The answer was lost after the commit: writing the leads
-			// again, one by one, would store them twice.
-			for k, p := range created {
-				r := c.existingByID(ctx, leads[k].AccountID, leads[k].ID)
-				r.res.Outcome = Created
-				results[p.job], handled[p.job] = r, true
-			}
-			evs, owner = nil, nil
+		lost := err != nil && c.committedAnyway(ctx, err, ids != nil, leads[0])
+		if err != nil && !lost {
+			return nil, err
 		}
-		perLead := make([][]models.Event, len(created))
-		for e, k := range owner {
-			perLead[k] = append(perLead[k], evs[e])
+		perLead := map[int64][]models.Event{}
+		for _, e := range evs {
+			perLead[e.LeadID] = append(perLead[e.LeadID], e)
 		}
 		for k, p := range created {
-			if handled[p.job] {
+			l := leads[k]
+			if lost {
+				// The answer was lost after the commit: writing the lead
+				// again, one by one, would store it twice.
+				r := c.existingByID(ctx, l.AccountID, l.ID)
+				r.res.Outcome = Created
+				results[p.job], handled[p.job] = r, true
 				continue
 			}
-			l := leads[k]
 			var reasons []junk.Reason
 			_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
 			results[p.job] = jobResult{res: Result{Lead: l, Outcome: Created, Reasons: reasons,
-				Events: describeWith(perLead[k], facts[l.AccountID].Datasets)}}
+				Events: describeWith(perLead[l.ID], facts[l.AccountID].Datasets)}}
 			handled[p.job] = true
 		}
 	}
@@ -267,19 +258,15 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 }
 
 // committedAnyway tells whether a failed write of leads with reserved ids
-// was in fact committed: a connection lost while reading the answer fails
-// the call after the commit. A conflict, or an error with nothing stored,
-// means nothing was written.
-func (c *Capturer) committedAnyway(ctx context.Context, err error, reserved bool, leads []models.Lead) bool {
+// (Postgres) was in fact committed: a connection lost while reading the
+// answer fails the call after the commit. The write is all or nothing, so
+// its first lead tells. A conflict means nothing was written.
+func (c *Capturer) committedAnyway(ctx context.Context, err error, reserved bool, first models.Lead) bool {
 	if !reserved || errors.Is(err, store.ErrConflict) {
 		return false
 	}
-	ids := make([]int64, len(leads))
-	for i, l := range leads {
-		ids[i] = l.ID
-	}
-	stored, serr := c.store.StoredLeads(ctx, ids)
-	return serr == nil && len(stored) > 0
+	_, lerr := c.store.Lead(ctx, first.AccountID, first.ID)
+	return lerr == nil
 }
 
 // existingByID answers a capture of a lead already stored.
@@ -303,7 +290,7 @@ func judgeBatch(fresh []pending, batch []*job, seen []store.Contact) error {
 		if st := j.settings[junk.Duplicate]; st.Enabled && !j.v.Partial {
 			from := p.lead.CreatedAt.Add(-dupWindow(st))
 			same := func(email, phone string, at time.Time) bool {
-				return !at.Before(from) && ((email != "" && email == p.keys.Email.Hash) || (phone != "" && phone == p.keys.Phone.Hash))
+				return !at.Before(from) && ((email != "" && email == p.lead.EmailHash) || (phone != "" && phone == p.lead.PhoneHash))
 			}
 			for _, c := range seen {
 				if same(c.EmailHash, c.PhoneHash, c.CreatedAt) {
@@ -312,7 +299,7 @@ func judgeBatch(fresh []pending, batch []*job, seen []store.Contact) error {
 				}
 			}
 			for _, q := range fresh[:k] {
-				if !batch[q.job].v.Partial && same(q.keys.Email.Hash, q.keys.Phone.Hash, q.lead.CreatedAt) {
+				if !batch[q.job].v.Partial && same(q.lead.EmailHash, q.lead.PhoneHash, q.lead.CreatedAt) {
 					dup = true
 					break
 				}

@@ -77,13 +77,21 @@ func (c *Capturer) Capture(ctx context.Context, acc models.Account, v Validated)
 	if err != nil {
 		return Result{}, err
 	}
-	// The CPU work (normalising, hashing, phone parsing) happens here, in
-	// the caller's goroutine, so the one writer only talks to the database.
-	l, keys, err := build(acc, v)
+	j, err := newJob(acc, v, settings)
 	if err != nil {
 		return Result{}, err
 	}
-	return c.batch.submit(ctx, &job{acc: acc, v: v, settings: settings, lead: l, keys: keys, signals: junkInput(keys, v)})
+	return c.batch.submit(ctx, j)
+}
+
+// newJob does a capture's CPU work (normalising, hashing, phone parsing)
+// in the caller's goroutine, so the one writer only talks to the database.
+func newJob(acc models.Account, v Validated, settings junk.Settings) (*job, error) {
+	l, keys, err := build(acc, v)
+	if err != nil {
+		return nil, err
+	}
+	return &job{acc: acc, v: v, settings: settings, lead: l, signals: junkInput(keys, v)}, nil
 }
 
 // captureOne captures a single lead in its own transaction: the path of a

@@ -131,7 +131,7 @@ func TestCaptureBatch(t *testing.T) {
 		}
 		var batch []*job
 		for _, r := range reqs {
-			batch = append(batch, newJob(t, acc, valid(t, r), settings))
+			batch = append(batch, testJob(t, acc, valid(t, r), settings))
 		}
 		results, err := c.captureBatch(batch)
 		if err != nil {
@@ -195,8 +195,8 @@ func TestBatchFallsBackLeadByLead(t *testing.T) {
 		}
 		b := c.batch
 		jobs := []*job{
-			newJob(t, acc, valid(t, Request{ExternalID: strp("fine"), Email: "fine@example.com"}), settings),
-			newJob(t, acc, valid(t, Request{ExternalID: strp("clash"), Email: "clash@example.com"}), settings),
+			testJob(t, acc, valid(t, Request{ExternalID: strp("fine"), Email: "fine@example.com"}), settings),
+			testJob(t, acc, valid(t, Request{ExternalID: strp("clash"), Email: "clash@example.com"}), settings),
 		}
 		b.run(jobs)
 		for i, j := range jobs {
@@ -212,15 +212,15 @@ func TestBatchFallsBackLeadByLead(t *testing.T) {
 	})
 }
 
-// newJob builds a job as Capture does.
-func newJob(t *testing.T, acc models.Account, v Validated, settings junk.Settings) *job {
+// testJob builds a job as Capture does, ready to be run without submit.
+func testJob(t *testing.T, acc models.Account, v Validated, settings junk.Settings) *job {
 	t.Helper()
-	l, keys, err := build(acc, v)
+	j, err := newJob(acc, v, settings)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &job{ctx: context.Background(), acc: acc, v: v, settings: settings, lead: l, keys: keys,
-		signals: junkInput(keys, v), done: make(chan jobResult, 1)}
+	j.ctx, j.done = context.Background(), make(chan jobResult, 1)
+	return j
 }
 
 // A write whose answer was lost is known to have committed when its
@@ -239,19 +239,19 @@ func TestCommittedAnyway(t *testing.T) {
 		{ID: ids[1], AccountID: acc.ID, Source: models.SourceWebsite, Email: "b@example.com", Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"},
 	}
 	lost := fmt.Errorf("read answer: %w", context.DeadlineExceeded)
-	if c.committedAnyway(ctx, lost, true, leads) {
+	if c.committedAnyway(ctx, lost, true, leads[0]) {
 		t.Error("nothing is stored yet, but the write counts as committed")
 	}
 	if _, err := s.InsertCaptured(ctx, leads, func([]models.Lead) []models.Event { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if !c.committedAnyway(ctx, lost, true, leads) {
+	if !c.committedAnyway(ctx, lost, true, leads[0]) {
 		t.Error("the leads are stored, but the write does not count as committed")
 	}
-	if c.committedAnyway(ctx, fmt.Errorf("insert: %w", store.ErrConflict), true, leads) {
+	if c.committedAnyway(ctx, fmt.Errorf("insert: %w", store.ErrConflict), true, leads[0]) {
 		t.Error("a conflict counts as committed")
 	}
-	if c.committedAnyway(ctx, lost, false, leads) {
+	if c.committedAnyway(ctx, lost, false, leads[0]) {
 		t.Error("without reserved ids (SQLite) a failed write counts as committed")
 	}
 }
