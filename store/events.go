@@ -10,9 +10,6 @@ import (
 	"github.com/leadsignal/leadsignal/models"
 )
 
-// pendingStatuses are the statuses of events not yet settled.
-var pendingStatuses = []models.EventStatus{models.EventQueued, models.EventSending}
-
 // EnqueueEvents inserts events into the outbox. An event whose
 // (dataset_id, event_id) is already there is left as it is: a resent form,
 // a retried webhook or a replayed sync can never queue a second copy. It
@@ -21,16 +18,10 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 	if len(evs) == 0 {
 		return nil, nil
 	}
-	now := time.Now().UTC()
 	for i := range evs {
 		evs[i].ID = 0
-		if evs[i].Status == "" {
-			evs[i].Status = models.EventQueued
-		}
-		if evs[i].NextAttemptAt.IsZero() {
-			evs[i].NextAttemptAt = now
-		}
 	}
+	queue(evs, time.Now().UTC())
 	// A few events (one lead's) go one by one: a skipped row is then known
 	// for certain (no row affected), where a multi-row INSERT ... RETURNING
 	// would not say which rows it skipped.

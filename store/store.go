@@ -144,18 +144,17 @@ func (s *Store) Close() error {
 // Tx runs fn in one transaction: everything fn does through tx lands
 // together, or nothing does when fn returns an error.
 func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
-	if s.afterCommit != nil {
-		// Nested: the outer transaction's commit is the one that counts.
-		return s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-			return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, afterCommit: s.afterCommit})
-		})
+	// Nested, the outer transaction's commit is the one that counts.
+	outer := s.afterCommit == nil
+	after := s.afterCommit
+	if outer {
+		after = new([]func())
 	}
-	var after []func()
 	err := s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, afterCommit: &after})
+		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, afterCommit: after})
 	}, &sql.TxOptions{})
-	if err == nil {
-		for _, f := range after {
+	if err == nil && outer {
+		for _, f := range *after {
 			f()
 		}
 	}
