@@ -308,12 +308,11 @@ func (s *Store) LeadsByIDs(ctx context.Context, accountID int64, ids []int64) (m
 // lease). It reads only pending rows, through the claim's partial index;
 // how many were sent, failed or expired is what the settled counters say.
 func (s *Store) QueueDepth(ctx context.Context) (map[models.EventStatus]int64, error) {
-	var row struct{ Queued, Sending int64 }
+	var row struct{ Pending, Sending int64 }
 	err := s.q(ctx).Model(&models.Event{}).
-		Select("COUNT(*) - COUNT(CASE WHEN lease_until > ? THEN 1 END) AS queued, COUNT(CASE WHEN lease_until > ? THEN 1 END) AS sending",
-			time.Now().UTC(), time.Now().UTC()).
+		Select("COUNT(*) AS pending, COUNT(CASE WHEN lease_until > ? THEN 1 END) AS sending", time.Now().UTC()).
 		Where("status = ?", models.EventQueued).Scan(&row).Error
-	return map[models.EventStatus]int64{models.EventQueued: row.Queued, models.EventSending: row.Sending}, wrap("queue depth", err)
+	return map[models.EventStatus]int64{models.EventQueued: row.Pending - row.Sending, models.EventSending: row.Sending}, wrap("queue depth", err)
 }
 
 // settleBulk is SettleEvents in one statement on Postgres: a batch of 1000
