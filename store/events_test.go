@@ -16,10 +16,7 @@ func TestEnqueueEventsIsIdempotent(t *testing.T) {
 		a, _ := twoAccounts(t, s)
 		d := newDataset(t, s, a, models.ModeDryRun)
 		now := time.Now().UTC()
-		l := lead(a, now, "jane@example.com")
-		if err := s.InsertLead(ctx, &l); err != nil {
-			t.Fatal(err)
-		}
+		l := storedLead(t, s, a, now, "jane@example.com")
 		mk := func(id string) models.Event {
 			return models.Event{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault, EventName: "Lead", EventID: id, EventTime: now}
 		}
@@ -84,10 +81,7 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 		a, _ := twoAccounts(t, s)
 		d := newDataset(t, s, a, models.ModeLive)
 		now := time.Now().UTC()
-		l := lead(a, now, "jane@example.com")
-		if err := s.InsertLead(ctx, &l); err != nil {
-			t.Fatal(err)
-		}
+		l := storedLead(t, s, a, now, "jane@example.com")
 		evs, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID,
 			Origin: models.OriginDefault, EventName: "Lead", EventID: "e1", EventTime: now}})
 		if err != nil {

@@ -79,6 +79,16 @@ func newDataset(t *testing.T, s *store.Store, acc models.Account, mode models.Mo
 	return d
 }
 
+// storedLead stores lead(acc, at, email) and returns it with its id.
+func storedLead(t *testing.T, s *store.Store, acc models.Account, at time.Time, email string) models.Lead {
+	t.Helper()
+	l := lead(acc, at, email)
+	if err := s.InsertLead(t.Context(), &l); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 func lead(acc models.Account, at time.Time, email string) models.Lead {
 	return models.Lead{AccountID: acc.ID, Source: models.SourceWebsite, Email: email, EmailHash: "h-" + email,
 		FirstName: "Jane", LastName: "Doe", CreatedAt: at, ReceivedAt: at, Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"}

@@ -24,10 +24,7 @@ func TestSentEventDropsRefusedPayload(t *testing.T) {
 			now := time.Now().UTC()
 			var evs []models.Event
 			for i := range n {
-				l := lead(a, now, string(rune('a'+i))+"@example.com")
-				if err := s.InsertLead(ctx, &l); err != nil {
-					t.Fatal(err)
-				}
+				l := storedLead(t, s, a, now, string(rune('a'+i))+"@example.com")
 				evs = append(evs, models.Event{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
 					EventName: "Lead", EventID: string(rune('x' + i)), EventTime: now.Add(-time.Hour), NextAttemptAt: now.Add(-time.Minute)})
 			}
@@ -76,10 +73,7 @@ func TestSecondClaimWaitsForLeadsEarlierEvent(t *testing.T) {
 		a, _ := twoAccounts(t, s)
 		d := newDataset(t, s, a, models.ModeLive)
 		now := time.Now().UTC()
-		l := lead(a, now, "jane@example.com")
-		if err := s.InsertLead(ctx, &l); err != nil {
-			t.Fatal(err)
-		}
+		l := storedLead(t, s, a, now, "jane@example.com")
 		queue := func(id, name string, at time.Time) {
 			t.Helper()
 			if _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID,
