@@ -285,21 +285,24 @@ const (
 // by the dispatcher. EventID is deterministic, and (DatasetID, EventID) is
 // unique, so a lead can never queue the same event twice.
 type Event struct {
-	ID            int64
-	AccountID     int64
-	DatasetID     int64
-	LeadID        int64
-	Origin        string
-	OriginID      *int64
-	EventName     string
-	EventID       string
-	EventTime     time.Time
-	Value         *float64
-	Currency      string
-	Status        EventStatus
-	Attempts      int
-	NextAttemptAt time.Time
-	LeaseUntil    *time.Time
+	ID        int64
+	AccountID int64
+	DatasetID int64
+	LeadID    int64
+	Origin    string
+	OriginID  *int64
+	EventName string
+	EventID   string
+	EventTime time.Time
+	Value     *float64
+	Currency  string
+	Status    EventStatus
+	Attempts  int
+	// NextAttemptAt and LeaseUntil are a queued event's schedule, kept in
+	// unsent_events (store); they are read with the event, never written
+	// with it.
+	NextAttemptAt time.Time  `gorm:"->"`
+	LeaseUntil    *time.Time `gorm:"->"`
 	LastError     string
 	FBTraceID     string `gorm:"column:fbtrace_id"`
 	RequestID     *int64

@@ -222,7 +222,10 @@ func (s *Store) InsertCaptured(ctx context.Context, ls []models.Lead, eventsFor 
 				return nil
 			}
 			queue(evs, now)
-			return tx.q(ctx).CreateInBatches(&evs, 500).Error
+			if err := tx.q(ctx).CreateInBatches(&evs, 500).Error; err != nil {
+				return err
+			}
+			return tx.addUnsent(ctx, evs)
 		})
 		return evs, wrap("insert captured", err)
 	}

@@ -108,22 +108,26 @@ var eventText = []textColumn[models.Event]{
 	{"status", func(e *models.Event) string { return string(e.Status) }},
 }
 
-var insertEventsSQL = unnestInsert("events", []column{
+// insertEventsSQL inserts new events and gives each that is not sent its
+// unsent_events row, due when it was created.
+var insertEventsSQL = "WITH ev AS (" + unnestInsert("events", []column{
 	{"account_id", "bigint"}, {"dataset_id", "bigint"}, {"lead_id", "bigint"}, {"origin_id", "bigint"},
-	{"value", "double precision"}, {"event_time", "timestamptz"}, {"next_attempt_at", "timestamptz"},
+	{"value", "double precision"}, {"event_time", "timestamptz"},
 	{"created_at", "timestamptz"}, {"updated_at", "timestamptz"},
-}, eventText)
+}, eventText) + ` RETURNING id, dataset_id, lead_id, status, event_time, created_at)
+INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
+SELECT id, dataset_id, lead_id, status, event_time, created_at FROM ev WHERE status <> 'sent'`
 
 // eventArgs are the column arrays of insertEventsSQL.
 func eventArgs(evs []models.Event) []any {
 	n := len(evs)
 	account, dataset, lead, origin := make([]int64, n), make([]int64, n), make([]int64, n), make([]*int64, n)
-	value, at, next := make([]*float64, n), make([]time.Time, n), make([]time.Time, n)
+	value, at := make([]*float64, n), make([]time.Time, n)
 	created, updated := make([]time.Time, n), make([]time.Time, n)
 	for i := range evs {
 		e := &evs[i]
 		account[i], dataset[i], lead[i], origin[i], value[i] = e.AccountID, e.DatasetID, e.LeadID, e.OriginID, e.Value
-		at[i], next[i], created[i], updated[i] = e.EventTime.UTC(), e.NextAttemptAt.UTC(), e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+		at[i], created[i], updated[i] = e.EventTime.UTC(), e.CreatedAt.UTC(), e.UpdatedAt.UTC()
 	}
-	return textArgs([]any{account, dataset, lead, origin, value, at, next, created, updated}, evs, eventText)
+	return textArgs([]any{account, dataset, lead, origin, value, at, created, updated}, evs, eventText)
 }

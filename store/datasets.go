@@ -74,15 +74,15 @@ func (s *Store) PausedDatasets(ctx context.Context, accountID int64) ([]PausedDa
 	for _, d := range ds {
 		p := PausedDataset{ID: d.ID, Name: d.Name, PausedReason: d.PausedReason}
 		// Events still to send are queued (a running lease only marks them
-		// as being sent), which the claim's partial index holds.
-		pending := s.q(ctx).Model(&models.Event{}).Where("dataset_id = ? AND status = ?", d.ID, models.EventQueued)
+		// as being sent).
+		pending := s.q(ctx).Model(&unsentEvent{}).Where("dataset_id = ? AND status = ?", d.ID, models.EventQueued)
 		if err := pending.Count(&p.Waiting).Error; err != nil {
 			return nil, wrap("paused datasets", err)
 		}
 		if p.Waiting > 0 {
-			var oldest models.Event
+			var oldest unsentEvent
 			if err := s.q(ctx).Where("dataset_id = ? AND status = ?", d.ID, models.EventQueued).
-				Order("event_time, id").Take(&oldest).Error; err != nil {
+				Order("event_time, event_id").Take(&oldest).Error; err != nil {
 				return nil, wrap("paused datasets", err)
 			}
 			p.Oldest = &oldest.EventTime

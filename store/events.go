@@ -5,10 +5,50 @@ import (
 	"database/sql"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/leadsignal/leadsignal/models"
 )
+
+// unsentEvent is an event's row in unsent_events while it is not sent
+// (migration 0006): its status, indexed there and not on events, and while
+// it is queued its schedule. A sent event has no such row, so marking a
+// batch sent changes no indexed column of events.
+type unsentEvent struct {
+	EventID       int64 `gorm:"primaryKey;autoIncrement:false"`
+	DatasetID     int64
+	LeadID        int64
+	Status        models.EventStatus
+	EventTime     time.Time
+	NextAttemptAt time.Time
+	LeaseUntil    *time.Time
+}
+
+func (unsentEvent) TableName() string { return "unsent_events" }
+
+// withSchedule selects events with their schedule, which unsent_events
+// keeps: the next attempt and the lease of a queued event.
+func withSchedule(q *gorm.DB) *gorm.DB {
+	return q.Select("events.*, unsent_events.next_attempt_at, unsent_events.lease_until").
+		Joins("LEFT JOIN unsent_events ON unsent_events.event_id = events.id")
+}
+
+// addUnsent gives stored events that are not sent their unsent_events row,
+// due at their NextAttemptAt. An event that has one keeps it.
+func (s *Store) addUnsent(ctx context.Context, evs []models.Event) error {
+	rows := make([]unsentEvent, 0, len(evs))
+	for _, e := range evs {
+		if e.ID != 0 && e.Status != models.EventSent {
+			rows = append(rows, unsentEvent{EventID: e.ID, DatasetID: e.DatasetID, LeadID: e.LeadID, Status: e.Status,
+				EventTime: e.EventTime.UTC(), NextAttemptAt: e.NextAttemptAt.UTC()})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&rows, 500).Error
+}
 
 // EnqueueEvents inserts events into the outbox. An event whose
 // (dataset_id, event_id) is already there is left as it is: a resent form,
@@ -22,6 +62,29 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 		evs[i].ID = 0
 	}
 	queue(evs, time.Now().UTC())
+	var out []models.Event
+	err := s.Tx(ctx, func(tx *Store) error {
+		var err error
+		if out, err = tx.insertEvents(ctx, evs); err != nil {
+			return err
+		}
+		// A new event is due when it says; an old one keeps its row.
+		due := make([]models.Event, len(out))
+		for i, e := range out {
+			e.NextAttemptAt = evs[i].NextAttemptAt
+			due[i] = e
+		}
+		return tx.addUnsent(ctx, due)
+	})
+	if err != nil {
+		return nil, wrap("enqueue events", err)
+	}
+	return out, nil
+}
+
+// insertEvents inserts the events that are not stored yet and returns each
+// given event as stored.
+func (s *Store) insertEvents(ctx context.Context, evs []models.Event) ([]models.Event, error) {
 	// A few events (one lead's) go one by one: a skipped row is then known
 	// for certain (no row affected), where a multi-row INSERT ... RETURNING
 	// would not say which rows it skipped.
@@ -30,7 +93,7 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 		for i := range evs {
 			res := s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&evs[i])
 			if res.Error != nil {
-				return nil, wrap("enqueue events", res.Error)
+				return nil, res.Error
 			}
 			if res.RowsAffected == 0 {
 				evs[i].ID = 0
@@ -40,7 +103,7 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 	} else {
 		// Batches keep each statement under SQLite's limit of bound variables.
 		if err := s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&evs, 500).Error; err != nil {
-			return nil, wrap("enqueue events", err)
+			return nil, err
 		}
 		for i := range evs {
 			evs[i].ID = 0
@@ -52,7 +115,7 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 		for start := 0; start < len(ids); start += 500 {
 			var got []models.Event
 			if err := s.q(ctx).Where("dataset_id = ? AND event_id IN ?", ds, ids[start:min(start+500, len(ids))]).Find(&got).Error; err != nil {
-				return nil, wrap("enqueue events", err)
+				return nil, err
 			}
 			for _, e := range got {
 				stored[[2]any{e.DatasetID, e.EventID}] = e
@@ -69,30 +132,62 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 	return out, nil
 }
 
+// moveUnsent runs "UPDATE unsent_events SET set WHERE where" and returns
+// the ids of the events it changed.
+func (s *Store) moveUnsent(ctx context.Context, set, where string, args ...any) ([]int64, error) {
+	var ids []int64
+	err := s.q(ctx).Raw("UPDATE unsent_events SET "+set+" WHERE "+where+" RETURNING event_id", args...).Scan(&ids).Error
+	return ids, err
+}
+
+// updateEvents applies upd to the events with the given ids, a chunk at a
+// time (a list of ids is one bound variable each).
+func (s *Store) updateEvents(ctx context.Context, ids []int64, upd map[string]any) error {
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		if err := s.q(ctx).Model(&models.Event{}).Where("id IN ?", chunk).Updates(upd).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // CancelLeadEvents fails a lead's unsent events with a reason, when a
 // person marks the lead junk. Events being sent are left to their claim.
 func (s *Store) CancelLeadEvents(ctx context.Context, accountID, leadID int64, reason string) error {
 	now := time.Now().UTC()
-	err := s.q(ctx).Model(&models.Event{}).
-		Where("account_id = ? AND lead_id = ? AND status = ? AND (lease_until IS NULL OR lease_until <= ?)", accountID, leadID, models.EventQueued, now).
-		Updates(map[string]any{"status": models.EventFailed, "last_error": reason, "updated_at": now}).Error
-	return wrap("cancel lead events", err)
+	return wrap("cancel lead events", s.Tx(ctx, func(tx *Store) error {
+		ids, err := tx.moveUnsent(ctx, "status = ?",
+			"status = ? AND (lease_until IS NULL OR lease_until <= ?) AND event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ?)",
+			models.EventFailed, models.EventQueued, now, accountID, leadID)
+		if err != nil {
+			return err
+		}
+		return tx.updateEvents(ctx, ids, map[string]any{"status": models.EventFailed, "last_error": reason, "updated_at": now})
+	}))
 }
 
 // RequeueLeadEvents queues again a lead's events that failed with reason
 // (the lead was marked junk, then not junk).
 func (s *Store) RequeueLeadEvents(ctx context.Context, accountID, leadID int64, reason string) error {
 	now := time.Now().UTC()
-	err := s.q(ctx).Model(&models.Event{}).
-		Where("account_id = ? AND lead_id = ? AND status = ? AND last_error = ?", accountID, leadID, models.EventFailed, reason).
-		Updates(map[string]any{"status": models.EventQueued, "last_error": "", "next_attempt_at": now, "updated_at": now}).Error
-	return wrap("requeue lead events", err)
+	return wrap("requeue lead events", s.Tx(ctx, func(tx *Store) error {
+		ids, err := tx.moveUnsent(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL",
+			"status = ? AND event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ? AND status = ? AND last_error = ?)",
+			models.EventQueued, now, models.EventFailed, accountID, leadID, models.EventFailed, reason)
+		if err != nil {
+			return err
+		}
+		return tx.updateEvents(ctx, ids, map[string]any{"status": models.EventQueued, "last_error": "", "updated_at": now})
+	}))
 }
 
 // LeadEvents lists a lead's events, in event_time order.
 func (s *Store) LeadEvents(ctx context.Context, accountID, leadID int64) ([]models.Event, error) {
 	var evs []models.Event
-	err := s.q(ctx).Where("account_id = ? AND lead_id = ?", accountID, leadID).Order("event_time, id").Find(&evs).Error
+	err := withSchedule(s.q(ctx).Model(&models.Event{})).
+		Where("events.account_id = ? AND events.lead_id = ?", accountID, leadID).
+		Order("events.event_time, events.id").Find(&evs).Error
 	now := time.Now()
 	for i := range evs {
 		evs[i].Status = shownStatus(evs[i], now)
@@ -107,42 +202,57 @@ func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error)
 	var ids []int64
 	err := s.q(ctx).Model(&models.Dataset{}).
 		Where("paused_at IS NULL AND (throttled_until IS NULL OR throttled_until <= ?)", now).
-		Where(`EXISTS (SELECT 1 FROM events e WHERE e.dataset_id = datasets.id AND e.status = 'queued'
-			AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until < ?))`, now, now).
+		Where(`EXISTS (SELECT 1 FROM unsent_events q WHERE q.dataset_id = datasets.id AND q.status = 'queued'
+			AND q.next_attempt_at <= ? AND (q.lease_until IS NULL OR q.lease_until < ?))`, now, now).
 		Order("id").Pluck("id", &ids).Error
 	return ids, wrap("due datasets", err)
 }
 
-// claimSQL takes up to N due events of one dataset, in event_time order,
-// and leases them to the caller. An event waits while an earlier event of
-// the same lead and dataset is still pending and not due itself, so a
-// lead's events reach Meta in order. A paused or throttled dataset gives
-// nothing: another batch of it may have just been refused. On Postgres rows locked by another
-// replica are skipped, so replicas share the queue; an expired lease makes
-// the event claimable again, so a crash mid-batch loses nothing.
-//
-// The claim changes no indexed column (status stays queued; a running lease
-// means "sending"), so on Postgres it is a HOT update. It returns only what
-// the dispatcher reads.
-const claimSQL = `
-WITH due AS (
-	SELECT e.%[1]s FROM events e
-	WHERE e.dataset_id = @dataset AND e.status = 'queued'
-	  AND e.next_attempt_at <= @now AND (e.lease_until IS NULL OR e.lease_until < @now)
+// dueSQL picks up to @limit due events of one dataset, in event_time order.
+// An event waits while an earlier event of the same lead and dataset is
+// still queued and not due itself, so a lead's events reach Meta in order.
+// A paused or throttled dataset gives nothing: another batch of it may have
+// just been refused. Its blanks: what to select, a fence for the NOT
+// EXISTS, and the row locking.
+const dueSQL = `
+	SELECT %[1]s FROM unsent_events q
+	WHERE q.dataset_id = @dataset AND q.status = 'queued'
+	  AND q.next_attempt_at <= @now AND (q.lease_until IS NULL OR q.lease_until < @now)
 	  AND EXISTS (SELECT 1 FROM datasets d WHERE d.id = @dataset
 		AND d.paused_at IS NULL AND (d.throttled_until IS NULL OR d.throttled_until <= @now))
 	  AND NOT EXISTS (
-		SELECT 1 FROM events p
-		WHERE p.dataset_id = e.dataset_id AND p.lead_id = e.lead_id AND p.status = 'queued'
-		  AND (p.event_time < e.event_time OR (p.event_time = e.event_time AND p.id < e.id))
-		  AND NOT (p.next_attempt_at <= @now AND (p.lease_until IS NULL OR p.lease_until < @now))
+		SELECT 1 FROM events p JOIN unsent_events pq ON pq.event_id = p.id
+		WHERE p.lead_id = q.lead_id AND p.dataset_id = q.dataset_id AND pq.status = 'queued'
+		  AND (p.event_time < q.event_time OR (p.event_time = q.event_time AND p.id < q.event_id))
+		  AND NOT (pq.next_attempt_at <= @now AND (pq.lease_until IS NULL OR pq.lease_until < @now))
 		%[2]s)
-	ORDER BY e.event_time, e.id
-	LIMIT @limit %[3]s
+	ORDER BY q.event_time, q.event_id
+	LIMIT @limit %[3]s`
+
+// claimedCols are what the dispatcher reads of a claimed event (e) and its
+// lead (l): the attempt it is about to make counts.
+const claimedCols = `e.id, e.lead_id, e.origin, e.event_name, e.event_id, e.event_time, e.value, e.currency, e.attempts + 1,
+	l.id, l.source, l.partial, l.junk, l.event_source_url, l.meta_lead_id, l.country, l.state, l.match_keys`
+
+// On Postgres rows locked by another replica are skipped, so replicas share
+// the queue; an expired lease makes an event claimable again, so a crash
+// mid-batch loses nothing. OFFSET 0 keeps the NOT EXISTS a lookup in
+// events_lead_idx per candidate: as an anti-join, Postgres would read every
+// queued event for the few blocking ones. The lease is set on the rows
+// locked, found by ctid (a TID scan), and the one statement returns them
+// with their leads.
+var claimPostgresSQL = `
+WITH due AS (` + sprintf(dueSQL, "q.ctid AS tid", "OFFSET 0", "FOR UPDATE SKIP LOCKED") + `
+), claimed AS (
+	UPDATE unsent_events SET lease_until = @lease WHERE ctid = ANY(ARRAY(SELECT tid FROM due)) RETURNING event_id
 )
-UPDATE events SET lease_until = @lease, attempts = attempts + 1, updated_at = @now
-WHERE %[4]s
-RETURNING id, lead_id, origin, event_name, event_id, event_time, value, currency, attempts`
+SELECT ` + claimedCols + `
+FROM claimed c JOIN events e ON e.id = c.event_id JOIN leads l ON l.id = e.lead_id`
+
+// SQLite has one writer: the claim sets the lease, then reads the events.
+var claimSQLiteSQL = `
+WITH due AS (` + sprintf(dueSQL, "q.event_id", "", "") + `)
+UPDATE unsent_events SET lease_until = @lease WHERE event_id IN (SELECT event_id FROM due) RETURNING event_id`
 
 // claimLockClass is the first key of the per-dataset claim lock.
 const claimLockClass = 0x6c73
@@ -155,24 +265,26 @@ type Claim struct {
 	Lease time.Time
 	// Events are in event_time order, with the columns a payload needs.
 	Events []models.Event
+	// Leads are the events' leads by id, with the columns a payload is
+	// built from: id, source, partial, junk, event_source_url,
+	// meta_lead_id, country, state and match_keys.
+	Leads map[int64]models.Lead
 }
 
-// ClaimEvents leases up to limit due events of a dataset until now+lease.
+// ClaimEvents leases up to limit due events of a dataset until now+lease,
+// and reads them with their leads.
+//
+// A claim changes only the lease of unsent_events rows, a column no index
+// reads: on Postgres it is a HOT update of narrow rows.
 func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time, lease time.Duration, limit int) (Claim, error) {
-	// SQLite has one writer, and an event's id is its rowid.
-	key, fence, lock, match := "id", "", "", "id IN (SELECT id FROM due)"
-	if s.dialect == "postgres" {
-		// OFFSET 0 keeps the NOT EXISTS a lookup in events_lead_idx per
-		// candidate: as an anti-join, Postgres would scan the whole outbox
-		// for the few blocking events. The update then finds the rows it
-		// locked by ctid (a TID scan), not through the primary key again.
-		key, fence, lock, match = "ctid", "OFFSET 0", "FOR UPDATE SKIP LOCKED", "ctid = ANY(ARRAY(SELECT ctid FROM due))"
-	}
 	now = now.UTC()
 	// Microseconds, as Postgres keeps it, so the lease compares equal when
 	// read back.
 	c := Claim{Lease: now.Add(lease).Truncate(time.Microsecond)}
+	args := map[string]any{"dataset": datasetID, "now": now, "lease": c.Lease, "limit": limit}
 	err := s.Tx(ctx, func(tx *Store) error {
+		var rows *sql.Rows
+		var err error
 		if tx.dialect == "postgres" {
 			// Claims of one dataset take turns: a claim then sees the
 			// events the previous one leased, so it cannot take a lead's
@@ -180,21 +292,29 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 			if err := tx.q(ctx).Exec("SELECT pg_advisory_xact_lock(CAST(? AS integer), CAST(? AS integer))", claimLockClass, datasetID).Error; err != nil {
 				return err
 			}
+			rows, err = tx.q(ctx).Raw(claimPostgresSQL, args).Rows()
+		} else {
+			var ids []int64
+			if err := tx.q(ctx).Raw(claimSQLiteSQL, args).Scan(&ids).Error; err != nil || len(ids) == 0 {
+				return err
+			}
+			rows, err = tx.q(ctx).Raw("SELECT "+claimedCols+" FROM events e JOIN leads l ON l.id = e.lead_id WHERE e.id IN ?", ids).Rows()
 		}
-		rows, err := tx.q(ctx).Raw(sprintf(claimSQL, key, fence, lock, match), map[string]any{
-			"dataset": datasetID, "now": now, "lease": c.Lease, "limit": limit,
-		}).Rows()
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		c.Events = make([]models.Event, 0, limit)
+		c.Leads = make(map[int64]models.Lead, limit)
 		for rows.Next() {
 			e := models.Event{DatasetID: datasetID, Status: models.EventSending, LeaseUntil: &c.Lease}
-			if err := rows.Scan(&e.ID, &e.LeadID, &e.Origin, &e.EventName, &e.EventID, &e.EventTime, &e.Value, &e.Currency, &e.Attempts); err != nil {
+			var l models.Lead
+			if err := rows.Scan(&e.ID, &e.LeadID, &e.Origin, &e.EventName, &e.EventID, &e.EventTime, &e.Value, &e.Currency, &e.Attempts,
+				&l.ID, &l.Source, &l.Partial, &l.Junk, &l.EventSourceURL, &l.MetaLeadID, &l.Country, &l.State, &l.MatchKeys); err != nil {
 				return err
 			}
 			c.Events = append(c.Events, e)
+			c.Leads[l.ID] = l
 		}
 		return rows.Err()
 	})
@@ -219,9 +339,12 @@ type Outcome struct {
 
 // SettleEvents records what a send did to the events of claim c, in one
 // transaction: sent (with the request and fbtrace id), queued again for a
-// retry, failed, expired or dry_run. Only rows still holding c's lease are
-// touched: if it ran out and another dispatcher claimed an event, that
-// claim decides.
+// retry, failed, expired or dry_run. Each counts as an attempt. Only events
+// still holding c's lease are touched: if it ran out and another dispatcher
+// claimed an event, that claim decides.
+//
+// A sent event leaves unsent_events; the others stay there with their new
+// status. On events only unindexed columns change.
 func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
 	now = now.UTC()
 	if s.dialect == "postgres" && len(outs) > 1 {
@@ -229,7 +352,24 @@ func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbt
 	}
 	return wrap("settle events", s.Tx(ctx, func(tx *Store) error {
 		for _, o := range outs {
-			upd := map[string]any{"status": o.Status, "last_error": o.Error, "lease_until": nil, "updated_at": now}
+			mine := tx.q(ctx).Where("event_id = ? AND lease_until = ?", o.ID, c.Lease)
+			var res *gorm.DB
+			if o.Status == models.EventSent {
+				res = mine.Delete(&unsentEvent{})
+			} else {
+				upd := map[string]any{"status": o.Status, "lease_until": nil}
+				if o.Status == models.EventQueued {
+					upd["next_attempt_at"] = o.NextAttemptAt.UTC()
+				}
+				res = mine.Model(&unsentEvent{}).Updates(upd)
+			}
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				continue
+			}
+			upd := map[string]any{"status": o.Status, "last_error": o.Error, "attempts": gorm.Expr("attempts + 1"), "updated_at": now}
 			if o.Payload != "" {
 				upd["payload"] = o.Payload
 			}
@@ -238,14 +378,12 @@ func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbt
 				// A sent event's JSON is its request's: drop what an
 				// earlier, refused attempt kept.
 				upd["sent_at"], upd["fbtrace_id"], upd["request_id"], upd["payload"] = now, fbtraceID, requestID, o.Payload
-			case models.EventQueued:
-				upd["next_attempt_at"] = o.NextAttemptAt.UTC()
 			case models.EventFailed, models.EventExpired, models.EventDryRun:
 				if requestID != nil {
 					upd["request_id"] = requestID
 				}
 			}
-			if err := tx.q(ctx).Model(&models.Event{}).Where("id = ? AND lease_until = ?", o.ID, c.Lease).Updates(upd).Error; err != nil {
+			if err := tx.q(ctx).Model(&models.Event{}).Where("id = ?", o.ID).Updates(upd).Error; err != nil {
 				return err
 			}
 		}
@@ -253,73 +391,11 @@ func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbt
 	}))
 }
 
-// ReleaseEvents hands a claim's events back to the queue at once, when the
-// dispatcher stops before sending them.
-func (s *Store) ReleaseEvents(ctx context.Context, c Claim) error {
-	if len(c.Events) == 0 {
-		return nil
-	}
-	ids := make([]int64, len(c.Events))
-	for i, e := range c.Events {
-		ids[i] = e.ID
-	}
-	err := s.q(ctx).Model(&models.Event{}).Where("id IN ? AND lease_until = ?", ids, c.Lease).
-		Updates(map[string]any{"lease_until": nil, "attempts": clause.Expr{SQL: "attempts - 1"}}).Error
-	return wrap("release events", err)
-}
-
-// InsertSendRequest logs one request to Meta.
-func (s *Store) InsertSendRequest(ctx context.Context, r *models.SendRequest) error {
-	return wrap("insert send request", s.q(ctx).Create(r).Error)
-}
-
-// LeadsByIDs loads the leads of a batch, keyed by id, with the columns a
-// payload is built from: id, source, partial, junk, event_source_url,
-// meta_lead_id, country, state and match_keys.
-func (s *Store) LeadsByIDs(ctx context.Context, accountID int64, ids []int64) (map[int64]models.Lead, error) {
-	const cols = "id, source, partial, junk, event_source_url, meta_lead_id, country, state, match_keys"
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if s.dialect == "postgres" {
-		// One array parameter: a plan Postgres can reuse, whatever the count.
-		rows, err = s.conn().QueryContext(ctx, "SELECT "+cols+" FROM leads WHERE account_id = $1 AND id = ANY($2)", accountID, ids)
-	} else {
-		rows, err = s.q(ctx).Model(&models.Lead{}).Select(cols).Where("account_id = ? AND id IN ?", accountID, ids).Rows()
-	}
-	if err != nil {
-		return nil, wrap("leads by ids", err)
-	}
-	defer rows.Close()
-	out := make(map[int64]models.Lead, len(ids))
-	for rows.Next() {
-		var l models.Lead
-		if err := rows.Scan(&l.ID, &l.Source, &l.Partial, &l.Junk, &l.EventSourceURL, &l.MetaLeadID, &l.Country, &l.State, &l.MatchKeys); err != nil {
-			return nil, wrap("leads by ids", err)
-		}
-		out[l.ID] = l
-	}
-	return out, wrap("leads by ids", rows.Err())
-}
-
-// QueueDepth counts the events still to send across all accounts, for
-// metrics: queued (due, or waiting for a retry) and sending (under a
-// lease). It reads only pending rows, through the claim's partial index;
-// how many were sent, failed or expired is what the settled counters say.
-func (s *Store) QueueDepth(ctx context.Context) (map[models.EventStatus]int64, error) {
-	var row struct{ Pending, Sending int64 }
-	err := s.q(ctx).Model(&models.Event{}).
-		Select("COUNT(*) AS pending, COUNT(CASE WHEN lease_until > ? THEN 1 END) AS sending", time.Now().UTC()).
-		Where("status = ?", models.EventQueued).Scan(&row).Error
-	return map[models.EventStatus]int64{models.EventQueued: row.Pending - row.Sending, models.EventSending: row.Sending}, wrap("queue depth", err)
-}
-
 // settleBulk is SettleEvents in one statement on Postgres: a batch of 1000
 // outcomes is one round trip, its columns passed as arrays. The lease goes
 // with each row, as a join condition: as a constant, Postgres would
 // estimate that hardly any row holds it and drive the join from a scan of
-// the whole outbox instead of the primary key.
+// all unsent events instead of the primary key.
 func (s *Store) settleBulk(ctx context.Context, lease time.Time, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
 	ids := make([]int64, len(outs))
 	statuses := make([]string, len(outs))
@@ -332,18 +408,64 @@ func (s *Store) settleBulk(ctx context.Context, lease time.Time, requestID *int6
 		next[i], leases[i] = o.NextAttemptAt.UTC(), lease
 	}
 	_, err := s.conn().ExecContext(ctx, `
+WITH u AS (
+	SELECT * FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[])
+		AS u(id, status, error, payload, next, lease)
+), gone AS (
+	DELETE FROM unsent_events q USING u
+	WHERE q.event_id = u.id AND q.lease_until = u.lease AND u.status = 'sent'
+	RETURNING q.event_id
+), kept AS (
+	UPDATE unsent_events q SET
+		status = u.status,
+		lease_until = NULL,
+		next_attempt_at = CASE WHEN u.status = 'queued' THEN u.next ELSE q.next_attempt_at END
+	FROM u WHERE q.event_id = u.id AND q.lease_until = u.lease AND u.status <> 'sent'
+	RETURNING q.event_id
+)
 UPDATE events e SET
 	status = u.status,
+	attempts = e.attempts + 1,
 	last_error = u.error,
-	lease_until = NULL,
 	updated_at = $1,
 	payload = CASE WHEN u.payload = '' AND u.status <> 'sent' THEN e.payload ELSE u.payload END,
-	next_attempt_at = CASE WHEN u.status = 'queued' THEN u.next ELSE e.next_attempt_at END,
 	sent_at = CASE WHEN u.status = 'sent' THEN $1 ELSE e.sent_at END,
 	fbtrace_id = CASE WHEN u.status = 'sent' THEN $2 ELSE e.fbtrace_id END,
 	request_id = CASE WHEN u.status = 'queued' THEN e.request_id ELSE COALESCE($3, e.request_id) END
-FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[])
-	AS u(id, status, error, payload, next, lease)
-WHERE e.id = u.id AND e.lease_until = u.lease`, now, fbtraceID, requestID, ids, statuses, errs, payloads, next, leases)
+FROM u
+WHERE e.id = u.id AND e.id IN (SELECT event_id FROM gone UNION ALL SELECT event_id FROM kept)`,
+		now, fbtraceID, requestID, ids, statuses, errs, payloads, next, leases)
 	return err
+}
+
+// ReleaseEvents hands a claim's events back to the queue at once, when the
+// dispatcher stops before sending them.
+func (s *Store) ReleaseEvents(ctx context.Context, c Claim) error {
+	if len(c.Events) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(c.Events))
+	for i, e := range c.Events {
+		ids[i] = e.ID
+	}
+	err := s.q(ctx).Model(&unsentEvent{}).Where("event_id IN ? AND lease_until = ?", ids, c.Lease).
+		Update("lease_until", nil).Error
+	return wrap("release events", err)
+}
+
+// InsertSendRequest logs one request to Meta.
+func (s *Store) InsertSendRequest(ctx context.Context, r *models.SendRequest) error {
+	return wrap("insert send request", s.q(ctx).Create(r).Error)
+}
+
+// QueueDepth counts the events still to send across all accounts, for
+// metrics: queued (due, or waiting for a retry) and sending (under a
+// lease). It reads only unsent events; how many were sent, failed or
+// expired is what the settled counters say.
+func (s *Store) QueueDepth(ctx context.Context) (map[models.EventStatus]int64, error) {
+	var row struct{ Pending, Sending int64 }
+	err := s.q(ctx).Model(&unsentEvent{}).
+		Select("COUNT(*) AS pending, COUNT(CASE WHEN lease_until > ? THEN 1 END) AS sending", time.Now().UTC()).
+		Where("status = ?", models.EventQueued).Scan(&row).Error
+	return map[models.EventStatus]int64{models.EventQueued: row.Pending - row.Sending, models.EventSending: row.Sending}, wrap("queue depth", err)
 }

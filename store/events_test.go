@@ -100,10 +100,11 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 			t.Errorf("sending events = %+v; want e1", got)
 		}
 		// The lease runs out and another dispatcher claims the event: the
-		// first one's settle no longer touches it.
+		// first one's settle no longer touches it. An attempt counts when
+		// it is settled, so the first claim counted none.
 		later := now.Add(2 * time.Minute)
 		second, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10)
-		if err != nil || len(second.Events) != 1 || second.Events[0].Attempts != 2 {
+		if err != nil || len(second.Events) != 1 || second.Events[0].Attempts != 1 {
 			t.Fatalf("second claim = %+v, %v", second, err)
 		}
 		if err := s.SettleEvents(ctx, first, nil, "", later, []store.Outcome{{ID: evs[0].ID, Status: models.EventFailed, Error: "stale"}}); err != nil {
@@ -112,8 +113,8 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 		if err := s.SettleEvents(ctx, second, nil, "trace", later, []store.Outcome{{ID: evs[0].ID, Status: models.EventSent}}); err != nil {
 			t.Fatal(err)
 		}
-		if e, _ := s.Event(ctx, a.ID, evs[0].ID); e.Status != models.EventSent || e.LastError != "" || e.LeaseUntil != nil {
-			t.Errorf("event = %s %q lease %v; want sent by the second claim", e.Status, e.LastError, e.LeaseUntil)
+		if e, _ := s.Event(ctx, a.ID, evs[0].ID); e.Status != models.EventSent || e.LastError != "" || e.LeaseUntil != nil || e.Attempts != 1 {
+			t.Errorf("event = %s %q lease %v attempts %d; want sent by the second claim, in 1 attempt", e.Status, e.LastError, e.LeaseUntil, e.Attempts)
 		}
 	})
 }

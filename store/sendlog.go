@@ -34,29 +34,40 @@ type EventCursor struct {
 }
 
 func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter, withStatus bool, now time.Time) *gorm.DB {
-	q := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID)
-	if withStatus {
-		switch f.Status {
-		case "":
-		case models.EventSending:
-			q = q.Where("status = ? AND lease_until > ?", models.EventQueued, now)
-		case models.EventQueued:
-			q = q.Where("status = ? AND (lease_until IS NULL OR lease_until <= ?)", models.EventQueued, now)
-		default:
-			q = q.Where("status = ?", f.Status)
+	q := s.q(ctx).Model(&models.Event{}).Where("events.account_id = ?", accountID)
+	if withStatus && f.Status != "" {
+		if f.Status == models.EventSent {
+			q = q.Where("events.status = ?", models.EventSent)
+		} else {
+			// Every other status is indexed in unsent_events, per dataset.
+			unsent := s.q(ctx).Model(&unsentEvent{}).Select("event_id")
+			if f.DatasetID != 0 {
+				unsent = unsent.Where("dataset_id = ?", f.DatasetID)
+			} else {
+				unsent = unsent.Where("dataset_id IN (?)", s.q(ctx).Model(&models.Dataset{}).Select("id").Where("account_id = ?", accountID))
+			}
+			switch f.Status {
+			case models.EventSending:
+				unsent = unsent.Where("status = ? AND lease_until > ?", models.EventQueued, now)
+			case models.EventQueued:
+				unsent = unsent.Where("status = ? AND (lease_until IS NULL OR lease_until <= ?)", models.EventQueued, now)
+			default:
+				unsent = unsent.Where("status = ?", f.Status)
+			}
+			q = q.Where("events.id IN (?)", unsent)
 		}
 	}
 	if f.EventName != "" {
-		q = q.Where("event_name = ?", f.EventName)
+		q = q.Where("events.event_name = ?", f.EventName)
 	}
 	if f.DatasetID != 0 {
-		q = q.Where("dataset_id = ?", f.DatasetID)
+		q = q.Where("events.dataset_id = ?", f.DatasetID)
 	}
 	if !f.From.IsZero() {
-		q = q.Where("created_at >= ?", f.From.UTC())
+		q = q.Where("events.created_at >= ?", f.From.UTC())
 	}
 	if !f.To.IsZero() {
-		q = q.Where("created_at < ?", f.To.UTC())
+		q = q.Where("events.created_at < ?", f.To.UTC())
 	}
 	return q
 }
@@ -64,12 +75,12 @@ func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter
 // Events lists an account's events matching f, newest first.
 func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, after *EventCursor, limit int) ([]models.Event, error) {
 	now := time.Now().UTC()
-	q := s.filterEvents(ctx, accountID, f, true, now)
+	q := withSchedule(s.filterEvents(ctx, accountID, f, true, now))
 	if after != nil {
-		q = q.Where("(created_at < ? OR (created_at = ? AND id < ?))", after.CreatedAt.UTC(), after.CreatedAt.UTC(), after.ID)
+		q = q.Where("(events.created_at < ? OR (events.created_at = ? AND events.id < ?))", after.CreatedAt.UTC(), after.CreatedAt.UTC(), after.ID)
 	}
 	var evs []models.Event
-	err := q.Order("created_at DESC, id DESC").Limit(limit).Find(&evs).Error
+	err := q.Order("events.created_at DESC, events.id DESC").Limit(limit).Find(&evs).Error
 	for i := range evs {
 		evs[i].Status = shownStatus(evs[i], now)
 	}
@@ -78,8 +89,8 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 
 // EventCounts counts an account's events matching f (its status aside) per
 // status, each count stopping at limit: a page shows "10,000+" rather than
-// count a million sent events on every view. Each count reads the
-// (account_id, status) index.
+// count a million sent events on every view. Each count but the sent one
+// reads the index of unsent_events; sent events are most events.
 func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter, limit int) (map[models.EventStatus]int64, error) {
 	now := time.Now().UTC()
 	out := map[models.EventStatus]int64{}
@@ -100,7 +111,7 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 // Event finds one event of an account.
 func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, error) {
 	var e models.Event
-	err := s.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Take(&e).Error
+	err := withSchedule(s.q(ctx).Model(&models.Event{})).Where("events.account_id = ? AND events.id = ?", accountID, id).Take(&e).Error
 	e.Status = shownStatus(e, time.Now())
 	return e, wrap("event", err)
 }
@@ -109,15 +120,23 @@ func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, e
 // count of attempts: all failed ones when ids is empty. It returns how many
 // it queued.
 func (s *Store) RetryEvents(ctx context.Context, accountID int64, ids []int64, now time.Time) (int64, error) {
+	now = now.UTC()
 	// A lead a person marked junk stays unsent, whatever a retry says.
-	q := s.q(ctx).Model(&models.Event{}).Where("account_id = ? AND status = ?", accountID, models.EventFailed).
-		Where("lead_id NOT IN (SELECT id FROM leads WHERE account_id = ? AND junk = ?)", accountID, true)
+	failed := "status = ? AND event_id IN (SELECT id FROM events WHERE account_id = ? AND status = ? AND lead_id NOT IN (SELECT id FROM leads WHERE account_id = ? AND junk = ?))"
+	args := []any{models.EventQueued, now, models.EventFailed, accountID, models.EventFailed, accountID, true}
 	if len(ids) > 0 {
-		q = q.Where("id IN ?", ids)
+		failed += " AND event_id IN ?"
+		args = append(args, ids)
 	}
-	res := q.Updates(map[string]any{"status": models.EventQueued, "attempts": 0, "next_attempt_at": now.UTC(),
-		"last_error": "", "updated_at": now.UTC()})
-	return res.RowsAffected, wrap("retry events", res.Error)
+	var queued []int64
+	err := s.Tx(ctx, func(tx *Store) error {
+		var err error
+		if queued, err = tx.moveUnsent(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL", failed, args...); err != nil {
+			return err
+		}
+		return tx.updateEvents(ctx, queued, map[string]any{"status": models.EventQueued, "attempts": 0, "last_error": "", "updated_at": now})
+	})
+	return int64(len(queued)), wrap("retry events", err)
 }
 
 // SendRequests lists a dataset's latest requests to Meta, without their
@@ -148,7 +167,7 @@ func (s *Store) ResumeDataset(ctx context.Context, accountID, id int64, now time
 		if res.RowsAffected == 0 {
 			return ErrNotFound
 		}
-		return tx.q(ctx).Model(&models.Event{}).Where("dataset_id = ? AND status = ?", id, models.EventQueued).
+		return tx.q(ctx).Model(&unsentEvent{}).Where("dataset_id = ? AND status = ?", id, models.EventQueued).
 			Update("next_attempt_at", now.UTC()).Error
 	}))
 }

@@ -311,12 +311,17 @@ FROM k`
 // the event id is capi.EventID(pixel, "Lead", external id), due since the
 // lead was received.
 const loadEventsSQL = `
-INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time,
-	status, attempts, next_attempt_at, created_at, updated_at)
-SELECT l.account_id, $2, l.id, 'rule', 'Lead',
-	encode(sha256(convert_to($3 || '|Lead|' || l.external_id, 'UTF8')), 'hex'),
-	l.created_at, 'queued', 0, l.received_at, l.received_at, l.received_at
-FROM leads l WHERE l.account_id = $1 AND l.id BETWEEN $4 AND $5`
+WITH ev AS (
+	INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time,
+		status, attempts, created_at, updated_at)
+	SELECT l.account_id, $2, l.id, 'rule', 'Lead',
+		encode(sha256(convert_to($3 || '|Lead|' || l.external_id, 'UTF8')), 'hex'),
+		l.created_at, 'queued', 0, l.received_at, l.received_at
+	FROM leads l WHERE l.account_id = $1 AND l.id BETWEEN $4 AND $5
+	RETURNING id, dataset_id, lead_id, status, event_time, created_at
+)
+INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
+SELECT id, dataset_id, lead_id, status, event_time, created_at FROM ev`
 
 // load fills the backlog on one connection. The secondary indexes of leads
 // and events (not those of constraints) are dropped first and built again
@@ -332,7 +337,7 @@ func load(ctx context.Context, db *sql.DB, accountID, datasetID int64, n int) er
 		return err
 	}
 	var defs []string
-	for _, table := range []string{"leads", "events"} {
+	for _, table := range []string{"leads", "events", "unsent_events"} {
 		d, err := dropIndexes(ctx, conn, table)
 		if err != nil {
 			return err
@@ -364,13 +369,13 @@ func load(ctx context.Context, db *sql.DB, accountID, datasetID int64, n int) er
 		}
 	}
 	logf("indexes built after %s", time.Since(t0).Round(time.Millisecond))
-	for _, t := range []string{"leads", "events", "datasets", "accounts"} {
+	for _, t := range []string{"leads", "events", "unsent_events", "datasets", "accounts"} {
 		if _, err := conn.ExecContext(ctx, "VACUUM ANALYZE "+t); err != nil {
 			return fmt.Errorf("vacuum %s: %w", t, err)
 		}
 	}
 	var got int
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE status = 'queued'").Scan(&got); err != nil {
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM unsent_events WHERE status = 'queued'").Scan(&got); err != nil {
 		return err
 	}
 	var ok bool
@@ -418,37 +423,23 @@ func dropIndexes(ctx context.Context, conn *sql.Conn, table string) ([]string, e
 // dispatch builds it (match keys decoded, capi.Build, MarshalJSON,
 // capi.Validate), and times that building alone.
 func firstBatch(ctx context.Context, st *store.Store, db *sql.DB, accountID, datasetID int64) ([]json.RawMessage, time.Duration, error) {
-	rows, err := db.QueryContext(ctx, `SELECT id, lead_id, origin, event_name, event_id, event_time, value, currency
-		FROM events WHERE dataset_id = $1 ORDER BY event_time, id LIMIT $2`, datasetID, dispatch.MaxBatch)
-	if err != nil {
-		return nil, 0, err
-	}
-	var evs []models.Event
-	for rows.Next() {
-		e := models.Event{AccountID: accountID, DatasetID: datasetID}
-		if err := rows.Scan(&e.ID, &e.LeadID, &e.Origin, &e.EventName, &e.EventID, &e.EventTime, &e.Value, &e.Currency); err != nil {
-			rows.Close()
-			return nil, 0, err
+	// The dispatcher's own claim, rolled back: the same events and leads.
+	var c store.Claim
+	err := st.Tx(ctx, func(tx *store.Store) (err error) {
+		if c, err = tx.ClaimEvents(ctx, datasetID, time.Now(), time.Minute, dispatch.MaxBatch); err != nil {
+			return err
 		}
-		evs = append(evs, e)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
 		return nil, 0, err
 	}
+	evs, leads := c.Events, c.Leads
 	acc, err := st.Account(ctx, accountID)
 	if err != nil {
 		return nil, 0, err
 	}
 	ds, err := st.DatasetByID(ctx, datasetID)
-	if err != nil {
-		return nil, 0, err
-	}
-	ids := make([]int64, len(evs))
-	for i, e := range evs {
-		ids[i] = e.LeadID
-	}
-	leads, err := st.LeadsByIDs(ctx, accountID, ids)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -756,16 +747,6 @@ func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n i
 		evs := c.Events
 		err := st.Tx(ctx, func(tx *store.Store) error {
 			if err := run("Account", func() error { _, err := tx.Account(ctx, accountID); return err }); err != nil {
-				return err
-			}
-			if err := run("LeadsByIDs", func() (err error) {
-				lids := make([]int64, len(evs))
-				for i, e := range evs {
-					lids[i] = e.LeadID
-				}
-				_, err = tx.LeadsByIDs(ctx, accountID, lids)
-				return err
-			}); err != nil {
 				return err
 			}
 			if err := run("InsertSendRequest", func() error { return tx.InsertSendRequest(ctx, &req) }); err != nil {

@@ -81,14 +81,19 @@ FROM generate_series(1, $2) AS i, LATERAL (SELECT now() - (i % 43200) * interval
 			return err
 		}
 		if _, err := db.ExecContext(ctx, `
-INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status,
-	last_error, next_attempt_at, sent_at, created_at, updated_at)
-SELECT l.account_id, d.id, l.id, 'default', 'Lead', 'hist-' || d.id || '-' || l.id, l.created_at,
-	CASE WHEN l.id % 200 = 0 THEN 'failed' ELSE 'sent' END,
-	CASE WHEN l.id % 200 = 0 THEN 'Meta refused: invalid parameter' ELSE '' END,
-	l.created_at, l.created_at, l.created_at, l.created_at
-FROM leads l JOIN datasets d ON d.account_id = l.account_id
-WHERE l.account_id = $1 AND NOT l.junk AND NOT l.partial`, accountID); err != nil {
+WITH ev AS (
+	INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status,
+		last_error, sent_at, created_at, updated_at)
+	SELECT l.account_id, d.id, l.id, 'default', 'Lead', 'hist-' || d.id || '-' || l.id, l.created_at,
+		CASE WHEN l.id % 200 = 0 THEN 'failed' ELSE 'sent' END,
+		CASE WHEN l.id % 200 = 0 THEN 'Meta refused: invalid parameter' ELSE '' END,
+		CASE WHEN l.id % 200 = 0 THEN NULL ELSE l.created_at END, l.created_at, l.created_at
+	FROM leads l JOIN datasets d ON d.account_id = l.account_id
+	WHERE l.account_id = $1 AND NOT l.junk AND NOT l.partial
+	RETURNING id, dataset_id, lead_id, status, event_time, created_at
+)
+INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
+SELECT id, dataset_id, lead_id, status, event_time, created_at FROM ev WHERE status <> 'sent'`, accountID); err != nil {
 			return err
 		}
 	}

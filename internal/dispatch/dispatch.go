@@ -226,14 +226,6 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 	if err != nil {
 		return err
 	}
-	leadIDs := make([]int64, 0, len(evs))
-	for _, e := range evs {
-		leadIDs = append(leadIDs, e.LeadID)
-	}
-	leads, err := s.LeadsByIDs(ctx, ds.AccountID, leadIDs)
-	if err != nil {
-		return err
-	}
 
 	var outs []store.Outcome
 	var ready []prepared
@@ -245,7 +237,7 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 				Error: fmt.Sprintf("event_time %s is more than 7 days ago; Meta would refuse the whole batch", e.EventTime.UTC().Format(time.RFC3339))})
 			continue
 		}
-		l, ok := leads[e.LeadID]
+		l, ok := c.Leads[e.LeadID]
 		if !ok {
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "the lead no longer exists"})
 			continue

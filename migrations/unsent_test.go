@@ -1,0 +1,96 @@
+package migrations_test
+
+import (
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	_ "github.com/glebarez/go-sqlite"
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/leadsignal/leadsignal/migrations"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// Migration 0006 gives every event that is not sent, as an earlier version
+// left it, its row in unsent_events with its status and schedule; an event
+// that was being sent ("sending" before 0004) is queued again.
+func TestUnsentEventsMigration(t *testing.T) {
+	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
+		t.Run(dialect, func(t *testing.T) {
+			var db *sql.DB
+			var err error
+			if dialect == migrations.SQLite {
+				db, err = sql.Open("sqlite", filepath.Join(t.TempDir(), "m.db"))
+			} else {
+				db, err = sql.Open("pgx", storetest.PostgresURL(t))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			db.SetMaxOpenConns(1)
+			steps, err := migrations.Steps(dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exec := func(q string) {
+				t.Helper()
+				if _, err := db.ExecContext(t.Context(), q); err != nil {
+					t.Fatalf("%.80s: %v", q, err)
+				}
+			}
+			var unsent migrations.Step
+			for _, s := range steps {
+				if s.Version < 6 {
+					exec(s.SQL)
+				} else if s.Version == 6 {
+					unsent = s
+				}
+			}
+			if unsent.Version != 6 {
+				t.Fatal("no migration 6")
+			}
+			exec(`INSERT INTO accounts (id, slug, name, created_at, updated_at) VALUES (1, 'a', 'A', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO datasets (id, account_id, name, pixel_id, created_at, updated_at) VALUES (7, 1, 'Main', '1', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO leads (id, account_id, source, created_at, received_at, updated_at) VALUES (3, 1, 'website', '2026-01-01 00:00:00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			for i, st := range []string{"queued", "sending", "sent", "failed", "expired", "dry_run"} {
+				lease := "NULL"
+				if st == "sending" {
+					lease = "'2026-01-03 00:00:00'"
+				}
+				exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status, next_attempt_at, lease_until, created_at, updated_at)
+					VALUES (` + string(rune('1'+i)) + `, 1, 7, 3, 'default', 'Lead', 'e` + string(rune('1'+i)) + `', '2026-01-01 00:00:00', '` + st + `', '2026-01-02 00:00:00',
+					` + lease + `, '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			}
+			exec(unsent.SQL)
+			rows, err := db.QueryContext(t.Context(), `SELECT event_id, dataset_id, lead_id, status, lease_until IS NOT NULL FROM unsent_events ORDER BY event_id`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			type row struct {
+				event, dataset, lead int64
+				status               string
+				leased               bool
+			}
+			var got []row
+			for rows.Next() {
+				var r row
+				if err := rows.Scan(&r.event, &r.dataset, &r.lead, &r.status, &r.leased); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, r)
+			}
+			want := []row{{1, 7, 3, "queued", false}, {2, 7, 3, "queued", true}, {4, 7, 3, "failed", false}, {5, 7, 3, "expired", false}, {6, 7, 3, "dry_run", false}}
+			if len(got) != len(want) {
+				t.Fatalf("unsent_events = %+v; want %+v", got, want)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("unsent_events[%d] = %+v; want %+v", i, got[i], want[i])
+				}
+			}
+		})
+	}
+}

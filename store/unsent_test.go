@@ -1,0 +1,171 @@
+package store_test
+
+import (
+	"database/sql"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// One batch settles every way an event can end: the counts, the status
+// filters, the paused banner's count and the metrics gauge all read the
+// statuses that unsent_events keeps, and a sent event is read from events.
+// A retried event goes back to the queue and is claimed again.
+func TestSettledStatusesAreCountedAndFiltered(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		d := newDataset(t, s, a, models.ModeLive)
+		now := time.Now().UTC()
+		names := []string{"sent", "failed", "expired", "retried", "dry"}
+		var evs []models.Event
+		for i, name := range names {
+			l := storedLead(t, s, a, now, name+"@example.com")
+			evs = append(evs, models.Event{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
+				EventName: "Lead", EventID: name, EventTime: now.Add(time.Duration(i-10) * time.Minute), NextAttemptAt: now.Add(-time.Minute)})
+		}
+		stored, err := s.EnqueueEvents(ctx, evs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := map[string]int64{}
+		for _, e := range stored {
+			id[e.EventID] = e.ID
+		}
+		if depth, err := s.QueueDepth(ctx); err != nil || depth[models.EventQueued] != 5 {
+			t.Fatalf("queue depth before the claim = %v, %v; want 5 queued", depth, err)
+		}
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		if err != nil || len(c.Events) != 5 || len(c.Leads) != 5 {
+			t.Fatalf("claim = %d events and %d leads, %v; want 5 of each", len(c.Events), len(c.Leads), err)
+		}
+		if c.Leads[c.Events[0].LeadID].Source != models.SourceWebsite {
+			t.Errorf("claimed lead = %+v; want its columns read", c.Leads[c.Events[0].LeadID])
+		}
+		if depth, _ := s.QueueDepth(ctx); depth[models.EventSending] != 5 || depth[models.EventQueued] != 0 {
+			t.Errorf("queue depth while sending = %v; want 5 sending", depth)
+		}
+		req := models.SendRequest{AccountID: a.ID, DatasetID: d.ID, Kind: "batch", StartedAt: now, Payload: `[]`}
+		if err := s.InsertSendRequest(ctx, &req); err != nil {
+			t.Fatal(err)
+		}
+		outs := []store.Outcome{
+			{ID: id["sent"], Status: models.EventSent},
+			{ID: id["failed"], Status: models.EventFailed, Error: "Meta refused"},
+			{ID: id["expired"], Status: models.EventExpired, Error: "too old"},
+			{ID: id["retried"], Status: models.EventQueued, Error: "HTTP 500", NextAttemptAt: now.Add(time.Hour)},
+			{ID: id["dry"], Status: models.EventDryRun, Payload: `{"event_name":"Lead"}`},
+		}
+		if err := s.SettleEvents(ctx, c, &req.ID, "trace", now, outs); err != nil {
+			t.Fatal(err)
+		}
+		want := map[models.EventStatus]int64{models.EventSent: 1, models.EventFailed: 1, models.EventExpired: 1, models.EventQueued: 1, models.EventDryRun: 1}
+		for _, f := range []store.EventFilter{{}, {DatasetID: d.ID}} {
+			got, err := s.EventCounts(ctx, a.ID, f, 100)
+			if err != nil || len(got) != len(want) {
+				t.Fatalf("counts(%+v) = %v, %v; want %v", f, got, err, want)
+			}
+			for st, n := range want {
+				if got[st] != n {
+					t.Errorf("counts(%+v)[%s] = %d; want %d", f, st, got[st], n)
+				}
+			}
+		}
+		for st, name := range map[models.EventStatus]string{models.EventSent: "sent", models.EventFailed: "failed",
+			models.EventExpired: "expired", models.EventQueued: "retried", models.EventDryRun: "dry"} {
+			got, err := s.Events(ctx, a.ID, store.EventFilter{Status: st}, nil, 10)
+			if err != nil || len(got) != 1 || got[0].EventID != name || got[0].Status != st || got[0].Attempts != 1 {
+				t.Errorf("events with status %s = %+v, %v; want %q after 1 attempt", st, got, err, name)
+			}
+		}
+		retried, err := s.Event(ctx, a.ID, id["retried"])
+		if err != nil || !near(retried.NextAttemptAt, now.Add(time.Hour)) || retried.LastError != "HTTP 500" {
+			t.Errorf("retried event = next %v error %q, %v; want the retry's schedule", retried.NextAttemptAt, retried.LastError, err)
+		}
+		sent, err := s.Event(ctx, a.ID, id["sent"])
+		if err != nil || sent.SentAt == nil || sent.FBTraceID != "trace" || sent.RequestID == nil || *sent.RequestID != req.ID {
+			t.Errorf("sent event = %+v, %v; want its request and trace", sent, err)
+		}
+		// The other account sees none of it.
+		if got, err := s.EventCounts(ctx, b.ID, store.EventFilter{}, 100); err != nil || len(got) != 0 {
+			t.Errorf("other account's counts = %v, %v; want none", got, err)
+		}
+
+		// Retry now queues the failed event at once; the expired one stays.
+		if n, err := s.RetryEvents(ctx, a.ID, nil, now); err != nil || n != 1 {
+			t.Fatalf("retry = %d, %v; want 1", n, err)
+		}
+		if got, _ := s.EventCounts(ctx, a.ID, store.EventFilter{}, 100); got[models.EventQueued] != 2 || got[models.EventFailed] != 0 {
+			t.Errorf("counts after retry = %v; want 2 queued, none failed", got)
+		}
+		again, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Second), time.Minute, 10)
+		if err != nil || len(again.Events) != 1 || again.Events[0].ID != id["failed"] || again.Events[0].Attempts != 1 {
+			t.Fatalf("claim after retry = %+v, %v; want the failed event, on a fresh count of attempts", again.Events, err)
+		}
+		if err := s.ReleaseEvents(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PauseDataset(ctx, d.ID, "token refused", now); err != nil {
+			t.Fatal(err)
+		}
+		paused, err := s.PausedDatasets(ctx, a.ID)
+		if err != nil || len(paused) != 1 || paused[0].Waiting != 2 || paused[0].Oldest == nil || !near(*paused[0].Oldest, evs[1].EventTime) {
+			t.Errorf("paused = %+v, %v; want 2 waiting, the oldest being the failed one's time", paused, err)
+		}
+	})
+}
+
+// near says whether two times are the same to the microsecond, as
+// Postgres keeps them.
+func near(a, b time.Time) bool { return a.Sub(b).Abs() < time.Microsecond }
+
+// Settling a batch must stay a HOT update on Postgres, which writes no
+// index entry: no index of events may read a column that a settle writes
+// (in its key, an expression or its predicate). Adding one would make every
+// sent batch write an entry per event into every index of events.
+func TestNoIndexOfEventsReadsSettledColumns(t *testing.T) {
+	u := storetest.PostgresURL(t)
+	st, err := store.Open(t.Context(), store.Options{PostgresURL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(t.Context(), "SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = 'events'::regclass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	settled := []string{"status", "attempts", "last_error", "updated_at", "payload", "sent_at", "fbtrace_id", "request_id"}
+	n := 0
+	for rows.Next() {
+		var def string
+		if err := rows.Scan(&def); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for _, word := range strings.FieldsFunc(def, func(r rune) bool { return !unicode.IsLetter(r) && r != '_' }) {
+			if slices.Contains(settled, word) {
+				t.Errorf("%s reads %s, which a settle writes", def, word)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil || n < 4 {
+		t.Fatalf("read %d indexes of events, %v", n, err)
+	}
+}
