@@ -55,6 +55,7 @@ type config struct {
 	keep       bool
 	datasets   int
 	history    int
+	floor      bool
 }
 
 func run() error {
@@ -67,6 +68,7 @@ func run() error {
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
 	flag.IntVar(&cfg.history, "history", 100_000, "earlier leads (of the last 30 days, each with its Lead event) the account holds before the run, as a live account would")
 	flag.IntVar(&cfg.datasets, "datasets", 1, "datasets (dry_run) in the account: a clean complete lead queues one Lead event to each")
+	flag.BoolVar(&cfg.floor, "floor", false, "post to a bare handler instead of leadsignal: it checks the key, decodes the lead and INSERTs it as one row, as pgbench's script does (the least any HTTP capture can do)")
 	flag.Parse()
 	if cfg.conc < 1 || cfg.dur <= 0 || cfg.warmup < 0 {
 		return errors.New("-c must be at least 1, -d positive and -warmup not negative")
@@ -99,15 +101,21 @@ func run() error {
 		return fmt.Errorf("seed history: %w", err)
 	}
 
-	srv := &http.Server{
-		Handler: web.New(web.Options{
-			Store:           st,
-			Log:             slog.New(slog.DiscardHandler),
-			SessionHashKey:  benchkit.RandomKey(),
-			SessionBlockKey: benchkit.RandomKey(),
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
+	var handler http.Handler = web.New(web.Options{
+		Store:           st,
+		Log:             slog.New(slog.DiscardHandler),
+		SessionHashKey:  benchkit.RandomKey(),
+		SessionBlockKey: benchkit.RandomKey(),
+	})
+	if cfg.floor {
+		h, closeFloor, err := newFloor(ctx, dbURL, acc.ID, secret)
+		if err != nil {
+			return err
+		}
+		defer closeFloor()
+		handler = h
 	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
