@@ -126,16 +126,32 @@ func (s *Store) filterLeads(ctx context.Context, accountID int64, f LeadFilter) 
 	if t := strings.TrimSpace(f.Query); t != "" {
 		like := "%" + escapeLike(strings.ToLower(t)) + "%"
 		digits := onlyDigits(t)
-		cond := "lower(email) LIKE ? ESCAPE '\\' OR lower(first_name || ' ' || last_name) LIKE ? ESCAPE '\\'"
-		args := []any{like, like}
-		if len(digits) >= 3 {
-			cond += " OR phone_e164 LIKE ?"
-			args = append(args, "%"+digits+"%")
+		var cond string
+		var args []any
+		if s.dialect == "postgres" {
+			// One text, one trigram index (0007).
+			cond, args = searchText+" LIKE ? ESCAPE '\\'", []any{like}
+			if len(digits) >= 3 {
+				cond += " OR " + searchText + " LIKE ?"
+				args = append(args, "%"+digits+"%")
+			}
+		} else {
+			cond = "lower(email) LIKE ? ESCAPE '\\' OR lower(first_name || ' ' || last_name) LIKE ? ESCAPE '\\'"
+			args = []any{like, like}
+			if len(digits) >= 3 {
+				cond += " OR phone_e164 LIKE ?"
+				args = append(args, "%"+digits+"%")
+			}
 		}
 		q = q.Where("("+cond+")", args...)
 	}
 	return q
 }
+
+// searchText is what the free-text search reads on Postgres, the expression
+// of the trigram index leads_search_idx (migration 0007): the email, the
+// name and the phone digits, joined by chr(1), which no term holds.
+const searchText = "(lower(email) || chr(1) || lower(first_name || ' ' || last_name) || chr(1) || phone_e164)"
 
 // Leads returns up to limit leads of an account matching f, newest first,
 // starting after the cursor when one is given.

@@ -132,20 +132,7 @@ func near(a, b time.Time) bool { return a.Sub(b).Abs() < time.Microsecond }
 // (in its key, an expression or its predicate). Adding one would make every
 // sent batch write an entry per event into every index of events.
 func TestNoIndexOfEventsReadsSettledColumns(t *testing.T) {
-	u := storetest.PostgresURL(t)
-	st, err := store.Open(t.Context(), store.Options{PostgresURL: u})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("pgx", u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := migratedPostgres(t)
 	rows, err := db.QueryContext(t.Context(), "SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = 'events'::regclass")
 	if err != nil {
 		t.Fatal(err)
@@ -168,4 +155,25 @@ func TestNoIndexOfEventsReadsSettledColumns(t *testing.T) {
 	if err := rows.Err(); err != nil || n < 4 {
 		t.Fatalf("read %d indexes of events, %v", n, err)
 	}
+}
+
+// migratedPostgres migrates a fresh Postgres schema and returns a plain
+// connection pool to it, for tests that read the catalog or plans.
+func migratedPostgres(t *testing.T) *sql.DB {
+	t.Helper()
+	u := storetest.PostgresURL(t)
+	st, err := store.Open(t.Context(), store.Options{PostgresURL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

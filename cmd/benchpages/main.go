@@ -159,6 +159,8 @@ func pagesOf(ctx context.Context, st *store.Store, accountID, datasetID int64) (
 		{"leads last 7 days", acc + "/leads?from=" + time.Now().AddDate(0, 0, -7).Format("2006-01-02")},
 		{"leads email search", acc + "/leads?q=lead777%40example.com"},
 		{"leads name search", acc + "/leads?q=smith42"},
+		{"leads partial email search", acc + "/leads?q=ead12345"},
+		{"leads phone search", acc + "/leads?q=%28555%29+000-0777"},
 		{"lead", acc + "/leads/" + strconv.FormatInt(leads[0].ID, 10)},
 		{"send log", acc + "/events"},
 		{"send log failed", acc + "/events?status=failed"},
