@@ -18,11 +18,19 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // than count every row of a large account on each view.
 const CountCap = 10_000
 
+// SearchCountCap is the most a free-text search of leads counts: a common
+// term matches a large part of a big account, and a person searching reads
+// the newest matches, not their number.
+const SearchCountCap = 1_000
+
 // count writes a count made with CountCap+1 as its limit, with thousands
 // separators: "1,234", or "10,000+" when it reached past the cap.
-func count(n int64) string {
-	if n > CountCap {
-		return count(CountCap) + "+"
+func count(n int64) string { return countUpTo(n, CountCap) }
+
+// countUpTo writes a count made with limit+1 as its limit.
+func countUpTo(n, limit int64) string {
+	if n > limit {
+		return countUpTo(limit, limit) + "+"
 	}
 	s := itoa(n)
 	for i := len(s) - 3; i > 0; i -= 3 {
@@ -32,11 +40,14 @@ func count(n int64) string {
 }
 
 // plural writes n with the noun that goes with it: "1 event", "2 events".
-func plural(n int64, one, many string) string {
+func plural(n int64, one, many string) string { return pluralUpTo(n, CountCap, one, many) }
+
+// pluralUpTo is plural for a count made with limit+1 as its limit.
+func pluralUpTo(n, limit int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return count(n) + " " + many
+	return countUpTo(n, limit) + " " + many
 }
 
 func joinComma(s []string) string { return strings.Join(s, ", ") }

@@ -1,6 +1,9 @@
 package views
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCount(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 57: "57", 999: "999", 1000: "1,000", 9876: "9,876", CountCap: "10,000", CountCap + 1: "10,000+"} {
@@ -15,5 +18,22 @@ func TestPlural(t *testing.T) {
 		if got := plural(n, "event", "events"); got != want {
 			t.Errorf("plural(%d) = %q; want %q", n, got, want)
 		}
+	}
+}
+
+// A search counts to SearchCountCap; the leads page says so.
+func TestSearchCount(t *testing.T) {
+	for n, want := range map[int64]string{1: "1 lead matches", 999: "999 leads match", SearchCountCap: "1,000 leads match", SearchCountCap + 1: "1,000+ leads match"} {
+		if got := pluralUpTo(n, SearchCountCap, "lead matches", "leads match"); got != want {
+			t.Errorf("pluralUpTo(%d, SearchCountCap) = %q; want %q", n, got, want)
+		}
+	}
+	var b strings.Builder
+	v := LeadsView{Total: SearchCountCap + 1, Cap: SearchCountCap, Filtered: true, Rows: []LeadRow{{}}}
+	if err := LeadsPage(Page{}, v).Render(t.Context(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "1,000+ leads match") {
+		t.Errorf("the leads page does not say 1,000+ leads match")
 	}
 }

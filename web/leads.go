@@ -148,13 +148,17 @@ func (h *Handler) showLeads(c echo.Context) error {
 	if isHTMX(c) && after != nil {
 		return render(c, http.StatusOK, views.LeadRows(p, rows, next))
 	}
-	total, err := h.store.CountLeads(ctx, a.ID, f, views.CountCap+1)
+	countCap := int64(views.CountCap)
+	if strings.TrimSpace(f.Query) != "" {
+		countCap = views.SearchCountCap
+	}
+	total, err := h.store.CountLeads(ctx, a.ID, f, int(countCap)+1)
 	if err != nil {
 		return err
 	}
 	csvQuery := filterQuery(c).Encode()
 	v := views.LeadsView{
-		Filter: vf, Rows: rows, Total: total, NextURL: next,
+		Filter: vf, Rows: rows, Total: total, Cap: countCap, NextURL: next,
 		CSVURL:   views.AccountURL(a.ID, "/leads.csv?"+csvQuery),
 		Filtered: csvQuery != "",
 		Example:  curlExample(c),
