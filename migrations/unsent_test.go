@@ -91,6 +91,10 @@ func TestUnsentEventsMigration(t *testing.T) {
 					t.Errorf("unsent_events[%d] = %+v; want %+v", i, got[i], want[i])
 				}
 			}
+			var status string
+			if err := db.QueryRowContext(t.Context(), "SELECT status FROM events WHERE id = 2").Scan(&status); err != nil || status != "queued" {
+				t.Errorf("the event left sending: %q, %v; want queued", status, err)
+			}
 		})
 	}
 }

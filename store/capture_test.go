@@ -77,6 +77,13 @@ func TestInsertCaptured(t *testing.T) {
 				got[0].Currency != want.Currency || !reflect.DeepEqual(got[0].Value, want.Value) || !reflect.DeepEqual(got[0].OriginID, want.OriginID) {
 				t.Errorf("event as stored %+v; want %+v queued", got[0], want)
 			}
+			if got[0].NextAttemptAt.IsZero() {
+				t.Errorf("event %s has no schedule; want it due", got[0].EventID)
+			}
+		}
+		// Both are queued for the dispatcher, due at once.
+		if c, err := s.ClaimEvents(ctx, d.ID, time.Now().Add(time.Second), time.Minute, 10); err != nil || len(c.Events) != 2 {
+			t.Errorf("claim after capture = %d events, %v; want 2", len(c.Events), err)
 		}
 
 		// A taken external_id fails the whole batch, leaving nothing behind.

@@ -64,17 +64,14 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 	queue(evs, time.Now().UTC())
 	var out []models.Event
 	err := s.Tx(ctx, func(tx *Store) error {
+		var fresh []models.Event
 		var err error
-		if out, err = tx.insertEvents(ctx, evs); err != nil {
+		if out, fresh, err = tx.insertEvents(ctx, evs); err != nil {
 			return err
 		}
-		// A new event is due when it says; an old one keeps its row.
-		due := make([]models.Event, len(out))
-		for i, e := range out {
-			e.NextAttemptAt = evs[i].NextAttemptAt
-			due[i] = e
-		}
-		return tx.addUnsent(ctx, due)
+		// Only the events this call stored: an old one may have been sent
+		// a moment ago, and must not be queued again.
+		return tx.addUnsent(ctx, fresh)
 	})
 	if err != nil {
 		return nil, wrap("enqueue events", err)
@@ -82,32 +79,22 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 	return out, nil
 }
 
-// insertEvents inserts the events that are not stored yet and returns each
-// given event as stored.
-func (s *Store) insertEvents(ctx context.Context, evs []models.Event) ([]models.Event, error) {
-	// A few events (one lead's) go one by one: a skipped row is then known
-	// for certain (no row affected), where a multi-row INSERT ... RETURNING
-	// would not say which rows it skipped.
+// insertEvents inserts the events that are not stored yet. It returns each
+// given event as stored, and the ones it inserted. One statement per event:
+// a skipped row is then known for certain (no row affected), where a
+// multi-row INSERT ... RETURNING would not say which rows it skipped.
+func (s *Store) insertEvents(ctx context.Context, evs []models.Event) (all, fresh []models.Event, err error) {
 	byDataset := map[int64][]string{}
-	if len(evs) <= 8 {
-		for i := range evs {
-			res := s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&evs[i])
-			if res.Error != nil {
-				return nil, res.Error
-			}
-			if res.RowsAffected == 0 {
-				evs[i].ID = 0
-				byDataset[evs[i].DatasetID] = append(byDataset[evs[i].DatasetID], evs[i].EventID)
-			}
+	for i := range evs {
+		res := s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&evs[i])
+		if res.Error != nil {
+			return nil, nil, res.Error
 		}
-	} else {
-		// Batches keep each statement under SQLite's limit of bound variables.
-		if err := s.q(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&evs, 500).Error; err != nil {
-			return nil, err
-		}
-		for i := range evs {
+		if res.RowsAffected == 0 {
 			evs[i].ID = 0
 			byDataset[evs[i].DatasetID] = append(byDataset[evs[i].DatasetID], evs[i].EventID)
+		} else {
+			fresh = append(fresh, evs[i])
 		}
 	}
 	stored := map[[2]any]models.Event{}
@@ -115,21 +102,21 @@ func (s *Store) insertEvents(ctx context.Context, evs []models.Event) ([]models.
 		for start := 0; start < len(ids); start += 500 {
 			var got []models.Event
 			if err := s.q(ctx).Where("dataset_id = ? AND event_id IN ?", ds, ids[start:min(start+500, len(ids))]).Find(&got).Error; err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, e := range got {
 				stored[[2]any{e.DatasetID, e.EventID}] = e
 			}
 		}
 	}
-	out := make([]models.Event, 0, len(evs))
+	all = make([]models.Event, 0, len(evs))
 	for _, e := range evs {
 		if e.ID == 0 {
 			e = stored[[2]any{e.DatasetID, e.EventID}]
 		}
-		out = append(out, e)
+		all = append(all, e)
 	}
-	return out, nil
+	return all, fresh, nil
 }
 
 // moveUnsent runs "UPDATE unsent_events SET set WHERE where" and returns
@@ -247,7 +234,7 @@ WITH due AS (` + sprintf(dueSQL, "q.ctid AS tid", "OFFSET 0", "FOR UPDATE SKIP L
 	UPDATE unsent_events SET lease_until = @lease WHERE ctid = ANY(ARRAY(SELECT tid FROM due)) RETURNING event_id
 )
 SELECT ` + claimedCols + `
-FROM claimed c JOIN events e ON e.id = c.event_id JOIN leads l ON l.id = e.lead_id`
+FROM claimed c JOIN events e ON e.id = c.event_id JOIN leads l ON l.id = e.lead_id AND l.account_id = e.account_id`
 
 // SQLite has one writer: the claim sets the lease, then reads the events.
 var claimSQLiteSQL = `
@@ -298,7 +285,7 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 			if err := tx.q(ctx).Raw(claimSQLiteSQL, args).Scan(&ids).Error; err != nil || len(ids) == 0 {
 				return err
 			}
-			rows, err = tx.q(ctx).Raw("SELECT "+claimedCols+" FROM events e JOIN leads l ON l.id = e.lead_id WHERE e.id IN ?", ids).Rows()
+			rows, err = tx.q(ctx).Raw("SELECT "+claimedCols+" FROM events e JOIN leads l ON l.id = e.lead_id AND l.account_id = e.account_id WHERE e.id IN ?", ids).Rows()
 		}
 		if err != nil {
 			return err
@@ -335,11 +322,15 @@ type Outcome struct {
 	Payload string
 	// NextAttemptAt is set for a retry.
 	NextAttemptAt time.Time
+	// Untried puts a queued event back without counting an attempt: it
+	// was never sent (its dataset was paused, say).
+	Untried bool
 }
 
 // SettleEvents records what a send did to the events of claim c, in one
 // transaction: sent (with the request and fbtrace id), queued again for a
-// retry, failed, expired or dry_run. Each counts as an attempt. Only events
+// retry, failed, expired or dry_run. Each counts as an attempt unless it is
+// Untried. Only events
 // still holding c's lease are touched: if it ran out and another dispatcher
 // claimed an event, that claim decides.
 //
@@ -369,7 +360,10 @@ func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbt
 			if res.RowsAffected == 0 {
 				continue
 			}
-			upd := map[string]any{"status": o.Status, "last_error": o.Error, "attempts": gorm.Expr("attempts + 1"), "updated_at": now}
+			upd := map[string]any{"status": o.Status, "last_error": o.Error, "updated_at": now}
+			if !o.Untried {
+				upd["attempts"] = gorm.Expr("attempts + 1")
+			}
 			if o.Payload != "" {
 				upd["payload"] = o.Payload
 			}
@@ -403,14 +397,18 @@ func (s *Store) settleBulk(ctx context.Context, lease time.Time, requestID *int6
 	payloads := make([]string, len(outs))
 	next := make([]time.Time, len(outs))
 	leases := make([]time.Time, len(outs))
+	tries := make([]int32, len(outs))
 	for i, o := range outs {
 		ids[i], statuses[i], errs[i], payloads[i] = o.ID, string(o.Status), o.Error, o.Payload
 		next[i], leases[i] = o.NextAttemptAt.UTC(), lease
+		if !o.Untried {
+			tries[i] = 1
+		}
 	}
 	_, err := s.conn().ExecContext(ctx, `
 WITH u AS (
-	SELECT * FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[])
-		AS u(id, status, error, payload, next, lease)
+	SELECT * FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::integer[])
+		AS u(id, status, error, payload, next, lease, tries)
 ), gone AS (
 	DELETE FROM unsent_events q USING u
 	WHERE q.event_id = u.id AND q.lease_until = u.lease AND u.status = 'sent'
@@ -425,7 +423,7 @@ WITH u AS (
 )
 UPDATE events e SET
 	status = u.status,
-	attempts = e.attempts + 1,
+	attempts = e.attempts + u.tries,
 	last_error = u.error,
 	updated_at = $1,
 	payload = CASE WHEN u.payload = '' AND u.status <> 'sent' THEN e.payload ELSE u.payload END,
@@ -434,7 +432,7 @@ UPDATE events e SET
 	request_id = CASE WHEN u.status = 'queued' THEN e.request_id ELSE COALESCE($3, e.request_id) END
 FROM u
 WHERE e.id = u.id AND e.id IN (SELECT event_id FROM gone UNION ALL SELECT event_id FROM kept)`,
-		now, fbtraceID, requestID, ids, statuses, errs, payloads, next, leases)
+		now, fbtraceID, requestID, ids, statuses, errs, payloads, next, leases, tries)
 	return err
 }
 

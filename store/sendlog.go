@@ -122,16 +122,16 @@ func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, e
 func (s *Store) RetryEvents(ctx context.Context, accountID int64, ids []int64, now time.Time) (int64, error) {
 	now = now.UTC()
 	// A lead a person marked junk stays unsent, whatever a retry says.
-	failed := "status = ? AND event_id IN (SELECT id FROM events WHERE account_id = ? AND status = ? AND lead_id NOT IN (SELECT id FROM leads WHERE account_id = ? AND junk = ?))"
-	args := []any{models.EventQueued, now, models.EventFailed, accountID, models.EventFailed, accountID, true}
+	where := "status = ? AND dataset_id IN (SELECT id FROM datasets WHERE account_id = ?) AND lead_id NOT IN (SELECT id FROM leads WHERE account_id = ? AND junk = ?)"
+	args := []any{models.EventQueued, now, models.EventFailed, accountID, accountID, true}
 	if len(ids) > 0 {
-		failed += " AND event_id IN ?"
+		where += " AND event_id IN ?"
 		args = append(args, ids)
 	}
 	var queued []int64
 	err := s.Tx(ctx, func(tx *Store) error {
 		var err error
-		if queued, err = tx.moveUnsent(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL", failed, args...); err != nil {
+		if queued, err = tx.moveUnsent(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL", where, args...); err != nil {
 			return err
 		}
 		return tx.updateEvents(ctx, queued, map[string]any{"status": models.EventQueued, "attempts": 0, "last_error": "", "updated_at": now})

@@ -177,3 +177,102 @@ func migratedPostgres(t *testing.T) *sql.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// Queueing a sent event again (a resent form, a lead marked not junk again)
+// changes nothing: it is not sent twice.
+func TestEnqueueSentEventAgain(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		d := newDataset(t, s, a, models.ModeLive)
+		now := time.Now().UTC()
+		l := storedLead(t, s, a, now, "jane@example.com")
+		ev := models.Event{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
+			EventName: "Lead", EventID: "e1", EventTime: now, NextAttemptAt: now.Add(-time.Minute)}
+		if _, err := s.EnqueueEvents(ctx, []models.Event{ev}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		if err != nil || len(c.Events) != 1 {
+			t.Fatalf("claim = %+v, %v", c.Events, err)
+		}
+		if err := s.SettleEvents(ctx, c, nil, "trace", now, []store.Outcome{{ID: c.Events[0].ID, Status: models.EventSent}}); err != nil {
+			t.Fatal(err)
+		}
+		again, err := s.EnqueueEvents(ctx, []models.Event{ev})
+		if err != nil || len(again) != 1 || again[0].Status != models.EventSent {
+			t.Fatalf("enqueue again = %+v, %v; want the sent event", again, err)
+		}
+		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Hour), time.Minute, 10); err != nil || len(c.Events) != 0 {
+			t.Errorf("claim after enqueueing a sent event again = %+v, %v; want nothing", c.Events, err)
+		}
+		if n, _ := s.EventCounts(ctx, a.ID, store.EventFilter{}, 100); n[models.EventSent] != 1 || len(n) != 1 {
+			t.Errorf("counts = %v; want 1 sent", n)
+		}
+	})
+}
+
+// Marking a lead junk fails its queued events, but not one being sent;
+// marking it not junk queues them again, and they are claimed. A batch put
+// back unsent (a paused dataset) counts no attempt.
+func TestCancelAndRequeueLeadEvents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		d1 := newDataset(t, s, a, models.ModeLive)
+		d2 := models.Dataset{AccountID: a.ID, Name: "Second", PixelID: "223456789012345", Mode: models.ModeLive, LDU: models.LDUOff}
+		if err := s.CreateDataset(ctx, &d2); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		l := storedLead(t, s, a, now, "jane@example.com")
+		evs, err := s.EnqueueEvents(ctx, []models.Event{
+			{AccountID: a.ID, DatasetID: d1.ID, LeadID: l.ID, Origin: models.OriginDefault, EventName: "Lead", EventID: "one", EventTime: now, NextAttemptAt: now.Add(-time.Minute)},
+			{AccountID: a.ID, DatasetID: d2.ID, LeadID: l.ID, Origin: models.OriginDefault, EventName: "Lead", EventID: "two", EventTime: now, NextAttemptAt: now.Add(-time.Minute)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leased, err := s.ClaimEvents(ctx, d1.ID, now, time.Minute, 10)
+		if err != nil || len(leased.Events) != 1 {
+			t.Fatalf("claim = %+v, %v", leased.Events, err)
+		}
+		if err := s.CancelLeadEvents(ctx, a.ID, l.ID, "junk"); err != nil {
+			t.Fatal(err)
+		}
+		status := func(id int64) models.EventStatus {
+			t.Helper()
+			e, err := s.Event(ctx, a.ID, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e.Status
+		}
+		if got := status(evs[0].ID); got != models.EventSending {
+			t.Errorf("the leased event = %s; want still sending", got)
+		}
+		if got := status(evs[1].ID); got != models.EventFailed {
+			t.Errorf("the queued event = %s; want failed", got)
+		}
+		if c, err := s.ClaimEvents(ctx, d2.ID, now.Add(time.Second), time.Minute, 10); err != nil || len(c.Events) != 0 {
+			t.Errorf("claim of the failed event = %+v, %v; want nothing", c.Events, err)
+		}
+		// The leased one comes back unsent, as from a paused dataset.
+		if err := s.SettleEvents(ctx, leased, nil, "", now, []store.Outcome{{ID: evs[0].ID, Status: models.EventQueued,
+			Error: "paused", NextAttemptAt: now, Untried: true}}); err != nil {
+			t.Fatal(err)
+		}
+		if e, _ := s.Event(ctx, a.ID, evs[0].ID); e.Status != models.EventQueued || e.Attempts != 0 {
+			t.Errorf("put back = %s after %d attempts; want queued, no attempt counted", e.Status, e.Attempts)
+		}
+		if err := s.RequeueLeadEvents(ctx, a.ID, l.ID, "junk"); err != nil {
+			t.Fatal(err)
+		}
+		if got := status(evs[1].ID); got != models.EventQueued {
+			t.Errorf("after not junk = %s; want queued", got)
+		}
+		if c, err := s.ClaimEvents(ctx, d2.ID, now.Add(2*time.Second), time.Minute, 10); err != nil || len(c.Events) != 1 || c.Events[0].ID != evs[1].ID {
+			t.Errorf("claim after not junk = %+v, %v; want the event again", c.Events, err)
+		}
+	})
+}

@@ -460,7 +460,7 @@ func (d *Dispatcher) requeue(ctx context.Context, c store.Claim, batch []prepare
 	}
 	outs := make([]store.Outcome, len(batch))
 	for i, p := range batch {
-		outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: at}
+		outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: at, Untried: true}
 	}
 	return d.o.Store.SettleEvents(ctx, c, nil, "", d.o.Now(), outs)
 }

@@ -23,8 +23,10 @@ CREATE TABLE unsent_events (
     lease_until     timestamptz
 ) WITH (fillfactor = 70);
 
+-- A replica from before 0004 may have left events 'sending': they are queued.
+UPDATE events SET status = 'queued' WHERE status = 'sending';
 INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at, lease_until)
-SELECT id, dataset_id, lead_id, CASE WHEN status = 'sending' THEN 'queued' ELSE status END, event_time, next_attempt_at, lease_until
+SELECT id, dataset_id, lead_id, status, event_time, next_attempt_at, lease_until
 FROM events WHERE status <> 'sent';
 
 -- The claim reads it in order for (dataset, 'queued'); counts and filters
@@ -37,5 +39,12 @@ ALTER TABLE events DROP COLUMN next_attempt_at, DROP COLUMN lease_until;
 
 -- A request's JSON (about a megabyte per 1000 events) is compressed with
 -- lz4: as fast to store as uncompressed, and about a seventh of the size.
-ALTER TABLE send_requests ALTER COLUMN payload SET STORAGE EXTENDED;
-ALTER TABLE send_requests ALTER COLUMN payload SET COMPRESSION lz4;
+-- A Postgres without lz4 (built without it) keeps it uncompressed.
+DO $$
+BEGIN
+    ALTER TABLE send_requests ALTER COLUMN payload SET COMPRESSION lz4;
+    ALTER TABLE send_requests ALTER COLUMN payload SET STORAGE EXTENDED;
+EXCEPTION WHEN feature_not_supported THEN
+    RAISE NOTICE 'lz4 is not available: request payloads stay uncompressed';
+END
+$$;

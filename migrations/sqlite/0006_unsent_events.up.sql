@@ -10,8 +10,10 @@ CREATE TABLE unsent_events (
     lease_until     datetime
 );
 
+-- A replica from before 0004 may have left events 'sending': they are queued.
+UPDATE events SET status = 'queued' WHERE status = 'sending';
 INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at, lease_until)
-SELECT id, dataset_id, lead_id, CASE WHEN status = 'sending' THEN 'queued' ELSE status END, event_time, next_attempt_at, lease_until
+SELECT id, dataset_id, lead_id, status, event_time, next_attempt_at, lease_until
 FROM events WHERE status <> 'sent';
 
 CREATE INDEX unsent_events_status_idx ON unsent_events (dataset_id, status, event_time, event_id);
