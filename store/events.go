@@ -217,9 +217,15 @@ const dueSQL = `
 	LIMIT @limit %[3]s`
 
 // claimedCols are what the dispatcher reads of a claimed event (e) and its
-// lead (l): the attempt it is about to make counts.
+// lead (l), which a LEFT JOIN may not find: the attempt it is about to make
+// counts.
 const claimedCols = `e.id, e.lead_id, e.origin, e.event_name, e.event_id, e.event_time, e.value, e.currency, e.attempts + 1,
-	l.id, l.source, l.partial, l.junk, l.event_source_url, l.meta_lead_id, l.country, l.state, l.match_keys`
+	l.id IS NOT NULL, COALESCE(l.source, ''), COALESCE(l.partial, false), COALESCE(l.junk, false),
+	COALESCE(l.event_source_url, ''), COALESCE(l.meta_lead_id, ''), COALESCE(l.country, ''), COALESCE(l.state, ''),
+	COALESCE(l.match_keys, '')`
+
+// claimedLeads joins a claimed event's lead, of its own account.
+const claimedLeads = "LEFT JOIN leads l ON l.id = e.lead_id AND l.account_id = e.account_id"
 
 // On Postgres rows locked by another replica are skipped, so replicas share
 // the queue; an expired lease makes an event claimable again, so a crash
@@ -234,7 +240,7 @@ WITH due AS (` + sprintf(dueSQL, "q.ctid AS tid", "OFFSET 0", "FOR UPDATE SKIP L
 	UPDATE unsent_events SET lease_until = @lease WHERE ctid = ANY(ARRAY(SELECT tid FROM due)) RETURNING event_id
 )
 SELECT ` + claimedCols + `
-FROM claimed c JOIN events e ON e.id = c.event_id JOIN leads l ON l.id = e.lead_id AND l.account_id = e.account_id`
+FROM claimed c JOIN events e ON e.id = c.event_id ` + claimedLeads
 
 // SQLite has one writer: the claim sets the lease, then reads the events.
 var claimSQLiteSQL = `
@@ -254,7 +260,8 @@ type Claim struct {
 	Events []models.Event
 	// Leads are the events' leads by id, with the columns a payload is
 	// built from: id, source, partial, junk, event_source_url,
-	// meta_lead_id, country, state and match_keys.
+	// meta_lead_id, country, state and match_keys. An event whose lead is
+	// not found (not in the event's account) has none.
 	Leads map[int64]models.Lead
 }
 
@@ -285,7 +292,7 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 			if err := tx.q(ctx).Raw(claimSQLiteSQL, args).Scan(&ids).Error; err != nil || len(ids) == 0 {
 				return err
 			}
-			rows, err = tx.q(ctx).Raw("SELECT "+claimedCols+" FROM events e JOIN leads l ON l.id = e.lead_id AND l.account_id = e.account_id WHERE e.id IN ?", ids).Rows()
+			rows, err = tx.q(ctx).Raw("SELECT "+claimedCols+" FROM events e "+claimedLeads+" WHERE e.id IN ?", ids).Rows()
 		}
 		if err != nil {
 			return err
@@ -296,12 +303,16 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 		for rows.Next() {
 			e := models.Event{DatasetID: datasetID, Status: models.EventSending, LeaseUntil: &c.Lease}
 			var l models.Lead
+			var found bool
 			if err := rows.Scan(&e.ID, &e.LeadID, &e.Origin, &e.EventName, &e.EventID, &e.EventTime, &e.Value, &e.Currency, &e.Attempts,
-				&l.ID, &l.Source, &l.Partial, &l.Junk, &l.EventSourceURL, &l.MetaLeadID, &l.Country, &l.State, &l.MatchKeys); err != nil {
+				&found, &l.Source, &l.Partial, &l.Junk, &l.EventSourceURL, &l.MetaLeadID, &l.Country, &l.State, &l.MatchKeys); err != nil {
 				return err
 			}
 			c.Events = append(c.Events, e)
-			c.Leads[l.ID] = l
+			if found {
+				l.ID = e.LeadID
+				c.Leads[l.ID] = l
+			}
 		}
 		return rows.Err()
 	})

@@ -276,3 +276,24 @@ func TestCancelAndRequeueLeadEvents(t *testing.T) {
 		}
 	})
 }
+
+// A claimed event whose lead is not in its account comes without it (the
+// dispatcher fails it with a reason) instead of being leased, unseen,
+// again and again.
+func TestClaimWithoutTheLead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		d := newDataset(t, s, a, models.ModeLive)
+		now := time.Now().UTC()
+		other := storedLead(t, s, b, now, "other@example.com")
+		if _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: a.ID, DatasetID: d.ID, LeadID: other.ID, Origin: models.OriginDefault,
+			EventName: "Lead", EventID: "stray", EventTime: now, NextAttemptAt: now.Add(-time.Minute)}}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		if err != nil || len(c.Events) != 1 || len(c.Leads) != 0 {
+			t.Fatalf("claim = %d events with %d leads, %v; want the event without its lead", len(c.Events), len(c.Leads), err)
+		}
+	})
+}
