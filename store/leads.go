@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode"
 
 	"gorm.io/gorm"
 
@@ -125,7 +126,13 @@ func (s *Store) filterLeads(ctx context.Context, accountID int64, f LeadFilter) 
 	}
 	if t := strings.TrimSpace(f.Query); t != "" {
 		like := "%" + escapeLike(strings.ToLower(t)) + "%"
-		digits := onlyDigits(t)
+		// Phone digits are searched for a term that reads as a phone
+		// number: no letters, at least 3 digits. "lead2024" is part of an
+		// email or a name, not of a phone number.
+		digits := ""
+		if !strings.ContainsFunc(t, unicode.IsLetter) {
+			digits = onlyDigits(t)
+		}
 		var cond string
 		var args []any
 		if s.dialect == "postgres" {

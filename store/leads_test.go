@@ -229,6 +229,8 @@ func TestLeadsListFiltersAndPaging(t *testing.T) {
 			{"name text", store.LeadFilter{Query: "zed doe"}, 1},
 			{"email hash", store.LeadFilter{EmailHash: "h-user01@example.com"}, 1},
 			{"phone digits", store.LeadFilter{Query: "692-4281"}, 1},
+			{"phone digits, written as stored", store.LeadFilter{Query: "14156924281"}, 1},
+			{"letters and digits are not a phone number", store.LeadFilter{Query: "zed692"}, 0},
 			{"like wildcards are literal", store.LeadFilter{Query: "%"}, 0},
 			{"no stage", store.LeadFilter{Stage: "none"}, 25},
 			{"stage", store.LeadFilter{Stage: "won"}, 0},
