@@ -136,11 +136,12 @@ func (s *Store) filterLeads(ctx context.Context, accountID int64, f LeadFilter) 
 		var cond string
 		var args []any
 		if s.dialect == "postgres" {
-			// One text, one trigram index (0007).
+			// One text, one trigram index (0007). A phone number is looked
+			// for by its digits alone: written as typed, "(415) 692-4281",
+			// it is in no email or name.
 			cond, args = searchText+" LIKE ? ESCAPE '\\'", []any{like}
 			if len(digits) >= 3 {
-				cond += " OR " + searchText + " LIKE ?"
-				args = append(args, "%"+digits+"%")
+				cond, args = searchText+" LIKE ?", []any{"%" + digits + "%"}
 			}
 		} else {
 			cond = "lower(email) LIKE ? ESCAPE '\\' OR lower(first_name || ' ' || last_name) LIKE ? ESCAPE '\\'"
