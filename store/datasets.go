@@ -74,18 +74,18 @@ func (s *Store) PausedDatasets(ctx context.Context, accountID int64) ([]PausedDa
 	for _, d := range ds {
 		p := PausedDataset{ID: d.ID, Name: d.Name, PausedReason: d.PausedReason}
 		// Events still to send are queued (a running lease only marks them
-		// as being sent).
-		pending := s.q(ctx).Model(&unsentEvent{}).Where("dataset_id = ? AND status = ?", d.ID, models.EventQueued)
-		if err := pending.Count(&p.Waiting).Error; err != nil {
+		// as being sent): the oldest, with how many there are, in one read.
+		var oldest []struct {
+			EventTime time.Time
+			Waiting   int64
+		}
+		if err := s.q(ctx).Model(&unsentEvent{}).Select("event_time, COUNT(*) OVER () AS waiting").
+			Where("dataset_id = ? AND status = ?", d.ID, models.EventQueued).
+			Order("event_time, event_id").Limit(1).Scan(&oldest).Error; err != nil {
 			return nil, wrap("paused datasets", err)
 		}
-		if p.Waiting > 0 {
-			var oldest unsentEvent
-			if err := s.q(ctx).Where("dataset_id = ? AND status = ?", d.ID, models.EventQueued).
-				Order("event_time, event_id").Take(&oldest).Error; err != nil {
-				return nil, wrap("paused datasets", err)
-			}
-			p.Oldest = &oldest.EventTime
+		if len(oldest) == 1 {
+			p.Waiting, p.Oldest = oldest[0].Waiting, &oldest[0].EventTime
 		}
 		out = append(out, p)
 	}

@@ -39,7 +39,7 @@ func withSchedule(q *gorm.DB) *gorm.DB {
 func (s *Store) addUnsent(ctx context.Context, evs []models.Event) error {
 	rows := make([]unsentEvent, 0, len(evs))
 	for _, e := range evs {
-		if e.ID != 0 && e.Status != models.EventSent {
+		if e.Status != models.EventSent {
 			rows = append(rows, unsentEvent{EventID: e.ID, DatasetID: e.DatasetID, LeadID: e.LeadID, Status: e.Status,
 				EventTime: e.EventTime.UTC(), NextAttemptAt: e.NextAttemptAt.UTC()})
 		}
@@ -119,54 +119,47 @@ func (s *Store) insertEvents(ctx context.Context, evs []models.Event) (all, fres
 	return all, fresh, nil
 }
 
-// moveUnsent runs "UPDATE unsent_events SET set WHERE where" and returns
-// the ids of the events it changed.
-func (s *Store) moveUnsent(ctx context.Context, set, where string, args ...any) ([]int64, error) {
+// moveEvents changes unsent events in both tables, in one transaction:
+// "UPDATE unsent_events SET set WHERE where" (args fill both), then upd on
+// the events it changed. It returns their ids.
+func (s *Store) moveEvents(ctx context.Context, set, where string, args []any, upd map[string]any) ([]int64, error) {
 	var ids []int64
-	err := s.q(ctx).Raw("UPDATE unsent_events SET "+set+" WHERE "+where+" RETURNING event_id", args...).Scan(&ids).Error
-	return ids, err
-}
-
-// updateEvents applies upd to the events with the given ids, a chunk at a
-// time (a list of ids is one bound variable each).
-func (s *Store) updateEvents(ctx context.Context, ids []int64, upd map[string]any) error {
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		if err := s.q(ctx).Model(&models.Event{}).Where("id IN ?", chunk).Updates(upd).Error; err != nil {
+	err := s.Tx(ctx, func(tx *Store) error {
+		if err := tx.q(ctx).Raw("UPDATE unsent_events SET "+set+" WHERE "+where+" RETURNING event_id", args...).Scan(&ids).Error; err != nil {
 			return err
 		}
-	}
-	return nil
+		// A chunk at a time: a list of ids is one bound variable each.
+		for start := 0; start < len(ids); start += 500 {
+			chunk := ids[start:min(start+500, len(ids))]
+			if err := tx.q(ctx).Model(&models.Event{}).Where("id IN ?", chunk).Updates(upd).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ids, err
 }
 
 // CancelLeadEvents fails a lead's unsent events with a reason, when a
 // person marks the lead junk. Events being sent are left to their claim.
 func (s *Store) CancelLeadEvents(ctx context.Context, accountID, leadID int64, reason string) error {
 	now := time.Now().UTC()
-	return wrap("cancel lead events", s.Tx(ctx, func(tx *Store) error {
-		ids, err := tx.moveUnsent(ctx, "status = ?",
-			"status = ? AND (lease_until IS NULL OR lease_until <= ?) AND event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ?)",
-			models.EventFailed, models.EventQueued, now, accountID, leadID)
-		if err != nil {
-			return err
-		}
-		return tx.updateEvents(ctx, ids, map[string]any{"status": models.EventFailed, "last_error": reason, "updated_at": now})
-	}))
+	_, err := s.moveEvents(ctx, "status = ?",
+		"status = ? AND (lease_until IS NULL OR lease_until <= ?) AND event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ?)",
+		[]any{models.EventFailed, models.EventQueued, now, accountID, leadID},
+		map[string]any{"status": models.EventFailed, "last_error": reason, "updated_at": now})
+	return wrap("cancel lead events", err)
 }
 
 // RequeueLeadEvents queues again a lead's events that failed with reason
 // (the lead was marked junk, then not junk).
 func (s *Store) RequeueLeadEvents(ctx context.Context, accountID, leadID int64, reason string) error {
 	now := time.Now().UTC()
-	return wrap("requeue lead events", s.Tx(ctx, func(tx *Store) error {
-		ids, err := tx.moveUnsent(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL",
-			"status = ? AND event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ? AND status = ? AND last_error = ?)",
-			models.EventQueued, now, models.EventFailed, accountID, leadID, models.EventFailed, reason)
-		if err != nil {
-			return err
-		}
-		return tx.updateEvents(ctx, ids, map[string]any{"status": models.EventQueued, "last_error": "", "updated_at": now})
-	}))
+	_, err := s.moveEvents(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL",
+		"status = ? AND event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ? AND status = ? AND last_error = ?)",
+		[]any{models.EventQueued, now, models.EventFailed, accountID, leadID, models.EventFailed, reason},
+		map[string]any{"status": models.EventQueued, "last_error": "", "updated_at": now})
+	return wrap("requeue lead events", err)
 }
 
 // LeadEvents lists a lead's events, in event_time order.

@@ -128,14 +128,8 @@ func (s *Store) RetryEvents(ctx context.Context, accountID int64, ids []int64, n
 		where += " AND event_id IN ?"
 		args = append(args, ids)
 	}
-	var queued []int64
-	err := s.Tx(ctx, func(tx *Store) error {
-		var err error
-		if queued, err = tx.moveUnsent(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL", where, args...); err != nil {
-			return err
-		}
-		return tx.updateEvents(ctx, queued, map[string]any{"status": models.EventQueued, "attempts": 0, "last_error": "", "updated_at": now})
-	})
+	queued, err := s.moveEvents(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL", where, args,
+		map[string]any{"status": models.EventQueued, "attempts": 0, "last_error": "", "updated_at": now})
 	return int64(len(queued)), wrap("retry events", err)
 }
 
