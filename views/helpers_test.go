@@ -29,7 +29,7 @@ func TestSearchCount(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	v := LeadsView{Total: SearchCountCap + 1, Cap: SearchCountCap, Filtered: true, Rows: []LeadRow{{}}}
+	v := LeadsView{Filter: LeadFilter{Query: "smith"}, Total: SearchCountCap + 1, Filtered: true, Rows: []LeadRow{{}}}
 	if err := LeadsPage(Page{}, v).Render(t.Context(), &b); err != nil {
 		t.Fatal(err)
 	}

@@ -148,17 +148,13 @@ func (h *Handler) showLeads(c echo.Context) error {
 	if isHTMX(c) && after != nil {
 		return render(c, http.StatusOK, views.LeadRows(p, rows, next))
 	}
-	countCap := int64(views.CountCap)
-	if strings.TrimSpace(f.Query) != "" {
-		countCap = views.SearchCountCap
-	}
-	total, err := h.store.CountLeads(ctx, a.ID, f, int(countCap)+1)
+	total, err := h.store.CountLeads(ctx, a.ID, f, int(vf.CountCap())+1)
 	if err != nil {
 		return err
 	}
 	csvQuery := filterQuery(c).Encode()
 	v := views.LeadsView{
-		Filter: vf, Rows: rows, Total: total, Cap: countCap, NextURL: next,
+		Filter: vf, Rows: rows, Total: total, NextURL: next,
 		CSVURL:   views.AccountURL(a.ID, "/leads.csv?"+csvQuery),
 		Filtered: csvQuery != "",
 		Example:  curlExample(c),
