@@ -155,7 +155,7 @@ func run() error {
 	target := capi.Target{BaseURL: graphURL, Version: ds.APIVersion, PixelID: ds.PixelID, Token: fakeToken}
 
 	// The first batch the dispatcher will claim, built the way it builds it.
-	batch, buildTime, err := firstBatch(ctx, st, db, acc.ID, ds.ID)
+	batch, buildTime, err := firstBatch(ctx, st, acc.ID, ds.ID)
 	if err != nil {
 		return fmt.Errorf("build the baseline batch: %w", err)
 	}
@@ -422,7 +422,7 @@ func dropIndexes(ctx context.Context, conn *sql.Conn, table string) ([]string, e
 // firstBatch builds the first batch the dispatcher will claim, exactly as
 // dispatch builds it (match keys decoded, capi.Build, MarshalJSON,
 // capi.Validate), and times that building alone.
-func firstBatch(ctx context.Context, st *store.Store, db *sql.DB, accountID, datasetID int64) ([]json.RawMessage, time.Duration, error) {
+func firstBatch(ctx context.Context, st *store.Store, accountID, datasetID int64) ([]json.RawMessage, time.Duration, error) {
 	// The dispatcher's own claim, rolled back: the same events and leads.
 	var c store.Claim
 	err := st.Tx(ctx, func(tx *store.Store) (err error) {

@@ -315,16 +315,9 @@ func createAccount(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer s.Close()
-	var ownerID int64
-	if *owner != "" {
-		u, err := s.UserByEmail(ctx, *owner)
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("account create: no user has email %s (create it with leadsignal user create)", *owner)
-		}
-		if err != nil {
-			return err
-		}
-		ownerID = u.ID
+	ownerID, err := ownerByEmail(ctx, s, "account create", *owner)
+	if err != nil {
+		return err
 	}
 	a, err := s.CreateAccount(ctx, models.Account{
 		Slug: *slug, Name: strings.TrimSpace(*name), Timezone: "UTC", DefaultCountry: code, Currency: "USD",
@@ -371,4 +364,20 @@ func createKey(ctx context.Context, args []string, e env) error {
 	fmt.Fprintln(e.stdout, secret)
 	fmt.Fprintf(e.stderr, "created ingest key %q for account %s; it is shown only this once\n", strings.TrimSpace(*name), a.Slug)
 	return nil
+}
+
+// ownerByEmail finds the user an --owner flag names: 0 for no flag, an
+// error that says what to do for an unknown email.
+func ownerByEmail(ctx context.Context, s *store.Store, cmd, email string) (int64, error) {
+	if email == "" {
+		return 0, nil
+	}
+	u, err := s.UserByEmail(ctx, email)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, fmt.Errorf("%s: no user has email %s (create it with leadsignal user create)", cmd, email)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return u.ID, nil
 }

@@ -65,18 +65,11 @@ func setupApply(ctx context.Context, args []string, e env) error {
 	if *dryRun {
 		do = setup.Plan
 	}
-	var o setup.Options
-	if *owner != "" {
-		u, err := s.UserByEmail(ctx, *owner)
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("setup apply: no user has email %s (create it with leadsignal user create)", *owner)
-		}
-		if err != nil {
-			return err
-		}
-		o.OwnerID = u.ID
+	ownerID, err := ownerByEmail(ctx, s, "setup apply", *owner)
+	if err != nil {
+		return err
 	}
-	report, err := do(ctx, s, box, e.getenv, f, o)
+	report, err := do(ctx, s, box, e.getenv, f, setup.Options{OwnerID: ownerID})
 	if inv, ok := errors.AsType[*setup.Invalid](err); ok {
 		return setupProblems(e, inv.Problems)
 	}
