@@ -79,6 +79,23 @@ func newDataset(t *testing.T, s *store.Store, acc models.Account, mode models.Mo
 	return d
 }
 
+// dueEvent is a Lead event of lead l for dataset d, at time at, due since a
+// minute before now.
+func dueEvent(d models.Dataset, l models.Lead, id string, at, now time.Time) models.Event {
+	return models.Event{AccountID: d.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
+		EventName: "Lead", EventID: id, EventTime: at, NextAttemptAt: now.Add(-time.Minute)}
+}
+
+// enqueue queues events and returns them as stored.
+func enqueue(t *testing.T, s *store.Store, evs ...models.Event) []models.Event {
+	t.Helper()
+	stored, err := s.EnqueueEvents(t.Context(), evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stored
+}
+
 // storedLead stores lead(acc, at, email) and returns it with its id.
 func storedLead(t *testing.T, s *store.Store, acc models.Account, at time.Time, email string) models.Lead {
 	t.Helper()

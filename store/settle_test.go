@@ -25,12 +25,9 @@ func TestSentEventDropsRefusedPayload(t *testing.T) {
 			var evs []models.Event
 			for i := range n {
 				l := storedLead(t, s, a, now, string(rune('a'+i))+"@example.com")
-				evs = append(evs, models.Event{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
-					EventName: "Lead", EventID: string(rune('x' + i)), EventTime: now.Add(-time.Hour), NextAttemptAt: now.Add(-time.Minute)})
+				evs = append(evs, dueEvent(d, l, string(rune('x'+i)), now.Add(-time.Hour), now))
 			}
-			if _, err := s.EnqueueEvents(ctx, evs); err != nil {
-				t.Fatal(err)
-			}
+			enqueue(t, s, evs...)
 			settle := func(at time.Time, req *int64, o store.Outcome) store.Claim {
 				t.Helper()
 				c, err := s.ClaimEvents(ctx, d.ID, at, time.Minute, 10)
@@ -76,10 +73,9 @@ func TestSecondClaimWaitsForLeadsEarlierEvent(t *testing.T) {
 		l := storedLead(t, s, a, now, "jane@example.com")
 		queue := func(id, name string, at time.Time) {
 			t.Helper()
-			if _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID,
-				Origin: models.OriginDefault, EventName: name, EventID: id, EventTime: at, NextAttemptAt: now.Add(-time.Minute)}}); err != nil {
-				t.Fatal(err)
-			}
+			e := dueEvent(d, l, id, at, now)
+			e.EventName = name
+			enqueue(t, s, e)
 		}
 		queue("e1", "Lead", now.Add(-2*time.Hour))
 		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)

@@ -29,13 +29,9 @@ func TestSettledStatusesAreCountedAndFiltered(t *testing.T) {
 		var evs []models.Event
 		for i, name := range names {
 			l := storedLead(t, s, a, now, name+"@example.com")
-			evs = append(evs, models.Event{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
-				EventName: "Lead", EventID: name, EventTime: now.Add(time.Duration(i-10) * time.Minute), NextAttemptAt: now.Add(-time.Minute)})
+			evs = append(evs, dueEvent(d, l, name, now.Add(time.Duration(i-10)*time.Minute), now))
 		}
-		stored, err := s.EnqueueEvents(ctx, evs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		stored := enqueue(t, s, evs...)
 		id := map[string]int64{}
 		for _, e := range stored {
 			id[e.EventID] = e.ID
@@ -187,11 +183,8 @@ func TestEnqueueSentEventAgain(t *testing.T) {
 		d := newDataset(t, s, a, models.ModeLive)
 		now := time.Now().UTC()
 		l := storedLead(t, s, a, now, "jane@example.com")
-		ev := models.Event{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
-			EventName: "Lead", EventID: "e1", EventTime: now, NextAttemptAt: now.Add(-time.Minute)}
-		if _, err := s.EnqueueEvents(ctx, []models.Event{ev}); err != nil {
-			t.Fatal(err)
-		}
+		ev := dueEvent(d, l, "e1", now, now)
+		enqueue(t, s, ev)
 		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
 		if err != nil || len(c.Events) != 1 {
 			t.Fatalf("claim = %+v, %v", c.Events, err)
@@ -226,13 +219,7 @@ func TestCancelAndRequeueLeadEvents(t *testing.T) {
 		}
 		now := time.Now().UTC()
 		l := storedLead(t, s, a, now, "jane@example.com")
-		evs, err := s.EnqueueEvents(ctx, []models.Event{
-			{AccountID: a.ID, DatasetID: d1.ID, LeadID: l.ID, Origin: models.OriginDefault, EventName: "Lead", EventID: "one", EventTime: now, NextAttemptAt: now.Add(-time.Minute)},
-			{AccountID: a.ID, DatasetID: d2.ID, LeadID: l.ID, Origin: models.OriginDefault, EventName: "Lead", EventID: "two", EventTime: now, NextAttemptAt: now.Add(-time.Minute)},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		evs := enqueue(t, s, dueEvent(d1, l, "one", now, now), dueEvent(d2, l, "two", now, now))
 		leased, err := s.ClaimEvents(ctx, d1.ID, now, time.Minute, 10)
 		if err != nil || len(leased.Events) != 1 {
 			t.Fatalf("claim = %+v, %v", leased.Events, err)
@@ -287,10 +274,7 @@ func TestClaimWithoutTheLead(t *testing.T) {
 		d := newDataset(t, s, a, models.ModeLive)
 		now := time.Now().UTC()
 		other := storedLead(t, s, b, now, "other@example.com")
-		if _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: a.ID, DatasetID: d.ID, LeadID: other.ID, Origin: models.OriginDefault,
-			EventName: "Lead", EventID: "stray", EventTime: now, NextAttemptAt: now.Add(-time.Minute)}}); err != nil {
-			t.Fatal(err)
-		}
+		enqueue(t, s, dueEvent(d, other, "stray", now, now))
 		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
 		if err != nil || len(c.Events) != 1 || len(c.Leads) != 0 {
 			t.Fatalf("claim = %d events with %d leads, %v; want the event without its lead", len(c.Events), len(c.Leads), err)
