@@ -83,14 +83,36 @@ func Validate(e ServerEvent, now time.Time) error {
 }
 
 func validate(e ServerEvent, now time.Time) *Invalid {
-	switch age := now.Unix() - e.EventTime; {
-	case e.EventTime <= 0:
+	if inv := checkTime(e.EventTime, now); inv != nil {
+		return inv
+	}
+	return validateContent(e)
+}
+
+// CheckTime says why Meta would refuse an event dated eventTime (Unix
+// seconds) when sent at now, or nil: the part of Validate that depends on
+// the send time.
+func CheckTime(eventTime int64, now time.Time) error {
+	if inv := checkTime(eventTime, now); inv != nil {
+		return inv
+	}
+	return nil
+}
+
+func checkTime(eventTime int64, now time.Time) *Invalid {
+	switch age := now.Unix() - eventTime; {
+	case eventTime <= 0:
 		return invalid("event_time", "missing")
 	case age > int64(MaxAge/time.Second):
 		return invalid("event_time", ReasonTooOld)
 	case -age > int64(MaxFutureSkew/time.Second):
 		return invalid("event_time", ReasonFuture)
 	}
+	return nil
+}
+
+// validateContent is everything Validate checks but the time.
+func validateContent(e ServerEvent) *Invalid {
 	switch name := e.EventName; {
 	case strings.TrimSpace(name) == "":
 		return invalid("event_name", "missing")
