@@ -307,12 +307,16 @@ type Event struct {
 	FBTraceID     string `gorm:"column:fbtrace_id"`
 	RequestID     *int64
 	// Payload is the exact JSON of the event as built for Meta (hashes
-	// only), when no request carries it: dry run, held back or given up. A
-	// sent event's JSON is in its request's Payload.
-	Payload   string
-	SentAt    *time.Time
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// only), when no request carries it: prepared when it was queued (see
+	// PayloadStamp), dry run, held back or given up. A sent event's JSON is
+	// in its request's Payload.
+	Payload string
+	// PayloadStamp is capi.Stamp of the settings a queued event's Payload
+	// was prepared with; 0 when it has none to send as it is.
+	PayloadStamp int64
+	SentAt       *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // SendRequest is one request to Meta's Graph API and its outcome.

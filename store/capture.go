@@ -47,7 +47,7 @@ type CaptureFacts struct {
 	Existing map[string]ExistingLead
 	// Contacts are the recent complete leads with one of the hashes.
 	Contacts []Contact
-	// Datasets are the account's datasets (id, name and pixel id).
+	// Datasets are the account's datasets (id, name, pixel id and LDU).
 	Datasets []models.Dataset
 }
 
@@ -128,10 +128,10 @@ CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
 						return err
 					})
 			}
-			b.Queue(`SELECT id, name, pixel_id FROM datasets WHERE account_id = $1 ORDER BY lower(name), id`, q.AccountID).
+			b.Queue(`SELECT id, name, pixel_id, ldu FROM datasets WHERE account_id = $1 ORDER BY lower(name), id`, q.AccountID).
 				Query(func(rows pgx.Rows) error {
 					var d models.Dataset
-					_, err := pgx.ForEachRow(rows, []any{&d.ID, &d.Name, &d.PixelID}, func() error {
+					_, err := pgx.ForEachRow(rows, []any{&d.ID, &d.Name, &d.PixelID, &d.LDU}, func() error {
 						d.AccountID = q.AccountID
 						f.Datasets = append(f.Datasets, d)
 						return nil

@@ -106,13 +106,14 @@ var eventText = []textColumn[models.Event]{
 	{"event_id", func(e *models.Event) string { return e.EventID }},
 	{"currency", func(e *models.Event) string { return e.Currency }},
 	{"status", func(e *models.Event) string { return string(e.Status) }},
+	{"payload", func(e *models.Event) string { return e.Payload }},
 }
 
 // insertEventsSQL inserts new events and gives each that is not sent its
 // unsent_events row, due when it was created.
 var insertEventsSQL = "WITH ev AS (" + unnestInsert("events", []column{
 	{"account_id", "bigint"}, {"dataset_id", "bigint"}, {"lead_id", "bigint"}, {"origin_id", "bigint"},
-	{"value", "double precision"}, {"event_time", "timestamptz"},
+	{"value", "double precision"}, {"event_time", "timestamptz"}, {"payload_stamp", "bigint"},
 	{"created_at", "timestamptz"}, {"updated_at", "timestamptz"},
 }, eventText) + ` RETURNING id, dataset_id, lead_id, status, event_time, created_at)
 INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
@@ -122,12 +123,12 @@ SELECT id, dataset_id, lead_id, status, event_time, created_at FROM ev WHERE sta
 func eventArgs(evs []models.Event) []any {
 	n := len(evs)
 	account, dataset, lead, origin := make([]int64, n), make([]int64, n), make([]int64, n), make([]*int64, n)
-	value, at := make([]*float64, n), make([]time.Time, n)
+	value, at, stamp := make([]*float64, n), make([]time.Time, n), make([]int64, n)
 	created, updated := make([]time.Time, n), make([]time.Time, n)
 	for i := range evs {
 		e := &evs[i]
 		account[i], dataset[i], lead[i], origin[i], value[i] = e.AccountID, e.DatasetID, e.LeadID, e.OriginID, e.Value
-		at[i], created[i], updated[i] = e.EventTime.UTC(), e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+		at[i], stamp[i], created[i], updated[i] = e.EventTime.UTC(), e.PayloadStamp, e.CreatedAt.UTC(), e.UpdatedAt.UTC()
 	}
-	return textArgs([]any{account, dataset, lead, origin, value, at, created, updated}, evs, eventText)
+	return textArgs([]any{account, dataset, lead, origin, value, at, stamp, created, updated}, evs, eventText)
 }

@@ -209,31 +209,24 @@ const dueSQL = `
 	ORDER BY q.event_time, q.event_id
 	LIMIT @limit %[3]s`
 
-// claimedCols are what the dispatcher reads of a claimed event (e) and its
-// lead (l), which a LEFT JOIN may not find: the attempt it is about to make
-// counts.
+// claimedCols are what the dispatcher reads of a claimed event (e): the
+// attempt it is about to make counts.
 const claimedCols = `e.id, e.lead_id, e.origin, e.event_name, e.event_id, e.event_time, e.value, e.currency, e.attempts + 1,
-	l.id IS NOT NULL, COALESCE(l.source, ''), COALESCE(l.partial, false), COALESCE(l.junk, false),
-	COALESCE(l.event_source_url, ''), COALESCE(l.meta_lead_id, ''), COALESCE(l.country, ''), COALESCE(l.state, ''),
-	COALESCE(l.match_keys, '')`
-
-// claimedLeads joins a claimed event's lead, of its own account.
-const claimedLeads = "LEFT JOIN leads l ON l.id = e.lead_id AND l.account_id = e.account_id"
+	e.payload, e.payload_stamp`
 
 // On Postgres rows locked by another replica are skipped, so replicas share
 // the queue; an expired lease makes an event claimable again, so a crash
 // mid-batch loses nothing. OFFSET 0 keeps the NOT EXISTS a lookup in
 // events_lead_idx per candidate: as an anti-join, Postgres would read every
 // queued event for the few blocking ones. The lease is set on the rows
-// locked, found by ctid (a TID scan), and the one statement returns them
-// with their leads.
+// locked, found by ctid (a TID scan), and the one statement returns them.
 var claimPostgresSQL = `
 WITH due AS (` + sprintf(dueSQL, "q.ctid AS tid", "OFFSET 0", "FOR UPDATE SKIP LOCKED") + `
 ), claimed AS (
 	UPDATE unsent_events SET lease_until = @lease WHERE ctid = ANY(ARRAY(SELECT tid FROM due)) RETURNING event_id
 )
 SELECT ` + claimedCols + `
-FROM claimed c JOIN events e ON e.id = c.event_id ` + claimedLeads
+FROM claimed c JOIN events e ON e.id = c.event_id`
 
 // SQLite has one writer: the claim sets the lease, then reads the events.
 var claimSQLiteSQL = `
@@ -249,17 +242,13 @@ type Claim struct {
 	// from those of a later claim, once the lease ran out and another
 	// dispatcher took them: settling and releasing leave those alone.
 	Lease time.Time
-	// Events are in event_time order, with the columns a payload needs.
+	// Events are in event_time order, with the columns a payload needs
+	// and the payload prepared when they were queued.
 	Events []models.Event
-	// Leads are the events' leads by id, with the columns a payload is
-	// built from: id, source, partial, junk, event_source_url,
-	// meta_lead_id, country, state and match_keys. An event whose lead is
-	// not found (not in the event's account) has none.
-	Leads map[int64]models.Lead
 }
 
 // ClaimEvents leases up to limit due events of a dataset until now+lease,
-// and reads them with their leads.
+// and reads them.
 //
 // A claim changes only the lease of unsent_events rows, a column no index
 // reads: on Postgres it is a HOT update of narrow rows.
@@ -285,27 +274,20 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 			if err := tx.q(ctx).Raw(claimSQLiteSQL, args).Scan(&ids).Error; err != nil || len(ids) == 0 {
 				return err
 			}
-			rows, err = tx.q(ctx).Raw("SELECT "+claimedCols+" FROM events e "+claimedLeads+" WHERE e.id IN ?", ids).Rows()
+			rows, err = tx.q(ctx).Raw("SELECT "+claimedCols+" FROM events e WHERE e.id IN ?", ids).Rows()
 		}
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		c.Events = make([]models.Event, 0, limit)
-		c.Leads = make(map[int64]models.Lead, limit)
 		for rows.Next() {
 			e := models.Event{DatasetID: datasetID, Status: models.EventSending, LeaseUntil: &c.Lease}
-			var l models.Lead
-			var found bool
 			if err := rows.Scan(&e.ID, &e.LeadID, &e.Origin, &e.EventName, &e.EventID, &e.EventTime, &e.Value, &e.Currency, &e.Attempts,
-				&found, &l.Source, &l.Partial, &l.Junk, &l.EventSourceURL, &l.MetaLeadID, &l.Country, &l.State, &l.MatchKeys); err != nil {
+				&e.Payload, &e.PayloadStamp); err != nil {
 				return err
 			}
 			c.Events = append(c.Events, e)
-			if found {
-				l.ID = e.LeadID
-				c.Leads[l.ID] = l
-			}
 		}
 		return rows.Err()
 	})
@@ -314,6 +296,26 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 	}
 	sortEvents(c.Events)
 	return c, nil
+}
+
+// PayloadLeads reads the leads of an account with the columns an event's
+// payload is built from (id, source, partial, junk, event_source_url,
+// meta_lead_id, country, state and match_keys), by id: for claimed events
+// whose prepared payload is missing or stale. A lead not found is absent.
+func (s *Store) PayloadLeads(ctx context.Context, accountID int64, ids []int64) (map[int64]models.Lead, error) {
+	out := make(map[int64]models.Lead, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		var ls []models.Lead
+		err := s.q(ctx).Select("id, source, partial, junk, event_source_url, meta_lead_id, country, state, match_keys").
+			Where("account_id = ? AND id IN ?", accountID, ids[start:min(start+500, len(ids))]).Find(&ls).Error
+		if err != nil {
+			return nil, wrap("payload leads", err)
+		}
+		for _, l := range ls {
+			out[l.ID] = l
+		}
+	}
+	return out, nil
 }
 
 // Outcome is what happened to one claimed event.
@@ -343,6 +345,9 @@ type Outcome struct {
 func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
 	now = now.UTC()
 	if s.dialect == "postgres" && len(outs) > 1 {
+		if allSent(outs) {
+			return wrap("settle events", s.settleSent(ctx, c.Lease, requestID, fbtraceID, now, outs))
+		}
 		return wrap("settle events", s.settleBulk(ctx, c.Lease, requestID, fbtraceID, now, outs))
 	}
 	return wrap("settle events", s.Tx(ctx, func(tx *Store) error {
@@ -387,6 +392,37 @@ func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbt
 		}
 		return nil
 	}))
+}
+
+func allSent(outs []Outcome) bool {
+	for _, o := range outs {
+		if o.Status != models.EventSent || o.Untried || o.Error != "" || o.Payload != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// settleSentSQL settles a batch Meta took whole, the common case: the
+// events leave unsent_events and take the request's id, trace and time.
+const settleSentSQL = `
+WITH gone AS (
+	DELETE FROM unsent_events WHERE event_id = ANY($4::bigint[]) AND lease_until = $5
+	RETURNING event_id
+)
+UPDATE events e SET status = 'sent', attempts = e.attempts + 1, last_error = '', updated_at = $1,
+	payload = '', sent_at = $1, fbtrace_id = $2, request_id = COALESCE($3, e.request_id)
+FROM gone WHERE e.id = gone.event_id`
+
+// settleSent is settleBulk for a batch whose events were all sent: one
+// array of ids instead of seven columns of outcomes.
+func (s *Store) settleSent(ctx context.Context, lease time.Time, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
+	ids := make([]int64, len(outs))
+	for i, o := range outs {
+		ids[i] = o.ID
+	}
+	_, err := s.conn().ExecContext(ctx, settleSentSQL, now, fbtraceID, requestID, ids, lease)
+	return err
 }
 
 // settleBulk is SettleEvents in one statement on Postgres: a batch of 1000

@@ -19,11 +19,24 @@ func (s *Store) InsertLead(ctx context.Context, l *models.Lead) error {
 
 // SaveLead writes every column of an existing lead of its account.
 func (s *Store) SaveLead(ctx context.Context, l *models.Lead) error {
-	res := s.q(ctx).Where("account_id = ?", l.AccountID).Select("*").Omit("id", "account_id", "received_at").Updates(l)
-	if res.Error == nil && res.RowsAffected == 0 {
-		return wrap("save lead", ErrNotFound)
-	}
-	return wrap("save lead", res.Error)
+	return wrap("save lead", s.Tx(ctx, func(tx *Store) error {
+		res := tx.q(ctx).Where("account_id = ?", l.AccountID).Select("*").Omit("id", "account_id", "received_at").Updates(l)
+		if res.Error == nil && res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		if res.Error != nil {
+			return res.Error
+		}
+		return tx.unprepare(ctx, l.ID)
+	}))
+}
+
+// unprepare drops the prepared payloads of a lead's unsent events, after
+// the lead changed: the dispatcher then builds them from the lead as it is
+// (and holds them back if a person marked it junk).
+func (s *Store) unprepare(ctx context.Context, leadID int64) error {
+	return s.q(ctx).Model(&models.Event{}).Where("lead_id = ? AND status <> ? AND payload_stamp <> 0", leadID, models.EventSent).
+		Update("payload_stamp", 0).Error
 }
 
 // LeadByExternalID finds an account's lead by the caller's id.
@@ -235,6 +248,9 @@ func (s *Store) AddStageChange(ctx context.Context, c *models.StageChange) (mode
 			}
 		}
 		if err := tx.q(ctx).Model(&models.Lead{}).Where("id = ?", l.ID).Updates(upd).Error; err != nil {
+			return err
+		}
+		if err := tx.unprepare(ctx, l.ID); err != nil {
 			return err
 		}
 		return tx.q(ctx).Take(&l, l.ID).Error

@@ -129,7 +129,9 @@ func (s *Store) RetryEvents(ctx context.Context, accountID int64, ids []int64, n
 		args = append(args, ids)
 	}
 	queued, err := s.moveEvents(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL", where, args,
-		map[string]any{"status": models.EventQueued, "attempts": 0, "last_error": "", "updated_at": now})
+		// Built again when sent: the retry may follow a fix of the lead or
+		// the settings.
+		map[string]any{"status": models.EventQueued, "attempts": 0, "last_error": "", "payload_stamp": 0, "updated_at": now})
 	return int64(len(queued)), wrap("retry events", err)
 }
 

@@ -95,3 +95,58 @@ func TestSecondClaimWaitsForLeadsEarlierEvent(t *testing.T) {
 		}
 	})
 }
+
+// A claim whose lease ran out, and whose events another claim took, settles
+// nothing: the newer claim decides, whether the batch was sent whole (one
+// statement on Postgres) or not.
+func TestSettleAfterTheLeaseRanOutChangesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		d := newDataset(t, s, a, models.ModeLive)
+		now := time.Now().UTC()
+		var evs []models.Event
+		for _, id := range []string{"e1", "e2", "e3"} {
+			evs = append(evs, dueEvent(d, storedLead(t, s, a, now, id+"@example.com"), id, now.Add(-time.Hour), now))
+		}
+		evs = enqueue(t, s, evs...)
+		old, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		if err != nil || len(old.Events) != 3 {
+			t.Fatalf("first claim = %d, %v", len(old.Events), err)
+		}
+		later := now.Add(2 * time.Minute)
+		current, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10)
+		if err != nil || len(current.Events) != 3 {
+			t.Fatalf("claim after the lease ran out = %d, %v", len(current.Events), err)
+		}
+		sent := func(c store.Claim, trace string, at time.Time) {
+			t.Helper()
+			req := models.SendRequest{AccountID: a.ID, DatasetID: d.ID, Kind: "batch", StartedAt: at, Payload: `[]`}
+			if err := s.InsertSendRequest(ctx, &req); err != nil {
+				t.Fatal(err)
+			}
+			outs := make([]store.Outcome, len(c.Events))
+			for i, e := range c.Events {
+				outs[i] = store.Outcome{ID: e.ID, Status: models.EventSent}
+			}
+			if err := s.SettleEvents(ctx, c, &req.ID, trace, at, outs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sent(old, "old-trace", later)
+		for _, e := range evs {
+			if got, _ := s.Event(ctx, a.ID, e.ID); got.Status == models.EventSent || got.FBTraceID != "" {
+				t.Errorf("after the old claim settled: %s %s; want it left to the newer claim", got.Status, got.FBTraceID)
+			}
+		}
+		sent(current, "new-trace", later)
+		for _, e := range evs {
+			if got, _ := s.Event(ctx, a.ID, e.ID); got.Status != models.EventSent || got.FBTraceID != "new-trace" || got.Attempts != 1 {
+				t.Errorf("after the newer claim settled: %s %s after %d attempts; want sent with new-trace after 1", got.Status, got.FBTraceID, got.Attempts)
+			}
+		}
+		if depth, err := s.QueueDepth(ctx); err != nil || depth[models.EventQueued]+depth[models.EventSending] != 0 {
+			t.Errorf("queue depth = %v, %v; want empty", depth, err)
+		}
+	})
+}

@@ -40,11 +40,19 @@ func TestSettledStatusesAreCountedAndFiltered(t *testing.T) {
 			t.Fatalf("queue depth before the claim = %v, %v; want 5 queued", depth, err)
 		}
 		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
-		if err != nil || len(c.Events) != 5 || len(c.Leads) != 5 {
-			t.Fatalf("claim = %d events and %d leads, %v; want 5 of each", len(c.Events), len(c.Leads), err)
+		if err != nil || len(c.Events) != 5 {
+			t.Fatalf("claim = %d events, %v; want 5", len(c.Events), err)
 		}
-		if c.Leads[c.Events[0].LeadID].Source != models.SourceWebsite {
-			t.Errorf("claimed lead = %+v; want its columns read", c.Leads[c.Events[0].LeadID])
+		leadIDs := make([]int64, len(c.Events))
+		for i, e := range c.Events {
+			leadIDs[i] = e.LeadID
+		}
+		leads, err := s.PayloadLeads(ctx, a.ID, leadIDs)
+		if err != nil || len(leads) != 5 || leads[leadIDs[0]].Source != models.SourceWebsite || leads[leadIDs[0]].MatchKeys == "" {
+			t.Fatalf("payload leads = %+v, %v; want the 5 leads with their columns", leads, err)
+		}
+		if other, err := s.PayloadLeads(ctx, b.ID, leadIDs); err != nil || len(other) != 0 {
+			t.Errorf("another account's payload leads = %v, %v; want none", other, err)
 		}
 		if depth, _ := s.QueueDepth(ctx); depth[models.EventSending] != 5 || depth[models.EventQueued] != 0 {
 			t.Errorf("queue depth while sending = %v; want 5 sending", depth)
@@ -264,9 +272,9 @@ func TestCancelAndRequeueLeadEvents(t *testing.T) {
 	})
 }
 
-// A claimed event whose lead is not in its account comes without it (the
-// dispatcher fails it with a reason) instead of being leased, unseen,
-// again and again.
+// A claimed event whose lead is not in its account is claimed all the
+// same, and its lead is not found (the dispatcher fails it with a reason),
+// instead of being leased, unseen, again and again.
 func TestClaimWithoutTheLead(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
@@ -276,8 +284,70 @@ func TestClaimWithoutTheLead(t *testing.T) {
 		other := storedLead(t, s, b, now, "other@example.com")
 		enqueue(t, s, dueEvent(d, other, "stray", now, now))
 		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
-		if err != nil || len(c.Events) != 1 || len(c.Leads) != 0 {
-			t.Fatalf("claim = %d events with %d leads, %v; want the event without its lead", len(c.Events), len(c.Leads), err)
+		if err != nil || len(c.Events) != 1 {
+			t.Fatalf("claim = %d events, %v; want the event", len(c.Events), err)
+		}
+		if leads, err := s.PayloadLeads(ctx, a.ID, []int64{c.Events[0].LeadID}); err != nil || len(leads) != 0 {
+			t.Errorf("payload leads = %v, %v; want none: the lead is another account's", leads, err)
+		}
+	})
+}
+
+// A payload prepared when an event was queued is claimed with the event,
+// and dropped (its stamp reset) once the lead changes or a person retries
+// the event: the dispatcher then builds it from the lead as it is.
+func TestPreparedPayloadsAreDroppedWhenTheLeadChanges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		d := newDataset(t, s, a, models.ModeLive)
+		now := time.Now().UTC()
+		prepared := func(l models.Lead, id string) models.Event {
+			e := dueEvent(d, l, id, now.Add(-time.Hour), now)
+			e.Payload, e.PayloadStamp = `{"event_id":"`+id+`"}`, 42
+			return enqueue(t, s, e)[0]
+		}
+		stamp := func(id int64) int64 {
+			t.Helper()
+			e, err := s.Event(ctx, a.ID, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e.PayloadStamp
+		}
+
+		staged, saved, retried := storedLead(t, s, a, now, "staged@example.com"), storedLead(t, s, a, now, "saved@example.com"),
+			storedLead(t, s, a, now, "retried@example.com")
+		evStaged, evSaved, evRetried := prepared(staged, "staged"), prepared(saved, "saved"), prepared(retried, "retried")
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		if err != nil || len(c.Events) != 3 || c.Events[0].Payload != `{"event_id":"staged"}` || c.Events[0].PayloadStamp != 42 {
+			t.Fatalf("claim = %+v, %v; want the 3 events with their prepared payloads", c.Events, err)
+		}
+		if err := s.SettleEvents(ctx, c, nil, "", now, []store.Outcome{
+			{ID: evStaged.ID, Status: models.EventQueued, NextAttemptAt: now, Untried: true},
+			{ID: evSaved.ID, Status: models.EventQueued, NextAttemptAt: now, Untried: true},
+			{ID: evRetried.ID, Status: models.EventFailed, Error: "Meta refused", Payload: `{"event_id":"retried"}`},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got := stamp(evStaged.ID); got != 42 {
+			t.Fatalf("stamp after a requeue = %d; want 42 kept", got)
+		}
+
+		if _, err := s.AddStageChange(ctx, &models.StageChange{AccountID: a.ID, LeadID: staged.ID, Stage: "qualified", OccurredAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		saved.City = "Austin"
+		if err := s.SaveLead(ctx, &saved); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.RetryEvents(ctx, a.ID, nil, now); err != nil || n != 1 {
+			t.Fatalf("retry = %d, %v; want 1", n, err)
+		}
+		for name, id := range map[string]int64{"stage change": evStaged.ID, "saved lead": evSaved.ID, "retry": evRetried.ID} {
+			if got := stamp(id); got != 0 {
+				t.Errorf("after a %s the stamp is %d; want 0", name, got)
+			}
 		}
 	})
 }

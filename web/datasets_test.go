@@ -156,6 +156,13 @@ func TestLeadToSentEventAndSendLog(t *testing.T) {
 		if page.text("count-queued") != "1" || page.doc.Find("#sendlog[hx-trigger]").Length() != 1 {
 			t.Errorf("send log before dispatch: queued %q, live refresh %v", page.text("count-queued"), page.doc.Find("#sendlog[hx-trigger]").Length())
 		}
+		// Before it is sent, the event's page shows the payload capture
+		// prepared, and says when it would be built again.
+		queued, _ := s.Events(t.Context(), acc.ID, store.EventFilter{}, nil, 10)
+		pre := b.get(fmt.Sprintf("%s/%d", log, queued[0].ID))
+		if !strings.Contains(pre.text("event-payload"), queued[0].EventID) || !strings.Contains(pre.text("payload-note"), "Prepared when the event was queued") {
+			t.Errorf("queued event's page: payload %q note %q", pre.text("event-payload"), pre.text("payload-note"))
+		}
 		a.drain()
 		page = b.get(log)
 		if page.text("count-sent") != "1" || page.doc.Find("#sendlog[hx-trigger]").Length() != 0 {

@@ -132,6 +132,13 @@ func (h *Handler) showEvent(c echo.Context) error {
 		Sent: h.formatTime(a.Account, e.SentAt), CanRetry: e.Status == models.EventFailed && a.Role.AtLeast(models.RoleEditor)}
 	if e.Status == models.EventQueued {
 		v.NextTry = h.formatTime(a.Account, &e.NextAttemptAt)
+		switch {
+		case e.Payload == "":
+		case e.PayloadStamp != 0:
+			v.PayloadNote = "Prepared when the event was queued, and sent as it is, unless the lead or the dataset's payload settings change first: then it is built again."
+		default:
+			v.PayloadNote = "As last built: it is built again from the lead and the dataset when it is sent."
+		}
 	}
 	payload := []byte(e.Payload)
 	if e.RequestID != nil {

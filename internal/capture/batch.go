@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -33,6 +33,7 @@ type job struct {
 	// lead (with its match keys' hashes) and signals are built by the
 	// caller, off the writer.
 	lead    models.Lead
+	keys    normalize.Keys
 	signals junk.Input
 	done    chan jobResult
 }
@@ -208,15 +209,13 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 		}
 		evs, err := c.store.InsertCaptured(ctx, leads, func(leads []models.Lead) []models.Event {
 			var evs []models.Event
-			for _, l := range leads {
+			for k, l := range leads {
 				if l.Junk || l.Partial {
 					continue
 				}
+				j := batch[created[k].job]
 				for _, d := range facts[l.AccountID].Datasets {
-					evs = append(evs, models.Event{
-						AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
-						EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,
-					})
+					evs = append(evs, leadEvent(j.acc, d, l, j.keys))
 				}
 			}
 			return evs

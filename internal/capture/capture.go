@@ -91,7 +91,7 @@ func newJob(acc models.Account, v Validated, settings junk.Settings) (*job, erro
 	if err != nil {
 		return nil, err
 	}
-	return &job{acc: acc, v: v, settings: settings, lead: l, signals: junkInput(keys, v)}, nil
+	return &job{acc: acc, v: v, settings: settings, lead: l, keys: keys, signals: junkInput(keys, v)}, nil
 }
 
 // captureOne captures a single lead in its own transaction: the path of a
@@ -114,7 +114,7 @@ func (c *Capturer) captureOne(ctx context.Context, acc models.Account, v Validat
 	if err != nil {
 		return Result{}, err
 	}
-	reasons, events, err := c.save(ctx, &l, keys, v, settings, (*store.Store).InsertLead)
+	reasons, events, err := c.save(ctx, acc, &l, keys, v, settings, (*store.Store).InsertLead)
 	if errors.Is(err, store.ErrConflict) && v.ExternalID != nil {
 		// A concurrent post with the same external_id won the race.
 		prev, err := c.store.LeadByExternalID(ctx, acc.ID, *v.ExternalID)
@@ -134,7 +134,7 @@ func (c *Capturer) captureOne(ctx context.Context, acc models.Account, v Validat
 
 // save judges a lead, writes it with write and queues its default events,
 // in one transaction: the lead and its events land together or not at all.
-func (c *Capturer) save(ctx context.Context, l *models.Lead, keys normalize.Keys, v Validated, settings junk.Settings,
+func (c *Capturer) save(ctx context.Context, acc models.Account, l *models.Lead, keys normalize.Keys, v Validated, settings junk.Settings,
 	write func(*store.Store, context.Context, *models.Lead) error) ([]junk.Reason, []QueuedEvent, error) {
 	var (
 		reasons []junk.Reason
@@ -148,7 +148,7 @@ func (c *Capturer) save(ctx context.Context, l *models.Lead, keys normalize.Keys
 		if err := write(tx, ctx, l); err != nil {
 			return err
 		}
-		events, err = enqueueDefault(ctx, tx, *l)
+		events, err = enqueueDefault(ctx, tx, acc, *l, keys)
 		return err
 	})
 	return reasons, events, err
@@ -161,7 +161,7 @@ func (c *Capturer) upgrade(ctx context.Context, acc models.Account, prev models.
 	}
 	l.ID, l.ReceivedAt, l.Stage = prev.ID, prev.ReceivedAt, prev.Stage
 	l.JunkOverride = prev.JunkOverride
-	reasons, events, err := c.save(ctx, &l, keys, v, settings, (*store.Store).SaveLead)
+	reasons, events, err := c.save(ctx, acc, &l, keys, v, settings, (*store.Store).SaveLead)
 	if err != nil {
 		return Result{}, err
 	}
@@ -189,7 +189,7 @@ func (c *Capturer) existing(ctx context.Context, l models.Lead) (Result, error) 
 // enqueueDefault queues the automatic_completed default: a Lead event to
 // every dataset of the account, for a complete lead that is not junk.
 // Send rules replace this default when they land.
-func enqueueDefault(ctx context.Context, tx *store.Store, l models.Lead) ([]QueuedEvent, error) {
+func enqueueDefault(ctx context.Context, tx *store.Store, acc models.Account, l models.Lead, keys normalize.Keys) ([]QueuedEvent, error) {
 	if l.Junk || l.Partial {
 		return []QueuedEvent{}, nil
 	}
@@ -199,16 +199,25 @@ func enqueueDefault(ctx context.Context, tx *store.Store, l models.Lead) ([]Queu
 	}
 	evs := make([]models.Event, 0, len(datasets))
 	for _, d := range datasets {
-		evs = append(evs, models.Event{
-			AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
-			EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,
-		})
+		evs = append(evs, leadEvent(acc, d, l, keys))
 	}
 	stored, err := tx.EnqueueEvents(ctx, evs)
 	if err != nil {
 		return nil, err
 	}
 	return describeWith(stored, datasets), nil
+}
+
+// leadEvent is a lead's default Lead event for one dataset, with its
+// payload prepared: the dispatcher sends it as it is unless the account's or
+// dataset's settings change before then.
+func leadEvent(acc models.Account, d models.Dataset, l models.Lead, keys normalize.Keys) models.Event {
+	e := models.Event{
+		AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
+		EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,
+	}
+	e.Payload, e.PayloadStamp = capi.Prebuild(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e})
+	return e
 }
 
 func describe(ctx context.Context, s *store.Store, accountID int64, evs []models.Event) ([]QueuedEvent, error) {
@@ -255,7 +264,15 @@ func (c *Capturer) Mark(ctx context.Context, change *models.StageChange) (models
 			if err := tx.RequeueLeadEvents(ctx, l.AccountID, l.ID, junkCancel); err != nil {
 				return err
 			}
-			evs, err := enqueueDefault(ctx, tx, l)
+			acc, err := tx.Account(ctx, l.AccountID)
+			if err != nil {
+				return err
+			}
+			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+			if err != nil {
+				return fmt.Errorf("capture: lead %d match keys: %w", l.ID, err)
+			}
+			evs, err := enqueueDefault(ctx, tx, acc, l, keys)
 			queued = len(evs) > 0
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
@@ -254,4 +255,72 @@ func TestCommittedAnyway(t *testing.T) {
 	if c.committedAnyway(ctx, lost, false, leads[0]) {
 		t.Error("without reserved ids (SQLite) a failed write counts as committed")
 	}
+}
+
+// Capture prepares each event's payload when it queues it, exactly as the
+// dispatcher would build it from the stored lead, on the batch path, the
+// lead-by-lead path and when a person marks a junk lead not junk. An event
+// Meta would refuse is queued without one, to be held back with its reason.
+func TestCapturePreparesPayloads(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, d := setup(t, s)
+		c := New(s, nil)
+		settings, _ := JunkSettings(acc)
+		web := func(email string) Request {
+			return Request{Email: email, FirstName: "Ann", ClientIP: "203.0.113.7", ClientUserAgent: "Mozilla/5.0",
+				EventSourceURL: "https://example.com/form"}
+		}
+		results, err := c.captureBatch([]*job{
+			testJob(t, acc, valid(t, web("batch@example.com")), settings),
+			testJob(t, acc, valid(t, Request{Email: "nourl@example.com"}), settings),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := c.captureOne(ctx, acc, valid(t, web("one@example.com")), settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bot := web("bot@example.com")
+		bot.Honeypot = "x"
+		junked, err := c.captureOne(ctx, acc, valid(t, bot), settings)
+		if err != nil || len(junked.Events) != 0 {
+			t.Fatalf("junk capture = %+v, %v; want no event", junked, err)
+		}
+		if _, err := c.Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: junked.Lead.ID, Stage: models.StageNotJunk, OccurredAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+
+		check := func(name string, leadID int64, wantPrepared bool) {
+			t.Helper()
+			l, err := s.Lead(ctx, acc.ID, leadID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, err := s.LeadEvents(ctx, acc.ID, leadID)
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("%s: events = %v, %v; want 1", name, evs, err)
+			}
+			e := evs[0]
+			if !wantPrepared {
+				if e.Payload != "" || e.PayloadStamp != 0 {
+					t.Errorf("%s: payload %q stamp %d; want none", name, e.Payload, e.PayloadStamp)
+				}
+				return
+			}
+			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e})
+			if err != nil || e.Payload != string(body) || e.PayloadStamp != capi.Stamp(acc, d) {
+				t.Errorf("%s: prepared %s (stamp %d); want %s (stamp %d), %v", name, e.Payload, e.PayloadStamp, body, capi.Stamp(acc, d), err)
+			}
+		}
+		check("batch", results[0].res.Lead.ID, true)
+		check("no URL", results[1].res.Lead.ID, false)
+		check("one by one", one.Lead.ID, true)
+		check("not junk", junked.Lead.ID, true)
+	})
 }

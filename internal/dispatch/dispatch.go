@@ -220,16 +220,24 @@ type prepared struct {
 
 func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Claim) error {
 	s := d.o.Store
-	evs := c.Events
 	now := d.o.Now()
 	acc, err := s.Account(ctx, ds.AccountID)
 	if err != nil {
 		return err
 	}
+	// Payloads prepared when the events were queued go as they are; the
+	// others are built now from their leads.
+	stamp := capi.Stamp(acc, ds)
+	var leads map[int64]models.Lead
+	if ids := unprepared(c.Events, stamp); len(ids) > 0 {
+		if leads, err = s.PayloadLeads(ctx, ds.AccountID, ids); err != nil {
+			return err
+		}
+	}
 
 	var outs []store.Outcome
 	var ready []prepared
-	for _, e := range evs {
+	for _, e := range c.Events {
 		// A margin: an event just under 7 days old may be over by the time
 		// Meta reads it, and would sink the whole request.
 		if now.Sub(e.EventTime) > MaxAge-expiryMargin {
@@ -237,7 +245,21 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 				Error: fmt.Sprintf("event_time %s is more than 7 days ago; Meta would refuse the whole batch", e.EventTime.UTC().Format(time.RFC3339))})
 			continue
 		}
-		l, ok := c.Leads[e.LeadID]
+		if terr := capi.CheckTime(e.EventTime.Unix(), now); terr != nil {
+			if inv := (*capi.Invalid)(nil); errors.As(terr, &inv) && inv.Future() {
+				// A clock ahead of ours: the event becomes valid soon.
+				outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventQueued, Error: "event_time is in the future; waiting",
+					NextAttemptAt: e.EventTime.Add(time.Second)})
+				continue
+			}
+			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "not sent: " + terr.Error()})
+			continue
+		}
+		if e.PayloadStamp == stamp && e.Payload != "" {
+			ready = append(ready, prepared{event: e, payload: json.RawMessage(e.Payload)})
+			continue
+		}
+		l, ok := leads[e.LeadID]
 		if !ok {
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "the lead no longer exists"})
 			continue
@@ -251,23 +273,12 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "the lead's match keys cannot be read: " + err.Error()})
 			continue
 		}
-		se := capi.Build(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
-		// MarshalJSON directly: json.Marshal would check and compact its
-		// output again.
-		body, err := se.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		if verr := capi.Validate(se, now); verr != nil {
-			var inv *capi.Invalid
-			if errors.As(verr, &inv) && inv.Future() {
-				// A clock ahead of ours: the event becomes valid soon.
-				outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventQueued, Error: "event_time is in the future; waiting",
-					NextAttemptAt: e.EventTime.Add(time.Second)})
-				continue
-			}
-			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "not sent: " + verr.Error(), Payload: string(body)})
+		_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
+		if inv := (*capi.Invalid)(nil); errors.As(err, &inv) {
+			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "not sent: " + inv.Error(), Payload: string(body)})
 			continue
+		} else if err != nil {
+			return err
 		}
 		ready = append(ready, prepared{event: e, payload: body})
 	}
@@ -297,6 +308,18 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 		return d.requeue(ctx, c, ready, time.Time{}, reason)
 	}
 	return d.send(ctx, ds, c, target, ready)
+}
+
+// unprepared lists the leads of the events that have no payload prepared
+// with stamp.
+func unprepared(evs []models.Event, stamp int64) []int64 {
+	var ids []int64
+	for _, e := range evs {
+		if e.PayloadStamp != stamp || e.Payload == "" {
+			ids = append(ids, e.LeadID)
+		}
+	}
+	return ids
 }
 
 // target is where and how to send for a dataset.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +50,11 @@ type bench struct {
 	account models.Account
 	dataset models.Dataset
 	leads   int
+	// unprepared queues events without the payload capture prepares, so
+	// the dispatcher builds each from its lead.
+	unprepared bool
+	// editEvent, when set, changes each event before it is queued.
+	editEvent func(*models.Event)
 }
 
 func newBench(t *testing.T, s *store.Store, mode models.Mode) *bench {
@@ -108,9 +114,16 @@ func (b *bench) queue(n int, eventTime time.Time, edit func(*models.Lead)) []mod
 		if err := b.store.InsertLead(ctx, &l); err != nil {
 			b.t.Fatal(err)
 		}
-		evs = append(evs, models.Event{AccountID: b.account.ID, DatasetID: b.dataset.ID, LeadID: l.ID, Origin: models.OriginDefault,
+		e := models.Event{AccountID: b.account.ID, DatasetID: b.dataset.ID, LeadID: l.ID, Origin: models.OriginDefault,
 			EventName: "Lead", EventID: capi.EventID(b.dataset.PixelID, "Lead", capi.RecordKey(l)), EventTime: eventTime,
-			NextAttemptAt: b.clock.now()})
+			NextAttemptAt: b.clock.now()}
+		if !b.unprepared {
+			e.Payload, e.PayloadStamp = capi.Prebuild(capi.BuildInput{Account: b.account, Dataset: b.dataset, Lead: l, Keys: keys, Event: e})
+		}
+		if b.editEvent != nil {
+			b.editEvent(&e)
+		}
+		evs = append(evs, e)
 	}
 	stored, err := b.store.EnqueueEvents(ctx, evs)
 	if err != nil {
@@ -401,6 +414,64 @@ func TestTestModeAndLDU(t *testing.T) {
 		}
 		if dpo, ok := tx["data_processing_options"]; ok && fmt.Sprint(dpo) == "[LDU]" {
 			t.Errorf("Texas lead got LDU: %v", dpo)
+		}
+	})
+}
+
+// An event queued with a prepared payload is sent exactly as prepared,
+// without its lead being read; once the dataset's settings change, a
+// payload prepared before is built again from the lead.
+func TestPreparedPayloadsAndSettingsChanges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		b := newBench(t, s, models.ModeLive)
+		// A prepared payload that differs from what the lead would give:
+		// only sending it as it is puts this URL in the request.
+		b.editEvent = func(e *models.Event) {
+			e.Payload = strings.Replace(e.Payload, "https://example.com/form", "https://example.com/prepared", 1)
+		}
+		b.queue(1, b.clock.now().Add(-time.Hour), nil)
+		b.editEvent = nil
+		b.drain(b.dispatcher())
+		reqs := b.meta.Requests()
+		if len(reqs) != 1 || reqs[0].Events[0]["event_source_url"] != "https://example.com/prepared" {
+			t.Fatalf("requests = %+v; want the prepared payload sent as it is", reqs)
+		}
+
+		// Prepared under LDU off, sent after LDU was turned on: built again.
+		ev := b.queue(1, b.clock.now().Add(-time.Hour), nil)[0]
+		if p := b.event(ev.ID).Payload; !strings.Contains(p, `"data_processing_options":[]`) {
+			t.Fatalf("prepared payload = %s; want no LDU", p)
+		}
+		b.dataset.LDU = models.LDUAlways
+		if err := s.SaveDataset(ctx, &b.dataset); err != nil {
+			t.Fatal(err)
+		}
+		b.drain(b.dispatcher())
+		reqs = b.meta.Requests()
+		if len(reqs) != 2 || fmt.Sprint(reqs[1].Events[0]["data_processing_options"]) != "[LDU]" {
+			t.Fatalf("requests = %+v; want the event built again with LDU", reqs)
+		}
+		if e := b.event(ev.ID); e.Status != models.EventSent {
+			t.Errorf("event = %s; want sent", e.Status)
+		}
+	})
+}
+
+// Events queued without a prepared payload (before migration 0008, or
+// after a retry) are built from their leads.
+func TestUnpreparedEventsAreBuilt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		b.unprepared = true
+		evs := b.queue(3, b.clock.now().Add(-time.Hour), nil)
+		if e := b.event(evs[0].ID); e.Payload != "" || e.PayloadStamp != 0 {
+			t.Fatalf("queued event = %q, stamp %d; want no prepared payload", e.Payload, e.PayloadStamp)
+		}
+		b.drain(b.dispatcher())
+		reqs := b.meta.Requests()
+		if len(reqs) != 1 || len(reqs[0].Events) != 3 || reqs[0].Events[0]["event_source_url"] != "https://example.com/form" {
+			t.Fatalf("requests = %+v; want the 3 events built from their leads", reqs)
 		}
 	})
 }
