@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -62,6 +63,7 @@ type config struct {
 	probe       int
 	keep        bool
 	loadOnly    bool
+	prepared    bool
 }
 
 const (
@@ -80,6 +82,7 @@ func run() error {
 	flag.Float64Var(&cfg.budget, "budget", 0.5, "the least drain rate / baseline rate that passes")
 	flag.IntVar(&cfg.probe, "probe", 3, "before the drain, time each store call of this many batches in rolled-back transactions (0: none)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
+	flag.BoolVar(&cfg.prepared, "prepared", true, "queue the events with the payloads capture prepares; false: without, as after a settings change, so the dispatcher builds each from its lead")
 	flag.BoolVar(&cfg.loadOnly, "loadonly", false, "load the backlog, keep the schema and stop (to study the queries by hand)")
 	flag.Parse()
 	if cfg.events < dispatch.MaxBatch || cfg.dispatchers < 1 || cfg.baseline <= 0 {
@@ -125,7 +128,7 @@ func run() error {
 	defer db.Close()
 	logf("loading %d leads and events (not measured)", cfg.events)
 	t0 := time.Now()
-	if err := load(ctx, db, acc.ID, ds.ID, cfg.events); err != nil {
+	if err := load(ctx, db, acc, ds, cfg.events, cfg.prepared); err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
 	logf("loaded in %s", time.Since(t0).Round(time.Millisecond))
@@ -180,6 +183,8 @@ func run() error {
 	}
 
 	rssBefore := benchkit.ProcStatusKB("VmHWM")
+	// The load and the baseline leave garbage and heap the drain does not need.
+	debug.FreeOSMemory()
 	benchkit.ResetPeakRSS()
 	fk.reset()
 	dr, err := drain(ctx, cfg, st, box, client, graphURL)
@@ -326,7 +331,8 @@ SELECT id, dataset_id, lead_id, status, event_time, created_at FROM ev`
 // load fills the backlog on one connection. The secondary indexes of leads
 // and events (not those of constraints) are dropped first and built again
 // at the end, which is several times faster than keeping them up to date.
-func load(ctx context.Context, db *sql.DB, accountID, datasetID int64, n int) error {
+func load(ctx context.Context, db *sql.DB, acc models.Account, ds models.Dataset, n int, prepared bool) error {
+	accountID, datasetID := acc.ID, ds.ID
 	t0 := time.Now()
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -363,6 +369,19 @@ func load(ctx context.Context, db *sql.DB, accountID, datasetID int64, n int) er
 		}
 	}
 	logf("events inserted after %s", time.Since(t0).Round(time.Millisecond))
+	if prepared {
+		if err := conn.QueryRowContext(ctx, "SELECT min(id), max(id) FROM events WHERE dataset_id = $1", datasetID).Scan(&lo, &hi); err != nil {
+			return err
+		}
+		// Smaller chunks: each holds its payloads in memory.
+		const prepChunk = 20000
+		for from := lo; from <= hi; from += prepChunk {
+			if err := prepare(ctx, conn, acc, ds, from, from+prepChunk-1); err != nil {
+				return fmt.Errorf("prepare payloads: %w", err)
+			}
+		}
+		logf("payloads prepared after %s", time.Since(t0).Round(time.Millisecond))
+	}
 	for _, def := range defs {
 		if _, err := conn.ExecContext(ctx, def); err != nil {
 			return fmt.Errorf("%s: %w", def, err)
@@ -387,6 +406,47 @@ func load(ctx context.Context, db *sql.DB, accountID, datasetID int64, n int) er
 		return fmt.Errorf("%d events queued; want %d", got, n)
 	}
 	return nil
+}
+
+// prepare gives events lo to hi the payloads capture prepares
+// when it queues them (capi.Prebuild), from the leads as stored.
+func prepare(ctx context.Context, conn *sql.Conn, acc models.Account, ds models.Dataset, lo, hi int64) error {
+	rows, err := conn.QueryContext(ctx, `SELECT e.id, e.origin, e.event_name, e.event_id, e.event_time,
+		l.id, l.source, l.partial, l.event_source_url, l.meta_lead_id, l.country, l.state, l.match_keys
+		FROM events e JOIN leads l ON l.id = e.lead_id
+		WHERE e.dataset_id = $1 AND e.id BETWEEN $2 AND $3`, ds.ID, lo, hi)
+	if err != nil {
+		return err
+	}
+	var ids, stamps []int64
+	var payloads []string
+	for rows.Next() {
+		var e models.Event
+		var l models.Lead
+		if err := rows.Scan(&e.ID, &e.Origin, &e.EventName, &e.EventID, &e.EventTime,
+			&l.ID, &l.Source, &l.Partial, &l.EventSourceURL, &l.MetaLeadID, &l.Country, &l.State, &l.MatchKeys); err != nil {
+			rows.Close()
+			return err
+		}
+		keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		payload, stamp := capi.Prebuild(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
+		if stamp == 0 {
+			rows.Close()
+			return fmt.Errorf("event %s cannot be sent as built", e.EventID)
+		}
+		ids, payloads, stamps = append(ids, e.ID), append(payloads, payload), append(stamps, stamp)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, `UPDATE events e SET payload = u.payload, payload_stamp = u.stamp
+		FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(id, payload, stamp) WHERE e.id = u.id`, ids, payloads, stamps)
+	return err
 }
 
 // dropIndexes drops the indexes of a table that back no constraint and
@@ -419,11 +479,12 @@ func dropIndexes(ctx context.Context, conn *sql.Conn, table string) ([]string, e
 	return defs, nil
 }
 
-// firstBatch builds the first batch the dispatcher will claim, exactly as
-// dispatch builds it (match keys decoded, capi.Build, MarshalJSON,
-// capi.Validate), and times that building alone.
+// firstBatch builds the first batch the dispatcher will claim from its
+// leads, as dispatch does for events without a prepared payload (match keys
+// decoded, capi.Prepare, the time checked), and times that building alone.
+// When the events carry prepared payloads, the batch must equal them.
 func firstBatch(ctx context.Context, st *store.Store, accountID, datasetID int64) ([]json.RawMessage, time.Duration, error) {
-	// The dispatcher's own claim, rolled back: the same events and leads.
+	// The dispatcher's own claim, rolled back: the same events.
 	var c store.Claim
 	err := st.Tx(ctx, func(tx *store.Store) (err error) {
 		if c, err = tx.ClaimEvents(ctx, datasetID, time.Now(), time.Minute, dispatch.MaxBatch); err != nil {
@@ -434,12 +495,20 @@ func firstBatch(ctx context.Context, st *store.Store, accountID, datasetID int64
 	if !errors.Is(err, errRollback) {
 		return nil, 0, err
 	}
-	evs, leads := c.Events, c.Leads
+	evs := c.Events
 	acc, err := st.Account(ctx, accountID)
 	if err != nil {
 		return nil, 0, err
 	}
 	ds, err := st.DatasetByID(ctx, datasetID)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids := make([]int64, len(evs))
+	for i, e := range evs {
+		ids[i] = e.LeadID
+	}
+	leads, err := st.PayloadLeads(ctx, accountID, ids)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -452,12 +521,11 @@ func firstBatch(ctx context.Context, st *store.Store, accountID, datasetID int64
 			if err != nil {
 				return nil, err
 			}
-			se := capi.Build(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
-			body, err := se.MarshalJSON()
-			if err != nil {
-				return nil, err
+			_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
+			if err == nil {
+				err = capi.CheckTime(e.EventTime.Unix(), now)
 			}
-			if err := capi.Validate(se, now); err != nil {
+			if err != nil {
 				return nil, fmt.Errorf("event %s: %w", e.EventID, err)
 			}
 			out = append(out, body)
@@ -475,6 +543,11 @@ func firstBatch(ctx context.Context, st *store.Store, accountID, datasetID int64
 		times = append(times, time.Since(t0))
 	}
 	slices.Sort(times)
+	for i, e := range evs {
+		if e.PayloadStamp != 0 && e.Payload != string(batch[i]) {
+			return nil, 0, fmt.Errorf("event %s: its prepared payload is not what the dispatcher builds:\n%s\n%s", e.EventID, e.Payload, batch[i])
+		}
+	}
 	return batch, times[len(times)/2], nil
 }
 
