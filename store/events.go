@@ -201,10 +201,10 @@ const dueSQL = `
 	  AND EXISTS (SELECT 1 FROM datasets d WHERE d.id = @dataset
 		AND d.paused_at IS NULL AND (d.throttled_until IS NULL OR d.throttled_until <= @now))
 	  AND NOT EXISTS (
-		SELECT 1 FROM events p JOIN unsent_events pq ON pq.event_id = p.id
-		WHERE p.lead_id = q.lead_id AND p.dataset_id = q.dataset_id AND pq.status = 'queued'
-		  AND (p.event_time < q.event_time OR (p.event_time = q.event_time AND p.id < q.event_id))
-		  AND NOT (pq.next_attempt_at <= @now AND (pq.lease_until IS NULL OR pq.lease_until < @now))
+		SELECT 1 FROM unsent_events p
+		WHERE p.lead_id = q.lead_id AND (p.event_time, p.event_id) < (q.event_time, q.event_id)
+		  AND p.dataset_id = q.dataset_id AND p.status = 'queued'
+		  AND NOT (p.next_attempt_at <= @now AND (p.lease_until IS NULL OR p.lease_until < @now))
 		%[2]s)
 	ORDER BY q.event_time, q.event_id
 	LIMIT @limit %[3]s`
@@ -217,8 +217,8 @@ const claimedCols = `e.id, e.lead_id, e.origin, e.event_name, e.event_id, e.even
 // On Postgres rows locked by another replica are skipped, so replicas share
 // the queue; an expired lease makes an event claimable again, so a crash
 // mid-batch loses nothing. OFFSET 0 keeps the NOT EXISTS a lookup in
-// events_lead_idx per candidate: as an anti-join, Postgres would read every
-// queued event for the few blocking ones. The lease is set on the rows
+// unsent_events_lead_idx per candidate: as an anti-join, Postgres would
+// read every queued event for the few blocking ones. The lease is set on the rows
 // locked, found by ctid (a TID scan), and the one statement returns them.
 var claimPostgresSQL = `
 WITH due AS (` + sprintf(dueSQL, "q.ctid AS tid", "OFFSET 0", "FOR UPDATE SKIP LOCKED") + `
