@@ -59,6 +59,7 @@ type config struct {
 	baseline    time.Duration
 	fake        string
 	cpuprofile  string
+	memprofile  string
 	budget      float64
 	probe       int
 	keep        bool
@@ -79,6 +80,7 @@ func run() error {
 	flag.DurationVar(&cfg.baseline, "baseline", 5*time.Second, "how long the plain client posts ready-made batches")
 	flag.StringVar(&cfg.fake, "fake", "full", "fake Graph server: full (decodes every event as capitest does and checks it) or light (counts the data array)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the drain to this file")
+	flag.StringVar(&cfg.memprofile, "memprofile", "", "write the allocations of the run (pprof allocs, mostly the drain's) to this file")
 	flag.Float64Var(&cfg.budget, "budget", 0.5, "the least drain rate / baseline rate that passes")
 	flag.IntVar(&cfg.probe, "probe", 3, "before the drain, time each store call of this many batches in rolled-back transactions (0: none)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
@@ -559,6 +561,18 @@ func firstBatch(ctx context.Context, st *store.Store, accountID, datasetID int64
 	return batch, times[len(times)/2], nil
 }
 
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // ---------------------------------------------------------------- fake Graph
 
 // fake is a fast Graph API stand-in. capitest.Server needs a testing.TB, so
@@ -991,6 +1005,12 @@ func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, clie
 		pprof.StopCPUProfile()
 		prof.Close()
 		logf("CPU profile of the drain in %s", cfg.cpuprofile)
+	}
+	if cfg.memprofile != "" {
+		if err := writeAllocs(cfg.memprofile); err != nil {
+			return nil, err
+		}
+		logf("allocation profile of the run in %s", cfg.memprofile)
 	}
 	for _, w := range workers {
 		if w.err != nil {
