@@ -262,26 +262,13 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 			ready = append(ready, prepared{event: e, payload: json.RawMessage(e.Payload)})
 			continue
 		}
-		l, ok := leads[e.LeadID]
-		if !ok {
-			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "the lead no longer exists"})
-			continue
-		}
-		if l.Junk {
-			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: JunkLead})
-			continue
-		}
-		keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+		body, held, err := build(acc, ds, e, leads)
 		if err != nil {
-			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "the lead's match keys cannot be read: " + err.Error()})
-			continue
-		}
-		_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
-		if inv := (*capi.Invalid)(nil); errors.As(err, &inv) {
-			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "not sent: " + inv.Error(), Payload: string(body)})
-			continue
-		} else if err != nil {
 			return err
+		}
+		if held != nil {
+			outs = append(outs, *held)
+			continue
 		}
 		ready = append(ready, prepared{event: e, payload: body})
 	}
@@ -311,6 +298,31 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 		return d.requeue(ctx, c, ready, time.Time{}, reason)
 	}
 	return d.send(ctx, ds, c, target, ready)
+}
+
+// build makes the JSON of an event that has no prepared payload from its
+// lead, as capture prepares it. An event that cannot be sent comes back as
+// the outcome that holds it back, with the reason.
+func build(acc models.Account, ds models.Dataset, e models.Event, leads map[int64]models.Lead) (json.RawMessage, *store.Outcome, error) {
+	held := func(reason, payload string) (json.RawMessage, *store.Outcome, error) {
+		return nil, &store.Outcome{ID: e.ID, Status: models.EventFailed, Error: reason, Payload: payload}, nil
+	}
+	l, ok := leads[e.LeadID]
+	if !ok {
+		return held("the lead no longer exists", "")
+	}
+	if l.Junk {
+		return held(JunkLead, "")
+	}
+	keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+	if err != nil {
+		return held("the lead's match keys cannot be read: "+err.Error(), "")
+	}
+	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
+	if inv := (*capi.Invalid)(nil); errors.As(err, &inv) {
+		return held("not sent: "+inv.Error(), string(body))
+	}
+	return body, nil, err
 }
 
 // unprepared lists the leads of the events that have no payload prepared
