@@ -66,6 +66,20 @@ func TestBrowserDatasetTestEventAndSendLog(t *testing.T) {
 		if st := b.text(`[data-testid="event-status"]`); st != "queued" {
 			t.Errorf("status before dispatch = %q; want queued", st)
 		}
+		// Its page shows the JSON capture prepared, before it is sent.
+		b.do(
+			click(`[data-testid="event-row"] a`),
+			visible(`[data-testid="payload-note"]`),
+			screenshot("event-queued"),
+		)
+		if note, p := b.text(`[data-testid="payload-note"]`), b.text(`[data-testid="event-payload"]`); !strings.Contains(note, "Prepared when the event was queued") ||
+			!strings.Contains(p, `"event_source_url"`) || strings.Contains(p, "jane.doe@example.com") {
+			t.Errorf("queued event's page: note %q, payload %q; want the prepared JSON, hashes only", note, p)
+		}
+		b.do(
+			chromedp.Navigate(base+"/events"),
+			visible(`[data-testid="events-table"]`),
+		)
 		a.drain()
 		b.waitJS("the event to turn sent", `document.querySelector('[data-testid="event-status"]').textContent === "sent"`)
 		b.do(screenshot("sendlog"))
