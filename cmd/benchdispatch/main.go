@@ -314,17 +314,17 @@ SELECT $1, k.ext, 'website', k.email, '(' || k.area || ') ' || substr(k.line, 1,
 	k.h_em, k.h_ph, '[]', k.t, k.t + interval '20 milliseconds', k.t + interval '20 milliseconds'
 FROM k`
 
-// loadEventsSQL queues one Lead event per lead, as a rule does at capture:
-// the event id is capi.EventID(pixel, "Lead", external id), due since the
-// lead was received.
+// loadEventsSQL queues one Lead event per lead, as capture does: $1 is the
+// account, $2 the dataset, then one array per column, with the payload
+// capture prepares (or none, with -prepared=false); due since the lead was
+// received.
 const loadEventsSQL = `
 WITH ev AS (
 	INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time,
-		status, attempts, created_at, updated_at)
-	SELECT l.account_id, $2, l.id, 'rule', 'Lead',
-		encode(sha256(convert_to($3 || '|Lead|' || l.external_id, 'UTF8')), 'hex'),
-		l.created_at, 'queued', 0, l.received_at, l.received_at
-	FROM leads l WHERE l.account_id = $1 AND l.id BETWEEN $4 AND $5
+		status, attempts, payload, payload_stamp, created_at, updated_at)
+	SELECT $1, $2, u.lead_id, 'default', 'Lead', u.event_id, u.at, 'queued', 0, u.payload, u.stamp, u.received, u.received
+	FROM unnest($3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::bigint[], $8::timestamptz[])
+		AS u(lead_id, event_id, at, payload, stamp, received)
 	RETURNING id, dataset_id, lead_id, status, event_time, created_at
 )
 INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
@@ -334,7 +334,7 @@ SELECT id, dataset_id, lead_id, status, event_time, created_at FROM ev`
 // and events (not those of constraints) are dropped first and built again
 // at the end, which is several times faster than keeping them up to date.
 func load(ctx context.Context, dbURL string, acc models.Account, ds models.Dataset, n int, prepared bool) error {
-	accountID, datasetID := acc.ID, ds.ID
+	accountID := acc.ID
 	t0 := time.Now()
 	// A pool of its own, closed at the end: the connection keeps buffers
 	// as large as the largest statement it sent, which the drain's peak
@@ -373,25 +373,14 @@ func load(ctx context.Context, dbURL string, acc models.Account, ds models.Datas
 	if err := conn.QueryRowContext(ctx, "SELECT min(id), max(id) FROM leads WHERE account_id = $1", accountID).Scan(&lo, &hi); err != nil {
 		return err
 	}
-	for from := lo; from <= hi; from += chunk {
-		if _, err := conn.ExecContext(ctx, loadEventsSQL, accountID, datasetID, pixelID, from, from+chunk-1); err != nil {
+	// Smaller chunks: each holds its payloads in memory.
+	const eventChunk = 20000
+	for from := lo; from <= hi; from += eventChunk {
+		if err := queueEvents(ctx, conn, acc, ds, from, from+eventChunk-1, prepared); err != nil {
 			return fmt.Errorf("events: %w", err)
 		}
 	}
-	logf("events inserted after %s", time.Since(t0).Round(time.Millisecond))
-	if prepared {
-		if err := conn.QueryRowContext(ctx, "SELECT min(id), max(id) FROM events WHERE dataset_id = $1", datasetID).Scan(&lo, &hi); err != nil {
-			return err
-		}
-		// Smaller chunks: each holds its payloads in memory.
-		const prepChunk = 20000
-		for from := lo; from <= hi; from += prepChunk {
-			if err := prepare(ctx, conn, acc, ds, from, from+prepChunk-1); err != nil {
-				return fmt.Errorf("prepare payloads: %w", err)
-			}
-		}
-		logf("payloads prepared after %s", time.Since(t0).Round(time.Millisecond))
-	}
+	logf("events queued after %s", time.Since(t0).Round(time.Millisecond))
 	for _, def := range defs {
 		if _, err := conn.ExecContext(ctx, def); err != nil {
 			return fmt.Errorf("%s: %w", def, err)
@@ -418,44 +407,46 @@ func load(ctx context.Context, dbURL string, acc models.Account, ds models.Datas
 	return nil
 }
 
-// prepare gives events lo to hi the payloads capture prepares
-// when it queues them (capi.Prebuild), from the leads as stored.
-func prepare(ctx context.Context, conn *sql.Conn, acc models.Account, ds models.Dataset, lo, hi int64) error {
-	rows, err := conn.QueryContext(ctx, `SELECT e.id, e.origin, e.event_name, e.event_id, e.event_time,
-		l.id, l.source, l.partial, l.event_source_url, l.meta_lead_id, l.country, l.state, l.match_keys
-		FROM events e JOIN leads l ON l.id = e.lead_id
-		WHERE e.dataset_id = $1 AND e.id BETWEEN $2 AND $3`, ds.ID, lo, hi)
+// queueEvents queues the Lead events of leads lo to hi, in their order,
+// each with the payload capture prepares from the lead (capi.Prebuild)
+// when prepared is set.
+func queueEvents(ctx context.Context, conn *sql.Conn, acc models.Account, ds models.Dataset, lo, hi int64, prepared bool) error {
+	rows, err := conn.QueryContext(ctx, `SELECT id, external_id, created_at, received_at, source, partial, event_source_url,
+		meta_lead_id, country, state, match_keys FROM leads WHERE account_id = $1 AND id BETWEEN $2 AND $3 ORDER BY id`, acc.ID, lo, hi)
 	if err != nil {
 		return err
 	}
-	var ids, stamps []int64
-	var payloads []string
+	var leadIDs, stamps []int64
+	var eventIDs, payloads []string
+	var at, received []time.Time
 	for rows.Next() {
-		var e models.Event
 		var l models.Lead
-		if err := rows.Scan(&e.ID, &e.Origin, &e.EventName, &e.EventID, &e.EventTime,
-			&l.ID, &l.Source, &l.Partial, &l.EventSourceURL, &l.MetaLeadID, &l.Country, &l.State, &l.MatchKeys); err != nil {
+		if err := rows.Scan(&l.ID, &l.ExternalID, &l.CreatedAt, &l.ReceivedAt, &l.Source, &l.Partial, &l.EventSourceURL,
+			&l.MetaLeadID, &l.Country, &l.State, &l.MatchKeys); err != nil {
 			rows.Close()
 			return err
 		}
-		keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
-		if err != nil {
-			rows.Close()
-			return err
+		e := models.Event{AccountID: acc.ID, DatasetID: ds.ID, LeadID: l.ID, Origin: models.OriginDefault,
+			EventName: "Lead", EventID: capi.EventID(ds.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt}
+		if prepared {
+			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			if e.Payload, e.PayloadStamp = capi.Prebuild(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e}); e.PayloadStamp == 0 {
+				rows.Close()
+				return fmt.Errorf("event %s cannot be sent as built", e.EventID)
+			}
 		}
-		payload, stamp := capi.Prebuild(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
-		if stamp == 0 {
-			rows.Close()
-			return fmt.Errorf("event %s cannot be sent as built", e.EventID)
-		}
-		ids, payloads, stamps = append(ids, e.ID), append(payloads, payload), append(stamps, stamp)
+		leadIDs, eventIDs, at = append(leadIDs, l.ID), append(eventIDs, e.EventID), append(at, e.EventTime)
+		payloads, stamps, received = append(payloads, e.Payload), append(stamps, e.PayloadStamp), append(received, l.ReceivedAt)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	_, err = conn.ExecContext(ctx, `UPDATE events e SET payload = u.payload, payload_stamp = u.stamp
-		FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS u(id, payload, stamp) WHERE e.id = u.id`, ids, payloads, stamps)
+	_, err = conn.ExecContext(ctx, loadEventsSQL, acc.ID, ds.ID, leadIDs, eventIDs, at, payloads, stamps, received)
 	return err
 }
 
