@@ -57,6 +57,8 @@ type config struct {
 	events      int
 	dispatchers int
 	baseline    time.Duration
+	slices      int
+	sliceLen    time.Duration
 	fake        string
 	cpuprofile  string
 	memprofile  string
@@ -77,7 +79,9 @@ func run() error {
 	flag.StringVar(&cfg.database, "database", benchkit.Database(), "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
 	flag.IntVar(&cfg.events, "events", 1000000, "events in the backlog (one website lead each)")
 	flag.IntVar(&cfg.dispatchers, "dispatchers", 1, "concurrent dispatchers draining the backlog; the baseline uses as many clients")
-	flag.DurationVar(&cfg.baseline, "baseline", 5*time.Second, "how long the plain client posts ready-made batches")
+	flag.DurationVar(&cfg.baseline, "baseline", 5*time.Second, "how long the plain client posts ready-made batches before and after the drain")
+	flag.IntVar(&cfg.slices, "slices", 8, "how many times the drain pauses, evenly over its events, for a short baseline run (0: never)")
+	flag.DurationVar(&cfg.sliceLen, "slice", time.Second, "how long each of those baseline runs lasts")
 	flag.StringVar(&cfg.fake, "fake", "full", "fake Graph server: full (decodes every event as capitest does and checks it) or light (counts the data array)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the drain to this file")
 	flag.StringVar(&cfg.memprofile, "memprofile", "", "write the allocations of the run (pprof allocs, mostly the drain's) to this file")
@@ -189,7 +193,18 @@ func run() error {
 	debug.FreeOSMemory()
 	benchkit.ResetPeakRSS()
 	fk.reset()
-	dr, err := drain(ctx, cfg, st, box, client, graphURL)
+	// The drain pauses for short baseline runs now and then, so that the
+	// baseline also sees the machine as the drain saw it.
+	// What the fake takes during a slice is the baseline's: the drain's
+	// counts leave it out (the drain waits meanwhile).
+	slice := func() (baselineResult, error) {
+		got, refused := fk.received.Load(), fk.refused.Load()
+		r, err := baseline(client, target, batch, cfg.dispatchers, cfg.sliceLen)
+		fk.received.Store(got)
+		fk.refused.Store(refused)
+		return r, err
+	}
+	dr, err := drain(ctx, cfg, st, box, client, graphURL, slice)
 	if err != nil {
 		return err
 	}
@@ -197,7 +212,7 @@ func run() error {
 	received, refused := fk.received.Load(), fk.refused.Load()
 
 	// Again after the drain: other load on the machine may have changed, so
-	// the budget uses the mean of both.
+	// the budget uses every run's events over every run's time.
 	logf("baseline again after the drain")
 	after, err := baseline(client, target, batch, cfg.dispatchers, cfg.baseline)
 	if err != nil {
@@ -205,8 +220,15 @@ func run() error {
 	}
 	logf("baseline after: %.0f events/s (%d requests)", after.rate, after.requests)
 	base.before, base.after = base.rate, after.rate
-	base.rate = (base.rate + after.rate) / 2
-	base.requests += after.requests
+	for _, r := range dr.slices {
+		base.slices = append(base.slices, r.rate)
+	}
+	for _, r := range append(dr.slices, after) {
+		base.requests += r.requests
+		base.events += r.events
+		base.seconds += r.seconds
+	}
+	base.rate = float64(base.events) / base.seconds
 
 	// Everything must have gone out exactly once.
 	counts, err := statusCounts(ctx, db)
@@ -720,11 +742,13 @@ func isSHA256(s string) bool {
 // ---------------------------------------------------------------- baseline
 
 type baselineResult struct {
-	rate     float64 // the mean of before and after
+	rate     float64 // over every run: before, during (slices) and after the drain
 	before   float64
 	after    float64
+	slices   []float64 // the rates of the runs that paused the drain
 	requests int64
 	events   int64
+	seconds  float64 // measured, warmups left out
 }
 
 // baseline posts the ready-made batch with conc plain clients for d (after
@@ -773,7 +797,7 @@ func baseline(c *capi.Client, t capi.Target, batch []json.RawMessage, conc int, 
 	if firstErr != nil {
 		return baselineResult{}, firstErr
 	}
-	return baselineResult{rate: float64(evs.Load()) / d.Seconds(), requests: reqs.Load(), events: evs.Load()}, nil
+	return baselineResult{rate: float64(evs.Load()) / d.Seconds(), requests: reqs.Load(), events: evs.Load(), seconds: d.Seconds()}, nil
 }
 
 // ---------------------------------------------------------------- probe
@@ -910,12 +934,14 @@ type drainResult struct {
 	peakRSSKB   int64
 	gcCycles    uint32
 	totalAlloc  uint64
+	slices      []baselineResult // the baseline runs that paused the drain
 }
 
 // drain runs cfg.dispatchers dispatchers until nothing is due. Each runs
 // dispatch.Drain's loop itself (DueDatasets, then one Batch per dataset, until
 // a round makes no progress) to time every batch.
-func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, client *capi.Client, graphURL string) (*drainResult, error) {
+func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, client *capi.Client, graphURL string,
+	slice func() (baselineResult, error)) (*drainResult, error) {
 	var prof *os.File
 	if cfg.cpuprofile != "" {
 		f, err := os.Create(cfg.cpuprofile)
@@ -943,6 +969,15 @@ func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, clie
 	// Each dispatcher works on dispatch.InFlight batches at once, as its
 	// Drain does: one worker (its own Dispatcher and timed sender) each.
 	workers := make([]*worker, cfg.dispatchers*dispatch.InFlight)
+	// Workers hold gate for reading while they work on a batch; a baseline
+	// slice holds it for writing, once the batches in flight are settled.
+	var (
+		gate     sync.RWMutex
+		settled  atomic.Int64
+		finished = make(chan struct{})
+		sliced   = make(chan sliceResult, 1)
+	)
+	go func() { sliced <- sliceDrain(cfg, &gate, &settled, finished, slice, pgPID) }()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -954,9 +989,11 @@ func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, clie
 		})
 		wg.Go(func() {
 			for {
+				gate.RLock()
 				t0 := time.Now()
 				ids, err := st.DueDatasets(ctx, time.Now())
 				if err != nil {
+					gate.RUnlock()
 					w.err = err
 					return
 				}
@@ -967,6 +1004,7 @@ func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, clie
 					t1 := time.Now()
 					n, err := d.Batch(ctx, id)
 					if err != nil {
+						gate.RUnlock()
 						w.err = err
 						return
 					}
@@ -976,6 +1014,8 @@ func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, clie
 					}
 					progress += n
 				}
+				gate.RUnlock()
+				settled.Add(int64(progress))
 				if progress == 0 {
 					return
 				}
@@ -983,15 +1023,21 @@ func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, clie
 		})
 	}
 	wg.Wait()
-	res := &drainResult{wall: time.Since(start), pgCPU: -1}
-	res.goCPU = benchkit.CPUTime() - cpu0
+	close(finished)
+	sr := <-sliced
+	if sr.err != nil {
+		return nil, fmt.Errorf("baseline slice: %w", sr.err)
+	}
+	// The slices' time and CPU are the baseline's, not the drain's.
+	res := &drainResult{wall: time.Since(start) - sr.paused, pgCPU: -1, slices: sr.runs}
+	res.goCPU = benchkit.CPUTime() - cpu0 - sr.goCPU
 	if pg1, _ := benchkit.PostgresCPU(pgPID); pgKnown {
-		res.pgCPU = (pg1 - pg0).Seconds()
+		res.pgCPU = (pg1 - pg0 - sr.pgCPU).Seconds()
 	}
 	var ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms1)
-	res.gcCycles = ms1.NumGC - ms0.NumGC
-	res.totalAlloc = ms1.TotalAlloc - ms0.TotalAlloc
+	res.gcCycles = ms1.NumGC - ms0.NumGC - sr.gcCycles
+	res.totalAlloc = ms1.TotalAlloc - ms0.TotalAlloc - sr.alloc
 	if prof != nil {
 		pprof.StopCPUProfile()
 		prof.Close()
@@ -1016,6 +1062,62 @@ func drain(ctx context.Context, cfg config, st *store.Store, box *seal.Box, clie
 		res.batches = append(res.batches, w.batches...)
 	}
 	return res, nil
+}
+
+// sliceResult is what the baseline slices took from a drain.
+type sliceResult struct {
+	runs         []baselineResult
+	paused       time.Duration
+	goCPU, pgCPU time.Duration
+	gcCycles     uint32
+	alloc        uint64
+	err          error
+}
+
+// sliceDrain pauses the drain cfg.slices times, evenly over its events,
+// to run a short baseline (slice) while the drain waits, and returns those
+// runs with the time and CPU they took. It stops when finished closes.
+func sliceDrain(cfg config, gate *sync.RWMutex, settled *atomic.Int64, finished <-chan struct{},
+	slice func() (baselineResult, error), pgPID int) sliceResult {
+	var res sliceResult
+	if cfg.slices <= 0 {
+		return res
+	}
+	step := int64(cfg.events / (cfg.slices + 1))
+	next := step
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for len(res.runs) < cfg.slices {
+		select {
+		case <-finished:
+			return res
+		case <-tick.C:
+		}
+		if settled.Load() < next {
+			continue
+		}
+		next += step
+		gate.Lock()
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		t0, cpu0 := time.Now(), benchkit.CPUTime()
+		pg0, _ := benchkit.PostgresCPU(pgPID)
+		r, err := slice()
+		pg1, _ := benchkit.PostgresCPU(pgPID)
+		res.goCPU += benchkit.CPUTime() - cpu0
+		res.pgCPU += pg1 - pg0
+		runtime.ReadMemStats(&ms1)
+		res.gcCycles += ms1.NumGC - ms0.NumGC
+		res.alloc += ms1.TotalAlloc - ms0.TotalAlloc
+		res.paused += time.Since(t0)
+		gate.Unlock()
+		if err != nil {
+			res.err = err
+			return res
+		}
+		res.runs = append(res.runs, r)
+	}
+	return res
 }
 
 func statusCounts(ctx context.Context, db *sql.DB) (map[models.EventStatus]int, error) {
@@ -1077,8 +1179,12 @@ func printSummary(cfg config, dr *drainResult, base baselineResult, probes []pro
 		len(dr.batches), float64(dr.events)/float64(nb), benchkit.Millis(benchkit.Percentile(total, .5)), benchkit.Millis(benchkit.Percentile(total, .99)), benchkit.Millis(benchkit.Percentile(total, 1)),
 		benchkit.Millis(benchkit.Percentile(other, .5)), benchkit.Millis(benchkit.Percentile(other, .99)), benchkit.Millis(sumTotal-sumSend)/float64(nb), 100*float64(sumTotal-sumSend)/float64(max(sumTotal, 1)), benchkit.Millis(build),
 		map[bool]string{true: "the drain sends prepared payloads and builds none", false: "subtracted for \"DB\""}[cfg.prepared])
-	fmt.Printf("dispatch: batch body %d KB (%d B/event); fake=%s; baseline %.0f events/s before the drain, %.0f after (%d requests in 2 x %s, %d client(s))\n",
-		size>>10, size/max(dispatch.MaxBatch, 1), cfg.fake, base.before, base.after, base.requests, cfg.baseline, cfg.dispatchers)
+	during := "none"
+	if len(base.slices) > 0 {
+		during = fmt.Sprintf("%d runs of %s, %.0f to %.0f", len(base.slices), cfg.sliceLen, slices.Min(base.slices), slices.Max(base.slices))
+	}
+	fmt.Printf("dispatch: batch body %d KB (%d B/event); fake=%s; baseline %.0f events/s before the drain, %.0f after, during it (the drain paused) %s; %d requests in %.0fs, %d client(s)\n",
+		size>>10, size/max(dispatch.MaxBatch, 1), cfg.fake, base.before, base.after, during, base.requests, base.seconds, cfg.dispatchers)
 	pgText := "unknown"
 	if dr.pgCPU >= 0 {
 		pgText = fmt.Sprintf("%.2fs = %.1f us/event", dr.pgCPU, 1e6*dr.pgCPU/float64(max(dr.events, 1)))
@@ -1125,6 +1231,10 @@ func printSummary(cfg config, dr *drainResult, base baselineResult, probes []pro
 	fmt.Printf("baseline_events_per_sec=%.1f\n", base.rate)
 	fmt.Printf("baseline_before=%.1f\n", base.before)
 	fmt.Printf("baseline_after=%.1f\n", base.after)
+	if len(base.slices) > 0 {
+		fmt.Printf("baseline_during_min=%.1f\n", slices.Min(base.slices))
+		fmt.Printf("baseline_during_max=%.1f\n", slices.Max(base.slices))
+	}
 	fmt.Printf("ratio=%.4f\n", ratio)
 	fmt.Printf("budget=%.2f\n", cfg.budget)
 	fmt.Printf("verdict=%s\n", verdict)
