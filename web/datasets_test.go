@@ -163,6 +163,16 @@ func TestLeadToSentEventAndSendLog(t *testing.T) {
 		if !strings.Contains(pre.text("event-payload"), queued[0].EventID) || !strings.Contains(pre.text("payload-note"), "Prepared when the event was queued") {
 			t.Errorf("queued event's page: payload %q note %q", pre.text("event-payload"), pre.text("payload-note"))
 		}
+		// Limited Data Use turned on before the send: the page no longer
+		// promises the prepared JSON, and the event goes out built again.
+		d.LDU = models.LDUAlways
+		if err := s.SaveDataset(t.Context(), &d); err != nil {
+			t.Fatal(err)
+		}
+		pre = b.get(fmt.Sprintf("%s/%d", log, queued[0].ID))
+		if note := pre.text("payload-note"); !strings.Contains(note, "built again from the lead and the dataset when it is sent") {
+			t.Errorf("queued event's page after an LDU change: note %q", note)
+		}
 		a.drain()
 		page = b.get(log)
 		if page.text("count-sent") != "1" || page.doc.Find("#sendlog[hx-trigger]").Length() != 0 {
@@ -173,7 +183,8 @@ func TestLeadToSentEventAndSendLog(t *testing.T) {
 			t.Fatalf("Meta requests %+v", reqs)
 		}
 		ev := reqs[0].Events[0]
-		if ev["action_source"] != "website" || ev["event_name"] != "Lead" || ev["event_source_url"] != "https://example.com/quote" {
+		if ev["action_source"] != "website" || ev["event_name"] != "Lead" || ev["event_source_url"] != "https://example.com/quote" ||
+			fmt.Sprint(ev["data_processing_options"]) != "[LDU]" {
 			t.Errorf("event sent = %v", ev)
 		}
 		ud := fmt.Sprint(ev["user_data"])
@@ -198,7 +209,6 @@ func TestLeadToSentEventAndSendLog(t *testing.T) {
 		if c, _ := s.EventCounts(t.Context(), acc.ID, store.EventFilter{}, 1_000_000); c[models.EventQueued] != 1 {
 			t.Errorf("after not junk: %v; want the lead's event queued", c)
 		}
-		_ = d
 	})
 }
 

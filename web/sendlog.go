@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,12 +133,12 @@ func (h *Handler) showEvent(c echo.Context) error {
 		Sent: h.formatTime(a.Account, e.SentAt), CanRetry: e.Status == models.EventFailed && a.Role.AtLeast(models.RoleEditor)}
 	if e.Status == models.EventQueued {
 		v.NextTry = h.formatTime(a.Account, &e.NextAttemptAt)
-		switch {
-		case e.Payload == "":
-		case e.PayloadStamp != 0:
-			v.PayloadNote = "Prepared when the event was queued, and sent as it is, unless the lead or the dataset's payload settings change first: then it is built again."
-		default:
+		if e.Payload != "" {
 			v.PayloadNote = "As last built: it is built again from the lead and the dataset when it is sent."
+			if i := slices.IndexFunc(datasets, func(d models.Dataset) bool { return d.ID == e.DatasetID }); i >= 0 &&
+				capi.Prepared(e, capi.Stamp(a.Account, datasets[i])) {
+				v.PayloadNote = "Prepared when the event was queued, and sent as it is, unless the lead or the dataset's payload settings change first: then it is built again."
+			}
 		}
 	}
 	payload := []byte(e.Payload)

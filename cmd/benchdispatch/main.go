@@ -38,6 +38,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/benchkit"
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/internal/seal"
@@ -429,9 +430,9 @@ func load(ctx context.Context, dbURL string, acc models.Account, ds models.Datas
 	return nil
 }
 
-// queueEvents queues the Lead events of leads lo to hi, in their order,
-// each with the payload capture prepares from the lead (capi.Prebuild)
-// when prepared is set.
+// queueEvents queues the Lead events of leads lo to hi, in their order, as
+// capture makes them (capture.LeadEvent), with the payload it prepares when
+// prepared is set.
 func queueEvents(ctx context.Context, conn *sql.Conn, acc models.Account, ds models.Dataset, lo, hi int64, prepared bool) error {
 	rows, err := conn.QueryContext(ctx, `SELECT id, external_id, created_at, received_at, source, partial, event_source_url,
 		meta_lead_id, country, state, match_keys FROM leads WHERE account_id = $1 AND id BETWEEN $2 AND $3 ORDER BY id`, acc.ID, lo, hi)
@@ -448,18 +449,19 @@ func queueEvents(ctx context.Context, conn *sql.Conn, acc models.Account, ds mod
 			rows.Close()
 			return err
 		}
-		e := models.Event{AccountID: acc.ID, DatasetID: ds.ID, LeadID: l.ID, Origin: models.OriginDefault,
-			EventName: "Lead", EventID: capi.EventID(ds.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt}
-		if prepared {
-			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			if e.Payload, e.PayloadStamp = capi.Prebuild(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e}); e.PayloadStamp == 0 {
-				rows.Close()
-				return fmt.Errorf("event %s cannot be sent as built", e.EventID)
-			}
+		keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		l.AccountID = acc.ID
+		e := capture.LeadEvent(acc, ds, l, keys)
+		if e.PayloadStamp == 0 {
+			rows.Close()
+			return fmt.Errorf("event %s cannot be sent as built", e.EventID)
+		}
+		if !prepared {
+			e.Payload, e.PayloadStamp = "", 0
 		}
 		leadIDs, eventIDs, at = append(leadIDs, l.ID), append(eventIDs, e.EventID), append(at, e.EventTime)
 		payloads, stamps, received = append(payloads, e.Payload), append(stamps, e.PayloadStamp), append(received, l.ReceivedAt)

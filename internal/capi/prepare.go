@@ -32,6 +32,13 @@ func Stamp(acc models.Account, ds models.Dataset) int64 {
 	return 1
 }
 
+// Prepared reports whether a queued event carries a payload prepared with
+// stamp, the current Stamp of its account and dataset: one the dispatcher
+// sends as it is.
+func Prepared(e models.Event, stamp int64) bool {
+	return e.PayloadStamp == stamp && e.Payload != ""
+}
+
 // Prepare builds an event, encodes it and checks all that Validate checks
 // but the time, which only the send can: its answer holds when the event
 // is sent later, for as long as its Stamp stays the same. err is an

@@ -215,7 +215,7 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 				}
 				j := batch[created[k].job]
 				for _, d := range facts[l.AccountID].Datasets {
-					evs = append(evs, leadEvent(j.acc, d, l, j.keys))
+					evs = append(evs, LeadEvent(j.acc, d, l, j.keys))
 				}
 			}
 			return evs

@@ -199,7 +199,7 @@ func enqueueDefault(ctx context.Context, tx *store.Store, acc models.Account, l 
 	}
 	evs := make([]models.Event, 0, len(datasets))
 	for _, d := range datasets {
-		evs = append(evs, leadEvent(acc, d, l, keys))
+		evs = append(evs, LeadEvent(acc, d, l, keys))
 	}
 	stored, err := tx.EnqueueEvents(ctx, evs)
 	if err != nil {
@@ -208,10 +208,10 @@ func enqueueDefault(ctx context.Context, tx *store.Store, acc models.Account, l 
 	return describeWith(stored, datasets), nil
 }
 
-// leadEvent is a lead's default Lead event for one dataset, with its
+// LeadEvent is a lead's default Lead event for one dataset, with its
 // payload prepared: the dispatcher sends it as it is unless the account's or
 // dataset's settings change before then.
-func leadEvent(acc models.Account, d models.Dataset, l models.Lead, keys normalize.Keys) models.Event {
+func LeadEvent(acc models.Account, d models.Dataset, l models.Lead, keys normalize.Keys) models.Event {
 	e := models.Event{
 		AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
 		EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,

@@ -258,7 +258,7 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "not sent: " + terr.Error()})
 			continue
 		}
-		if e.PayloadStamp == stamp && e.Payload != "" {
+		if capi.Prepared(e, stamp) {
 			ready = append(ready, prepared{event: e, payload: json.RawMessage(e.Payload)})
 			continue
 		}
@@ -330,7 +330,7 @@ func build(acc models.Account, ds models.Dataset, e models.Event, leads map[int6
 func unprepared(evs []models.Event, stamp int64) []int64 {
 	var ids []int64
 	for _, e := range evs {
-		if e.PayloadStamp != stamp || e.Payload == "" {
+		if !capi.Prepared(e, stamp) {
 			ids = append(ids, e.LeadID)
 		}
 	}
