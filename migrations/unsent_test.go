@@ -98,3 +98,64 @@ func TestUnsentEventsMigration(t *testing.T) {
 		})
 	}
 }
+
+// Migration 0010 gives every event sent before it its send, as events
+// recorded it, and no other event one.
+func TestEventSendsMigration(t *testing.T) {
+	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
+		t.Run(dialect, func(t *testing.T) {
+			var db *sql.DB
+			var err error
+			if dialect == migrations.SQLite {
+				db, err = sql.Open("sqlite", filepath.Join(t.TempDir(), "m.db"))
+			} else {
+				db, err = sql.Open("pgx", storetest.PostgresURL(t))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			db.SetMaxOpenConns(1)
+			steps, err := migrations.Steps(dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exec := func(q string) {
+				t.Helper()
+				if _, err := db.ExecContext(t.Context(), q); err != nil {
+					t.Fatalf("%.80s: %v", q, err)
+				}
+			}
+			var sends migrations.Step
+			for _, s := range steps {
+				if s.Version < 10 {
+					exec(s.SQL)
+				} else if s.Version == 10 {
+					sends = s
+				}
+			}
+			if sends.Version != 10 {
+				t.Fatal("no migration 10")
+			}
+			exec(`INSERT INTO accounts (id, slug, name, created_at, updated_at) VALUES (1, 'a', 'A', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO datasets (id, account_id, name, pixel_id, created_at, updated_at) VALUES (7, 1, 'Main', '1', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO leads (id, account_id, source, created_at, received_at, updated_at) VALUES (3, 1, 'website', '2026-01-01 00:00:00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO send_requests (id, account_id, dataset_id, started_at) VALUES (9, 1, 7, '2026-01-02 00:00:00')`)
+			exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status, attempts, fbtrace_id, request_id, sent_at, created_at, updated_at)
+				VALUES (1, 1, 7, 3, 'default', 'Lead', 'e1', '2026-01-01 00:00:00', 'sent', 2, 'AbC', 9, '2026-01-02 00:00:01', '2026-01-01 00:00:00', '2026-01-02 00:00:01')`)
+			exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status, created_at, updated_at)
+				VALUES (2, 1, 7, 3, 'default', 'Lead', 'e2', '2026-01-01 00:00:00', 'failed', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(sends.SQL)
+			var id, request, attempts int64
+			var trace string
+			var n int
+			if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM event_sends").Scan(&n); err != nil || n != 1 {
+				t.Fatalf("event_sends has %d rows, %v; want the sent event's only", n, err)
+			}
+			err = db.QueryRowContext(t.Context(), "SELECT event_id, request_id, attempts, fbtrace_id FROM event_sends").Scan(&id, &request, &attempts, &trace)
+			if err != nil || id != 1 || request != 9 || attempts != 2 || trace != "AbC" {
+				t.Errorf("send = %d %d %d %q, %v; want event 1, request 9, attempt 2, trace AbC", id, request, attempts, trace, err)
+			}
+		})
+	}
+}

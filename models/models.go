@@ -296,8 +296,11 @@ type Event struct {
 	EventTime time.Time
 	Value     *float64
 	Currency  string
-	Status    EventStatus
-	Attempts  int
+	// Status, Attempts, LastError, FBTraceID, RequestID and SentAt of a sent
+	// event are those of its send, which the store keeps apart (event_sends)
+	// and reads with the event: sending writes nothing to the event's row.
+	Status   EventStatus
+	Attempts int
 	// NextAttemptAt and LeaseUntil are a queued event's schedule, kept in
 	// unsent_events (store); they are read with the event, never written
 	// with it.
@@ -307,9 +310,10 @@ type Event struct {
 	FBTraceID     string `gorm:"column:fbtrace_id"`
 	RequestID     *int64
 	// Payload is the exact JSON of the event as built for Meta (hashes
-	// only), when no request carries it: prepared when it was queued (see
-	// PayloadStamp), dry run, held back or given up. A sent event's JSON is
-	// in its request's Payload.
+	// only): prepared when it was queued (see PayloadStamp), or built when
+	// it was sent, held back or dry-run; once sent, the JSON Meta received.
+	// Events sent before migration 0010 have none: their JSON is in their
+	// request's Payload.
 	Payload string
 	// PayloadStamp is capi.Stamp of the settings a queued event's Payload
 	// was prepared with; 0 when it has none to send as it is.
@@ -334,7 +338,7 @@ type SendRequest struct {
 	Error          string
 	// Response is Meta's reply body, cut to a few KiB.
 	Response string
-	// Payload is the JSON array of the events the request carried, exactly
-	// as sent (hashes only): the request's "data".
+	// Payload is the "data" of a batch sent before migration 0010, which
+	// the event page reads back; since, each event keeps its own JSON.
 	Payload string
 }

@@ -27,11 +27,58 @@ type unsentEvent struct {
 
 func (unsentEvent) TableName() string { return "unsent_events" }
 
-// withSchedule selects events with their schedule, which unsent_events
-// keeps: the next attempt and the lease of a queued event.
+// eventSend is the send of an event (migration 0010): which request carried
+// it, on which attempt, with which trace and when. An event is sent when it
+// has one; sending writes nothing to the event's own row.
+type eventSend struct {
+	EventID   int64 `gorm:"primaryKey;autoIncrement:false"`
+	RequestID *int64
+	Attempts  int
+	FBTraceID string `gorm:"column:fbtrace_id"`
+	SentAt    time.Time
+}
+
+func (eventSend) TableName() string { return "event_sends" }
+
+// shownEvent is an event read with its schedule and its send.
+type shownEvent struct {
+	models.Event
+	SendRequestID *int64
+	SendAttempts  *int
+	SendFBTraceID *string `gorm:"column:send_fbtrace_id"`
+	SendSentAt    *time.Time
+}
+
+// withSchedule selects events with their schedule (a queued event's, in
+// unsent_events) and their send (event_sends), for findShown.
 func withSchedule(q *gorm.DB) *gorm.DB {
-	return q.Select("events.*, unsent_events.next_attempt_at, unsent_events.lease_until").
-		Joins("LEFT JOIN unsent_events ON unsent_events.event_id = events.id")
+	return q.Select(`events.*, unsent_events.next_attempt_at, unsent_events.lease_until,
+		event_sends.request_id AS send_request_id, event_sends.attempts AS send_attempts,
+		event_sends.fbtrace_id AS send_fbtrace_id, event_sends.sent_at AS send_sent_at`).
+		Joins("LEFT JOIN unsent_events ON unsent_events.event_id = events.id").
+		Joins("LEFT JOIN event_sends ON event_sends.event_id = events.id")
+}
+
+// findShown runs a withSchedule query and returns its events as people see
+// them: a sent event's status, attempts, error, trace, request and time are
+// its send's, as its own row keeps what it was before; a queued event under
+// a lease is sending.
+func findShown(q *gorm.DB, now time.Time) ([]models.Event, error) {
+	var rows []shownEvent
+	if err := q.Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	evs := make([]models.Event, len(rows))
+	for i, r := range rows {
+		e := r.Event
+		if r.SendSentAt != nil {
+			e.Status, e.Attempts, e.LastError = models.EventSent, *r.SendAttempts, ""
+			e.FBTraceID, e.RequestID, e.SentAt, e.UpdatedAt = *r.SendFBTraceID, r.SendRequestID, r.SendSentAt, *r.SendSentAt
+		}
+		e.Status = shownStatus(e, now)
+		evs[i] = e
+	}
+	return evs, nil
 }
 
 // addUnsent gives stored events that are not sent their unsent_events row,
@@ -100,8 +147,9 @@ func (s *Store) insertEvents(ctx context.Context, evs []models.Event) (all, fres
 	stored := map[[2]any]models.Event{}
 	for ds, ids := range byDataset {
 		for start := 0; start < len(ids); start += 500 {
-			var got []models.Event
-			if err := s.q(ctx).Where("dataset_id = ? AND event_id IN ?", ds, ids[start:min(start+500, len(ids))]).Find(&got).Error; err != nil {
+			got, err := findShown(withSchedule(s.q(ctx).Model(&models.Event{})).
+				Where("events.dataset_id = ? AND events.event_id IN ?", ds, ids[start:min(start+500, len(ids))]), time.Now())
+			if err != nil {
 				return nil, nil, err
 			}
 			for _, e := range got {
@@ -164,14 +212,9 @@ func (s *Store) RequeueLeadEvents(ctx context.Context, accountID, leadID int64, 
 
 // LeadEvents lists a lead's events, in event_time order.
 func (s *Store) LeadEvents(ctx context.Context, accountID, leadID int64) ([]models.Event, error) {
-	var evs []models.Event
-	err := withSchedule(s.q(ctx).Model(&models.Event{})).
+	evs, err := findShown(withSchedule(s.q(ctx).Model(&models.Event{})).
 		Where("events.account_id = ? AND events.lead_id = ?", accountID, leadID).
-		Order("events.event_time, events.id").Find(&evs).Error
-	now := time.Now()
-	for i := range evs {
-		evs[i].Status = shownStatus(evs[i], now)
-	}
+		Order("events.event_time, events.id"), time.Now())
 	return evs, wrap("lead events", err)
 }
 
@@ -323,8 +366,9 @@ type Outcome struct {
 	ID     int64
 	Status models.EventStatus
 	Error  string
-	// Payload is the event's JSON when no request carries it (dry run, held
-	// back, given up); a sent event's is in its request's payload.
+	// Payload, when set, is the event's JSON as built now, to keep as its
+	// payload: one built at send time, or that of an event held back. An
+	// event sent with the payload it was queued with leaves it empty.
 	Payload string
 	// NextAttemptAt is set for a retry.
 	NextAttemptAt time.Time
@@ -336,55 +380,64 @@ type Outcome struct {
 // SettleEvents records what a send did to the events of claim c, in one
 // transaction: sent (with the request and fbtrace id), queued again for a
 // retry, failed, expired or dry_run. Each counts as an attempt unless it is
-// Untried. Only events
-// still holding c's lease are touched: if it ran out and another dispatcher
-// claimed an event, that claim decides.
+// Untried. Only events still holding c's lease are touched: if it ran out
+// and another dispatcher claimed an event, that claim decides.
 //
-// A sent event leaves unsent_events; the others stay there with their new
-// status. On events only unindexed columns change.
+// A sent event leaves unsent_events for event_sends, and its own row is
+// left as it is (but for a payload built at send time). The others stay in
+// unsent_events with their new status, and on events only unindexed columns
+// change.
 func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
 	now = now.UTC()
 	if s.dialect == "postgres" && len(outs) > 1 {
 		if allSent(outs) {
-			return wrap("settle events", s.settleSent(ctx, c.Lease, requestID, fbtraceID, now, outs))
+			return wrap("settle events", s.settleSent(ctx, c, requestID, fbtraceID, now, outs))
 		}
-		return wrap("settle events", s.settleBulk(ctx, c.Lease, requestID, fbtraceID, now, outs))
+		return wrap("settle events", s.settleBulk(ctx, c, requestID, fbtraceID, now, outs))
 	}
+	attempts := claimedAttempts(c)
 	return wrap("settle events", s.Tx(ctx, func(tx *Store) error {
 		for _, o := range outs {
 			mine := tx.q(ctx).Where("event_id = ? AND lease_until = ?", o.ID, c.Lease)
-			var res *gorm.DB
 			if o.Status == models.EventSent {
-				res = mine.Delete(&unsentEvent{})
-			} else {
-				upd := map[string]any{"status": o.Status, "lease_until": nil}
-				if o.Status == models.EventQueued {
-					upd["next_attempt_at"] = o.NextAttemptAt.UTC()
+				res := mine.Delete(&unsentEvent{})
+				if res.Error != nil {
+					return res.Error
 				}
-				res = mine.Model(&unsentEvent{}).Updates(upd)
+				if res.RowsAffected == 0 {
+					continue
+				}
+				send := eventSend{EventID: o.ID, RequestID: requestID, Attempts: attempts[o.ID], FBTraceID: fbtraceID, SentAt: now}
+				if err := tx.q(ctx).Create(&send).Error; err != nil {
+					return err
+				}
+				if o.Payload != "" {
+					if err := tx.q(ctx).Model(&models.Event{}).Where("id = ?", o.ID).Update("payload", o.Payload).Error; err != nil {
+						return err
+					}
+				}
+				continue
 			}
+			upd := map[string]any{"status": o.Status, "lease_until": nil}
+			if o.Status == models.EventQueued {
+				upd["next_attempt_at"] = o.NextAttemptAt.UTC()
+			}
+			res := mine.Model(&unsentEvent{}).Updates(upd)
 			if res.Error != nil {
 				return res.Error
 			}
 			if res.RowsAffected == 0 {
 				continue
 			}
-			upd := map[string]any{"status": o.Status, "last_error": o.Error, "updated_at": now}
+			upd = map[string]any{"status": o.Status, "last_error": o.Error, "updated_at": now}
 			if !o.Untried {
 				upd["attempts"] = gorm.Expr("attempts + 1")
 			}
 			if o.Payload != "" {
 				upd["payload"] = o.Payload
 			}
-			switch o.Status {
-			case models.EventSent:
-				// A sent event's JSON is its request's: drop what an
-				// earlier, refused attempt kept.
-				upd["sent_at"], upd["fbtrace_id"], upd["request_id"], upd["payload"] = now, fbtraceID, requestID, o.Payload
-			case models.EventFailed, models.EventExpired, models.EventDryRun:
-				if requestID != nil {
-					upd["request_id"] = requestID
-				}
+			if o.Status != models.EventQueued && requestID != nil {
+				upd["request_id"] = requestID
 			}
 			if err := tx.q(ctx).Model(&models.Event{}).Where("id = ?", o.ID).Updates(upd).Error; err != nil {
 				return err
@@ -392,6 +445,16 @@ func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbt
 		}
 		return nil
 	}))
+}
+
+// claimedAttempts maps the events of a claim to the attempt the claim
+// makes: what a send records.
+func claimedAttempts(c Claim) map[int64]int {
+	m := make(map[int64]int, len(c.Events))
+	for _, e := range c.Events {
+		m[e.ID] = e.Attempts
+	}
+	return m
 }
 
 func allSent(outs []Outcome) bool {
@@ -403,25 +466,33 @@ func allSent(outs []Outcome) bool {
 	return true
 }
 
+// sendsSQL records the sends of the events in gone (a CTE of the event
+// ids that left unsent_events) from u (a CTE with each event's id and
+// attempt): $1 is when, $2 the trace and $3 the request.
+const sendsSQL = `
+INSERT INTO event_sends (event_id, request_id, attempts, fbtrace_id, sent_at)
+SELECT u.id, $3, u.attempt, $2, $1 FROM u JOIN gone ON gone.event_id = u.id`
+
 // settleSentSQL settles a batch Meta took whole, the common case: the
-// events leave unsent_events and take the request's id, trace and time.
+// events leave unsent_events for event_sends.
 const settleSentSQL = `
-WITH gone AS (
+WITH u AS (
+	SELECT * FROM unnest($4::bigint[], $6::integer[]) AS u(id, attempt)
+), gone AS (
 	DELETE FROM unsent_events WHERE event_id = ANY($4::bigint[]) AND lease_until = $5
 	RETURNING event_id
-)
-UPDATE events e SET status = 'sent', attempts = e.attempts + 1, last_error = '', updated_at = $1,
-	payload = '', sent_at = $1, fbtrace_id = $2, request_id = COALESCE($3, e.request_id)
-FROM gone WHERE e.id = gone.event_id`
+)` + sendsSQL
 
-// settleSent is settleBulk for a batch whose events were all sent: one
-// array of ids instead of seven columns of outcomes.
-func (s *Store) settleSent(ctx context.Context, lease time.Time, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
+// settleSent is settleBulk for a batch whose events were all sent: arrays
+// of ids and attempts instead of eight columns of outcomes.
+func (s *Store) settleSent(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
+	attempts := claimedAttempts(c)
 	ids := make([]int64, len(outs))
+	tries := make([]int32, len(outs))
 	for i, o := range outs {
-		ids[i] = o.ID
+		ids[i], tries[i] = o.ID, int32(attempts[o.ID])
 	}
-	_, err := s.conn().ExecContext(ctx, settleSentSQL, now, fbtraceID, requestID, ids, lease)
+	_, err := s.conn().ExecContext(ctx, settleSentSQL, now, fbtraceID, requestID, ids, c.Lease, tries)
 	return err
 }
 
@@ -430,29 +501,31 @@ func (s *Store) settleSent(ctx context.Context, lease time.Time, requestID *int6
 // with each row, as a join condition: as a constant, Postgres would
 // estimate that hardly any row holds it and drive the join from a scan of
 // all unsent events instead of the primary key.
-func (s *Store) settleBulk(ctx context.Context, lease time.Time, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
-	ids := make([]int64, len(outs))
-	statuses := make([]string, len(outs))
-	errs := make([]string, len(outs))
-	payloads := make([]string, len(outs))
-	next := make([]time.Time, len(outs))
-	leases := make([]time.Time, len(outs))
-	tries := make([]int32, len(outs))
+func (s *Store) settleBulk(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
+	attempts := claimedAttempts(c)
+	n := len(outs)
+	ids, statuses, errs, payloads := make([]int64, n), make([]string, n), make([]string, n), make([]string, n)
+	next, leases, tries, attempt := make([]time.Time, n), make([]time.Time, n), make([]int32, n), make([]int32, n)
 	for i, o := range outs {
 		ids[i], statuses[i], errs[i], payloads[i] = o.ID, string(o.Status), o.Error, o.Payload
-		next[i], leases[i] = o.NextAttemptAt.UTC(), lease
+		next[i], leases[i], attempt[i] = o.NextAttemptAt.UTC(), c.Lease, int32(attempts[o.ID])
 		if !o.Untried {
 			tries[i] = 1
 		}
 	}
 	_, err := s.conn().ExecContext(ctx, `
 WITH u AS (
-	SELECT * FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::integer[])
-		AS u(id, status, error, payload, next, lease, tries)
+	SELECT * FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::integer[], $11::integer[])
+		AS u(id, status, error, payload, next, lease, tries, attempt)
 ), gone AS (
 	DELETE FROM unsent_events q USING u
 	WHERE q.event_id = u.id AND q.lease_until = u.lease AND u.status = 'sent'
 	RETURNING q.event_id
+), sends AS (`+sendsSQL+`
+), built AS (
+	UPDATE events e SET payload = u.payload
+	FROM u JOIN gone ON gone.event_id = u.id
+	WHERE e.id = u.id AND u.payload <> ''
 ), kept AS (
 	UPDATE unsent_events q SET
 		status = u.status,
@@ -466,13 +539,11 @@ UPDATE events e SET
 	attempts = e.attempts + u.tries,
 	last_error = u.error,
 	updated_at = $1,
-	payload = CASE WHEN u.payload = '' AND u.status <> 'sent' THEN e.payload ELSE u.payload END,
-	sent_at = CASE WHEN u.status = 'sent' THEN $1 ELSE e.sent_at END,
-	fbtrace_id = CASE WHEN u.status = 'sent' THEN $2 ELSE e.fbtrace_id END,
+	payload = CASE WHEN u.payload = '' THEN e.payload ELSE u.payload END,
 	request_id = CASE WHEN u.status = 'queued' THEN e.request_id ELSE COALESCE($3, e.request_id) END
 FROM u
-WHERE e.id = u.id AND e.id IN (SELECT event_id FROM gone UNION ALL SELECT event_id FROM kept)`,
-		now, fbtraceID, requestID, ids, statuses, errs, payloads, next, leases, tries)
+WHERE e.id = u.id AND e.id IN (SELECT event_id FROM kept)`,
+		now, fbtraceID, requestID, ids, statuses, errs, payloads, next, leases, tries, attempt)
 	return err
 }
 

@@ -35,7 +35,8 @@ func (s *Store) SaveLead(ctx context.Context, l *models.Lead) error {
 // the lead changed: the dispatcher then builds them from the lead as it is
 // (and holds them back if a person marked it junk).
 func (s *Store) unprepare(ctx context.Context, leadID int64) error {
-	return s.q(ctx).Model(&models.Event{}).Where("lead_id = ? AND status <> ? AND payload_stamp <> 0", leadID, models.EventSent).
+	return s.q(ctx).Model(&models.Event{}).Where("payload_stamp <> 0 AND id IN (?)",
+		s.q(ctx).Model(&unsentEvent{}).Select("event_id").Where("lead_id = ?", leadID)).
 		Update("payload_stamp", 0).Error
 }
 

@@ -37,7 +37,7 @@ func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter
 	q := s.q(ctx).Model(&models.Event{}).Where("events.account_id = ?", accountID)
 	if withStatus && f.Status != "" {
 		if f.Status == models.EventSent {
-			q = q.Where("events.status = ?", models.EventSent)
+			q = q.Where("EXISTS (SELECT 1 FROM event_sends s WHERE s.event_id = events.id)")
 		} else {
 			// Every other status is indexed in unsent_events, per dataset.
 			unsent := s.q(ctx).Model(&unsentEvent{}).Select("event_id")
@@ -79,11 +79,7 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 	if after != nil {
 		q = q.Where("(events.created_at < ? OR (events.created_at = ? AND events.id < ?))", after.CreatedAt.UTC(), after.CreatedAt.UTC(), after.ID)
 	}
-	var evs []models.Event
-	err := q.Order("events.created_at DESC, events.id DESC").Limit(limit).Find(&evs).Error
-	for i := range evs {
-		evs[i].Status = shownStatus(evs[i], now)
-	}
+	evs, err := findShown(q.Order("events.created_at DESC, events.id DESC").Limit(limit), now)
 	return evs, wrap("list events", err)
 }
 
@@ -110,10 +106,15 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 
 // Event finds one event of an account.
 func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, error) {
-	var e models.Event
-	err := withSchedule(s.q(ctx).Model(&models.Event{})).Where("events.account_id = ? AND events.id = ?", accountID, id).Take(&e).Error
-	e.Status = shownStatus(e, time.Now())
-	return e, wrap("event", err)
+	evs, err := findShown(withSchedule(s.q(ctx).Model(&models.Event{})).
+		Where("events.account_id = ? AND events.id = ?", accountID, id).Limit(1), time.Now())
+	if err == nil && len(evs) == 0 {
+		return models.Event{}, ErrNotFound
+	}
+	if err != nil {
+		return models.Event{}, wrap("event", err)
+	}
+	return evs[0], nil
 }
 
 // RetryEvents queues an account's failed events again now, with a fresh

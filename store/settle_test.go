@@ -9,10 +9,11 @@ import (
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
-// An event refused once, retried and then sent shows the JSON of the
-// request that carried it, not the refused attempt's. Both settle paths
-// (one event, and a batch) are covered.
-func TestSentEventDropsRefusedPayload(t *testing.T) {
+// An event refused once, retried and then sent with a payload built at
+// send time shows that JSON, as its send: not the refused attempt's. One
+// sent with the payload it was queued with keeps it. Both settle paths (one
+// event, and a batch) are covered.
+func TestSentEventKeepsTheJSONSent(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		for _, n := range []int{1, 2} {
 			ctx := t.Context()
@@ -25,7 +26,9 @@ func TestSentEventDropsRefusedPayload(t *testing.T) {
 			var evs []models.Event
 			for i := range n {
 				l := storedLead(t, s, a, now, string(rune('a'+i))+"@example.com")
-				evs = append(evs, dueEvent(d, l, string(rune('x'+i)), now.Add(-time.Hour), now))
+				e := dueEvent(d, l, string(rune('x'+i)), now.Add(-time.Hour), now)
+				e.Payload, e.PayloadStamp = `{"queued":true}`, 7
+				evs = append(evs, e)
 			}
 			enqueue(t, s, evs...)
 			settle := func(at time.Time, req *int64, o store.Outcome) store.Claim {
@@ -44,18 +47,44 @@ func TestSentEventDropsRefusedPayload(t *testing.T) {
 				}
 				return c
 			}
-			settle(now, nil, store.Outcome{Status: models.EventFailed, Error: "Meta refused", Payload: `{"old":true}`})
+			request := func() *int64 {
+				req := models.SendRequest{AccountID: a.ID, DatasetID: d.ID, Kind: "batch", StartedAt: now}
+				if err := s.InsertSendRequest(ctx, &req); err != nil {
+					t.Fatal(err)
+				}
+				return &req.ID
+			}
+
+			refused := request()
+			settle(now, refused, store.Outcome{Status: models.EventFailed, Error: "Meta refused", Payload: `{"refused":true}`})
 			if got, err := s.RetryEvents(ctx, a.ID, nil, now); err != nil || got != int64(n) {
 				t.Fatalf("retry = %d, %v", got, err)
 			}
-			req := models.SendRequest{AccountID: a.ID, DatasetID: d.ID, Kind: "batch", StartedAt: now, Payload: `[{"new":true}]`}
-			if err := s.InsertSendRequest(ctx, &req); err != nil {
+			sent := request()
+			at := now.Add(time.Second)
+			c := settle(at, sent, store.Outcome{Status: models.EventSent, Payload: `{"built":true}`})
+			for _, ce := range c.Events {
+				e, err := s.Event(ctx, a.ID, ce.ID)
+				if err != nil || e.Status != models.EventSent || e.Payload != `{"built":true}` || e.RequestID == nil || *e.RequestID != *sent ||
+					e.Attempts != 1 || e.LastError != "" || e.FBTraceID != "trace" || e.SentAt == nil || !near(*e.SentAt, at) {
+					t.Errorf("%d event(s): sent event %+v, %v; want sent on attempt 1 by request %d, with the JSON built for it", n, e, err, *sent)
+				}
+			}
+
+			// Queued with a payload and sent as it is: the payload stays.
+			l := storedLead(t, s, a, now, "prepared@example.com")
+			e := dueEvent(d, l, "prepared", now.Add(-time.Hour), now)
+			e.Payload, e.PayloadStamp = `{"queued":true}`, 7
+			enqueue(t, s, e)
+			c, err = s.ClaimEvents(ctx, d.ID, at, time.Minute, 10)
+			if err != nil || len(c.Events) != 1 || c.Events[0].Attempts != 1 {
+				t.Fatalf("claim = %+v, %v; want the prepared event, on its first attempt", c.Events, err)
+			}
+			if err := s.SettleEvents(ctx, c, sent, "trace", at, []store.Outcome{{ID: c.Events[0].ID, Status: models.EventSent}}); err != nil {
 				t.Fatal(err)
 			}
-			c := settle(now.Add(time.Second), &req.ID, store.Outcome{Status: models.EventSent})
-			e, err := s.Event(ctx, a.ID, c.Events[0].ID)
-			if err != nil || e.Status != models.EventSent || e.Payload != "" || e.RequestID == nil || *e.RequestID != req.ID {
-				t.Errorf("%d event(s): sent event %+v, %v; want its request's JSON, not the refused attempt's", n, e, err)
+			if got, err := s.Event(ctx, a.ID, c.Events[0].ID); err != nil || got.Status != models.EventSent || got.Payload != `{"queued":true}` || got.Attempts != 1 {
+				t.Errorf("prepared event after its send = %+v, %v; want sent with the payload it was queued with", got, err)
 			}
 		}
 	})

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"database/sql"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -158,6 +159,80 @@ func TestNoIndexOfEventsReadsSettledColumns(t *testing.T) {
 	}
 	if err := rows.Err(); err != nil || n < 4 {
 		t.Fatalf("read %d indexes of events, %v", n, err)
+	}
+}
+
+// Sending a batch writes nothing to the events' rows (migration 0010): no
+// new row version, so the payload can stay where it is, and the request
+// need not keep the batch's JSON again. Both settle paths are covered: a
+// batch Meta took whole, and one with a payload built at send time.
+func TestSendLeavesEventRowsAlone(t *testing.T) {
+	u := storetest.PostgresURL(t)
+	s, err := store.Open(t.Context(), store.Options{PostgresURL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	a, _ := twoAccounts(t, s)
+	d := newDataset(t, s, a, models.ModeLive)
+	now := time.Now().UTC()
+	row := func(id int64) string {
+		t.Helper()
+		var r string
+		if err := db.QueryRowContext(ctx, "SELECT ctid::text || ' ' || e::text FROM events e WHERE id = $1", id).Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for i, built := range []string{"", `{"built":true}`} {
+		var evs []models.Event
+		for j := range 3 {
+			l := storedLead(t, s, a, now, fmt.Sprintf("%d-%d@example.com", i, j))
+			e := dueEvent(d, l, fmt.Sprintf("e%d-%d", i, j), now.Add(-time.Hour), now)
+			e.Payload, e.PayloadStamp = `{"queued":true}`, 7
+			evs = append(evs, e)
+		}
+		enqueue(t, s, evs...)
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		if err != nil || len(c.Events) != 3 {
+			t.Fatalf("claim = %+v, %v", c.Events, err)
+		}
+		before := map[int64]string{}
+		outs := make([]store.Outcome, len(c.Events))
+		for k, e := range c.Events {
+			before[e.ID] = row(e.ID)
+			outs[k] = store.Outcome{ID: e.ID, Status: models.EventSent}
+		}
+		// The last one's payload was built at send time: it replaces the
+		// queued one, and that row alone is written.
+		outs[2].Payload = built
+		req := models.SendRequest{AccountID: a.ID, DatasetID: d.ID, Kind: "batch", StartedAt: now}
+		if err := s.InsertSendRequest(ctx, &req); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SettleEvents(ctx, c, &req.ID, "trace", now, outs); err != nil {
+			t.Fatal(err)
+		}
+		for k, e := range c.Events {
+			if k == 2 && built != "" {
+				if got, err := s.Event(ctx, a.ID, e.ID); err != nil || got.Payload != built || got.Status != models.EventSent {
+					t.Errorf("event built at send time = %+v, %v; want sent with the built payload", got, err)
+				}
+				continue
+			}
+			if after := row(e.ID); after != before[e.ID] {
+				t.Errorf("sending rewrote the event's row:\n%s\n%s", before[e.ID], after)
+			}
+		}
 	}
 }
 

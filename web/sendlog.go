@@ -146,7 +146,7 @@ func (h *Handler) showEvent(c echo.Context) error {
 		if r, err := h.store.SendRequest(ctx, a.ID, *e.RequestID); err == nil {
 			v.Request = &r
 			if len(payload) == 0 {
-				// A sent event's JSON is kept once, in its request.
+				// Sent before migration 0010: its JSON is in its request.
 				payload = capi.BatchEvent([]byte(r.Payload), e.EventID)
 			}
 		}

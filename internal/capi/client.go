@@ -290,18 +290,6 @@ func batchBody(t Target, events []json.RawMessage) []byte {
 	return b.Bytes()
 }
 
-// Data is the "data" array of the request that carries events, exactly as
-// Send writes it: what a send log keeps (BatchEvent reads it back).
-func Data(events []json.RawMessage) string {
-	n := 2
-	for _, e := range events {
-		n += len(e) + 1
-	}
-	b := bytes.NewBuffer(make([]byte, 0, n))
-	writeData(b, events)
-	return b.String()
-}
-
 func writeData(b *bytes.Buffer, events []json.RawMessage) {
 	b.WriteByte('[')
 	for i, e := range events {

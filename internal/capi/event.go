@@ -96,8 +96,9 @@ func ParseEvent(payload []byte) (ServerEvent, error) {
 	return e, nil
 }
 
-// BatchEvent finds the event with eventID in a request's "data" array (as
-// Data writes it for the send log) and returns its JSON as sent, or nil.
+// BatchEvent finds the event with eventID in a request's "data" array, as
+// send logs kept it before events kept their JSON after the send (migration
+// 0010), and returns its JSON as sent, or nil.
 func BatchEvent(data []byte, eventID string) json.RawMessage {
 	var events []json.RawMessage
 	if json.Unmarshal(data, &events) != nil {

@@ -219,6 +219,9 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 type prepared struct {
 	event   models.Event
 	payload json.RawMessage
+	// built says the payload was built now, not queued with the event: a
+	// send keeps it as the event's payload.
+	built bool
 }
 
 func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Claim) error {
@@ -270,7 +273,7 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 			outs = append(outs, *held)
 			continue
 		}
-		ready = append(ready, prepared{event: e, payload: body})
+		ready = append(ready, prepared{event: e, payload: body, built: true})
 	}
 
 	if ds.Mode == models.ModeDryRun {
@@ -396,7 +399,6 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 		AccountID: ds.AccountID, DatasetID: ds.ID, Kind: "batch", StartedAt: start.UTC(),
 		DurationMS: int(elapsed.Milliseconds()), EventsCount: len(batch), HTTPStatus: resp.HTTPStatus,
 		EventsReceived: resp.EventsReceived, FBTraceID: resp.FBTraceID, Response: string(resp.Body),
-		Payload: capi.Data(payloads),
 	}
 	switch {
 	case err != nil:
@@ -415,9 +417,14 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 	case err != nil:
 		return d.retry(ctx, c, batch, "network: "+err.Error())
 	case resp.HTTPStatus >= 200 && resp.HTTPStatus < 300 && resp.Err == nil:
+		// Each event's JSON is its payload, kept with it; the request does
+		// not keep the batch again.
 		outs := make([]store.Outcome, len(batch))
 		for i, p := range batch {
 			outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventSent}
+			if p.built {
+				outs[i].Payload = string(p.payload)
+			}
 		}
 		d.o.Metrics.settled(outs)
 		return s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, outs)
