@@ -37,7 +37,10 @@ func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter
 	q := s.q(ctx).Model(&models.Event{}).Where("events.account_id = ?", accountID)
 	if withStatus && f.Status != "" {
 		if f.Status == models.EventSent {
-			q = q.Where("EXISTS (SELECT 1 FROM event_sends s WHERE s.event_id = events.id)")
+			// Sent is not unsent (every event is one or the other): a
+			// probe of the small unsent_events per event, which an index
+			// of events can feed without reading the events themselves.
+			q = q.Where("NOT EXISTS (SELECT 1 FROM unsent_events u WHERE u.event_id = events.id)")
 		} else {
 			// Every other status is indexed in unsent_events, per dataset.
 			unsent := s.q(ctx).Model(&unsentEvent{}).Select("event_id")
