@@ -43,21 +43,8 @@ func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter
 			q = q.Where("NOT EXISTS (SELECT 1 FROM unsent_events u WHERE u.event_id = events.id)")
 		} else {
 			// Every other status is indexed in unsent_events, per dataset.
-			unsent := s.q(ctx).Model(&unsentEvent{}).Select("event_id")
-			if f.DatasetID != 0 {
-				unsent = unsent.Where("dataset_id = ?", f.DatasetID)
-			} else {
-				unsent = unsent.Where("dataset_id IN (?)", s.q(ctx).Model(&models.Dataset{}).Select("id").Where("account_id = ?", accountID))
-			}
-			switch f.Status {
-			case models.EventSending:
-				unsent = unsent.Where("status = ? AND lease_until > ?", models.EventQueued, now)
-			case models.EventQueued:
-				unsent = unsent.Where("status = ? AND (lease_until IS NULL OR lease_until <= ?)", models.EventQueued, now)
-			default:
-				unsent = unsent.Where("status = ?", f.Status)
-			}
-			q = q.Where("events.id IN (?)", unsent)
+			datasets := s.accountDatasets(ctx, accountID, f.DatasetID)
+			q = q.Where("events.id IN (?)", s.unsentWithStatus(ctx, datasets, f.Status, now).Select("event_id"))
 		}
 	}
 	if f.EventName != "" {
@@ -75,14 +62,44 @@ func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter
 	return q
 }
 
-// Events lists an account's events matching f, newest first.
+// accountDatasets selects the ids of an account's datasets: all of them,
+// or the one given if it is the account's.
+func (s *Store) accountDatasets(ctx context.Context, accountID, datasetID int64) *gorm.DB {
+	q := s.q(ctx).Model(&models.Dataset{}).Select("id").Where("account_id = ?", accountID)
+	if datasetID != 0 {
+		q = q.Where("id = ?", datasetID)
+	}
+	return q
+}
+
+// unsentWithStatus selects the unsent events of datasets (a subquery of
+// ids) that have status as people see it: a queued event under a running
+// lease is sending.
+func (s *Store) unsentWithStatus(ctx context.Context, datasets *gorm.DB, status models.EventStatus, now time.Time) *gorm.DB {
+	q := s.q(ctx).Model(&unsentEvent{}).Where("dataset_id IN (?)", datasets)
+	switch status {
+	case models.EventSending:
+		return q.Where("status = ? AND lease_until > ?", models.EventQueued, now)
+	case models.EventQueued:
+		return q.Where("status = ? AND (lease_until IS NULL OR lease_until <= ?)", models.EventQueued, now)
+	default:
+		return q.Where("status = ?", status)
+	}
+}
+
+// Events lists an account's events matching f, newest first. The page's
+// ids are found first, from an index of events where the filter allows,
+// and only then are those events read: an event's row holds its JSON, and
+// a filter that skips many events would otherwise read each one.
 func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, after *EventCursor, limit int) ([]models.Event, error) {
 	now := time.Now().UTC()
-	q := withSchedule(s.filterEvents(ctx, accountID, f, true, now))
+	const newestFirst = "events.created_at DESC, events.id DESC"
+	ids := s.filterEvents(ctx, accountID, f, true, now).Select("events.id")
 	if after != nil {
-		q = q.Where("(events.created_at < ? OR (events.created_at = ? AND events.id < ?))", after.CreatedAt.UTC(), after.CreatedAt.UTC(), after.ID)
+		ids = ids.Where("(events.created_at < ? OR (events.created_at = ? AND events.id < ?))", after.CreatedAt.UTC(), after.CreatedAt.UTC(), after.ID)
 	}
-	evs, err := findShown(q.Order("events.created_at DESC, events.id DESC").Limit(limit), now)
+	ids = ids.Order(newestFirst).Limit(limit)
+	evs, err := findShown(withSchedule(s.q(ctx).Model(&models.Event{})).Where("events.id IN (?)", ids).Order(newestFirst), now)
 	return evs, wrap("list events", err)
 }
 
@@ -92,12 +109,14 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 // reads the index of unsent_events; sent events are most events.
 func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter, limit int) (map[models.EventStatus]int64, error) {
 	now := time.Now().UTC()
+	if f.EventName == "" && f.From.IsZero() && f.To.IsZero() {
+		return s.queueCounts(ctx, accountID, f.DatasetID, limit, now)
+	}
 	out := map[models.EventStatus]int64{}
 	for _, st := range models.EventStatuses {
 		f.Status = st
-		var n int64
-		matching := s.filterEvents(ctx, accountID, f, true, now).Select("1").Limit(limit)
-		if err := s.q(ctx).Table("(?) AS matching", matching).Count(&n).Error; err != nil {
+		n, err := s.countUpTo(ctx, s.filterEvents(ctx, accountID, f, true, now), limit)
+		if err != nil {
 			return nil, wrap("count events", err)
 		}
 		if n > 0 {
@@ -105,6 +124,52 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 		}
 	}
 	return out, nil
+}
+
+// queueCounts is EventCounts filtered by dataset at most, which reads no
+// event's row: each status but sent is counted in unsent_events alone, and
+// sent events are the events (counted in an index of events) that are not
+// unsent.
+func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, limit int, now time.Time) (map[models.EventStatus]int64, error) {
+	datasets := s.accountDatasets(ctx, accountID, datasetID)
+	out := map[models.EventStatus]int64{}
+	var unsent int64
+	if err := s.q(ctx).Model(&unsentEvent{}).Where("dataset_id IN (?)", datasets).Count(&unsent).Error; err != nil {
+		return nil, wrap("count events", err)
+	}
+	for _, st := range models.EventStatuses {
+		if st == models.EventSent || unsent == 0 {
+			continue
+		}
+		n, err := s.countUpTo(ctx, s.unsentWithStatus(ctx, datasets, st, now), limit)
+		if err != nil {
+			return nil, wrap("count events", err)
+		}
+		if n > 0 {
+			out[st] = n
+		}
+	}
+	// Up to limit sent events more than the unsent ones: then there are
+	// at least limit sent events.
+	all := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID)
+	if datasetID != 0 {
+		all = s.q(ctx).Model(&models.Event{}).Where("dataset_id IN (?)", datasets)
+	}
+	n, err := s.countUpTo(ctx, all, limit+int(unsent))
+	if err != nil {
+		return nil, wrap("count events", err)
+	}
+	if sent := min(n-unsent, int64(limit)); sent > 0 {
+		out[models.EventSent] = sent
+	}
+	return out, nil
+}
+
+// countUpTo counts the rows q selects, stopping at limit.
+func (s *Store) countUpTo(ctx context.Context, q *gorm.DB, limit int) (int64, error) {
+	var n int64
+	err := s.q(ctx).Table("(?) AS matching", q.Select("1").Limit(limit)).Count(&n).Error
+	return n, err
 }
 
 // Event finds one event of an account.

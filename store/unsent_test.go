@@ -73,7 +73,9 @@ func TestSettledStatusesAreCountedAndFiltered(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[models.EventStatus]int64{models.EventSent: 1, models.EventFailed: 1, models.EventExpired: 1, models.EventQueued: 1, models.EventDryRun: 1}
-		for _, f := range []store.EventFilter{{}, {DatasetID: d.ID}} {
+		// Filtered by dataset at most, counts read no event's row; with an
+		// event name, they read the events: both agree.
+		for _, f := range []store.EventFilter{{}, {DatasetID: d.ID}, {EventName: "Lead"}, {DatasetID: d.ID, EventName: "Lead"}} {
 			got, err := s.EventCounts(ctx, a.ID, f, 100)
 			if err != nil || len(got) != len(want) {
 				t.Fatalf("counts(%+v) = %v, %v; want %v", f, got, err, want)
@@ -99,9 +101,15 @@ func TestSettledStatusesAreCountedAndFiltered(t *testing.T) {
 		if err != nil || sent.SentAt == nil || sent.FBTraceID != "trace" || sent.RequestID == nil || *sent.RequestID != req.ID {
 			t.Errorf("sent event = %+v, %v; want its request and trace", sent, err)
 		}
-		// The other account sees none of it.
-		if got, err := s.EventCounts(ctx, b.ID, store.EventFilter{}, 100); err != nil || len(got) != 0 {
-			t.Errorf("other account's counts = %v, %v; want none", got, err)
+		// Each count stops at the limit, sent events too.
+		if got, err := s.EventCounts(ctx, a.ID, store.EventFilter{}, 1); err != nil || len(got) != len(want) || got[models.EventSent] != 1 {
+			t.Errorf("counts up to 1 = %v, %v; want 1 of each", got, err)
+		}
+		// The other account sees none of it, even naming the dataset.
+		for _, f := range []store.EventFilter{{}, {DatasetID: d.ID}} {
+			if got, err := s.EventCounts(ctx, b.ID, f, 100); err != nil || len(got) != 0 {
+				t.Errorf("other account's counts(%+v) = %v, %v; want none", f, got, err)
+			}
 		}
 
 		// Retry now queues the failed event at once; the expired one stays.
