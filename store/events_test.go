@@ -118,3 +118,68 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 		}
 	})
 }
+
+// The send log filtered by a status but sent lists the same events, newest
+// first and a page at a time, whether it reads them by id (a few) or looks
+// for them among all events (many), and never another account's.
+func TestEventsWithStatusBothWays(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		d := newDataset(t, s, a, models.ModeLive)
+		other := newDataset(t, s, b, models.ModeLive)
+		now := time.Now().UTC().Truncate(time.Second)
+		var evs []models.Event
+		for i := range 5 {
+			l := storedLead(t, s, a, now, fmt.Sprintf("%d@example.com", i))
+			e := dueEvent(d, l, fmt.Sprintf("e%d", i), now, now)
+			e.CreatedAt = now.Add(time.Duration(i) * time.Minute)
+			evs = append(evs, e)
+		}
+		l := storedLead(t, s, b, now, "b@example.com")
+		stored := enqueue(t, s, append(evs, dueEvent(other, l, "b", now, now))...)
+		// Events 0, 2 and 4 fail; 1 and 3 stay queued.
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		if err != nil || len(c.Events) != 5 {
+			t.Fatalf("claim = %d, %v", len(c.Events), err)
+		}
+		var outs []store.Outcome
+		for _, e := range stored[:5] {
+			o := store.Outcome{ID: e.ID, Status: models.EventQueued, NextAttemptAt: now, Untried: true}
+			if e.EventID != "e1" && e.EventID != "e3" {
+				o = store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "Meta refused"}
+			}
+			outs = append(outs, o)
+		}
+		if err := s.SettleEvents(ctx, c, nil, "", now, outs); err != nil {
+			t.Fatal(err)
+		}
+		for _, few := range []int{2000, 1} {
+			store.SetFewUnsent(t, few)
+			var got []string
+			var after *store.EventCursor
+			for range 3 {
+				page, err := s.Events(ctx, a.ID, store.EventFilter{Status: models.EventFailed}, after, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range page {
+					got = append(got, e.EventID)
+				}
+				if len(page) < 2 {
+					break
+				}
+				after = &store.EventCursor{CreatedAt: page[len(page)-1].CreatedAt, ID: page[len(page)-1].ID}
+			}
+			if fmt.Sprint(got) != "[e4 e2 e0]" {
+				t.Errorf("failed events, %d read by id at most = %v; want [e4 e2 e0]", few, got)
+			}
+			if page, err := s.Events(ctx, b.ID, store.EventFilter{Status: models.EventFailed, DatasetID: d.ID}, nil, 10); err != nil || len(page) != 0 {
+				t.Errorf("another account naming the dataset = %v, %v; want nothing", page, err)
+			}
+			if page, err := s.Events(ctx, a.ID, store.EventFilter{Status: models.EventQueued, EventName: "Lead"}, nil, 10); err != nil || len(page) != 2 || page[0].EventID != "e3" {
+				t.Errorf("queued Lead events = %v, %v; want e3 then e1", page, err)
+			}
+		}
+	})
+}
