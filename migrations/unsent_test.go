@@ -18,39 +18,7 @@ import (
 func TestUnsentEventsMigration(t *testing.T) {
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
-			var db *sql.DB
-			var err error
-			if dialect == migrations.SQLite {
-				db, err = sql.Open("sqlite", filepath.Join(t.TempDir(), "m.db"))
-			} else {
-				db, err = sql.Open("pgx", storetest.PostgresURL(t))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			db.SetMaxOpenConns(1)
-			steps, err := migrations.Steps(dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			exec := func(q string) {
-				t.Helper()
-				if _, err := db.ExecContext(t.Context(), q); err != nil {
-					t.Fatalf("%.80s: %v", q, err)
-				}
-			}
-			var unsent migrations.Step
-			for _, s := range steps {
-				if s.Version < 6 {
-					exec(s.SQL)
-				} else if s.Version == 6 {
-					unsent = s
-				}
-			}
-			if unsent.Version != 6 {
-				t.Fatal("no migration 6")
-			}
+			db, exec, unsent := migratedBefore(t, dialect, 6)
 			exec(`INSERT INTO accounts (id, slug, name, created_at, updated_at) VALUES (1, 'a', 'A', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
 			exec(`INSERT INTO datasets (id, account_id, name, pixel_id, created_at, updated_at) VALUES (7, 1, 'Main', '1', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
 			exec(`INSERT INTO leads (id, account_id, source, created_at, received_at, updated_at) VALUES (3, 1, 'website', '2026-01-01 00:00:00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
@@ -104,39 +72,7 @@ func TestUnsentEventsMigration(t *testing.T) {
 func TestEventSendsMigration(t *testing.T) {
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
-			var db *sql.DB
-			var err error
-			if dialect == migrations.SQLite {
-				db, err = sql.Open("sqlite", filepath.Join(t.TempDir(), "m.db"))
-			} else {
-				db, err = sql.Open("pgx", storetest.PostgresURL(t))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			db.SetMaxOpenConns(1)
-			steps, err := migrations.Steps(dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			exec := func(q string) {
-				t.Helper()
-				if _, err := db.ExecContext(t.Context(), q); err != nil {
-					t.Fatalf("%.80s: %v", q, err)
-				}
-			}
-			var sends migrations.Step
-			for _, s := range steps {
-				if s.Version < 10 {
-					exec(s.SQL)
-				} else if s.Version == 10 {
-					sends = s
-				}
-			}
-			if sends.Version != 10 {
-				t.Fatal("no migration 10")
-			}
+			db, exec, sends := migratedBefore(t, dialect, 10)
 			exec(`INSERT INTO accounts (id, slug, name, created_at, updated_at) VALUES (1, 'a', 'A', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
 			exec(`INSERT INTO datasets (id, account_id, name, pixel_id, created_at, updated_at) VALUES (7, 1, 'Main', '1', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
 			exec(`INSERT INTO leads (id, account_id, source, created_at, received_at, updated_at) VALUES (3, 1, 'website', '2026-01-01 00:00:00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
@@ -152,10 +88,51 @@ func TestEventSendsMigration(t *testing.T) {
 			if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM event_sends").Scan(&n); err != nil || n != 1 {
 				t.Fatalf("event_sends has %d rows, %v; want the sent event's only", n, err)
 			}
-			err = db.QueryRowContext(t.Context(), "SELECT event_id, request_id, attempts, fbtrace_id FROM event_sends").Scan(&id, &request, &attempts, &trace)
+			err := db.QueryRowContext(t.Context(), "SELECT event_id, request_id, attempts, fbtrace_id FROM event_sends").Scan(&id, &request, &attempts, &trace)
 			if err != nil || id != 1 || request != 9 || attempts != 2 || trace != "AbC" {
 				t.Errorf("send = %d %d %d %q, %v; want event 1, request 9, attempt 2, trace AbC", id, request, attempts, trace, err)
 			}
 		})
 	}
+}
+
+// migratedBefore opens a fresh database of dialect migrated up to, not
+// including, version, and returns it, a way to run SQL on it and that
+// version's step.
+func migratedBefore(t *testing.T, dialect string, version int) (*sql.DB, func(string), migrations.Step) {
+	t.Helper()
+	var db *sql.DB
+	var err error
+	if dialect == migrations.SQLite {
+		db, err = sql.Open("sqlite", filepath.Join(t.TempDir(), "m.db"))
+	} else {
+		db, err = sql.Open("pgx", storetest.PostgresURL(t))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	steps, err := migrations.Steps(dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%.80s: %v", q, err)
+		}
+	}
+	var step migrations.Step
+	for _, s := range steps {
+		if s.Version < version {
+			exec(s.SQL)
+		} else if s.Version == version {
+			step = s
+		}
+	}
+	if step.Version != version {
+		t.Fatalf("no migration %d", version)
+	}
+	return db, exec, step
 }
