@@ -192,10 +192,12 @@ func TestLeadToSentEventAndSendLog(t *testing.T) {
 			t.Errorf("raw contact data in user_data: %s", ud)
 		}
 
-		// Event detail: the exact JSON sent and Meta's reply.
+		// Event detail: the exact JSON sent (built again, with LDU, not the
+		// one prepared before) and Meta's reply.
 		evs, _ := s.Events(t.Context(), acc.ID, store.EventFilter{}, nil, 10)
 		detail := b.get(fmt.Sprintf("%s/%d", log, evs[0].ID))
-		if !strings.Contains(detail.text("event-payload"), evs[0].EventID) || !strings.Contains(detail.text("event-reply"), "events_received") {
+		if !strings.Contains(detail.text("event-payload"), evs[0].EventID) || !strings.Contains(detail.text("event-payload"), `"LDU"`) ||
+			!strings.Contains(detail.text("event-reply"), "events_received") {
 			t.Errorf("event detail payload %q reply %q", detail.text("event-payload"), detail.text("event-reply"))
 		}
 		// The lead page lists its event.
