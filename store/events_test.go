@@ -133,7 +133,8 @@ func TestEventsWithStatusBothWays(t *testing.T) {
 		for i := range 5 {
 			l := storedLead(t, s, a, now, fmt.Sprintf("%d@example.com", i))
 			e := dueEvent(d, l, fmt.Sprintf("e%d", i), now, now)
-			e.CreatedAt = now.Add(time.Duration(i) * time.Minute)
+			// Queued later the lower the id: newest first is not id order.
+			e.CreatedAt = now.Add(-time.Duration(i) * time.Minute)
 			evs = append(evs, e)
 		}
 		l := storedLead(t, s, b, now, "b@example.com")
@@ -171,14 +172,14 @@ func TestEventsWithStatusBothWays(t *testing.T) {
 				}
 				after = &store.EventCursor{CreatedAt: page[len(page)-1].CreatedAt, ID: page[len(page)-1].ID}
 			}
-			if fmt.Sprint(got) != "[e4 e2 e0]" {
-				t.Errorf("failed events, %d read by id at most = %v; want [e4 e2 e0]", few, got)
+			if fmt.Sprint(got) != "[e0 e2 e4]" {
+				t.Errorf("failed events, %d read by id at most = %v; want [e0 e2 e4]", few, got)
 			}
 			if page, err := s.Events(ctx, b.ID, store.EventFilter{Status: models.EventFailed, DatasetID: d.ID}, nil, 10); err != nil || len(page) != 0 {
 				t.Errorf("another account naming the dataset = %v, %v; want nothing", page, err)
 			}
-			if page, err := s.Events(ctx, a.ID, store.EventFilter{Status: models.EventQueued, EventName: "Lead"}, nil, 10); err != nil || len(page) != 2 || page[0].EventID != "e3" {
-				t.Errorf("queued Lead events = %v, %v; want e3 then e1", page, err)
+			if page, err := s.Events(ctx, a.ID, store.EventFilter{Status: models.EventQueued, EventName: "Lead"}, nil, 10); err != nil || len(page) != 2 || page[0].EventID != "e1" {
+				t.Errorf("queued Lead events = %v, %v; want e1 then e3", page, err)
 			}
 		}
 	})

@@ -152,27 +152,30 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 }
 
 // queueCounts is EventCounts filtered by dataset at most, which reads no
-// event's row: each status but sent is counted in unsent_events alone, and
-// sent events are the events (counted in an index of events) that are not
-// unsent.
+// event's row: the unsent events are counted by status in unsent_events, in
+// one pass, and sent events are the events (counted in an index of events)
+// that are not unsent.
 func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, limit int, now time.Time) (map[models.EventStatus]int64, error) {
 	datasets := s.accountDatasets(ctx, accountID, datasetID)
-	out := map[models.EventStatus]int64{}
-	var unsent int64
-	if err := s.q(ctx).Model(&unsentEvent{}).Where("dataset_id IN (?)", datasets).Count(&unsent).Error; err != nil {
+	var groups []struct {
+		Status models.EventStatus
+		Leased int
+		N      int64
+	}
+	err := s.q(ctx).Model(&unsentEvent{}).
+		Select("status, CASE WHEN status = ? AND lease_until > ? THEN 1 ELSE 0 END AS leased, COUNT(*) AS n", models.EventQueued, now).
+		Where("dataset_id IN (?)", datasets).Group("1, 2").Scan(&groups).Error
+	if err != nil {
 		return nil, wrap("count events", err)
 	}
-	for _, st := range models.EventStatuses {
-		if st == models.EventSent || unsent == 0 {
-			continue
+	out := map[models.EventStatus]int64{}
+	var unsent int64
+	for _, g := range groups {
+		if g.Leased == 1 {
+			g.Status = models.EventSending
 		}
-		n, err := s.countUpTo(ctx, s.unsentWithStatus(ctx, datasets, st, now), limit)
-		if err != nil {
-			return nil, wrap("count events", err)
-		}
-		if n > 0 {
-			out[st] = n
-		}
+		out[g.Status] = min(out[g.Status]+g.N, int64(limit))
+		unsent += g.N
 	}
 	// Up to limit sent events more than the unsent ones: then there are
 	// at least limit sent events.
