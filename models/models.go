@@ -18,6 +18,18 @@ type User struct {
 	UpdatedAt     time.Time
 }
 
+// Session is a browser's session, kept server-side so that it can be ended
+// on every replica at once. IDHash is the SHA-256 (hex) of the random id the
+// cookie carries; Data holds the session's values, encoded by the web layer.
+type Session struct {
+	IDHash string `gorm:"primaryKey"`
+	// UserID is the logged-in user; nil before a login.
+	UserID     *int64
+	Data       []byte
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+}
+
 // Account is one client workspace: its leads, rules, datasets and members
 // are invisible from every other account.
 type Account struct {

@@ -117,8 +117,9 @@ func (s *Store) SetMember(ctx context.Context, accountID, userID int64, role mod
 	return wrap("set member", err)
 }
 
-// RemoveMember takes a user out of an account; it refuses to remove the
-// last owner.
+// RemoveMember takes a user out of an account and ends the user's
+// sessions, so that a page left open on any replica stops working at once;
+// it refuses to remove the last owner.
 func (s *Store) RemoveMember(ctx context.Context, accountID, userID int64) error {
 	err := s.Tx(ctx, func(tx *Store) error {
 		var cur models.Membership
@@ -130,8 +131,12 @@ func (s *Store) RemoveMember(ctx context.Context, accountID, userID int64) error
 				return err
 			}
 		}
-		return tx.q(ctx).Where("account_id = ? AND user_id = ?", accountID, userID).
-			Delete(&models.Membership{}).Error
+		if err := tx.q(ctx).Where("account_id = ? AND user_id = ?", accountID, userID).
+			Delete(&models.Membership{}).Error; err != nil {
+			return err
+		}
+		_, err := tx.DeleteUserSessions(ctx, userID, "")
+		return err
 	})
 	return wrap("remove member", err)
 }

@@ -71,13 +71,54 @@ func (s *Store) Users(ctx context.Context) ([]models.User, error) {
 	return us, wrap("list users", err)
 }
 
-// SetUserPassword replaces a user's password hash.
-func (s *Store) SetUserPassword(ctx context.Context, id int64, passwordHash string) error {
-	res := s.q(ctx).Model(&models.User{}).Where("id = ?", id).Update("password_hash", passwordHash)
-	if res.Error == nil && res.RowsAffected == 0 {
-		return wrap("set password", ErrNotFound)
-	}
-	return wrap("set password", res.Error)
+// SetUserPassword replaces a user's password hash and ends every other
+// session of the user (all but the one hashed keep; "" ends them all): a
+// password changed because it leaked must lock the thief out.
+func (s *Store) SetUserPassword(ctx context.Context, id int64, passwordHash, keep string) error {
+	err := s.Tx(ctx, func(tx *Store) error {
+		res := tx.q(ctx).Model(&models.User{}).Where("id = ?", id).Update("password_hash", passwordHash)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		_, err := tx.DeleteUserSessions(ctx, id, keep)
+		return err
+	})
+	return wrap("set password", err)
+}
+
+// DeleteUser removes a user from the instance: their memberships and
+// sessions go with them, and their name leaves the stage changes they made.
+// It refuses (ErrLastOwner) while the user is the only owner of an account,
+// which would leave it without anyone to manage it.
+func (s *Store) DeleteUser(ctx context.Context, id int64) error {
+	err := s.Tx(ctx, func(tx *Store) error {
+		var owned []models.Membership
+		if err := tx.q(ctx).Where("user_id = ? AND role = ?", id, models.RoleOwner).Find(&owned).Error; err != nil {
+			return err
+		}
+		for _, m := range owned {
+			if err := tx.ensureAnotherOwner(ctx, m.AccountID, id); err != nil {
+				return err
+			}
+		}
+		// The foreign keys cascade too; deleting the sessions here says so
+		// in code, and does not rely on SQLite's foreign_keys pragma.
+		if _, err := tx.DeleteUserSessions(ctx, id, ""); err != nil {
+			return err
+		}
+		res := tx.q(ctx).Delete(&models.User{}, id)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
+	return wrap("delete user", err)
 }
 
 // SetLastAccount remembers the account a user looked at last.

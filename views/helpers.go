@@ -3,6 +3,7 @@ package views
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 func inputType(t string) string {
@@ -51,3 +52,18 @@ func pluralUpTo(n, limit int64, one, many string) string {
 }
 
 func joinComma(s []string) string { return strings.Join(s, ", ") }
+
+// Span writes a duration the way people say it: "12 hours", "14 days",
+// "90 minutes"; the largest unit that divides it evenly.
+func Span(d time.Duration) string {
+	day := 24 * time.Hour
+	switch {
+	case d >= day && d%day == 0:
+		return plural(int64(d/day), "day", "days")
+	case d >= time.Hour && d%time.Hour == 0:
+		return plural(int64(d/time.Hour), "hour", "hours")
+	case d >= time.Minute && d%time.Minute == 0:
+		return plural(int64(d/time.Minute), "minute", "minutes")
+	}
+	return d.String()
+}

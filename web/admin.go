@@ -2,7 +2,9 @@ package web
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -56,5 +58,33 @@ func (h *Handler) createUser(c echo.Context) error {
 		return err
 	}
 	setFlash(c, "ok", "User "+u.Email+" created. Add them to accounts from each account's settings.")
+	return c.Redirect(http.StatusSeeOther, "/admin/users")
+}
+
+// removeUser takes a user off the instance: their memberships go, and
+// every session they have ends at once.
+func (h *Handler) removeUser(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("user"), 10, 64)
+	if err != nil {
+		return store.ErrNotFound
+	}
+	if id == currentUser(c).ID {
+		setFlash(c, "error", "You cannot remove yourself; another administrator can.")
+		return c.Redirect(http.StatusSeeOther, "/admin/users")
+	}
+	u, err := h.store.UserByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	err = h.store.DeleteUser(c.Request().Context(), id)
+	switch {
+	case errors.Is(err, store.ErrLastOwner):
+		setFlash(c, "error", u.Email+" is the only owner of an account: make someone else its owner first.")
+	case err != nil:
+		return err
+	default:
+		h.log.Info("user removed", slog.Int64("user_id", id), slog.Int64("by", currentUser(c).ID))
+		setFlash(c, "ok", u.Email+" was removed, and logged out everywhere.")
+	}
 	return c.Redirect(http.StatusSeeOther, "/admin/users")
 }

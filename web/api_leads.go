@@ -32,13 +32,12 @@ func apiFail(c echo.Context, status int, code, message, field string) error {
 // loads the key's account.
 func (h *Handler) requireIngestKey(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		auth := c.Request().Header.Get(echo.HeaderAuthorization)
-		secret, ok := strings.CutPrefix(auth, "Bearer ")
-		if !ok || strings.TrimSpace(secret) == "" {
+		secret, ok := bearer(c.Request().Header.Get(echo.HeaderAuthorization))
+		if !ok {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="leadsignal"`)
 			return apiFail(c, http.StatusUnauthorized, "missing_key", "send the account's ingest key as Authorization: Bearer <key>", "")
 		}
-		acc, err := h.store.IngestKeyAccount(c.Request().Context(), strings.TrimSpace(secret), h.now())
+		acc, err := h.store.IngestKeyAccount(c.Request().Context(), secret, h.now())
 		if errors.Is(err, store.ErrNotFound) {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="leadsignal", error="invalid_token"`)
 			return apiFail(c, http.StatusUnauthorized, "invalid_key", "the ingest key is unknown or revoked", "")
@@ -49,6 +48,17 @@ func (h *Handler) requireIngestKey(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxAccount, &models.AccountAccess{Account: acc})
 		return next(c)
 	}
+}
+
+// bearer reads the credentials of an Authorization header of the Bearer
+// scheme, whose name is case-insensitive (RFC 9110, 11.1).
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", false
+	}
+	return token, true
 }
 
 func (h *Handler) createLead(c echo.Context) error {

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"log/slog"
 	"net/mail"
+	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -88,7 +92,7 @@ func (h *Handler) createFirstAdmin(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := startSession(c, u); err != nil {
+	if err := h.startSession(c, u); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/accounts")
@@ -107,7 +111,7 @@ func (h *Handler) showLogin(c echo.Context) error {
 	}
 	f := views.LoginForm{
 		Email: views.Field{Name: "email", Label: "Email", Type: "email", Required: true, Autocomplete: "username"},
-		Next:  c.QueryParam("next"),
+		Next:  safeNext(c.QueryParam("next")),
 	}
 	return render(c, http.StatusOK, views.LoginPage(h.page(c, "Log in"), f))
 }
@@ -144,25 +148,72 @@ func (h *Handler) login(c echo.Context) error {
 		return render(c, http.StatusUnprocessableEntity, views.LoginPage(h.page(c, "Log in"), f))
 	}
 	h.limiter.reset(emailKey)
-	if err := startSession(c, u); err != nil {
+	if err := h.startSession(c, u); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, safeNext(f.Next))
 }
 
 func (h *Handler) logout(c echo.Context) error {
-	if err := endSession(c); err != nil {
+	if err := h.endSession(c, ""); err != nil {
 		return err
 	}
 	return redirect(c, "/login")
 }
 
-// safeNext keeps a post-login redirect on this site.
-func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/"
+// logoutEverywhere ends every session of the user, on every device and
+// replica, this one included.
+func (h *Handler) logoutEverywhere(c echo.Context) error {
+	u := currentUser(c)
+	n, err := h.store.DeleteUserSessions(c.Request().Context(), u.ID, "")
+	if err != nil {
+		return err
 	}
-	return next
+	h.log.Info("logged out everywhere", slog.Int64("user_id", u.ID), slog.Int64("sessions", n))
+	if err := h.endSession(c, "You were logged out on every device."); err != nil {
+		return err
+	}
+	return redirect(c, "/login")
+}
+
+// maxNext bounds a post-login path; longer ones are not ours.
+const maxNext = 2048
+
+// safeNext keeps a post-login redirect on this site: a local path, else /.
+func safeNext(next string) string {
+	if localPath(next) {
+		return next
+	}
+	return "/"
+}
+
+// localPath reports whether p is a path on this site: one leading slash
+// followed by neither a slash nor a backslash, no scheme or host, and no
+// control character, whitespace or backslash anywhere. Browsers drop tabs
+// and newlines and read a backslash as a slash, so "/\t/evil.example" and
+// "/\\evil.example" lead elsewhere. The path is checked again decoded
+// ("/%5Cevil.example"), as a proxy or framework on the way might decode it.
+func localPath(p string) bool {
+	if len(p) > maxNext || !rootedHere(p) || strings.ContainsFunc(p, unsafeInPath) {
+		return false
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	return rootedHere(u.Path) && !strings.ContainsFunc(u.Path, func(r rune) bool {
+		return r != ' ' && unsafeInPath(r)
+	})
+}
+
+// rootedHere reports whether p starts with one slash and not two, or a
+// slash and a backslash.
+func rootedHere(p string) bool {
+	return strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") && !strings.HasPrefix(p, "/\\")
+}
+
+func unsafeInPath(r rune) bool {
+	return r == '\\' || r == utf8.RuneError || unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }
 
 // checkEmail returns an error message for an unusable login email.

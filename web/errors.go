@@ -51,7 +51,7 @@ func (h *Handler) handleError(err error, c echo.Context) {
 			slog.String("path", c.Request().URL.Path), slog.Any("error", err))
 	}
 
-	if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+	if p := c.Request().URL.Path; p == "/api" || strings.HasPrefix(p, "/api/") {
 		_ = c.JSON(code, apiError{Error: apiErrorBody{Code: strings.ReplaceAll(strings.ToLower(http.StatusText(code)), " ", "_"), Message: msg}})
 		return
 	}

@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/leadsignal/leadsignal/internal/capture"
+	"github.com/leadsignal/leadsignal/internal/config"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/static"
@@ -25,6 +25,8 @@ type Options struct {
 	// cookie; 32 bytes each, derived from LEADSIGNAL_SECRET.
 	SessionHashKey  []byte
 	SessionBlockKey []byte
+	// SessionLimits end idle and old sessions; config's defaults when zero.
+	SessionLimits store.SessionLimits
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Box seals and opens the datasets' tokens.
@@ -44,7 +46,7 @@ type Options struct {
 type Handler struct {
 	store    *store.Store
 	log      *slog.Logger
-	sessions *sessions.CookieStore
+	sessions *sessionStore
 	limiter  *limiter
 	capture  *capture.Capturer
 	now      func() time.Time
@@ -64,10 +66,16 @@ func New(o Options) *echo.Echo {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	if o.SessionLimits.Idle <= 0 {
+		o.SessionLimits.Idle = config.DefaultSessionIdle
+	}
+	if o.SessionLimits.Absolute <= 0 {
+		o.SessionLimits.Absolute = config.DefaultSessionMax
+	}
 	h := &Handler{
 		store:    o.Store,
 		log:      o.Log,
-		sessions: newSessionStore(o.SessionHashKey, o.SessionBlockKey),
+		sessions: newSessionStore(o.Store, o.SessionHashKey, o.SessionBlockKey, o.SessionLimits, o.Now),
 		limiter:  newLimiter(loginLimit, loginWindow, o.Now),
 		capture:  capture.New(o.Store, o.Notify),
 		now:      o.Now,
@@ -123,12 +131,16 @@ func New(o Options) *echo.Echo {
 
 	in := ui.Group("", h.requireUser)
 	in.GET("/accounts", h.showAccounts)
+	in.POST("/logout/everywhere", h.logoutEverywhere)
+	in.GET("/password", h.showPassword)
+	in.POST("/password", h.changePassword)
 
 	admin := in.Group("", h.requireAdmin)
 	admin.GET("/accounts/new", h.showNewAccount)
 	admin.POST("/accounts", h.createAccount)
 	admin.GET("/admin/users", h.showUsers)
 	admin.POST("/admin/users", h.createUser)
+	admin.POST("/admin/users/:user/remove", h.removeUser)
 
 	acc := in.Group("/accounts/:account", h.requireAccount)
 	acc.GET("", h.showOverview)
@@ -159,8 +171,13 @@ func New(o Options) *echo.Echo {
 	owner.GET("/datasets/new", h.showNewDataset)
 	owner.POST("/datasets", h.createDataset)
 
-	api := e.Group("/api/v1")
-	api.POST("/leads", h.createLead, h.requireIngestKey)
+	// The JSON API answers JSON at every /api path, and never passes
+	// through the pages' session and CSRF checks: a bearer key
+	// authenticates each call.
+	api := e.Group("/api")
+	api.RouteNotFound("", apiNotFound)
+	api.RouteNotFound("/*", apiNotFound)
+	apiRoute(api, "/v1/leads", http.MethodPost, h.createLead, h.requireIngestKey)
 
 	return e
 }
@@ -171,4 +188,31 @@ func (h *Handler) healthz(c echo.Context) error {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// apiMethods are the methods an API path answers 405 to when it does not
+// take them.
+var apiMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// apiRoute registers an API endpoint that takes one method: any other is a
+// JSON 405 with Allow (OPTIONS a 204 with Allow), before any key is checked.
+func apiRoute(g *echo.Group, path, method string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	g.Add(method, path, h, m...)
+	allow := method + ", " + http.MethodOptions
+	for _, other := range apiMethods {
+		if other != method {
+			g.Add(other, path, func(c echo.Context) error {
+				c.Response().Header().Set(echo.HeaderAllow, allow)
+				return echo.NewHTTPError(http.StatusMethodNotAllowed, "this endpoint takes "+method+" only")
+			})
+		}
+	}
+	g.OPTIONS(path, func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderAllow, allow)
+		return c.NoContent(http.StatusNoContent)
+	})
+}
+
+func apiNotFound(c echo.Context) error {
+	return echo.NewHTTPError(http.StatusNotFound, "no such API endpoint; leads go to POST /api/v1/leads")
 }

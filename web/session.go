@@ -2,13 +2,18 @@ package web
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/gorilla/securecookie"
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
@@ -18,40 +23,150 @@ import (
 )
 
 const (
-	sessionName   = "leadsignal"
-	sessionMaxAge = 14 * 24 * 3600
-	keyUserID     = "uid"
-	keySessionID  = "sid"
-	keyCSRF       = "csrf"
-	ctxSession    = "session"
-	ctxUser       = "user"
-	ctxAccount    = "account"
-	ctxDirty      = "session_dirty"
-	keyNewKey     = "new_key"
-	keyJunkSaved  = "junk_saved"
+	sessionName  = "leadsignal"
+	keyUserID    = "uid"
+	keyCSRF      = "csrf"
+	ctxSession   = "session"
+	ctxUser      = "user"
+	ctxAccount   = "account"
+	ctxDirty     = "session_dirty"
+	keyNewKey    = "new_key"
+	keyJunkSaved = "junk_saved"
 )
 
-func newSessionStore(hashKey, blockKey []byte) *sessions.CookieStore {
-	s := sessions.NewCookieStore(hashKey, blockKey)
-	s.Options = &sessions.Options{
+// touchEvery is how stale a session's last-seen time may get before a
+// request writes it again: the idle limit needs minutes, not every request.
+const touchEvery = time.Minute
+
+// sessionStore is a gorilla sessions.Store that keeps every session in the
+// database (store.Session) and puts only its random id, signed and
+// encrypted, in the cookie. Ending a session is deleting its row, which
+// every replica sees at once: a copied cookie stops working at logout.
+type sessionStore struct {
+	store  *store.Store
+	codec  *securecookie.SecureCookie
+	limits store.SessionLimits
+	now    func() time.Time
+}
+
+func newSessionStore(s *store.Store, hashKey, blockKey []byte, limits store.SessionLimits, now func() time.Time) *sessionStore {
+	codec := securecookie.New(hashKey, blockKey)
+	codec.MaxAge(int(limits.Absolute / time.Second))
+	return &sessionStore{store: s, codec: codec, limits: limits, now: now}
+}
+
+// idHash is what the database keeps of a session id.
+func idHash(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+func (st *sessionStore) options() *sessions.Options {
+	return &sessions.Options{
 		Path:     "/",
-		MaxAge:   sessionMaxAge,
+		MaxAge:   int(st.limits.Absolute / time.Second),
 		HttpOnly: true,
 		SameSite: http.SameSiteLaxMode,
 	}
-	s.MaxAge(sessionMaxAge)
-	return s
 }
 
-// loadSession reads the session cookie (a broken or forged one is simply
-// replaced) and the logged-in user, if any.
+// Get returns the request's session, loading it once per request.
+func (st *sessionStore) Get(r *http.Request, name string) (*sessions.Session, error) {
+	return sessions.GetRegistry(r).Get(st, name)
+}
+
+// New loads the session the request's cookie names. A missing, forged or
+// ended session gives a new, empty one; only a database failure is an
+// error.
+func (st *sessionStore) New(r *http.Request, name string) (*sessions.Session, error) {
+	s := sessions.NewSession(st, name)
+	s.Options = st.options()
+	s.IsNew = true
+	c, err := r.Cookie(name)
+	if err != nil {
+		return s, nil
+	}
+	var id string
+	if st.codec.Decode(name, c.Value, &id) != nil || id == "" {
+		return s, nil
+	}
+	now := st.now()
+	row, err := st.store.Session(r.Context(), idHash(id), now, st.limits)
+	if errors.Is(err, store.ErrNotFound) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	if err := (securecookie.GobEncoder{}).Deserialize(row.Data, &s.Values); err != nil {
+		return s, nil // values this version cannot read: start over
+	}
+	s.ID, s.IsNew = id, false
+	if now.Sub(row.LastSeenAt) > touchEvery {
+		if err := st.store.TouchSession(r.Context(), row.IDHash, now); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// Save writes the session and its cookie. A session with a negative MaxAge
+// is ended: its row is deleted and the cookie cleared. A session ended
+// elsewhere meanwhile (another tab's logout) stays ended.
+func (st *sessionStore) Save(r *http.Request, w http.ResponseWriter, s *sessions.Session) error {
+	ctx := r.Context()
+	if s.Options.MaxAge < 0 {
+		if s.ID != "" {
+			if err := st.store.DeleteSession(ctx, idHash(s.ID)); err != nil {
+				return err
+			}
+		}
+		http.SetCookie(w, sessions.NewCookie(s.Name(), "", s.Options))
+		return nil
+	}
+	data, err := (securecookie.GobEncoder{}).Serialize(s.Values)
+	if err != nil {
+		return fmt.Errorf("encode session: %w", err)
+	}
+	now := st.now()
+	row := models.Session{Data: data, LastSeenAt: now}
+	if uid, ok := s.Values[keyUserID].(int64); ok {
+		row.UserID = &uid
+	}
+	if s.ID == "" {
+		s.ID = rand.Text()
+		row.IDHash, row.CreatedAt = idHash(s.ID), now
+		if err := st.store.CreateSession(ctx, row); err != nil {
+			return err
+		}
+	} else {
+		row.IDHash = idHash(s.ID)
+		err := st.store.UpdateSession(ctx, row)
+		if errors.Is(err, store.ErrNotFound) {
+			expired := *s.Options
+			expired.MaxAge = -1
+			http.SetCookie(w, sessions.NewCookie(s.Name(), "", &expired))
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	encoded, err := st.codec.Encode(s.Name(), s.ID)
+	if err != nil {
+		return fmt.Errorf("encode session cookie: %w", err)
+	}
+	http.SetCookie(w, sessions.NewCookie(s.Name(), encoded, s.Options))
+	return nil
+}
+
+// loadSession reads the session cookie (a broken, forged or ended one is
+// simply replaced) and the logged-in user, if any.
 func (h *Handler) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		sess, err := h.sessions.Get(c.Request(), sessionName)
 		if err != nil {
-			// The cookie did not verify or decrypt (an old secret, a forgery):
-			// start over with an empty session.
-			sess, _ = h.sessions.New(c.Request(), sessionName)
+			return err
 		}
 		sess.Options.Secure = isTLS(c)
 		c.Set(ctxSession, sess)
@@ -134,27 +249,43 @@ func (h *Handler) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // startSession logs a user in on a brand-new session: new id, new CSRF
-// token, so nothing from before the login (a planted cookie) carries over.
-func startSession(c echo.Context, u models.User) error {
+// token, so nothing from before the login (a planted cookie) carries over;
+// the session it replaces is ended.
+func (h *Handler) startSession(c echo.Context, u models.User) error {
 	s := session(c)
+	if s.ID != "" {
+		if err := h.store.DeleteSession(c.Request().Context(), idHash(s.ID)); err != nil {
+			return err
+		}
+	}
 	for k := range s.Values {
 		delete(s.Values, k)
 	}
 	s.ID = ""
 	s.IsNew = true
-	s.Values[keySessionID] = rand.Text()
 	s.Values[keyUserID] = u.ID
 	s.Values[keyCSRF] = rand.Text()
 	return saveSession(c)
 }
 
-func endSession(c echo.Context) error {
+// endSession ends the request's session everywhere and starts an empty
+// one in its place that carries the flash message msg to the login page.
+func (h *Handler) endSession(c echo.Context, msg string) error {
 	s := session(c)
+	s.Options.MaxAge = -1
+	if err := saveSession(c); err != nil {
+		return err
+	}
 	for k := range s.Values {
 		delete(s.Values, k)
 	}
-	s.Options.MaxAge = -1
-	return saveSession(c)
+	s.ID, s.IsNew = "", true
+	s.Options = h.sessions.options()
+	s.Options.Secure = isTLS(c)
+	if msg != "" {
+		setFlash(c, "success", msg)
+	}
+	return nil
 }
 
 // setFlash keeps a message for the next page the user sees. It saves the

@@ -122,19 +122,6 @@ func TestLoginLogout(t *testing.T) {
 	})
 }
 
-func TestLoginRedirectStaysOnSite(t *testing.T) {
-	a := newApp(t, storetest.New(t))
-	a.user("ada@example.com", false)
-	for _, next := range []string{"//evil.example/x", "https://evil.example/", "/\\evil.example"} {
-		b := a.browser()
-		b.get("/login")
-		r := b.post("/login", url.Values{"email": {"ada@example.com"}, "password": {"password123"}, "next": {next}})
-		if r.location() != "/" {
-			t.Errorf("next=%q redirects to %q; want /", next, r.location())
-		}
-	}
-}
-
 func TestSecureCookieBehindTLS(t *testing.T) {
 	a := newApp(t, storetest.New(t))
 	a.user("ada@example.com", false)

@@ -186,6 +186,7 @@ func serve(ctx context.Context, e env) error {
 			Log:             log,
 			SessionHashKey:  cfg.Key("session-hash"),
 			SessionBlockKey: cfg.Key("session-block"),
+			SessionLimits:   sessionLimits(cfg),
 			Box:             box,
 			Sender:          sender,
 			GraphURL:        cfg.MetaGraphURL,
@@ -216,6 +217,10 @@ func serve(ctx context.Context, e env) error {
 		return disp.Run(gctx)
 	})
 	g.Go(func() error {
+		sweepSessions(gctx, s, sessionLimits(cfg), log)
+		return nil
+	})
+	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
@@ -229,6 +234,35 @@ func serve(ctx context.Context, e env) error {
 		return srv.Shutdown(shutdownCtx)
 	})
 	return g.Wait()
+}
+
+func sessionLimits(cfg config.Config) store.SessionLimits {
+	return store.SessionLimits{Idle: cfg.SessionIdle, Absolute: cfg.SessionMax}
+}
+
+// sweepEvery is how often serve deletes the sessions that have ended.
+const sweepEvery = 10 * time.Minute
+
+// sweepSessions deletes ended sessions until ctx ends: a lookup already
+// refuses them, so this only keeps the table small. Every replica sweeps;
+// the deletes are idempotent.
+func sweepSessions(ctx context.Context, s *store.Store, lim store.SessionLimits, log *slog.Logger) {
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		n, err := s.DeleteExpiredSessions(ctx, time.Now(), lim)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Error("sweep sessions", slog.Any("error", err))
+		case n > 0:
+			log.Info("swept ended sessions", slog.Int64("sessions", n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 func createUser(ctx context.Context, args []string, e env) error {

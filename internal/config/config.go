@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Defaults for the settings that have one.
@@ -22,6 +23,8 @@ const (
 	DefaultDataDir        = "./data"
 	DefaultMetaGraphURL   = "https://graph.facebook.com"
 	DefaultMetaAPIVersion = "v24.0"
+	DefaultSessionIdle    = 12 * time.Hour
+	DefaultSessionMax     = 14 * 24 * time.Hour
 	secretFile            = "secret"
 	minSecretLen          = 32
 )
@@ -42,6 +45,10 @@ type Config struct {
 	MetaGraphURL string
 	// MetaAPIVersion is the Graph API version used when a dataset names none.
 	MetaAPIVersion string
+	// SessionIdle ends a session that saw no request for this long.
+	SessionIdle time.Duration
+	// SessionMax ends a session this long after its login, used or not.
+	SessionMax time.Duration
 }
 
 // Load reads the configuration through getenv (os.Getenv in main, a map in
@@ -54,6 +61,22 @@ func Load(getenv func(string) string) (Config, error) {
 		Secret:         getenv("LEADSIGNAL_SECRET"),
 		MetaGraphURL:   strings.TrimRight(or(getenv("META_GRAPH_URL"), DefaultMetaGraphURL), "/"),
 		MetaAPIVersion: or(getenv("META_API_VERSION"), DefaultMetaAPIVersion),
+		SessionIdle:    DefaultSessionIdle,
+		SessionMax:     DefaultSessionMax,
+	}
+	for _, d := range []struct {
+		name string
+		to   *time.Duration
+	}{{"LEADSIGNAL_SESSION_IDLE", &c.SessionIdle}, {"LEADSIGNAL_SESSION_MAX", &c.SessionMax}} {
+		v := strings.TrimSpace(getenv(d.name))
+		if v == "" {
+			continue
+		}
+		dur, err := time.ParseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("config: %s %q must be a duration like 12h or 30m", d.name, v)
+		}
+		*d.to = dur
 	}
 	return c, c.Validate()
 }
@@ -71,6 +94,12 @@ func (c Config) Validate() error {
 	}
 	if u, err := url.Parse(c.MetaGraphURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("config: META_GRAPH_URL must be an http(s) URL")
+	}
+	if c.SessionIdle < time.Minute {
+		return errors.New("config: LEADSIGNAL_SESSION_IDLE must be at least 1m")
+	}
+	if c.SessionMax < c.SessionIdle {
+		return errors.New("config: LEADSIGNAL_SESSION_MAX must not be shorter than LEADSIGNAL_SESSION_IDLE")
 	}
 	if !apiVersionRE.MatchString(c.MetaAPIVersion) {
 		return fmt.Errorf("config: META_API_VERSION %q must look like v24.0", c.MetaAPIVersion)

@@ -1,0 +1,78 @@
+package web
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+func (h *Handler) newPasswordForm() views.PasswordForm {
+	return views.PasswordForm{
+		Idle: h.sessions.limits.Idle,
+		Max:  h.sessions.limits.Absolute,
+		Current: views.Field{Name: "current", Label: "Current password", Type: "password", Required: true, Autocomplete: "current-password"},
+		New:     views.Field{Name: "password", Label: "New password", Type: "password", Required: true, Autocomplete: "new-password", Hint: "At least 10 characters."},
+		Confirm: views.Field{Name: "confirm", Label: "Repeat the new password", Type: "password", Required: true, Autocomplete: "new-password"},
+	}
+}
+
+func (h *Handler) showPassword(c echo.Context) error {
+	return h.passwordPage(c, http.StatusOK, h.newPasswordForm())
+}
+
+func (h *Handler) passwordPage(c echo.Context, status int, f views.PasswordForm) error {
+	n, err := h.store.CountUserSessions(c.Request().Context(), currentUser(c).ID, h.now(), h.sessions.limits)
+	if err != nil {
+		return err
+	}
+	f.Sessions = n
+	return render(c, status, views.PasswordPage(h.page(c, "Your password"), f))
+}
+
+// changePassword replaces the user's password and ends their other
+// sessions: whoever else knew the old one is logged out everywhere.
+func (h *Handler) changePassword(c echo.Context) error {
+	u := currentUser(c)
+	f := h.newPasswordForm()
+	pw := c.FormValue("password")
+	// The current password proves it is the user, not someone holding
+	// their session; tries are limited like logins.
+	key := "password:" + strconv.FormatInt(u.ID, 10)
+	if wait := h.limiter.wait(key); wait > 0 {
+		f.Error = fmt.Sprintf("Too many attempts. Try again in %d s.", int(math.Ceil(wait.Seconds())))
+		return h.passwordPage(c, http.StatusTooManyRequests, f)
+	}
+	if !password.Check(u.PasswordHash, c.FormValue("current")) {
+		h.limiter.fail(key)
+		f.Current.Error = "This is not your current password."
+	}
+	if err := password.Validate(pw); err != nil {
+		f.New.Error = capitalize(err.Error()) + "."
+	} else if pw != c.FormValue("confirm") {
+		f.Confirm.Error = "The passwords do not match."
+	}
+	if f.Current.Error != "" || f.New.Error != "" || f.Confirm.Error != "" {
+		return h.passwordPage(c, http.StatusUnprocessableEntity, f)
+	}
+	hash, err := password.Hash(pw)
+	if err != nil {
+		return err
+	}
+	if err := h.store.SetUserPassword(c.Request().Context(), u.ID, hash, idHash(session(c).ID)); err != nil {
+		return err
+	}
+	h.log.Info("password changed", slog.Int64("user_id", u.ID))
+	// A new session id too: the one in use may be the one that leaked.
+	if err := h.startSession(c, *u); err != nil {
+		return err
+	}
+	setFlash(c, "ok", "Your password was changed. You were logged out on every other device.")
+	return c.Redirect(http.StatusSeeOther, "/password")
+}
