@@ -1,11 +1,13 @@
 package web_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
+	"github.com/leadsignal/leadsignal/web"
 )
 
 // steal returns a second browser that carries a copy of b's cookies, as an
@@ -417,4 +420,42 @@ func TestAPIAnswersAsAnAPI(t *testing.T) {
 			t.Errorf("Authorization %.10q = %d %+v; want 401 with WWW-Authenticate", auth, status, r.Error)
 		}
 	}
+}
+
+// TestLogoutEndsTheSessionOnEveryReplica runs two servers on one database,
+// as replicas behind a load balancer: a logout on one ends the session on
+// the other at once.
+func TestLogoutEndsTheSessionOnEveryReplica(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		ada := a.user("ada@example.com", false)
+		other := httptest.NewServer(web.New(web.Options{
+			Store: s, Log: testLogger(), Now: a.clock,
+			SessionHashKey: bytes.Repeat([]byte{1}, 32), SessionBlockKey: bytes.Repeat([]byte{2}, 32),
+		}))
+		t.Cleanup(other.Close)
+
+		b := a.browser()
+		b.login(ada.Email)
+		// The same cookie, sent to the other replica.
+		u, _ := url.Parse(a.srv.URL)
+		ou, _ := url.Parse(other.URL)
+		b.c.Jar.SetCookies(ou, b.c.Jar.Cookies(u))
+		atOther := func() int {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, other.URL+"/accounts", nil)
+			res, err := b.c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			return res.StatusCode
+		}
+		if got := atOther(); got != http.StatusOK {
+			t.Fatalf("the other replica answers %d; want the session to work there", got)
+		}
+		wantStatus(t, "logout", b.post("/logout", nil), http.StatusSeeOther)
+		if got := atOther(); got != http.StatusSeeOther {
+			t.Errorf("the other replica answers %d after logout; want a redirect to login", got)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // getenv serves env vars from a map, as main does from os.Getenv.
@@ -21,6 +22,8 @@ var defaults = Config{
 	Addr:           DefaultAddr,
 	MetaGraphURL:   DefaultMetaGraphURL,
 	MetaAPIVersion: DefaultMetaAPIVersion,
+	SessionIdle:    DefaultSessionIdle,
+	SessionMax:     DefaultSessionMax,
 }
 
 // with returns the defaults changed by fn.
@@ -55,6 +58,8 @@ func TestLoad(t *testing.T) {
 			with(func(c *Config) { c.MetaGraphURL = "http://127.0.0.1:9999" })},
 		{"API version", map[string]string{"META_API_VERSION": "v23.0"},
 			with(func(c *Config) { c.MetaAPIVersion = "v23.0" })},
+		{"session limits", map[string]string{"LEADSIGNAL_SESSION_IDLE": "30m", "LEADSIGNAL_SESSION_MAX": " 72h "},
+			with(func(c *Config) { c.SessionIdle, c.SessionMax = 30*time.Minute, 72*time.Hour })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,6 +88,11 @@ func TestLoadInvalid(t *testing.T) {
 		{"graph URL with ftp scheme", map[string]string{"META_GRAPH_URL": "ftp://graph.facebook.com"}, "META_GRAPH_URL"},
 		{"graph URL without host", map[string]string{"META_GRAPH_URL": "https://"}, "META_GRAPH_URL"},
 		{"API version without v", map[string]string{"META_API_VERSION": "24.0"}, "META_API_VERSION"},
+		{"idle limit without unit", map[string]string{"LEADSIGNAL_SESSION_IDLE": "12"}, "LEADSIGNAL_SESSION_IDLE"},
+		{"idle limit of seconds", map[string]string{"LEADSIGNAL_SESSION_IDLE": "30s"}, "LEADSIGNAL_SESSION_IDLE"},
+		{"negative idle limit", map[string]string{"LEADSIGNAL_SESSION_IDLE": "-1h"}, "LEADSIGNAL_SESSION_IDLE"},
+		{"max limit as days", map[string]string{"LEADSIGNAL_SESSION_MAX": "14d"}, "LEADSIGNAL_SESSION_MAX"},
+		{"max shorter than idle", map[string]string{"LEADSIGNAL_SESSION_IDLE": "2h", "LEADSIGNAL_SESSION_MAX": "1h"}, "LEADSIGNAL_SESSION_MAX"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,68 @@
+//go:build browser
+
+package web_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// TestBrowserPasswordAndSessions changes a password from the user menu,
+// which logs out the user's other device, then logs out everywhere.
+func TestBrowserPasswordAndSessions(t *testing.T) {
+	a := newApp(t, storetest.New(t))
+	a.user("ada@example.com", false)
+	base := a.srv.URL
+	laptop, phone := chrome(t), chrome(t)
+	laptop.login(base, "ada@example.com")
+	phone.login(base, "ada@example.com")
+
+	laptop.do(
+		click(`[data-testid="user-menu"]`),
+		click(`[data-testid="password-link"]`),
+		visible(`[data-testid="password-form"]`),
+	)
+	if got := laptop.text(`[data-testid="session-count"]`); !strings.Contains(got, "2 sessions") {
+		t.Errorf("session count = %q; want 2 sessions", got)
+	}
+	laptop.do(
+		screenshot("password"),
+		typeInto(`#f-current`, "not-my-password"),
+		typeInto(`#f-password`, "new-password-1"),
+		typeInto(`#f-confirm`, "new-password-1"),
+		click(`[data-testid="password-form"] button[type="submit"]`),
+		visible(`[data-testid="error-current"]`),
+	)
+	laptop.do(
+		typeInto(`#f-current`, "password123"),
+		typeInto(`#f-password`, "new-password-1"),
+		typeInto(`#f-confirm`, "new-password-1"),
+		click(`[data-testid="password-form"] button[type="submit"]`),
+		visible(`[data-testid="flash"]`),
+	)
+	if got := laptop.text(`[data-testid="flash"]`); !strings.Contains(got, "other device") {
+		t.Errorf("flash after the change = %q", got)
+	}
+	if got := laptop.text(`[data-testid="session-count"]`); !strings.Contains(got, "1 session") {
+		t.Errorf("session count after the change = %q; want 1 session", got)
+	}
+
+	// The phone's session ended with the change.
+	phone.do(chromedp.Navigate(base+"/accounts"), visible(`[data-testid="login-form"]`))
+
+	// Log out everywhere from the user menu, on any page.
+	laptop.do(
+		chromedp.Navigate(base+"/accounts"),
+		click(`[data-testid="user-menu"]`),
+		click(`[data-testid="menu-logout-everywhere"]`),
+		visible(`[data-testid="login-form"]`),
+	)
+	if got := laptop.text(`[data-testid="flash"]`); !strings.Contains(got, "every device") {
+		t.Errorf("login page after logging out everywhere says %q", got)
+	}
+	laptop.do(chromedp.Navigate(base+"/password"), visible(`[data-testid="login-form"]`))
+}
