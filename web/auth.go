@@ -3,9 +3,9 @@ package web
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
-	"log/slog"
 	"net/mail"
 	"net/url"
 	"strings"

@@ -15,8 +15,8 @@ import (
 
 func (h *Handler) newPasswordForm() views.PasswordForm {
 	return views.PasswordForm{
-		Idle: h.sessions.limits.Idle,
-		Max:  h.sessions.limits.Absolute,
+		Idle:    h.sessions.limits.Idle,
+		Max:     h.sessions.limits.Absolute,
 		Current: views.Field{Name: "current", Label: "Current password", Type: "password", Required: true, Autocomplete: "current-password"},
 		New:     views.Field{Name: "password", Label: "New password", Type: "password", Required: true, Autocomplete: "new-password", Hint: "At least 10 characters."},
 		Confirm: views.Field{Name: "confirm", Label: "Repeat the new password", Type: "password", Required: true, Autocomplete: "new-password"},
