@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/leadsignal/leadsignal/models"
@@ -160,9 +162,15 @@ type Validated struct {
 	Fields map[string]string
 }
 
-// Validate checks the values of a decoded request. A bad created_at is a
-// 400 (a malformed value); the rest are 422 with the field named.
+// Validate checks the values of a decoded request. A bad created_at or a
+// NUL character is a 400 (a malformed value); the rest are 422 with the
+// field named. The Validated request holds its text cleaned (see clean), so
+// the stored lead, its pages, the CSV export and its events see clean text.
 func (r Request) Validate(now time.Time) (Validated, *Error) {
+	if err := r.checkCharacters(); err != nil {
+		return Validated{Request: r}, err
+	}
+	r = r.clean()
 	v := Validated{Request: r, Source: models.SourceWebsite, CreatedAt: now.UTC()}
 	if r.CreatedAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, r.CreatedAt)
@@ -193,37 +201,31 @@ func (r Request) Validate(now time.Time) (Validated, *Error) {
 	if r.FillSeconds != nil && *r.FillSeconds < 0 {
 		return v, invalid("fill_seconds", "fill_seconds must not be negative")
 	}
-	for _, f := range []struct {
-		name, value string
-		max         int
-	}{
-		{"email", r.Email, maxShort}, {"phone", r.Phone, maxShort}, {"first_name", r.FirstName, maxShort},
-		{"last_name", r.LastName, maxShort}, {"city", r.City, maxShort}, {"state", r.State, maxShort},
-		{"zip", r.Zip, maxShort}, {"country", r.Country, maxShort}, {"gender", r.Gender, maxShort},
-		{"date_of_birth", r.DateOfBirth, maxShort}, {"message", r.Message, maxMessage},
-		{"fbclid", r.FBCLID, maxShort}, {"fbc", r.FBC, maxShort}, {"fbp", r.FBP, maxShort},
-		{"client_ip_address", r.ClientIP, maxShort}, {"client_user_agent", r.ClientUserAgent, 2000},
-		{"event_source_url", r.EventSourceURL, 4000}, {"honeypot", r.Honeypot, maxShort},
-	} {
-		if !utf8.ValidString(f.value) {
-			return v, invalid(f.name, "%s is not valid UTF-8", f.name)
-		}
-		if len(f.value) > f.max {
+	for _, f := range v.Request.texts() {
+		if len(*f.value) > f.max {
 			return v, invalid(f.name, "%s is longer than %d bytes", f.name, f.max)
 		}
+	}
+	if r.EventSourceURL != "" && !pageURL(r.EventSourceURL) {
+		return v, invalid("event_source_url", "event_source_url must be an absolute http or https URL with a host and no user name or password, like https://example.com/quote")
 	}
 	if len(r.Fields) > maxFields {
 		return v, invalid("fields", "at most %d custom fields", maxFields)
 	}
 	v.Fields = make(map[string]string, len(r.Fields))
-	for k, val := range r.Fields {
+	for rawKey, val := range r.Fields {
+		k := cleanLine(rawKey)
 		if strings.TrimSpace(k) == "" || len(k) > 100 {
 			return v, invalid("fields", "custom field names must be 1 to 100 characters")
+		}
+		if _, taken := v.Fields[k]; taken {
+			return v, invalid("fields", "custom field names %q are the same once control characters are removed", k)
 		}
 		s, ok := scalar(val)
 		if !ok {
 			return v, invalid("fields."+k, "custom field %q must be a string, number, boolean or null", k)
 		}
+		s = cleanLine(s)
 		if len(s) > maxShort*4 {
 			return v, invalid("fields."+k, "custom field %q is longer than %d bytes", k, maxShort*4)
 		}
@@ -235,6 +237,159 @@ func (r Request) Validate(now time.Time) (Validated, *Error) {
 			Message: "a lead needs at least one of email, phone, fbc, fbclid, meta_lead_id or external_id"}
 	}
 	return v, nil
+}
+
+// textField is one free-text value of a request, by its API name, with
+// the most bytes it may hold.
+type textField struct {
+	name  string
+	value *string
+	max   int
+}
+
+// texts are the request's free-text values, pointing into r, but for the
+// custom fields. message may hold lines; event_source_url must be a URL and
+// is kept as sent; the rest are one line each.
+func (r *Request) texts() []textField {
+	t := []textField{
+		{"email", &r.Email, maxShort}, {"phone", &r.Phone, maxShort}, {"first_name", &r.FirstName, maxShort},
+		{"last_name", &r.LastName, maxShort}, {"city", &r.City, maxShort}, {"state", &r.State, maxShort},
+		{"zip", &r.Zip, maxShort}, {"country", &r.Country, maxShort}, {"gender", &r.Gender, maxShort},
+		{"date_of_birth", &r.DateOfBirth, maxShort}, {"message", &r.Message, maxMessage},
+		{"fbclid", &r.FBCLID, maxShort}, {"fbc", &r.FBC, maxShort}, {"fbp", &r.FBP, maxShort},
+		{"client_ip_address", &r.ClientIP, maxShort}, {"client_user_agent", &r.ClientUserAgent, 2000},
+		{"event_source_url", &r.EventSourceURL, 4000}, {"honeypot", &r.Honeypot, maxShort},
+		{"meta_lead_id", &r.MetaLeadID, maxShort}, {"source", &r.Source, maxShort}, {"created_at", &r.CreatedAt, maxShort},
+	}
+	if r.ExternalID != nil {
+		t = append(t, textField{"external_id", r.ExternalID, maxShort})
+	}
+	return t
+}
+
+// checkCharacters refuses text that is not UTF-8 (422) and text with a NUL
+// character (400): Postgres cannot store NUL in text at all, and no form
+// sends one, so it is a broken client rather than a person's typing.
+func (r Request) checkCharacters() *Error {
+	check := func(field, what, value string) *Error {
+		if !utf8.ValidString(value) {
+			return invalid(field, "%s is not valid UTF-8", what)
+		}
+		if strings.IndexByte(value, 0) >= 0 {
+			return badRequest("invalid_character", field, "%s contains a NUL character (\\u0000), which cannot be stored", what)
+		}
+		return nil
+	}
+	for _, f := range r.texts() {
+		if err := check(f.name, f.name, *f.value); err != nil {
+			return err
+		}
+	}
+	for k, val := range r.Fields {
+		if err := check("fields", "a custom field name", k); err != nil {
+			return err
+		}
+		if s, ok := val.(string); ok {
+			if err := check("fields."+k, fmt.Sprintf("custom field %q", k), s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// clean returns r with its text cleaned: message by cleanMessage,
+// event_source_url untouched (pageURL refuses what cleaning would hide), the
+// rest by cleanLine. The custom fields are cleaned where Validate reads them.
+func (r Request) clean() Request {
+	if r.ExternalID != nil {
+		id := *r.ExternalID // the caller's string stays as it was
+		r.ExternalID = &id
+	}
+	for _, f := range r.texts() {
+		switch f.name {
+		case "message":
+			*f.value = cleanMessage(*f.value)
+		case "event_source_url":
+		default:
+			*f.value = cleanLine(*f.value)
+		}
+	}
+	return r
+}
+
+// invisible reports whether r is a control character or a bidirectional
+// formatting character. Both are invisible, and written raw into a page or
+// a CSV file they garble it or disguise text: a right-to-left override
+// shows "gpj.exe" as "exe.jpg". They are the C0 and C1 controls, DEL, the
+// marks U+061C, U+200E and U+200F, and the embeddings, overrides and
+// isolates U+202A to U+202E and U+2066 to U+2069; also the zero-width
+// space U+200B, word joiner U+2060 and byte-order mark U+FEFF, which hide
+// inside a name or an email. The joiners U+200C and U+200D stay: Persian
+// words and emoji need them.
+func invisible(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, 0x80 <= r && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r == 0x200b, r == 0x2060, r == 0xfeff:
+		return true
+	case 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// The Unicode line and paragraph separators are line breaks that most
+// software does not show as one.
+const (
+	lineSep = '\u2028'
+	paraSep = '\u2029'
+)
+
+// cleanLine removes the invisible characters from a one-line value. A tab
+// or a line break becomes a space rather than nothing, so that the words
+// either side stay apart ("New\nYork" is "New York").
+func cleanLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r' || r == lineSep || r == paraSep:
+			return ' '
+		case invisible(r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// cleanMessage removes the invisible characters from a message but for
+// tabs and line breaks, and writes every line break as \n: \r\n (Windows),
+// a lone \r (old Macs) and U+2028 and U+2029 too.
+func cleanMessage(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\r' || r == lineSep || r == paraSep:
+			return '\n'
+		case r == '\t' || r == '\n':
+			return r
+		case invisible(r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// pageURL reports whether s can be the page a lead was captured on: an
+// absolute http or https URL with a host and no user name or password.
+// event_source_url goes to Meta as the event's page and is shown with the
+// lead, so anything else (javascript:alert(1), a relative path, text with
+// spaces or control characters) is refused rather than passed on.
+func pageURL(s string) bool {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || invisible(r) }) >= 0 {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" && u.User == nil
 }
 
 func scalar(v any) (string, bool) {

@@ -88,6 +88,8 @@ func FuzzDecode(f *testing.F) {
 		`{"email":"a@example.com","phone":"+1 415 692 4281","fields":{"x":1,"y":true,"z":null}}`,
 		`{"external_id":"x","partial":true,"created_at":"2026-12-01T10:00:00Z","fill_seconds":1.5}`,
 		`{"meta_lead_id":"123456789012345","source":"instant_form"}`,
+		`{"email":"a\u202e@example.com","zip":"ZIP\u0000123","message":"a\r\nb\u0007","fields":{"k\u200e":"v\u0085"}}`,
+		`{"external_id":"\u0001x","event_source_url":"javascript:alert(1)"}`,
 		`[]`, `{"a":1}`, `{"email":1}`, `{`, ``, `null`,
 	} {
 		f.Add([]byte(seed))
@@ -101,8 +103,179 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if _, verr := req.Validate(now); verr != nil && (verr.Status < 400 || verr.Status > 499 || verr.Message == "") {
-			t.Fatalf("Validate error %+v", verr)
+		v, verr := req.Validate(now)
+		if verr != nil {
+			if verr.Status < 400 || verr.Status > 499 || verr.Message == "" {
+				t.Fatalf("Validate error %+v", verr)
+			}
+			return
+		}
+		// What validates holds no invisible characters but a message's
+		// tabs and line feeds, and no NUL at all.
+		for _, f := range v.texts() {
+			for _, r := range *f.value {
+				if invisible(r) && !(f.name == "message" && (r == '\t' || r == '\n')) {
+					t.Fatalf("validated %s = %q holds %U", f.name, *f.value, r)
+				}
+			}
+		}
+		for k, val := range v.Fields {
+			if strings.IndexFunc(k+val, invisible) >= 0 {
+				t.Fatalf("validated custom field %q = %q holds an invisible character", k, val)
+			}
 		}
 	})
+}
+
+// TestValidateRefuses: the refusals of text the database cannot store or
+// the API must not pass on, with their status, code, field and a message
+// that says what to do.
+func TestValidateRefuses(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	str := func(s string) *string { return &s }
+	const email = "a@example.com"
+	tests := []struct {
+		name    string
+		req     Request
+		status  int
+		code    string
+		field   string
+		message string // a part of the message
+	}{
+		{"NUL in zip", Request{Email: email, Zip: "ZIP\x00123"}, 400, "invalid_character", "zip", "NUL"},
+		{"NUL in email", Request{Email: "a\x00@example.com"}, 400, "invalid_character", "email", "NUL"},
+		{"NUL in message", Request{Email: email, Message: "hi\x00"}, 400, "invalid_character", "message", "NUL"},
+		{"NUL in external id", Request{ExternalID: str("form\x001")}, 400, "invalid_character", "external_id", "NUL"},
+		{"NUL in created_at", Request{Email: email, CreatedAt: "2026-12-01T10:00:00Z\x00"}, 400, "invalid_character", "created_at", "NUL"},
+		{"NUL in event_source_url", Request{Email: email, EventSourceURL: "https://example.com/\x00"}, 400, "invalid_character", "event_source_url", "NUL"},
+		{"NUL in custom field value", Request{Email: email, Fields: map[string]any{"note": "a\x00b"}}, 400, "invalid_character", "fields.note", "NUL"},
+		{"NUL in custom field name", Request{Email: email, Fields: map[string]any{"no\x00te": "a"}}, 400, "invalid_character", "fields", "NUL"},
+		{"bad UTF-8 in external id", Request{ExternalID: str("\xff")}, 422, "invalid_field", "external_id", "UTF-8"},
+		{"bad UTF-8 in custom field", Request{Email: email, Fields: map[string]any{"note": "\xff"}}, 422, "invalid_field", "fields.note", "UTF-8"},
+
+		{"long external id", Request{ExternalID: str(strings.Repeat("x", 501))}, 422, "invalid_field", "external_id", "longer than 500 bytes"},
+		{"long external id once cleaned", Request{ExternalID: str(strings.Repeat("é", 251))}, 422, "invalid_field", "external_id", "500"},
+		{"custom field names the same once cleaned", Request{Email: email, Fields: map[string]any{"budget": "1", "bud\u200eget": "2"}}, 422, "invalid_field", "fields", "same"},
+		{"custom field name of controls only", Request{Email: email, Fields: map[string]any{"\u202e\x01": "1"}}, 422, "invalid_field", "fields", "1 to 100"},
+
+		{"javascript URL", Request{Email: email, EventSourceURL: "javascript:alert(1)"}, 422, "invalid_field", "event_source_url", "http or https"},
+		{"data URL", Request{Email: email, EventSourceURL: "data:text/html,<script>alert(1)</script>"}, 422, "invalid_field", "event_source_url", "http or https"},
+		{"ftp URL", Request{Email: email, EventSourceURL: "ftp://example.com/file"}, 422, "invalid_field", "event_source_url", "http or https"},
+		{"relative URL", Request{Email: email, EventSourceURL: "/quote"}, 422, "invalid_field", "event_source_url", "absolute"},
+		{"scheme-relative URL", Request{Email: email, EventSourceURL: "//example.com/quote"}, 422, "invalid_field", "event_source_url", "absolute"},
+		{"host only", Request{Email: email, EventSourceURL: "example.com/quote"}, 422, "invalid_field", "event_source_url", "absolute"},
+		{"no host", Request{Email: email, EventSourceURL: "https:///quote"}, 422, "invalid_field", "event_source_url", "host"},
+		{"opaque", Request{Email: email, EventSourceURL: "https:example.com"}, 422, "invalid_field", "event_source_url", "host"},
+		{"port only", Request{Email: email, EventSourceURL: "http://:8080/"}, 422, "invalid_field", "event_source_url", "host"},
+		{"space", Request{Email: email, EventSourceURL: "https://example.com/a b"}, 422, "invalid_field", "event_source_url", "URL"},
+		{"space around", Request{Email: email, EventSourceURL: " https://example.com/"}, 422, "invalid_field", "event_source_url", "URL"},
+		{"line break", Request{Email: email, EventSourceURL: "https://example.com/\n"}, 422, "invalid_field", "event_source_url", "URL"},
+		{"tab in host", Request{Email: email, EventSourceURL: "https://exa\tmple.com/"}, 422, "invalid_field", "event_source_url", "URL"},
+		{"control character", Request{Email: email, EventSourceURL: "https://example.com/\x7f"}, 422, "invalid_field", "event_source_url", "URL"},
+		{"bidi override", Request{Email: email, EventSourceURL: "https://example.com/\u202egpj.exe"}, 422, "invalid_field", "event_source_url", "URL"},
+		{"user and password", Request{Email: email, EventSourceURL: "https://user:secret@example.com/"}, 422, "invalid_field", "event_source_url", "password"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.req.Validate(now)
+			if err == nil || err.Status != tt.status || err.Code != tt.code || err.Field != tt.field || !strings.Contains(err.Message, tt.message) {
+				t.Fatalf("Validate = %+v; want %d %s field %q, message with %q", err, tt.status, tt.code, tt.field, tt.message)
+			}
+		})
+	}
+}
+
+func TestValidateAccepts(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	str := func(s string) *string { return &s }
+	const email = "a@example.com"
+	tests := []struct {
+		name string
+		req  Request
+	}{
+		{"external id of 500 bytes", Request{ExternalID: str(strings.Repeat("x", 500))}},
+		{"external id of 500 bytes and spaces", Request{ExternalID: str(" " + strings.Repeat("x", 500) + " ")}},
+		{"http URL", Request{Email: email, EventSourceURL: "http://example.com"}},
+		{"https URL", Request{Email: email, EventSourceURL: "https://example.com/quote?utm_source=fb&x=%20y#form"}},
+		{"upper-case scheme", Request{Email: email, EventSourceURL: "HTTPS://Example.com/"}},
+		{"port and IP", Request{Email: email, EventSourceURL: "http://203.0.113.7:8080/landing"}},
+		{"IPv6 host", Request{Email: email, EventSourceURL: "https://[2001:db8::1]/"}},
+		{"non-ASCII path", Request{Email: email, EventSourceURL: "https://example.com/café"}},
+		{"no URL", Request{Email: email, EventSourceURL: ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := tt.req.Validate(now); err != nil {
+				t.Fatalf("Validate = %+v; want ok", err)
+			}
+		})
+	}
+}
+
+// TestValidateCleansText: control and bidi characters leave every text
+// field; message keeps its tabs and lines, with \n for every line break.
+func TestValidateCleansText(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	str := func(s string) *string { return &s }
+	const email = "a@example.com"
+	tests := []struct {
+		name string
+		req  Request
+		got  func(Validated) string
+		want string
+	}{
+		{"clean value untouched", Request{Email: email, FirstName: "Zoë O'Brien-Łukasz"}, func(v Validated) string { return v.FirstName }, "Zoë O'Brien-Łukasz"},
+		{"C0 control", Request{Email: email, FirstName: "Ja\x01ne\x1f"}, func(v Validated) string { return v.FirstName }, "Jane"},
+		{"DEL", Request{Email: email, LastName: "Doe\x7f"}, func(v Validated) string { return v.LastName }, "Doe"},
+		{"C1 control", Request{Email: email, City: "Paris\u0085\u009b"}, func(v Validated) string { return v.City }, "Paris"},
+		{"bidi override", Request{Email: email, FirstName: "\u202eenaJ"}, func(v Validated) string { return v.FirstName }, "enaJ"},
+		{"bidi embeddings", Request{Email: email, State: "\u202aCA\u202b\u202c\u202d"}, func(v Validated) string { return v.State }, "CA"},
+		{"bidi isolates", Request{Email: email, Zip: "\u206694107\u2067\u2068\u2069"}, func(v Validated) string { return v.Zip }, "94107"},
+		{"direction marks", Request{Email: email, Country: "\u200eUS\u200f\u061c"}, func(v Validated) string { return v.Country }, "US"},
+		{"in email", Request{Email: "a\u202e@example.com"}, func(v Validated) string { return v.Email }, "a@example.com"},
+		{"in phone", Request{Phone: "+1 415\u200e 692 4281"}, func(v Validated) string { return v.Phone }, "+1 415 692 4281"},
+		{"in user agent", Request{Email: email, ClientUserAgent: "Mozilla/5.0\x1b[31m"}, func(v Validated) string { return v.ClientUserAgent }, "Mozilla/5.0[31m"},
+		{"in external id", Request{ExternalID: str("\u202eform-1\x1f")}, func(v Validated) string { return *v.ExternalID }, "form-1"},
+		{"tab and line break in a line", Request{Email: email, City: "New\nYork\tCity\r\n"}, func(v Validated) string { return v.City }, "New York City  "},
+		{"message keeps tabs and lines", Request{Email: email, Message: "Hi,\n\tI need\x07 a\u202e quote.\n"}, func(v Validated) string { return v.Message }, "Hi,\n\tI need a quote.\n"},
+		{"message CRLF", Request{Email: email, Message: "a\r\nb\r\n\r\nc"}, func(v Validated) string { return v.Message }, "a\nb\n\nc"},
+		{"message lone CR", Request{Email: email, Message: "a\rb\r\rc\r"}, func(v Validated) string { return v.Message }, "a\nb\n\nc\n"},
+		{"message CR then CRLF", Request{Email: email, Message: "a\r\r\nb"}, func(v Validated) string { return v.Message }, "a\n\nb"},
+		{"message other controls", Request{Email: email, Message: "a\vb\fc\u0085d"}, func(v Validated) string { return v.Message }, "abcd"},
+		{"custom field value", Request{Email: email, Fields: map[string]any{"note": "call\u202e me\nlater\x02"}}, func(v Validated) string { return v.Fields["note"] }, "call me later"},
+		{"custom field name", Request{Email: email, Fields: map[string]any{"bud\u200eget\x01": "5000"}}, func(v Validated) string { return v.Fields["budget"] }, "5000"},
+		{"zero-width space, word joiner, BOM", Request{Email: "\ufeffa\u200b@exam\u2060ple.com"}, func(v Validated) string { return v.Email }, "a@example.com"},
+		{"line separators in a line", Request{Email: email, City: "New\u2028York\u2029"}, func(v Validated) string { return v.City }, "New York "},
+		{"line separators in a message", Request{Email: email, Message: "a\u2028b\u2029c"}, func(v Validated) string { return v.Message }, "a\nb\nc"},
+		{"emoji and joiners kept", Request{Email: email, FirstName: "👩\u200d💻 Ana"}, func(v Validated) string { return v.FirstName }, "👩\u200d💻 Ana"},
+		{"right-to-left text kept", Request{Email: email, City: "תל אביב"}, func(v Validated) string { return v.City }, "תל אביב"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := tt.req.Validate(now)
+			if err != nil {
+				t.Fatalf("Validate = %v; want ok", err)
+			}
+			if got := tt.got(v); got != tt.want {
+				t.Errorf("Validate cleaned to %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestValidateLeavesRequest: cleaning works on Validate's copy; the
+// caller's request, external_id included, is as it was.
+func TestValidateLeavesRequest(t *testing.T) {
+	id := "\u202eform-1"
+	req := Request{ExternalID: &id, FirstName: "Jane\x01"}
+	v, err := req.Validate(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *v.ExternalID != "form-1" || v.FirstName != "Jane" {
+		t.Errorf("validated external_id %q first_name %q; want form-1 and Jane", *v.ExternalID, v.FirstName)
+	}
+	if id != "\u202eform-1" || req.FirstName != "Jane\x01" {
+		t.Errorf("caller's external_id %q first_name %q changed", id, req.FirstName)
+	}
 }

@@ -1,5 +1,3 @@
-// Package country knows the ISO 3166-1 alpha-2 country codes, their English
-// names, and the IANA time zones and ISO 4217 currencies offered in forms.
 package country
 
 import (
@@ -8,10 +6,13 @@ import (
 	"sync"
 	"time"
 	_ "time/tzdata" // time zones must load on machines without zoneinfo (distroless)
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/currency"
 	"golang.org/x/text/language"
 	"golang.org/x/text/language/display"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Country is a country code with its English name.
@@ -36,38 +37,141 @@ QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ
 TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ
 VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW`
 
+// The lookup tables are built once, on first use.
 var (
 	once   sync.Once
 	all    []Country
+	isCode map[string]bool
 	byName map[string]string
 )
 
 func load() {
 	once.Do(func() {
-		byName = map[string]string{}
-		names := display.English.Regions()
-		for _, code := range strings.Fields(isoCodes) {
-			r := language.MustParseRegion(code)
-			name := names.Name(r)
-			all = append(all, Country{Code: code, Name: name})
-			byName[fold(name)] = code
+		all = cldrCountries()
+		isCode = make(map[string]bool, len(all))
+		for _, c := range all {
+			isCode[c.Code] = true
 		}
+		byName, _ = nameTable(all)
 		slices.SortFunc(all, func(x, y Country) int { return strings.Compare(x.Name, y.Name) })
-		// Everyday names that differ from CLDR's English display names.
-		for name, code := range map[string]string{
-			"usa": "US", "united states of america": "US", "america": "US",
-			"uk": "GB", "great britain": "GB", "england": "GB", "scotland": "GB", "wales": "GB",
-			"turkey": "TR", "türkiye": "TR", "turkiye": "TR", "holland": "NL",
-			"czech republic": "CZ", "russia": "RU", "south korea": "KR", "korea": "KR",
-			"uae": "AE", "deutschland": "DE", "brasil": "BR", "españa": "ES", "espana": "ES",
-			"méxico": "MX", "ivory coast": "CI",
-		} {
-			byName[name] = code
-		}
 	})
 }
 
-func fold(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+// cldrCountries are the ISO codes with CLDR's English names, in code order.
+func cldrCountries() []Country {
+	namer := display.English.Regions()
+	countries := make([]Country, 0, 249)
+	for _, code := range strings.Fields(isoCodes) {
+		countries = append(countries, Country{Code: code, Name: namer.Name(language.MustParseRegion(code))})
+	}
+	return countries
+}
+
+// nameTable maps folded names to codes: the countries' CLDR names and the
+// lists names and everyday, less the ambiguous names. conflicts lists the
+// names whose key two codes claim; there must be none (TestNameTable).
+func nameTable(countries []Country) (table map[string]string, conflicts []string) {
+	table = map[string]string{}
+	add := func(name, code string) {
+		k := fold(name)
+		if prev, ok := table[k]; ok && prev != code {
+			conflicts = append(conflicts, name+": "+prev+" and "+code)
+		}
+		table[k] = code
+	}
+	for _, c := range countries {
+		add(c.Name, c.Code)
+	}
+	for _, list := range []map[string][]string{names, everyday} {
+		for code, ns := range list {
+			for _, n := range ns {
+				add(n, code)
+			}
+		}
+	}
+	for _, n := range ambiguous {
+		delete(table, fold(n))
+	}
+	return table, conflicts
+}
+
+// fold is the lookup key of a country name: lower case, accents removed,
+// and only its letters and digits kept, so spacing and punctuation ("U.S.A.",
+// "Guinea-Bissau", "Côte d’Ivoire") do not matter. Of its words, "the" is
+// dropped ("The Gambia", ISO's "Bahamas (the)"), "&" reads "and" and "St"
+// reads "Saint" (CLDR writes "St. Lucia" and "Trinidad & Tobago").
+func fold(s string) string {
+	if !isASCII(s) {
+		// Decomposed, an accented letter is its base letter and a mark
+		// (unicode.Mn) that the loop below drops.
+		s = norm.NFD.String(s)
+	}
+	key := make([]byte, 0, len(s))
+	word := 0 // where the current word starts in key
+	endWord := func() {
+		switch string(key[word:]) {
+		case "the":
+			key = key[:word]
+		case "st":
+			key = append(key[:word], "saint"...)
+		}
+		word = len(key)
+	}
+	for _, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z' || '0' <= r && r <= '9':
+			key = append(key, byte(r))
+		case 'A' <= r && r <= 'Z':
+			key = append(key, byte(r+'a'-'A'))
+		case r == '&':
+			endWord()
+			key = append(key, "and"...)
+			endWord()
+		case r < utf8.RuneSelf:
+			endWord()
+		case unicode.Is(unicode.Mn, r):
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			key = append(key, foldLetter(unicode.ToLower(r))...)
+		default:
+			endWord()
+		}
+	}
+	endWord()
+	return string(key)
+}
+
+// foldLetter spells the lower-case letters that do not decompose into a
+// base letter and a mark the way English writes them without accents.
+func foldLetter(r rune) string {
+	switch r {
+	case 'ø':
+		return "o"
+	case 'æ':
+		return "ae"
+	case 'œ':
+		return "oe"
+	case 'ß':
+		return "ss"
+	case 'ł':
+		return "l"
+	case 'đ', 'ð':
+		return "d"
+	case 'ı':
+		return "i"
+	case 'þ':
+		return "th"
+	}
+	return string(r)
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
 
 // All lists every country by English name.
 func All() []Country {
@@ -75,20 +179,24 @@ func All() []Country {
 	return all
 }
 
-// Valid reports whether code is an ISO 3166-1 alpha-2 country code (any case).
+// Valid reports whether code is an ISO 3166-1 alpha-2 country code (any
+// case). An everyday short form that Code reads, such as "UK" for GB, is
+// not one: stored as a default country it would be no code at all.
 func Valid(code string) bool {
-	_, ok := Code(code)
-	return ok && len(strings.TrimSpace(code)) == 2
+	code = strings.TrimSpace(code)
+	cc, ok := Code(code)
+	return ok && strings.EqualFold(cc, code)
 }
 
-// Code turns a country code or an English country name into its upper-case
-// alpha-2 code: "us", "US", "United States" and "USA" all give "US".
+// Code turns a country code or a country name into its upper-case alpha-2
+// code: "us", "US", "United States", "USA", "U.S.A." and "United States of
+// America" all give "US". See the package documentation for the names it
+// knows; an ambiguous name ("Korea") gives false.
 func Code(s string) (string, bool) {
 	load()
 	s = strings.TrimSpace(s)
 	if len(s) == 2 {
-		up := strings.ToUpper(s)
-		if i := slices.IndexFunc(all, func(c Country) bool { return c.Code == up }); i >= 0 {
+		if up := strings.ToUpper(s); isCode[up] {
 			return up, true
 		}
 	}

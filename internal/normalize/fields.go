@@ -235,23 +235,9 @@ func rulesCountry(leadCountry, defaultCountry string) string {
 // countryCode is the upper-case alpha-2 code of a country code or English
 // name, or "". Stray punctuation is forgiven ("US!", "U.S.A.").
 func countryCode(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	if cc, ok := country.Code(s); ok {
-		return cc
-	}
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) || unicode.IsSpace(r) {
-			return r
-		}
-		return -1
-	}, s)
-	if cc, ok := country.Code(s); ok {
-		return cc
-	}
-	return ""
+	// country.Code ignores case, accents, punctuation and spacing itself.
+	cc, _ := country.Code(s)
+	return cc
 }
 
 // genders maps the spellings a form may post to Meta's m and f. Besides
