@@ -40,6 +40,9 @@ type Account struct {
 	DefaultCountry string
 	Currency       string
 	CRMName        string `gorm:"column:crm_name"`
+	// WebsiteURL is the event_source_url of the account's website leads
+	// posted without one; "" when the account has none.
+	WebsiteURL string `gorm:"column:website_url"`
 	// JunkSettings is the JSON of junk.Settings; "{}" means the defaults.
 	JunkSettings string
 	CreatedAt    time.Time

@@ -61,24 +61,46 @@ func (s *Store) AccountsForUser(ctx context.Context, userID int64) ([]models.Acc
 
 // UpdateAccountSettings saves an account's editable settings. The slug is
 // the account's stable handle for scripts and is not changed here.
+//
+// A Website URL also becomes the event_source_url of the account's website
+// leads that have none and an event not sent yet, as it would have at their
+// capture: a retry of an event held back for the missing URL then sends it,
+// and the lead page shows the URL sent. Only leads with an unsent event are
+// read, so a save never rewrites an account's history of leads.
 func (s *Store) UpdateAccountSettings(ctx context.Context, a models.Account) (models.Account, error) {
 	defer s.forgetKeys()
-	res := s.q(ctx).Model(&models.Account{}).Where("id = ?", a.ID).Updates(map[string]any{
-		"name":            a.Name,
-		"timezone":        a.Timezone,
-		"default_country": a.DefaultCountry,
-		"currency":        a.Currency,
-		"crm_name":        a.CRMName,
-	})
-	if res.Error == nil && res.RowsAffected == 0 {
-		return a, wrap("update account", ErrNotFound)
-	}
-	if res.Error != nil {
-		return a, wrap("update account", res.Error)
-	}
 	var out models.Account
-	err := s.q(ctx).Take(&out, a.ID).Error
-	return out, wrap("update account", err)
+	err := s.Tx(ctx, func(tx *Store) error {
+		res := tx.q(ctx).Model(&models.Account{}).Where("id = ?", a.ID).Updates(map[string]any{
+			"name":            a.Name,
+			"timezone":        a.Timezone,
+			"default_country": a.DefaultCountry,
+			"currency":        a.Currency,
+			"crm_name":        a.CRMName,
+			"website_url":     a.WebsiteURL,
+		})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		if a.WebsiteURL != "" {
+			err := tx.q(ctx).Model(&models.Lead{}).
+				Where(`account_id = ? AND source = ? AND event_source_url = '' AND id IN (
+					SELECT lead_id FROM unsent_events WHERE dataset_id IN (SELECT id FROM datasets WHERE account_id = ?))`,
+					a.ID, models.SourceWebsite, a.ID).
+				Updates(map[string]any{"event_source_url": a.WebsiteURL, "updated_at": time.Now().UTC()}).Error
+			if err != nil {
+				return err
+			}
+		}
+		return tx.q(ctx).Take(&out, a.ID).Error
+	})
+	if err != nil {
+		return a, wrap("update account", err)
+	}
+	return out, nil
 }
 
 // Members lists an account's members by email.

@@ -106,6 +106,7 @@ var eventText = []textColumn[models.Event]{
 	{"event_id", func(e *models.Event) string { return e.EventID }},
 	{"currency", func(e *models.Event) string { return e.Currency }},
 	{"status", func(e *models.Event) string { return string(e.Status) }},
+	{"last_error", func(e *models.Event) string { return e.LastError }},
 	{"payload", func(e *models.Event) string { return e.Payload }},
 }
 

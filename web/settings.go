@@ -2,12 +2,15 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -21,6 +24,8 @@ func settingsForm(a models.Account) views.SettingsForm {
 		DefaultCountry: views.Field{Name: "default_country", Label: "Default country", Value: a.DefaultCountry, Hint: "For phone numbers without a country code."},
 		Currency:       views.Field{Name: "currency", Label: "Currency", Required: true, Value: a.Currency, List: "currencies", Hint: "ISO 4217, e.g. USD."},
 		CRMName:        views.Field{Name: "crm_name", Label: "CRM name", Value: a.CRMName, Hint: "Sent to Meta as lead_event_source, e.g. HubSpot."},
+		WebsiteURL: views.Field{Name: "website_url", Label: "Website URL", Type: "url", Value: a.WebsiteURL,
+			Hint: "Sent to Meta as event_source_url for website leads posted without one, e.g. https://www.example.com/contact."},
 	}
 }
 
@@ -98,6 +103,7 @@ func (h *Handler) updateSettings(c echo.Context) error {
 	a.DefaultCountry = strings.ToUpper(strings.TrimSpace(c.FormValue("default_country")))
 	a.Currency = strings.ToUpper(strings.TrimSpace(c.FormValue("currency")))
 	a.CRMName = strings.TrimSpace(c.FormValue("crm_name"))
+	a.WebsiteURL = strings.TrimSpace(c.FormValue("website_url"))
 
 	f := settingsForm(a)
 	f.Name.Error = validName(a.Name)
@@ -113,7 +119,14 @@ func (h *Handler) updateSettings(c echo.Context) error {
 	if len(a.CRMName) > 100 {
 		f.CRMName.Error = "Use at most 100 characters."
 	}
-	invalid := f.Name.Error != "" || f.Timezone.Error != "" || f.DefaultCountry.Error != "" || f.Currency.Error != "" || f.CRMName.Error != ""
+	switch {
+	case utf8.RuneCountInString(a.WebsiteURL) > capture.MaxWebsiteURL:
+		f.WebsiteURL.Error = fmt.Sprintf("Use at most %d characters.", capture.MaxWebsiteURL)
+	case !capture.ValidWebsiteURL(a.WebsiteURL):
+		f.WebsiteURL.Error = "Enter the full address of a page of your site, starting with https://, like https://www.example.com/contact."
+	}
+	invalid := f.Name.Error != "" || f.Timezone.Error != "" || f.DefaultCountry.Error != "" || f.Currency.Error != "" ||
+		f.CRMName.Error != "" || f.WebsiteURL.Error != ""
 
 	if !invalid {
 		saved, err := h.store.UpdateAccountSettings(c.Request().Context(), a)

@@ -56,14 +56,3 @@ func Prepare(in BuildInput) (e ServerEvent, body []byte, err error) {
 	}
 	return e, body, nil
 }
-
-// Prebuild is the payload of an event to store with it when it is queued,
-// and its stamp; "" and 0 when the event cannot be sent as it is (the
-// dispatcher then builds it again and holds it back with the reason).
-func Prebuild(in BuildInput) (payload string, stamp int64) {
-	_, body, err := Prepare(in)
-	if err != nil {
-		return "", 0
-	}
-	return string(body), Stamp(in.Account, in.Dataset)
-}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nyaruka/phonenumbers"
 
@@ -46,6 +47,10 @@ type QueuedEvent struct {
 	EventID   string             `json:"event_id"`
 	Dataset   string             `json:"dataset"`
 	Status    models.EventStatus `json:"status"`
+	// Reason says why a failed or expired event is not sent, as the send
+	// log does: "not sent: event_source_url: required for website events"
+	// for one held back at capture. Empty for an event on its way.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Capturer stores leads for accounts.
@@ -211,12 +216,27 @@ func enqueueDefault(ctx context.Context, tx *store.Store, acc models.Account, l 
 // LeadEvent is a lead's default Lead event for one dataset, with its
 // payload prepared: the dispatcher sends it as it is unless the account's or
 // dataset's settings change before then.
+//
+// An event Meta would refuse (a website event without event_source_url,
+// say) is held back at once, as the dispatcher would hold it when it came
+// to send it: failed, with the reason, and the JSON it would have sent. The
+// reply to the capture then tells the truth, and a person's retry builds it
+// again from the lead, as for any failed event.
 func LeadEvent(acc models.Account, d models.Dataset, l models.Lead, keys normalize.Keys) models.Event {
 	e := models.Event{
 		AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
 		EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,
 	}
-	e.Payload, e.PayloadStamp = capi.Prebuild(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e})
+	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e})
+	var inv *capi.Invalid
+	switch {
+	case err == nil:
+		e.Payload, e.PayloadStamp = string(body), capi.Stamp(acc, d)
+	case errors.As(err, &inv):
+		e.Status, e.LastError, e.Payload = models.EventFailed, dispatch.NotSent(inv), string(body)
+	}
+	// Else the JSON could not be encoded: the dispatcher builds it when it
+	// sends the event, and holds it back if it must.
 	return e
 }
 
@@ -238,7 +258,11 @@ func describeWith(evs []models.Event, datasets []models.Dataset) []QueuedEvent {
 	}
 	out := make([]QueuedEvent, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, QueuedEvent{EventName: e.EventName, EventID: e.EventID, Dataset: names[e.DatasetID], Status: e.Status})
+		q := QueuedEvent{EventName: e.EventName, EventID: e.EventID, Dataset: names[e.DatasetID], Status: e.Status}
+		if e.Status == models.EventFailed || e.Status == models.EventExpired {
+			q.Reason = e.LastError
+		}
+		out = append(out, q)
 	}
 	return out
 }
@@ -320,11 +344,32 @@ func build(acc models.Account, v Validated) (models.Lead, normalize.Keys, error)
 		FirstName: v.FirstName, LastName: v.LastName, City: v.City, State: v.State, Zip: v.Zip,
 		Country: v.Country, Gender: v.Gender, DateOfBirth: v.DateOfBirth, Message: v.Message,
 		FBCLID: v.FBCLID, FBC: v.FBC, FBP: v.FBP, ClientIP: v.ClientIP, ClientUserAgent: v.ClientUserAgent,
-		EventSourceURL: v.EventSourceURL, FillSeconds: v.FillSeconds, Honeypot: v.Honeypot,
+		EventSourceURL: sourceURL(acc, v), FillSeconds: v.FillSeconds, Honeypot: v.Honeypot,
 		MetaLeadID: v.MetaLeadID, Fields: string(fields), MatchKeys: string(keysJSON),
 		EmailHash: keys.Email.Hash, PhoneHash: keys.Phone.Hash,
 		CreatedAt: v.CreatedAt, ReceivedAt: time.Now().UTC(),
 	}, keys, nil
+}
+
+// sourceURL is the page the lead was captured on: the caller's
+// event_source_url, or for a website lead posted without one the account's
+// Website URL, which Meta needs on every website event.
+func sourceURL(acc models.Account, v Validated) string {
+	if strings.TrimSpace(v.EventSourceURL) == "" && v.Source == models.SourceWebsite {
+		return acc.WebsiteURL
+	}
+	return v.EventSourceURL
+}
+
+// MaxWebsiteURL is the longest Website URL an account may have, in
+// characters.
+const MaxWebsiteURL = 2000
+
+// ValidWebsiteURL reports whether s can be an account's Website URL: an
+// absolute http or https URL with a host, of at most MaxWebsiteURL
+// characters. Empty means no Website URL and is valid too.
+func ValidWebsiteURL(s string) bool {
+	return s == "" || utf8.RuneCountInString(s) <= MaxWebsiteURL && pageURL(s)
 }
 
 // phoneDigits is the normalised phone when it parsed, for search.

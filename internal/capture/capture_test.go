@@ -2,12 +2,17 @@ package capture
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
@@ -39,6 +44,14 @@ func valid(t *testing.T, r Request) Validated {
 
 func strp(s string) *string { return &s }
 
+// webLead is a website lead as a real form handler posts it: with the
+// visitor's IP address and user agent and the page's URL, all that Meta
+// needs on a website event.
+func webLead(email string) Request {
+	return Request{Email: email, FirstName: "Ann", ClientIP: "203.0.113.7", ClientUserAgent: "Mozilla/5.0",
+		EventSourceURL: "https://example.com/form"}
+}
+
 // TestConcurrentCapturesShareBatches posts many leads at once: every one is
 // stored with its event, and of two leads of one person exactly one is a
 // duplicate, whichever batch they fell in.
@@ -62,7 +75,9 @@ func TestConcurrentCapturesShareBatches(t *testing.T) {
 				if i >= n-4 {
 					email = fmt.Sprintf("lead%d@example.com", i-4) // the same person again
 				}
-				res, err := c.Capture(t.Context(), acc, valid(t, Request{ExternalID: strp(fmt.Sprint("f-", i)), Email: email}))
+				r := webLead(email)
+				r.ExternalID = strp(fmt.Sprint("f-", i))
+				res, err := c.Capture(t.Context(), acc, valid(t, r))
 				if err != nil {
 					t.Errorf("capture %d: %v", i, err)
 				}
@@ -260,17 +275,15 @@ func TestCommittedAnyway(t *testing.T) {
 // Capture prepares each event's payload when it queues it, exactly as the
 // dispatcher would build it from the stored lead, on the batch path, the
 // lead-by-lead path and when a person marks a junk lead not junk. An event
-// Meta would refuse is queued without one, to be held back with its reason.
+// Meta would refuse is held back at once: failed, with its reason and its
+// JSON, and no stamp (nothing to send as it is).
 func TestCapturePreparesPayloads(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
 		c := New(s, nil)
 		settings, _ := JunkSettings(acc)
-		web := func(email string) Request {
-			return Request{Email: email, FirstName: "Ann", ClientIP: "203.0.113.7", ClientUserAgent: "Mozilla/5.0",
-				EventSourceURL: "https://example.com/form"}
-		}
+		web := webLead
 		results, err := c.captureBatch([]*job{
 			testJob(t, acc, valid(t, web("batch@example.com")), settings),
 			testJob(t, acc, valid(t, Request{Email: "nourl@example.com"}), settings),
@@ -303,17 +316,18 @@ func TestCapturePreparesPayloads(t *testing.T) {
 				t.Fatalf("%s: events = %v, %v; want 1", name, evs, err)
 			}
 			e := evs[0]
-			if !wantPrepared {
-				if e.Payload != "" || e.PayloadStamp != 0 {
-					t.Errorf("%s: payload %q stamp %d; want none", name, e.Payload, e.PayloadStamp)
-				}
-				return
-			}
 			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e})
+			if !wantPrepared {
+				if e.Status != models.EventFailed || e.LastError != "not sent: "+fmt.Sprint(err) || e.Payload != string(body) || e.PayloadStamp != 0 {
+					t.Errorf("%s: %s %q payload %s stamp %d; want failed, %q, %s, no stamp", name, e.Status, e.LastError, e.Payload, e.PayloadStamp,
+						"not sent: "+fmt.Sprint(err), body)
+				}
+				return
+			}
 			if err != nil || e.Payload != string(body) || e.PayloadStamp != capi.Stamp(acc, d) {
 				t.Errorf("%s: prepared %s (stamp %d); want %s (stamp %d), %v", name, e.Payload, e.PayloadStamp, body, capi.Stamp(acc, d), err)
 			}
@@ -322,5 +336,184 @@ func TestCapturePreparesPayloads(t *testing.T) {
 		check("no URL", results[1].res.Lead.ID, false)
 		check("one by one", one.Lead.ID, true)
 		check("not junk", junked.Lead.ID, true)
+	})
+}
+
+// A website lead posted without event_source_url takes the account's
+// Website URL, stored on the lead so that its page and its payload agree,
+// on the batch path and the lead-by-lead path alike. A lead's own URL wins,
+// and a lead from another source gets none.
+func TestCaptureFillsWebsiteURL(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, _ := setup(t, s)
+		acc.WebsiteURL = "https://acme.example/contact"
+		acc, err := s.UpdateAccountSettings(ctx, acc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := New(s, nil)
+		settings, _ := JunkSettings(acc)
+		noURL := func(email string) Request {
+			r := webLead(email)
+			r.EventSourceURL = ""
+			return r
+		}
+		own := webLead("own@example.com")
+		crm := noURL("crm@example.com")
+		crm.Source = string(models.SourceCRM)
+		batched, err := c.Capture(ctx, acc, valid(t, noURL("batch@example.com")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := c.captureOne(ctx, acc, valid(t, noURL("one@example.com")), settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept, err := c.Capture(ctx, acc, valid(t, own))
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := c.Capture(ctx, acc, valid(t, crm))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			name string
+			res  Result
+			want string
+		}{
+			{"batch", batched, acc.WebsiteURL},
+			{"one by one", one, acc.WebsiteURL},
+			{"own URL", kept, "https://example.com/form"},
+			{"crm", other, ""},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				l, err := s.Lead(ctx, acc.ID, tt.res.Lead.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l.EventSourceURL != tt.want || tt.res.Lead.EventSourceURL != tt.want {
+					t.Errorf("event_source_url stored %q, answered %q; want %q", l.EventSourceURL, tt.res.Lead.EventSourceURL, tt.want)
+				}
+				evs, err := s.LeadEvents(ctx, acc.ID, l.ID)
+				if err != nil || len(evs) != 1 {
+					t.Fatalf("events = %v, %v; want 1", evs, err)
+				}
+				if evs[0].Status != models.EventQueued || tt.res.Events[0].Reason != "" {
+					t.Errorf("event %s %q, answered %+v; want queued", evs[0].Status, evs[0].LastError, tt.res.Events[0])
+				}
+				var sent struct {
+					URL string `json:"event_source_url"`
+				}
+				if err := json.Unmarshal([]byte(evs[0].Payload), &sent); err != nil || sent.URL != tt.want {
+					t.Errorf("payload's event_source_url = %q (%v); want %q", sent.URL, err, tt.want)
+				}
+			})
+		}
+	})
+}
+
+// An event Meta would refuse is held back at capture, exactly as the
+// dispatcher would hold it, and the reply says so with the reason; the
+// batch and the lead-by-lead paths agree. The dispatcher leaves it alone
+// until a person retries it, and a retry after the fix (here the account's
+// Website URL) sends it.
+func TestCaptureHoldsBackWhatMetaWouldRefuse(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, _ := setup(t, s)
+		c := New(s, nil)
+		settings, _ := JunkSettings(acc)
+		const reason = "not sent: event_source_url: required for website events"
+		noURL := webLead("batch@example.com")
+		noURL.EventSourceURL, noURL.ExternalID = "", strp("form-1")
+		batched, err := c.Capture(ctx, acc, valid(t, noURL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		noURL.Email, noURL.ExternalID = "one@example.com", strp("form-2")
+		one, err := c.captureOne(ctx, acc, valid(t, noURL), settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The same post again answers with the stored event, reason and all.
+		noURL.Email, noURL.ExternalID = "batch@example.com", strp("form-1")
+		again, err := c.Capture(ctx, acc, valid(t, noURL))
+		if err != nil || again.Outcome != Existing {
+			t.Fatalf("repeat = %+v, %v; want the existing lead", again, err)
+		}
+		fine, err := c.Capture(ctx, acc, valid(t, webLead("fine@example.com")))
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		for _, tt := range []struct {
+			name string
+			res  Result
+		}{{"batch", batched}, {"one by one", one}, {"repeat", again}} {
+			if len(tt.res.Events) != 1 {
+				t.Fatalf("%s: events %+v; want 1", tt.name, tt.res.Events)
+			}
+			if q := tt.res.Events[0]; q.Status != models.EventFailed || q.Reason != reason {
+				t.Errorf("%s: answered %+v; want failed with %q", tt.name, q, reason)
+			}
+			evs, err := s.LeadEvents(ctx, acc.ID, tt.res.Lead.ID)
+			if err != nil || len(evs) != 1 || evs[0].Status != models.EventFailed || evs[0].LastError != reason || evs[0].Payload == "" {
+				t.Errorf("%s: stored %+v, %v; want failed with the reason and the JSON", tt.name, evs, err)
+			}
+		}
+		b, _ := json.Marshal(batched.Events[0])
+		if !strings.Contains(string(b), `"status":"failed","reason":"`+reason+`"`) {
+			t.Errorf("reply event %s; want its status and reason", b)
+		}
+		if b, _ := json.Marshal(fine.Events[0]); strings.Contains(string(b), "reason") || fine.Events[0].Status != models.EventQueued {
+			t.Errorf("reply event %s; want queued, without a reason", b)
+		}
+		counts, err := s.EventCounts(ctx, acc.ID, store.EventFilter{}, 1_000_000)
+		if err != nil || counts[models.EventFailed] != 2 || counts[models.EventQueued] != 1 {
+			t.Errorf("counts %v, %v; want 2 failed, 1 queued", counts, err)
+		}
+
+		// The dispatcher takes the queued event only. Retried without a
+		// fix, it holds the other back just as capture did.
+		d := dispatch.New(dispatch.Options{Store: s, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if n, err := d.Drain(ctx); err != nil || n != 1 {
+			t.Fatalf("drain = %d, %v; want the one queued event", n, err)
+		}
+		held, _ := s.LeadEvents(ctx, acc.ID, batched.Lead.ID)
+		if _, err := s.RetryEvents(ctx, acc.ID, []int64{held[0].ID}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rebuilt, _ := s.LeadEvents(ctx, acc.ID, batched.Lead.ID)
+		if e := rebuilt[0]; e.Status != models.EventFailed || e.LastError != held[0].LastError || e.Payload != held[0].Payload {
+			t.Errorf("held by the dispatcher: %s %q %s; capture held it %s %q %s", e.Status, e.LastError, e.Payload,
+				held[0].Status, held[0].LastError, held[0].Payload)
+		}
+
+		// The owner sets the Website URL: the leads waiting for it get it,
+		// and a retry sends their events with it.
+		acc.WebsiteURL = "https://acme.example/contact"
+		if _, err := s.UpdateAccountSettings(ctx, acc); err != nil {
+			t.Fatal(err)
+		}
+		if l, _ := s.Lead(ctx, acc.ID, one.Lead.ID); l.EventSourceURL != acc.WebsiteURL {
+			t.Errorf("lead's event_source_url = %q after the setting; want %q", l.EventSourceURL, acc.WebsiteURL)
+		}
+		if n, err := s.RetryEvents(ctx, acc.ID, nil, time.Now()); err != nil || n != 2 {
+			t.Fatalf("retry = %d, %v; want 2", n, err)
+		}
+		if _, err := d.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []Result{batched, one} {
+			evs, _ := s.LeadEvents(ctx, acc.ID, r.Lead.ID)
+			if e := evs[0]; e.Status != models.EventDryRun || !strings.Contains(e.Payload, `"event_source_url":"https://acme.example/contact"`) {
+				t.Errorf("after the fix and a retry: %s %q %s; want it sent (dry run) with the Website URL", e.Status, e.LastError, e.Payload)
+			}
+		}
 	})
 }

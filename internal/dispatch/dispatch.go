@@ -49,6 +49,10 @@ const (
 // lead junk.
 const JunkLead = "not sent: a person marked the lead junk"
 
+// NotSent is the reason on an event held back because Meta would refuse
+// it, whether capture or the dispatcher finds out.
+func NotSent(inv *capi.Invalid) string { return "not sent: " + inv.Error() }
+
 // Options configures a Dispatcher.
 type Options struct {
 	Store  *store.Store
@@ -251,14 +255,14 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 				Error: fmt.Sprintf("event_time %s is more than 7 days ago; Meta would refuse the whole batch", e.EventTime.UTC().Format(time.RFC3339))})
 			continue
 		}
-		if terr := capi.CheckTime(e.EventTime.Unix(), now); terr != nil {
-			if inv := (*capi.Invalid)(nil); errors.As(terr, &inv) && inv.Future() {
+		if inv := (*capi.Invalid)(nil); errors.As(capi.CheckTime(e.EventTime.Unix(), now), &inv) {
+			if inv.Future() {
 				// A clock ahead of ours: the event becomes valid soon.
 				outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventQueued, Error: "event_time is in the future; waiting",
 					NextAttemptAt: e.EventTime.Add(time.Second)})
 				continue
 			}
-			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: "not sent: " + terr.Error()})
+			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventFailed, Error: NotSent(inv)})
 			continue
 		}
 		if capi.Prepared(e, stamp) {
@@ -323,7 +327,7 @@ func build(acc models.Account, ds models.Dataset, e models.Event, leads map[int6
 	}
 	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
 	if inv := (*capi.Invalid)(nil); errors.As(err, &inv) {
-		return held("not sent: "+inv.Error(), string(body))
+		return held(NotSent(inv), string(body))
 	}
 	return body, nil, err
 }

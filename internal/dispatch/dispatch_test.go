@@ -118,7 +118,9 @@ func (b *bench) queue(n int, eventTime time.Time, edit func(*models.Lead)) []mod
 			EventName: "Lead", EventID: capi.EventID(b.dataset.PixelID, "Lead", capi.RecordKey(l)), EventTime: eventTime,
 			NextAttemptAt: b.clock.now()}
 		if !b.unprepared {
-			e.Payload, e.PayloadStamp = capi.Prebuild(capi.BuildInput{Account: b.account, Dataset: b.dataset, Lead: l, Keys: keys, Event: e})
+			if _, body, err := capi.Prepare(capi.BuildInput{Account: b.account, Dataset: b.dataset, Lead: l, Keys: keys, Event: e}); err == nil {
+				e.Payload, e.PayloadStamp = string(body), capi.Stamp(b.account, b.dataset)
+			}
 		}
 		if b.editEvent != nil {
 			b.editEvent(&e)

@@ -153,7 +153,7 @@ func (a *applier) account(ctx context.Context, spec AccountSpec) (models.Account
 	if errors.Is(err, store.ErrNotFound) {
 		acc, err = a.tx.CreateAccount(ctx, models.Account{
 			Slug: spec.Slug, Name: spec.Name, Timezone: spec.Timezone, DefaultCountry: spec.DefaultCountry,
-			Currency: spec.Currency, CRMName: spec.CRMName, JunkSettings: "{}",
+			Currency: spec.Currency, CRMName: spec.CRMName, WebsiteURL: spec.WebsiteURL, JunkSettings: "{}",
 		}, a.owner)
 		if err != nil {
 			return acc, err
@@ -175,6 +175,7 @@ func (a *applier) account(ctx context.Context, spec AccountSpec) (models.Account
 	a.set("account.default_country", &want.DefaultCountry, spec.DefaultCountry)
 	a.set("account.currency", &want.Currency, spec.Currency)
 	a.set("account.crm_name", &want.CRMName, spec.CRMName)
+	a.set("account.website_url", &want.WebsiteURL, spec.WebsiteURL)
 	if len(a.report.Changes) == n {
 		return acc, nil
 	}

@@ -412,3 +412,59 @@ func datasetNamed(t *testing.T, ds []models.Dataset, name string) models.Dataset
 	t.Fatalf("no dataset named %q in %+v", name, ds)
 	return models.Dataset{}
 }
+
+// The account's Website URL goes through export and apply like the other
+// account settings: shown in the export, applied and reported when it
+// changes, and a bad one refused with its JSON path, changing nothing.
+func TestWebsiteURLExportAndApply(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		box := newBox(t)
+		f := acmeFile()
+		f.Account.WebsiteURL = " https://acme.example/contact "
+		mustApply(t, s, box, acmeEnv(), f)
+		if got := load(t, s, "acme").Account.WebsiteURL; got != "https://acme.example/contact" {
+			t.Errorf("website_url applied = %q; want the file's, trimmed", got)
+		}
+
+		exported, _, err := Export(ctx, s, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(exported)
+		if !strings.Contains(string(b), `"website_url":"https://acme.example/contact"`) {
+			t.Errorf("export = %s; want the account's website_url", b)
+		}
+		back, problems := Decode(bytes.NewReader(b))
+		if len(problems) > 0 {
+			t.Fatalf("Decode(export) problems = %q", problems)
+		}
+		fresh := storetest.New(t)
+		mustApply(t, fresh, box, acmeEnv(), back)
+		if got := load(t, fresh, "acme").Account.WebsiteURL; got != "https://acme.example/contact" {
+			t.Errorf("website_url on a fresh database = %q; want the exported one", got)
+		}
+		if r := mustApply(t, s, box, acmeEnv(), back); len(r.Changes) != 0 {
+			t.Errorf("Apply(export) changes = %q; want none", r.Changes)
+		}
+
+		back.Account.WebsiteURL = "https://www.acme.example/"
+		r := mustApply(t, s, box, acmeEnv(), back)
+		if want := []Change{{Path: "account.website_url", What: "https://acme.example/contact → https://www.acme.example/"}}; !reflect.DeepEqual(r.Changes, want) {
+			t.Errorf("Apply changes = %q; want %q", r.Changes, want)
+		}
+
+		before := load(t, s, "acme")
+		for _, bad := range []string{"www.acme.example", "ftp://acme.example/", "https:///contact", "https://acme.example/" + strings.Repeat("x", 2000)} {
+			back.Account.WebsiteURL = bad
+			_, err := Apply(ctx, s, box, env(acmeEnv()), back, Options{})
+			var inv *Invalid
+			if !errors.As(err, &inv) || len(inv.Problems) != 1 || inv.Problems[0].Path != "account.website_url" {
+				t.Errorf("Apply(website_url %.40q) = %v; want one problem at account.website_url", bad, err)
+			}
+		}
+		if after := load(t, s, "acme"); !reflect.DeepEqual(after, before) {
+			t.Errorf("an invalid apply changed the database:\n%+v\nwant\n%+v", after, before)
+		}
+	})
+}

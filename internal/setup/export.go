@@ -29,7 +29,7 @@ func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, err
 	f := File{
 		Account: AccountSpec{
 			Slug: acc.Slug, Name: acc.Name, Timezone: acc.Timezone, DefaultCountry: acc.DefaultCountry,
-			Currency: acc.Currency, CRMName: acc.CRMName,
+			Currency: acc.Currency, CRMName: acc.CRMName, WebsiteURL: acc.WebsiteURL,
 		},
 		Datasets: make([]DatasetSpec, 0, len(ds)),
 	}

@@ -30,6 +30,9 @@ type AccountSpec struct {
 	DefaultCountry string `json:"default_country"`
 	Currency       string `json:"currency"`
 	CRMName        string `json:"crm_name"`
+	// WebsiteURL is the event_source_url of website leads posted without
+	// one; empty (or absent) for none.
+	WebsiteURL string `json:"website_url,omitempty"`
 }
 
 // DatasetSpec is one Meta dataset of the account, found by its name
@@ -243,6 +246,7 @@ func (d *decoder) account(path string, raw json.RawMessage, a *AccountSpec) {
 		{"default_country", &a.DefaultCountry, "a string"},
 		{"currency", &a.Currency, "a string"},
 		{"crm_name", &a.CRMName, "a string"},
+		{"website_url", &a.WebsiteURL, "a string: a URL like https://www.example.com/contact"},
 	})
 }
 

@@ -11,7 +11,8 @@ import (
 
 const validJSON = `{
   "account": {"slug": "acme", "name": "Acme Inc", "timezone": "Europe/Berlin",
-              "default_country": "DE", "currency": "EUR", "crm_name": "HubSpot"},
+              "default_country": "DE", "currency": "EUR", "crm_name": "HubSpot",
+              "website_url": "https://acme.example/contact"},
   "datasets": [
     {"name": "Main", "pixel_id": "123456789012345", "access_token_env": "META_TOKEN_ACME",
      "app_secret_env": "META_APP_SECRET_ACME", "api_version": "v24.0", "mode": "live", "ldu": "california"},
@@ -27,7 +28,8 @@ func TestDecodeValid(t *testing.T) {
 		t.Fatalf("Decode(valid) problems = %v; want none", problems)
 	}
 	want := File{
-		Account: AccountSpec{Slug: "acme", Name: "Acme Inc", Timezone: "Europe/Berlin", DefaultCountry: "DE", Currency: "EUR", CRMName: "HubSpot"},
+		Account: AccountSpec{Slug: "acme", Name: "Acme Inc", Timezone: "Europe/Berlin", DefaultCountry: "DE", Currency: "EUR", CRMName: "HubSpot",
+			WebsiteURL: "https://acme.example/contact"},
 		Datasets: []DatasetSpec{
 			{Name: "Main", PixelID: "123456789012345", AccessTokenEnv: "META_TOKEN_ACME", AppSecretEnv: "META_APP_SECRET_ACME",
 				APIVersion: "v24.0", Mode: models.ModeLive, LDU: models.LDUCalifornia},
@@ -67,9 +69,10 @@ func TestDecodeProblems(t *testing.T) {
 		},
 		{
 			name: "wrong types",
-			json: `{"account": {"slug": 12}, "datasets": [{"pixel_id": 123456789, "mode": ["live"]}]}`,
+			json: `{"account": {"slug": 12, "website_url": {"href": "https://acme.example"}}, "datasets": [{"pixel_id": 123456789, "mode": ["live"]}]}`,
 			want: []string{
 				"account.slug: must be a string, not a number",
+				"account.website_url: must be a string: a URL like https://www.example.com/contact, not an object",
 				"datasets[0].pixel_id: must be a string of digits, not a number",
 				"datasets[0].mode: must be a string: live, test or dry_run, not a list",
 			},
@@ -154,7 +157,7 @@ func TestValidateValid(t *testing.T) {
 func TestValidateListsEveryProblem(t *testing.T) {
 	const token = "EAAsecretvalue1234"
 	f := File{
-		Account: AccountSpec{Slug: "Acme!", Name: "", Timezone: "Mars/Olympus", DefaultCountry: "XX", Currency: "usd"},
+		Account: AccountSpec{Slug: "Acme!", Name: "", Timezone: "Mars/Olympus", DefaultCountry: "XX", Currency: "usd", WebsiteURL: "acme.example/contact"},
 		Datasets: []DatasetSpec{
 			{Name: "Main", PixelID: "12ab", Mode: models.ModeLive, AccessTokenEnv: "META_TOKEN_ACME", LDU: "sometimes"},
 			{Name: "main", PixelID: "123456789", Mode: models.ModeTest, APIVersion: "24"},
@@ -171,6 +174,7 @@ func TestValidateListsEveryProblem(t *testing.T) {
 		"account.timezone",
 		"account.default_country",
 		"account.currency",
+		`account.website_url: "acme.example/contact" is not a full http or https address`,
 		"datasets[0].pixel_id",
 		"datasets[0].ldu",
 		"datasets[0].access_token_env: environment variable META_TOKEN_ACME is not set",

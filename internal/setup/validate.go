@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/models"
@@ -62,6 +63,12 @@ func (f File) Validate(getenv func(string) string) []Problem {
 	}
 	if utf8.RuneCountInString(a.CRMName) > maxNameLen {
 		add("account.crm_name", "use at most %d characters", maxNameLen)
+	}
+	switch {
+	case utf8.RuneCountInString(a.WebsiteURL) > capture.MaxWebsiteURL:
+		add("account.website_url", "use at most %d characters", capture.MaxWebsiteURL)
+	case !capture.ValidWebsiteURL(a.WebsiteURL):
+		add("account.website_url", "%q is not a full http or https address; write one like https://www.example.com/contact, or leave it empty", a.WebsiteURL)
 	}
 
 	firstByName := map[string]int{}
@@ -168,8 +175,8 @@ func looksLikeToken(s string) bool {
 func (f File) clean() File {
 	t := strings.TrimSpace
 	a := &f.Account
-	a.Slug, a.Name, a.Timezone, a.DefaultCountry, a.Currency, a.CRMName =
-		t(a.Slug), t(a.Name), t(a.Timezone), t(a.DefaultCountry), t(a.Currency), t(a.CRMName)
+	a.Slug, a.Name, a.Timezone, a.DefaultCountry, a.Currency, a.CRMName, a.WebsiteURL =
+		t(a.Slug), t(a.Name), t(a.Timezone), t(a.DefaultCountry), t(a.Currency), t(a.CRMName), t(a.WebsiteURL)
 	ds := make([]DatasetSpec, len(f.Datasets))
 	for i, d := range f.Datasets {
 		d.Name, d.PixelID, d.TestEventCode, d.APIVersion = t(d.Name), t(d.PixelID), t(d.TestEventCode), t(d.APIVersion)
