@@ -1,5 +1,5 @@
-// Package static embeds the application's CSS and JavaScript and serves them
-// under content-hashed names so that browsers may cache them forever.
+// Package static embeds the application's CSS, JavaScript and icon and serves
+// them under content-hashed names so that browsers may cache them forever.
 //
 // Views refer to an asset by its logical name through [Path]:
 //
@@ -9,6 +9,9 @@
 // the first 12 hex digits of the SHA-256 of the file's contents, computed when
 // the program starts, so a changed file gets a new URL and stale copies are
 // never served. [Handler] serves those URLs with immutable caching headers.
+//
+// [Favicon] serves the icon (img/icon.svg) at /favicon.ico too, where
+// browsers and other clients look when a page names no icon.
 //
 // Third-party files (htmx, Pico CSS) are vendored; see README.md and
 // vendor.sh in this directory.
@@ -34,7 +37,7 @@ import (
 // with which every [Path] result begins.
 const URLPrefix = "/static/"
 
-//go:embed js css
+//go:embed js css img
 var files embed.FS
 
 // hashLen is the number of hex digits of the SHA-256 used in hashed names.
@@ -180,6 +183,39 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	serveAsset(w, r, a, immutableCache)
+}
+
+// immutableCache lets browsers keep a hashed URL forever: its content
+// never changes.
+const immutableCache = "public, max-age=31536000, immutable"
+
+// FaviconPath is the URL at which [Favicon] expects to be mounted.
+const FaviconPath = "/favicon.ico"
+
+// faviconCache lets browsers keep the icon a day: /favicon.ico carries no
+// hash, so a new icon must reach them in time; the ETag makes checking
+// again cheap.
+const faviconCache = "public, max-age=86400"
+
+// Favicon returns an http.Handler that serves the site icon, img/icon.svg,
+// as image/svg+xml at [FaviconPath]: browsers ask for it on every page that
+// names no icon, and a 404 there is an error in their console. Responses
+// carry "Cache-Control: public, max-age=86400" and an ETag; other paths get
+// 404 and methods other than GET and HEAD get 405.
+func Favicon() http.Handler {
+	icon := byLogical["img/icon.svg"]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != FaviconPath {
+			http.NotFound(w, r)
+			return
+		}
+		serveAsset(w, r, icon, faviconCache)
+	})
+}
+
+// serveAsset writes a with the given Cache-Control.
+func serveAsset(w http.ResponseWriter, r *http.Request, a *asset, cacheControl string) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
@@ -188,7 +224,7 @@ func serve(w http.ResponseWriter, r *http.Request) {
 
 	h := w.Header()
 	h.Set("Content-Type", a.ctype)
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("Cache-Control", cacheControl)
 	h.Set("X-Content-Type-Options", "nosniff")
 	body, etag := a.data, a.etag
 	if a.gzip != nil {

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -67,8 +68,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		db, err = gorm.Open(postgres.Open(o.PostgresURL), cfg)
 	} else {
 		dialect = migrations.SQLite
-		if err := os.MkdirAll(filepath.Dir(o.SQLitePath), 0o700); err != nil {
-			return nil, fmt.Errorf("store: create data folder: %w", err)
+		if err := ownerOnly(o.SQLitePath); err != nil {
+			return nil, err
 		}
 		db, err = gorm.Open(sqlite.Open(sqliteDSN(o.SQLitePath)), cfg)
 	}
@@ -95,6 +96,53 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		return nil, fmt.Errorf("store: ping: %w", err)
 	}
 	return &Store{db: db, dialect: dialect, keys: newKeyCache()}, nil
+}
+
+// ownerOnly makes the SQLite file, which holds personal data, the owner's
+// alone: it creates the data folder 0700 and the file 0600 (SQLite then
+// gives its -wal and -shm files the database file's mode), and takes the
+// group's and others' permissions off a folder or files an earlier version
+// left open. A folder the process may not change (not its own) is left as
+// it is, and so is a shared one (sticky, like /tmp) the file was put in
+// directly: the files in it are still the owner's alone.
+func ownerOnly(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("store: create data folder: %w", err)
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.Mode()&os.ModeSticky == 0 {
+		if err := private(dir); err != nil && !errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("store: data folder: %w", err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: create database file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("store: create database file: %w", err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := private(p); err != nil {
+			return fmt.Errorf("store: database file: %w", err)
+		}
+	}
+	return nil
+}
+
+// private takes the group's and others' permissions off path, if it exists.
+func private(path string) error {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return os.Chmod(path, perm&^0o077)
+	}
+	return nil
 }
 
 func sqliteDSN(path string) string {

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -251,7 +253,8 @@ func (h *Handler) updateDataset(c echo.Context) error {
 }
 
 // sendTestEvent posts one Lead event with the dataset's test event code and
-// shows Meta's answer in plain words.
+// shows Meta's answer in plain words. In dry run it sends nothing and shows
+// the event's JSON instead, laid out as the send log shows payloads.
 func (h *Handler) sendTestEvent(c echo.Context) error {
 	a := currentAccount(c)
 	d, err := h.datasetParam(c)
@@ -265,13 +268,29 @@ func (h *Handler) sendTestEvent(c echo.Context) error {
 	}
 	status := http.StatusOK
 	switch {
+	case r.DryRun:
+		// Nothing was to be sent: the payload is the answer.
 	case !r.Sent:
 		status = http.StatusUnprocessableEntity
 	case !r.OK:
 		status = http.StatusBadGateway
 	}
+	v := &views.TestResult{OK: r.OK, DryRun: r.DryRun, Title: r.Title, Message: r.Message}
+	if len(r.Payload) > 0 {
+		v.Payload = indentJSON(r.Payload)
+	}
 	f := h.datasetForm(d, a.Role.AtLeast(models.RoleOwner))
-	return h.renderDataset(c, status, f, &d, &views.TestResult{OK: r.OK, Title: r.Title, Message: r.Message})
+	return h.renderDataset(c, status, f, &d, v)
+}
+
+// indentJSON lays out a payload for people, two spaces a level; JSON it
+// cannot read is shown as it is.
+func indentJSON(b []byte) string {
+	var buf bytes.Buffer
+	if json.Indent(&buf, b, "", "  ") != nil {
+		return string(b)
+	}
+	return buf.String()
 }
 
 // accountAlerts are the banners of an account: datasets paused because

@@ -1,9 +1,12 @@
 package web_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -138,7 +141,7 @@ func TestLeadToSentEventAndSendLog(t *testing.T) {
 		if r.status != http.StatusCreated || len(r.Events) != 1 || !strings.Contains(string(r.Events[0]), `"status":"queued"`) {
 			t.Fatalf("lead reply %s; want one queued event", r.raw)
 		}
-		junk := a.postLead(key, `{"email":"bot@example.com","honeypot":"x"}`)
+		junk := a.postLead(key, `{"email":"bot@example.com","honeypot":"x","event_source_url":"https://example.com/quote","client_user_agent":"Mozilla/5.0 (Test)"}`)
 		if len(junk.Events) != 0 {
 			t.Errorf("junk lead queued %s", junk.raw)
 		}
@@ -273,4 +276,63 @@ func TestSendLogAndDatasetsNeedEditor(t *testing.T) {
 	if r := b.get(views.AccountURL(acc.ID, "")); strings.Contains(r.body, "/events\"") {
 		t.Error("viewer sees the Send log link")
 	}
+}
+
+// TestDryRunTestEventSendsNothing: in dry run, "Send test event" shows the
+// event's JSON as the send log lays payloads out and says nothing was
+// sent; Meta hears nothing, and the same event is what test mode sends.
+func TestDryRunTestEventSendsNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc, _ := a.ingestAccount("acme", "US")
+		b := a.browser()
+		b.login("acme-owner@example.com")
+		// A token and a test code are stored, so only the mode stops the send.
+		d := connect(t, a, b, acc, url.Values{"name": {"Main"}, "pixel_id": {"123456789012345"}, "access_token": {capitest.Token},
+			"mode": {"dry_run"}, "test_event_code": {"TEST42"}, "ldu": {"off"}})
+		page := fmt.Sprintf("%s/%d", views.AccountURL(acc.ID, "/datasets"), d.ID)
+
+		r := b.post(page+"/test", nil)
+		wantStatus(t, "dry-run test event", r, http.StatusOK)
+		if msg := r.text("test-result"); !strings.Contains(msg, "nothing was sent") || !strings.Contains(msg, "TEST42") {
+			t.Errorf("test result = %q; want it to say nothing was sent", msg)
+		}
+		if n := len(a.meta.Requests()); n != 0 {
+			t.Fatalf("Meta received %d requests from a dry-run dataset; want none", n)
+		}
+		if reqs, err := s.SendRequests(t.Context(), acc.ID, d.ID, 10); err != nil || len(reqs) != 0 || r.has("requests-table") {
+			t.Errorf("send requests logged = %d, %v; want none: nothing was sent", len(reqs), err)
+		}
+		shown := r.doc.Find(`[data-testid="test-payload"]`).Text()
+		var dry map[string]any
+		if err := json.Unmarshal([]byte(shown), &dry); err != nil {
+			t.Fatalf("payload shown is not JSON: %v\n%s", err, shown)
+		}
+		var buf bytes.Buffer
+		if json.Indent(&buf, []byte(shown), "", "  ") != nil || buf.String() != shown {
+			t.Errorf("payload is not laid out as the send log does (two spaces a level):\n%s", shown)
+		}
+		if dry["event_name"] != "Lead" || dry["event_id"] == "" || strings.Contains(fmt.Sprint(dry["user_data"]), "@") {
+			t.Errorf("dry-run event = %v; want a Lead with hashed contact data", dry)
+		}
+
+		// Test mode sends, at the same moment, exactly the event shown.
+		r = b.post(page, url.Values{"name": {"Main"}, "pixel_id": {"123456789012345"}, "mode": {"test"},
+			"test_event_code": {"TEST42"}, "ldu": {"off"}})
+		wantStatus(t, "switch to test mode", r, http.StatusSeeOther)
+		r = b.post(page+"/test", nil)
+		wantStatus(t, "test-mode test event", r, http.StatusOK)
+		reqs := a.meta.Requests()
+		if len(reqs) != 1 || len(reqs[0].Events) != 1 || r.has("test-payload") {
+			t.Fatalf("test mode: Meta got %d requests, payload shown %v; want one request and Meta's answer", len(reqs), r.has("test-payload"))
+		}
+		var sent map[string]any
+		raw, _ := json.Marshal(reqs[0].Events[0])
+		if err := json.Unmarshal(raw, &sent); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(dry, sent) {
+			t.Errorf("dry run showed\n%v\ntest mode sent\n%v", dry, sent)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -311,7 +312,7 @@ func (h *Handler) renderLead(c echo.Context, status int, l models.Lead, form vie
 	for _, sc := range changes {
 		row := views.StageRow{Stage: sc.Stage, When: h.formatTime(a, &sc.OccurredAt), WhenISO: sc.OccurredAt.UTC().Format(time.RFC3339), By: "API"}
 		if sc.Value != nil {
-			row.Value = strconv.FormatFloat(*sc.Value, 'f', 2, 64) + " " + sc.Currency
+			row.Value = views.StageValue(*sc.Value, sc.Currency)
 		}
 		if sc.UserID != nil {
 			name, ok := users[*sc.UserID]
@@ -409,6 +410,24 @@ func rawFields(l models.Lead) []views.FieldRow {
 	return rows
 }
 
+// maxStageValue bounds a stage's value: no deal is worth more, and a typo
+// such as 1e308 would otherwise go to Meta as a purchase.
+const maxStageValue = 1e12
+
+// stageValueRE is an amount as people write it: digits, then maybe a
+// decimal point and decimals. It leaves out what ParseFloat would also take
+// (NaN, Inf, 1e308, 0x1p4, a sign).
+var stageValueRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+// parseStageValue reads a typed stage value, from 0 to maxStageValue.
+func parseStageValue(s string) (float64, bool) {
+	if !stageValueRE.MatchString(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil && v <= maxStageValue
+}
+
 var markable = []string{models.StageQualified, models.StageBooked, models.StageWon, models.StageJunk, models.StageNotJunk}
 
 // addLeadStage records a person's stage change or junk verdict on a lead.
@@ -430,20 +449,18 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 	}
 	sc := models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: stage, OccurredAt: h.now().UTC(), UserID: &currentUser(c).ID}
 	if form.Value.Value != "" {
-		v, err := strconv.ParseFloat(form.Value.Value, 64)
-		if err != nil || v < 0 {
-			form.Value.Error = "Enter a positive amount, like 1250 or 99.90."
-		} else {
+		if v, ok := parseStageValue(form.Value.Value); ok {
 			sc.Value = &v
+		} else {
+			form.Value.Error = "Enter an amount from 0 to 1,000,000,000,000 (a trillion), in digits, like 1250 or 99.90."
 		}
 	}
-	if stage == models.StageWon {
-		if form.Value.Value == "" {
-			form.Value.Error = "A won deal needs its value: Meta learns from real purchase amounts."
-		}
-		if !country.ValidCurrency(form.Currency.Value) {
-			form.Currency.Error = "Enter a three-letter ISO 4217 code, like USD."
-		}
+	if stage == models.StageWon && form.Value.Value == "" {
+		form.Value.Error = "A won deal needs its value: Meta learns from real purchase amounts."
+	}
+	// A value goes to Meta with its currency, whatever the stage.
+	if (stage == models.StageWon || form.Value.Value != "") && !country.ValidCurrency(form.Currency.Value) {
+		form.Currency.Error = "Enter a three-letter ISO 4217 code, like USD."
 	}
 	if sc.Value != nil {
 		sc.Currency = form.Currency.Value

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -152,12 +150,7 @@ func (h *Handler) showEvent(c echo.Context) error {
 		}
 	}
 	if len(payload) > 0 {
-		var buf bytes.Buffer
-		if json.Indent(&buf, payload, "", "  ") == nil {
-			v.Payload = buf.String()
-		} else {
-			v.Payload = string(payload)
-		}
+		v.Payload = indentJSON(payload)
 	}
 	p := h.page(c, e.EventName+" event")
 	p.Nav = "events"

@@ -117,6 +117,7 @@ func New(o Options) *echo.Echo {
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/static/*", echo.WrapHandler(static.Handler()))
+	e.GET(static.FaviconPath, echo.WrapHandler(static.Favicon()))
 	if o.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(o.Metrics))
 	}

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/currency"
+	"github.com/bojanz/currency"
 	"golang.org/x/text/language"
 	"golang.org/x/text/language/display"
 	"golang.org/x/text/unicode/norm"
@@ -224,13 +224,13 @@ func ValidTimezone(name string) bool {
 	return err == nil
 }
 
-// ValidCurrency reports whether code is an ISO 4217 currency code in upper case.
+// ValidCurrency reports whether code is the upper-case ISO 4217 code of a
+// currency in use. bojanz/currency follows CLDR's current data (VES, SLE,
+// MRU, ZWG, XCG), where golang.org/x/text's table lacks recent codes; the
+// codes for no currency (XXX), testing (XTS), precious metals (XAU) and
+// drawing rights (XDR) are not currencies a sale is made in.
 func ValidCurrency(code string) bool {
-	if len(code) != 3 || strings.ToUpper(code) != code {
-		return false
-	}
-	_, err := currency.ParseISO(code)
-	return err == nil
+	return code != "" && currency.IsValid(code) // IsValid takes "" for "no currency"
 }
 
 // CommonTimezones are offered as suggestions in forms; any IANA name is accepted.

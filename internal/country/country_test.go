@@ -252,7 +252,10 @@ func TestTimezoneAndCurrency(t *testing.T) {
 			t.Errorf("CommonTimezones has invalid %q", tz)
 		}
 	}
-	for in, want := range map[string]bool{"USD": true, "EUR": true, "usd": false, "XYZ": false, "US": false} {
+	for in, want := range map[string]bool{
+		"USD": true, "EUR": true, "XOF": true, "VES": true, "SLE": true, "MRU": true, "ZWG": true,
+		"usd": false, "XYZ": false, "US": false, "XXX": false, "XTS": false, "XAU": false, "XDR": false,
+		"DEM": false, "HRK": false, "": false, "USDX": false} {
 		if got := ValidCurrency(in); got != want {
 			t.Errorf("ValidCurrency(%q) = %v; want %v", in, got, want)
 		}

@@ -19,9 +19,14 @@ type TestResult struct {
 	OK bool
 	// Sent is false when the dataset could not send at all (no test
 	// code, no token): a person's fix, not Meta's answer.
-	Sent    bool
+	Sent bool
+	// DryRun says the dataset is in dry run: the event was built and
+	// nothing was sent.
+	DryRun  bool
 	Title   string
 	Message string
+	// Payload is the event's JSON as it would go to Meta, in dry run.
+	Payload json.RawMessage
 }
 
 // Tester sends test events for the dataset page.
@@ -35,9 +40,23 @@ type Tester struct {
 
 // SendTest posts one Lead event with made-up, hashed contact data and the
 // dataset's test event code, logs the request, and says what Meta answered.
-// A dataset that cannot send (no code, no token) is an answer too, not an
-// error; err is for the database.
+// A dataset in dry run sends nothing: it answers with the event's JSON, the
+// pre-flight check of what would go. A dataset that cannot send (no code,
+// no token) is an answer too, not an error; err is for the database.
 func (t Tester) SendTest(ctx context.Context, acc models.Account, ds models.Dataset, now time.Time) (TestResult, error) {
+	if ds.Mode == models.ModeDryRun {
+		body, err := json.Marshal(testEvent(acc, ds, now))
+		if err != nil {
+			return TestResult{}, err
+		}
+		r := TestResult{OK: true, DryRun: true, Payload: body, Title: "Dry run: nothing was sent to Meta.",
+			Message: "This is the test event as it would go to Meta. Switch the dataset to test mode to send it to Events Manager → Test events."}
+		if ds.TestEventCode != "" {
+			r.Message = "This is the test event as it would go to Meta, with the test event code " + ds.TestEventCode +
+				". Switch the dataset to test mode to send it to Events Manager → Test events."
+		}
+		return r, nil
+	}
 	if ds.TestEventCode == "" {
 		return TestResult{Title: "No test event code.", Message: "Copy it from Events Manager → Test events and save it here first."}, nil
 	}
