@@ -266,10 +266,17 @@ type Dataset struct {
 	// person saves a new one.
 	PausedAt     *time.Time
 	PausedReason string
-	// ThrottledUntil slows the dataset down after Meta's rate limits.
-	ThrottledUntil *time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// HeldSince is set while Meta or the network fails the dataset's
+	// requests (an outage, throttling): its events wait, spending no
+	// attempt, and one probe batch at a time tries Meta, at HoldUntil.
+	HeldSince *time.Time
+	HoldUntil *time.Time
+	// HoldTries counts the failed tries of the hold, for the backoff;
+	// HoldError is the last one's error.
+	HoldTries int
+	HoldError string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // EventStatus is where an event is in the outbox.

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -14,7 +17,7 @@ func (s *Store) CreateDataset(ctx context.Context, d *models.Dataset) error {
 }
 
 // SaveDataset writes a dataset's settings and secrets. Its pause and
-// throttle are the dispatcher's (PauseDataset, ThrottleDataset) and a
+// hold are the dispatcher's (PauseDataset, HoldDataset, LiftHold) and a
 // person's new token's (ResumeDataset): an edit made from a page read
 // before a pause must not undo it.
 func (s *Store) SaveDataset(ctx context.Context, d *models.Dataset) error {
@@ -56,11 +59,73 @@ func (s *Store) PauseDataset(ctx context.Context, id int64, reason string, now t
 	return wrap("pause dataset", err)
 }
 
-// ThrottleDataset holds a dataset's sending back until the given time,
-// after Meta answered with a rate limit.
-func (s *Store) ThrottleDataset(ctx context.Context, id int64, until time.Time) error {
-	err := s.q(ctx).Model(&models.Dataset{}).Where("id = ?", id).UpdateColumn("throttled_until", until.UTC()).Error
-	return wrap("throttle dataset", err)
+// HoldDataset records a failed try to reach Meta for a dataset: it holds
+// the dataset from now if it was not held yet, counts the try, and sets
+// why it failed and when the next probe may go: now plus wait(tries), tries
+// counting this one. It returns the dataset as held, and whether this call
+// started the hold.
+func (s *Store) HoldDataset(ctx context.Context, id int64, now time.Time, reason string, wait func(tries int) time.Duration) (models.Dataset, bool, error) {
+	var d models.Dataset
+	started := false
+	err := s.Tx(ctx, func(tx *Store) error {
+		if err := tx.q(ctx).Take(&d, id).Error; err != nil {
+			return err
+		}
+		started = d.HeldSince == nil
+		if started {
+			d.HeldSince = ptr(now.UTC())
+		}
+		d.HoldTries++
+		d.HoldUntil, d.HoldError = ptr(now.Add(wait(d.HoldTries)).UTC()), reason
+		return tx.q(ctx).Model(&models.Dataset{}).Where("id = ?", id).Updates(map[string]any{
+			"held_since": d.HeldSince, "hold_until": d.HoldUntil, "hold_tries": d.HoldTries, "hold_error": reason,
+		}).Error
+	})
+	return d, started, wrap("hold dataset", err)
+}
+
+// TakeProbe gives the caller the one probe of a held dataset whose next
+// try is due: it pushes the next try out to now+lease, so no other
+// dispatcher, on any replica, probes at the same time. False when the
+// dataset is not held, or its probe is not due or already taken.
+func (s *Store) TakeProbe(ctx context.Context, id int64, now time.Time, lease time.Duration) (bool, error) {
+	res := s.q(ctx).Model(&models.Dataset{}).
+		Where("id = ? AND held_since IS NOT NULL AND hold_until <= ?", id, now.UTC()).
+		UpdateColumn("hold_until", now.Add(lease).UTC())
+	return res.RowsAffected == 1, wrap("take probe", res.Error)
+}
+
+// ProbeNow makes a held dataset's next try due at now: a person's "try
+// now", or a probe that found nothing to try Meta with.
+func (s *Store) ProbeNow(ctx context.Context, accountID, id int64, now time.Time) error {
+	res := s.q(ctx).Model(&models.Dataset{}).Where("account_id = ? AND id = ?", accountID, id).
+		Where("held_since IS NOT NULL").UpdateColumn("hold_until", now.UTC())
+	if res.Error == nil && res.RowsAffected == 0 {
+		if _, err := s.Dataset(ctx, accountID, id); err != nil {
+			return err
+		}
+	}
+	return wrap("probe now", res.Error)
+}
+
+// LiftHold ends a dataset's hold, after Meta took a batch, and returns when
+// the hold began; nil when the dataset was not held.
+func (s *Store) LiftHold(ctx context.Context, id int64) (*time.Time, error) {
+	var since *time.Time
+	err := s.Tx(ctx, func(tx *Store) error {
+		var d models.Dataset
+		if err := tx.q(ctx).Select("id, held_since").Where("id = ? AND held_since IS NOT NULL", id).Take(&d).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return nil
+			}
+			return err
+		}
+		since = d.HeldSince
+		return tx.q(ctx).Model(&models.Dataset{}).Where("id = ?", id).Updates(map[string]any{
+			"held_since": nil, "hold_until": nil, "hold_tries": 0, "hold_error": "",
+		}).Error
+	})
+	return since, wrap("lift hold", err)
 }
 
 // PausedDatasets lists an account's paused datasets with how many events
@@ -100,3 +165,5 @@ type PausedDataset struct {
 	Waiting      int64
 	Oldest       *time.Time
 }
+
+func ptr[T any](v T) *T { return &v }

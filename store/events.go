@@ -218,13 +218,13 @@ func (s *Store) LeadEvents(ctx context.Context, accountID, leadID int64) ([]mode
 	return evs, wrap("lead events", err)
 }
 
-// DueDatasets lists the datasets that have events due now and are neither
-// paused nor throttled.
+// DueDatasets lists the datasets that have events due now and are not
+// paused, nor held with their next probe still to come.
 func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error) {
 	now = now.UTC()
 	var ids []int64
 	err := s.q(ctx).Model(&models.Dataset{}).
-		Where("paused_at IS NULL AND (throttled_until IS NULL OR throttled_until <= ?)", now).
+		Where("paused_at IS NULL AND (held_since IS NULL OR hold_until <= ?)", now).
 		Where(`EXISTS (SELECT 1 FROM unsent_events q WHERE q.dataset_id = datasets.id AND q.status = 'queued'
 			AND q.next_attempt_at <= ? AND (q.lease_until IS NULL OR q.lease_until < ?))`, now, now).
 		Order("id").Pluck("id", &ids).Error
@@ -234,15 +234,15 @@ func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error)
 // dueSQL picks up to @limit due events of one dataset, in event_time order.
 // An event waits while an earlier event of the same lead and dataset is
 // still queued and not due itself, so a lead's events reach Meta in order.
-// A paused or throttled dataset gives nothing: another batch of it may have
-// just been refused. Its blanks: what to select, a fence for the NOT
-// EXISTS, and the row locking.
+// A paused dataset gives nothing, nor a held one but to its probe (@probe):
+// another batch of it may have just been refused. Its blanks: what to
+// select, a fence for the NOT EXISTS, and the row locking.
 const dueSQL = `
 	SELECT %[1]s FROM unsent_events q
 	WHERE q.dataset_id = @dataset AND q.status = 'queued'
 	  AND q.next_attempt_at <= @now AND (q.lease_until IS NULL OR q.lease_until < @now)
 	  AND EXISTS (SELECT 1 FROM datasets d WHERE d.id = @dataset
-		AND d.paused_at IS NULL AND (d.throttled_until IS NULL OR d.throttled_until <= @now))
+		AND d.paused_at IS NULL AND (d.held_since IS NULL OR @probe))
 	  AND NOT EXISTS (
 		SELECT 1 FROM unsent_events p
 		WHERE p.lead_id = q.lead_id AND (p.event_time, p.event_id) < (q.event_time, q.event_id)
@@ -291,16 +291,17 @@ type Claim struct {
 }
 
 // ClaimEvents leases up to limit due events of a dataset until now+lease,
-// and reads them.
+// and reads them. A held dataset gives events only to its probe, the
+// dispatcher that took it (TakeProbe).
 //
 // A claim changes only the lease of unsent_events rows, a column no index
 // reads: on Postgres it is a HOT update of narrow rows.
-func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time, lease time.Duration, limit int) (Claim, error) {
+func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time, lease time.Duration, limit int, probe bool) (Claim, error) {
 	now = now.UTC()
 	// Microseconds, as Postgres keeps it, so the lease compares equal when
 	// read back.
 	c := Claim{Lease: now.Add(lease).Truncate(time.Microsecond)}
-	args := map[string]any{"dataset": datasetID, "now": now, "lease": c.Lease, "limit": limit}
+	args := map[string]any{"dataset": datasetID, "now": now, "lease": c.Lease, "limit": limit, "probe": probe}
 	err := s.Tx(ctx, func(tx *Store) error {
 		var rows *sql.Rows
 		var err error

@@ -88,7 +88,7 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 			t.Fatal(err)
 		}
 		now = time.Now().UTC() // the event is due from when it was queued
-		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
 		if err != nil || len(first.Events) != 1 {
 			t.Fatalf("claim = %+v, %v", first, err)
 		}
@@ -103,7 +103,7 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 		// first one's settle no longer touches it. An attempt counts when
 		// it is settled, so the first claim counted none.
 		later := now.Add(2 * time.Minute)
-		second, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10)
+		second, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10, false)
 		if err != nil || len(second.Events) != 1 || second.Events[0].Attempts != 1 {
 			t.Fatalf("second claim = %+v, %v", second, err)
 		}
@@ -140,7 +140,7 @@ func TestEventsWithStatusBothWays(t *testing.T) {
 		l := storedLead(t, s, b, now, "b@example.com")
 		stored := enqueue(t, s, append(evs, dueEvent(other, l, "b", now, now))...)
 		// Events 0, 2 and 4 fail; 1 and 3 stay queued.
-		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
 		if err != nil || len(c.Events) != 5 {
 			t.Fatalf("claim = %d, %v", len(c.Events), err)
 		}

@@ -253,7 +253,7 @@ func (s *Store) SendRequest(ctx context.Context, accountID, id int64) (models.Se
 func (s *Store) ResumeDataset(ctx context.Context, accountID, id int64, now time.Time) error {
 	return wrap("resume dataset", s.Tx(ctx, func(tx *Store) error {
 		res := tx.q(ctx).Model(&models.Dataset{}).Where("account_id = ? AND id = ?", accountID, id).
-			Updates(map[string]any{"paused_at": nil, "paused_reason": "", "throttled_until": nil, "updated_at": now.UTC()})
+			Updates(map[string]any{"paused_at": nil, "paused_reason": "", "updated_at": now.UTC()})
 		if res.Error != nil {
 			return res.Error
 		}

@@ -33,7 +33,7 @@ func TestSentEventKeepsTheJSONSent(t *testing.T) {
 			enqueue(t, s, evs...)
 			settle := func(at time.Time, req *int64, o store.Outcome) store.Claim {
 				t.Helper()
-				c, err := s.ClaimEvents(ctx, d.ID, at, time.Minute, 10)
+				c, err := s.ClaimEvents(ctx, d.ID, at, time.Minute, 10, false)
 				if err != nil || len(c.Events) != n {
 					t.Fatalf("claim = %d events, %v; want %d", len(c.Events), err, n)
 				}
@@ -76,7 +76,7 @@ func TestSentEventKeepsTheJSONSent(t *testing.T) {
 			e := dueEvent(d, l, "prepared", now.Add(-time.Hour), now)
 			e.Payload, e.PayloadStamp = `{"queued":true}`, 7
 			enqueue(t, s, e)
-			c, err = s.ClaimEvents(ctx, d.ID, at, time.Minute, 10)
+			c, err = s.ClaimEvents(ctx, d.ID, at, time.Minute, 10, false)
 			if err != nil || len(c.Events) != 1 || c.Events[0].Attempts != 1 {
 				t.Fatalf("claim = %+v, %v; want the prepared event, on its first attempt", c.Events, err)
 			}
@@ -107,19 +107,19 @@ func TestSecondClaimWaitsForLeadsEarlierEvent(t *testing.T) {
 			enqueue(t, s, e)
 		}
 		queue("e1", "Lead", now.Add(-2*time.Hour))
-		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
 		if err != nil || len(first.Events) != 1 {
 			t.Fatalf("first claim = %+v, %v", first.Events, err)
 		}
 		queue("e2", "Schedule", now.Add(-time.Hour))
-		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Second), time.Minute, 10); err != nil || len(c.Events) != 0 {
+		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Second), time.Minute, 10, false); err != nil || len(c.Events) != 0 {
 			t.Errorf("claim while e1 is leased = %+v, %v; want nothing", c.Events, err)
 		}
 		retry := []store.Outcome{{ID: first.Events[0].ID, Status: models.EventQueued, Error: "HTTP 500", NextAttemptAt: now.Add(time.Hour)}}
 		if err := s.SettleEvents(ctx, first, nil, "", now, retry); err != nil {
 			t.Fatal(err)
 		}
-		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(2*time.Second), time.Minute, 10); err != nil || len(c.Events) != 0 {
+		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(2*time.Second), time.Minute, 10, false); err != nil || len(c.Events) != 0 {
 			t.Errorf("claim while e1 waits to retry = %+v, %v; want nothing", c.Events, err)
 		}
 	})
@@ -139,12 +139,12 @@ func TestSettleAfterTheLeaseRanOutChangesNothing(t *testing.T) {
 			evs = append(evs, dueEvent(d, storedLead(t, s, a, now, id+"@example.com"), id, now.Add(-time.Hour), now))
 		}
 		evs = enqueue(t, s, evs...)
-		old, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10)
+		old, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
 		if err != nil || len(old.Events) != 3 {
 			t.Fatalf("first claim = %d, %v", len(old.Events), err)
 		}
 		later := now.Add(2 * time.Minute)
-		current, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10)
+		current, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10, false)
 		if err != nil || len(current.Events) != 3 {
 			t.Fatalf("claim after the lease ran out = %d, %v", len(current.Events), err)
 		}

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -38,11 +37,12 @@ const (
 	// MaxAge is how old an event may be; older ones make Meta refuse the
 	// whole request, so they are expired instead of sent.
 	MaxAge = 7 * 24 * time.Hour
-	// maxAttempts bounds retries of transient failures.
-	maxAttempts = 12
-	maxBackoff  = time.Hour
 	// expiryMargin keeps events clear of Meta's 7-day edge.
 	expiryMargin = 10 * time.Minute
+	// firstProbe and maxProbe bound the wait between the tries of a held
+	// dataset: 1 s, doubling with each failed try, at most 5 minutes.
+	firstProbe = time.Second
+	maxProbe   = 5 * time.Minute
 )
 
 // JunkLead is the reason on events held back because a person marked their
@@ -196,11 +196,24 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 		return 0, err
 	}
 	now := d.o.Now()
-	if ds.PausedAt != nil || (ds.ThrottledUntil != nil && ds.ThrottledUntil.After(now)) {
+	if ds.PausedAt != nil {
 		return 0, nil
 	}
-	c, err := s.ClaimEvents(ctx, ds.ID, now, d.o.Lease, MaxBatch)
+	// A held dataset is tried with one batch at a time, its probe, which
+	// one dispatcher of all replicas takes when it is due.
+	probe := ds.HeldSince != nil
+	if probe {
+		ok, err := s.TakeProbe(ctx, ds.ID, now, d.o.Lease)
+		if err != nil || !ok {
+			return 0, err
+		}
+	}
+	c, err := s.ClaimEvents(ctx, ds.ID, now, d.o.Lease, MaxBatch, probe)
 	if err != nil || len(c.Events) == 0 {
+		if probe {
+			// Nothing to try Meta with: the next probe may go at once.
+			err = errors.Join(err, s.ProbeNow(ctx, ds.AccountID, ds.ID, now))
+		}
 		return 0, err
 	}
 	// From here the batch is ours: finish it even when ctx ends (shutdown),
@@ -213,6 +226,11 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 		defer rcancel()
 		if rerr := s.ReleaseEvents(rctx, c); rerr != nil {
 			d.o.Log.Error("release batch", slog.Any("error", rerr))
+		}
+		if probe {
+			if perr := s.ProbeNow(rctx, ds.AccountID, ds.ID, d.o.Now()); perr != nil {
+				d.o.Log.Error("release probe", slog.Any("error", perr))
+			}
 		}
 		return 0, err
 	}
@@ -251,8 +269,11 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 		// A margin: an event just under 7 days old may be over by the time
 		// Meta reads it, and would sink the whole request.
 		if now.Sub(e.EventTime) > MaxAge-expiryMargin {
-			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventExpired,
-				Error: fmt.Sprintf("event_time %s is more than 7 days ago; Meta would refuse the whole batch", e.EventTime.UTC().Format(time.RFC3339))})
+			reason := fmt.Sprintf("event_time %s is more than 7 days ago; Meta would refuse the whole batch", e.EventTime.UTC().Format(time.RFC3339))
+			if ds.HeldSince != nil {
+				reason = fmt.Sprintf("Meta unreachable since %s: %s", ds.HeldSince.UTC().Format(time.RFC3339), reason)
+			}
+			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventExpired, Error: reason})
 			continue
 		}
 		if inv := (*capi.Invalid)(nil); errors.As(capi.CheckTime(e.EventTime.Unix(), now), &inv) {
@@ -294,17 +315,19 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 		}
 	}
 	if len(ready) == 0 {
+		if ds.HeldSince != nil {
+			// The probe's events were all expired or held back: Meta was
+			// not tried, so the next probe may go at once.
+			return s.ProbeNow(ctx, ds.AccountID, ds.ID, now)
+		}
 		return nil
 	}
 	target, err := d.target(ds)
 	if err != nil {
-		reason := err.Error()
-		if perr := s.PauseDataset(ctx, ds.ID, reason, now); perr != nil {
-			return perr
-		}
-		return d.requeue(ctx, c, ready, time.Time{}, reason)
+		return d.pause(ctx, ds, c, ready, err.Error())
 	}
-	return d.send(ctx, ds, c, target, ready)
+	_, err = d.send(ctx, ds, c, target, ready)
+	return err
 }
 
 // build makes the JSON of an event that has no prepared payload from its
@@ -388,7 +411,9 @@ func AppSecretLabel(datasetID int64) string {
 
 // send posts a batch; when Meta refuses it as invalid, it splits the batch
 // in halves until the bad events are alone, so the good ones still go.
-func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim, t capi.Target, batch []prepared) error {
+// held says that Meta or the network failed, not an event: the dataset is
+// then held, and the batch waits without spending an attempt.
+func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim, t capi.Target, batch []prepared) (held bool, err error) {
 	s := d.o.Store
 	payloads := make([]json.RawMessage, len(batch))
 	for i, p := range batch {
@@ -404,22 +429,27 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 		DurationMS: int(elapsed.Milliseconds()), EventsCount: len(batch), HTTPStatus: resp.HTTPStatus,
 		EventsReceived: resp.EventsReceived, FBTraceID: resp.FBTraceID, Response: string(resp.Body),
 	}
+	msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
 	switch {
 	case err != nil:
+		msg = "network: " + err.Error()
 		req.Error = err.Error()
 	case resp.Err != nil:
-		req.Error = resp.Err.Error()
+		msg = resp.Err.Error()
+		req.Error = msg
 	case resp.HTTPStatus >= 300:
-		req.Error = fmt.Sprintf("HTTP %d", resp.HTTPStatus)
+		req.Error = msg
 	}
 	if ierr := s.InsertSendRequest(ctx, &req); ierr != nil {
-		return ierr
+		return false, ierr
 	}
 	now := d.o.Now()
 
 	switch {
-	case err != nil:
-		return d.retry(ctx, c, batch, "network: "+err.Error())
+	case err != nil, resp.Retryable():
+		// Meta or the network failed, not an event: hold the dataset.
+		// Throttling is Meta asking for the same.
+		return true, d.hold(ctx, ds, c, batch, "Meta unreachable: "+msg)
 	case resp.HTTPStatus >= 200 && resp.HTTPStatus < 300 && resp.Err == nil:
 		// Each event's JSON is its payload, kept with it; the request does
 		// not keep the batch again.
@@ -431,87 +461,94 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 			}
 		}
 		d.o.Metrics.settled(outs)
-		return s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, outs)
+		if err := s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, outs); err != nil {
+			return false, err
+		}
+		if ds.HeldSince != nil {
+			return false, d.lift(ctx, ds)
+		}
+		return false, nil
 	case resp.Err != nil && resp.Err.TokenInvalid():
 		// Never retry a refused token blindly: pause and tell a person.
-		reason := "Meta refused the access token: " + resp.Err.Message
-		d.o.Log.Warn("dataset paused", slog.Int64("dataset_id", ds.ID), slog.String("reason", reason))
-		if err := s.PauseDataset(ctx, ds.ID, reason, now); err != nil {
-			return err
-		}
-		return d.requeue(ctx, c, batch, time.Time{}, reason)
-	case resp.Err != nil && resp.Err.Throttled():
-		wait := backoff(batch[0].event.Attempts)
-		if err := s.ThrottleDataset(ctx, ds.ID, now.Add(wait)); err != nil {
-			return err
-		}
-		return d.retry(ctx, c, batch, "throttled by Meta: "+resp.Err.Message)
-	case resp.Retryable():
-		msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
-		if resp.Err != nil {
-			msg = resp.Err.Error()
-		}
-		return d.retry(ctx, c, batch, "Meta error, will retry: "+msg)
+		return false, d.pause(ctx, ds, c, batch, "Meta refused the access token: "+resp.Err.Message)
 	case !eventLevel(resp):
 		// Not about one event (a wrong dataset id, no permission, a proxy's
 		// 4xx): splitting would send every event alone for nothing. Pause
 		// and tell a person.
-		msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
-		if resp.Err != nil {
-			msg = resp.Err.Error()
+		return false, d.pause(ctx, ds, c, batch, "Meta refused the requests: "+msg)
+	}
+	// Meta answered, so it is reachable.
+	if ds.HeldSince != nil {
+		if err := d.lift(ctx, ds); err != nil {
+			return false, err
 		}
-		reason := "Meta refused the requests: " + msg
-		d.o.Log.Warn("dataset paused", slog.Int64("dataset_id", ds.ID), slog.String("reason", reason))
-		if err := s.PauseDataset(ctx, ds.ID, reason, now); err != nil {
-			return err
-		}
-		return d.requeue(ctx, c, batch, time.Time{}, reason)
+		ds.HeldSince = nil
 	}
 	// Meta refused the batch for an invalid event: one bad event sinks
 	// all. Split until the bad ones are alone.
 	if len(batch) > 1 {
 		mid := len(batch) / 2
-		if err := d.send(ctx, ds, c, t, batch[:mid]); err != nil {
-			return err
+		held, err := d.send(ctx, ds, c, t, batch[:mid])
+		if err != nil || held {
+			if held {
+				err = d.requeue(ctx, c, batch[mid:], "Meta unreachable: "+msg)
+			}
+			return held, err
 		}
 		return d.send(ctx, ds, c, t, batch[mid:])
 	}
-	msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
-	if resp.Err != nil {
-		msg = resp.Err.Error()
-	}
 	out := []store.Outcome{{ID: batch[0].event.ID, Status: models.EventFailed, Error: "Meta refused: " + msg, Payload: string(batch[0].payload)}}
 	d.o.Metrics.settled(out)
-	return s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, out)
+	return false, s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, out)
 }
 
-// retry schedules a batch again with backoff, or fails events that have
-// used up their attempts.
-func (d *Dispatcher) retry(ctx context.Context, c store.Claim, batch []prepared, reason string) error {
+// hold holds a dataset that Meta or the network failed, or counts one more
+// failed try of its hold, and puts the batch back in its place without
+// spending an attempt: an outage is the dataset's, not its events'.
+func (d *Dispatcher) hold(ctx context.Context, ds models.Dataset, c store.Claim, batch []prepared, reason string) error {
+	held, started, err := d.o.Store.HoldDataset(ctx, ds.ID, d.o.Now(), reason, probeWait)
+	if err != nil {
+		return err
+	}
+	if started {
+		d.o.Log.Warn("dataset held: Meta unreachable", slog.Int64("dataset_id", ds.ID), slog.String("reason", reason))
+	} else {
+		d.o.Log.Debug("held dataset's probe failed", slog.Int64("dataset_id", ds.ID), slog.Int("tries", held.HoldTries),
+			slog.Time("next_try", *held.HoldUntil), slog.String("reason", reason))
+	}
+	return d.requeue(ctx, c, batch, reason)
+}
+
+// lift ends a dataset's hold after Meta took a request.
+func (d *Dispatcher) lift(ctx context.Context, ds models.Dataset) error {
+	since, err := d.o.Store.LiftHold(ctx, ds.ID)
+	if err != nil || since == nil {
+		return err
+	}
+	d.o.Log.Info("dataset hold lifted: Meta reachable again", slog.Int64("dataset_id", ds.ID),
+		slog.Duration("held_for", d.o.Now().Sub(*since)))
+	return nil
+}
+
+// pause stops a dataset until a person acts, and puts the batch back.
+func (d *Dispatcher) pause(ctx context.Context, ds models.Dataset, c store.Claim, batch []prepared, reason string) error {
+	d.o.Log.Warn("dataset paused", slog.Int64("dataset_id", ds.ID), slog.String("reason", reason))
+	if err := d.o.Store.PauseDataset(ctx, ds.ID, reason, d.o.Now()); err != nil {
+		return err
+	}
+	return d.requeue(ctx, c, batch, reason)
+}
+
+// requeue puts a batch back in its place without spending an attempt, for
+// a held or paused dataset: it goes out once Meta answers again, or once a
+// person fixes the token.
+func (d *Dispatcher) requeue(ctx context.Context, c store.Claim, batch []prepared, reason string) error {
 	now := d.o.Now()
-	outs := make([]store.Outcome, 0, len(batch))
-	for _, p := range batch {
-		if p.event.Attempts >= maxAttempts {
-			outs = append(outs, store.Outcome{ID: p.event.ID, Status: models.EventFailed, Error: fmt.Sprintf("gave up after %d attempts: %s", p.event.Attempts, reason), Payload: string(p.payload)})
-			continue
-		}
-		outs = append(outs, store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: now.Add(backoff(p.event.Attempts))})
-	}
-	d.o.Metrics.settled(outs)
-	return d.o.Store.SettleEvents(ctx, c, nil, "", now, outs)
-}
-
-// requeue puts a batch back without spending an attempt, for a paused
-// dataset: it goes out once a person fixes the token.
-func (d *Dispatcher) requeue(ctx context.Context, c store.Claim, batch []prepared, at time.Time, reason string) error {
-	if at.IsZero() {
-		at = d.o.Now()
-	}
 	outs := make([]store.Outcome, len(batch))
 	for i, p := range batch {
-		outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: at, Untried: true}
+		outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventQueued, Error: reason, NextAttemptAt: now, Untried: true}
 	}
-	return d.o.Store.SettleEvents(ctx, c, nil, "", d.o.Now(), outs)
+	return d.o.Store.SettleEvents(ctx, c, nil, "", now, outs)
 }
 
 // eventLevel reports whether Meta refused a batch because of an event in
@@ -520,11 +557,11 @@ func eventLevel(r capi.Response) bool {
 	return r.Err != nil && r.Err.Code == 100 && r.Err.Subcode >= 2804000 && r.Err.Subcode < 2805000
 }
 
-// backoff is attempt⁴ seconds with ±20% jitter, capped at an hour: 1 s,
-// 16 s, 81 s, 4 min, 10 min, 21 min, ...
-func backoff(attempt int) time.Duration {
-	a := float64(max(attempt, 1))
-	d := time.Duration(math.Min(math.Pow(a, 4), maxBackoff.Seconds()) * float64(time.Second))
+// probeWait is how long a held dataset waits after its tries-th failed
+// try: 1 s doubling each time, with ±20% jitter so that datasets held by
+// one outage do not probe in step, at most 5 minutes.
+func probeWait(tries int) time.Duration {
+	d := firstProbe << min(max(tries-1, 0), 16)
 	jitter := 0.8 + 0.4*rand.Float64()
-	return time.Duration(float64(d) * jitter)
+	return min(time.Duration(float64(d)*jitter), maxProbe)
 }

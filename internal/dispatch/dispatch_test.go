@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -239,49 +240,202 @@ func TestInvalidEventHeldBack(t *testing.T) {
 	})
 }
 
-func TestTransientFailuresBackOff(t *testing.T) {
+// held reads the dataset's hold.
+func (b *bench) held() models.Dataset {
+	b.t.Helper()
+	ds, err := b.store.DatasetByID(b.t.Context(), b.dataset.ID)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return ds
+}
+
+// TestOutageHoldsTheDataset: a failure of Meta or the network, whatever
+// its kind, holds the dataset; its events wait in order and spend no
+// attempt, the next try waits 1 s doubling, and a try that goes through
+// lifts the hold and sends everything.
+func TestOutageHoldsTheDataset(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(5, b.clock.now().Add(-time.Hour), nil)
 		d := b.dispatcher()
-		for _, f := range []capitest.Failure{capitest.ServerError, capitest.Transient, capitest.Reset} {
+		failures := []capitest.Failure{capitest.ServerError, capitest.Transient, capitest.Reset, capitest.Throttle, capitest.ThrottleAdAccount}
+		for i, f := range failures {
 			b.meta.FailNext(1, f)
 			b.drain(d)
+			ds := b.held()
+			if ds.HeldSince == nil || ds.HoldUntil == nil || ds.HoldTries != i+1 || ds.HoldError == "" {
+				t.Fatalf("after failure %d: hold since %v until %v tries %d error %q; want held, %d tries", i, ds.HeldSince, ds.HoldUntil, ds.HoldTries, ds.HoldError, i+1)
+			}
+			wait := ds.HoldUntil.Sub(b.clock.now())
+			if base := time.Second << i; wait < base*8/10 || wait > base*12/10 {
+				t.Errorf("try %d waits %s; want %s ±20%%", i+1, wait, base)
+			}
 			e := b.event(evs[0].ID)
-			if e.Status != models.EventQueued || !e.NextAttemptAt.After(b.clock.now()) || e.LastError == "" {
-				t.Fatalf("after a transient failure: %s next %v err %q; want queued for later", e.Status, e.NextAttemptAt, e.LastError)
+			if e.Status != models.EventQueued || e.Attempts != 0 || !strings.Contains(e.LastError, "Meta unreachable") {
+				t.Fatalf("event during the outage: %s, %d attempts, %q; want queued, no attempt spent", e.Status, e.Attempts, e.LastError)
 			}
-			// Not due yet: nothing is sent.
-			if n := b.drain(d); n != 0 {
-				t.Errorf("claimed %d events before the backoff ended", n)
+			// Before the next try is due, nothing goes to Meta.
+			sent := len(b.meta.Requests())
+			if n := b.drain(d); n != 0 || len(b.meta.Requests()) != sent {
+				t.Errorf("a held dataset sent %d requests before its next try", len(b.meta.Requests())-sent)
 			}
-			b.clock.advance(2 * time.Hour)
+			b.clock.advance(wait)
 		}
 		b.drain(d)
 		if c := b.counts(); c[models.EventSent] != 5 {
-			t.Errorf("counts %v; want all 5 sent after the retries", c)
+			t.Errorf("counts %v; want all 5 sent once Meta answers", c)
 		}
-		if e := b.event(evs[0].ID); e.Attempts != 4 {
-			t.Errorf("attempts = %d; want 4", e.Attempts)
+		for _, e := range evs {
+			if got := b.event(e.ID); got.Attempts != 1 {
+				t.Errorf("event %d: %d attempts; want 1, the send that went through", e.ID, got.Attempts)
+			}
+		}
+		if ds := b.held(); ds.HeldSince != nil || ds.HoldTries != 0 || ds.HoldError != "" {
+			t.Errorf("hold after Meta came back = %v, %d tries, %q; want lifted", ds.HeldSince, ds.HoldTries, ds.HoldError)
+		}
+		// Every try was one request of the whole waiting batch.
+		if got, want := len(b.meta.Requests()), len(failures)+1; got != want {
+			t.Errorf("%d requests to Meta; want %d, one per try", got, want)
 		}
 	})
 }
 
-func TestThrottlingSlowsTheDataset(t *testing.T) {
+// deadURL is an address on this machine that refuses connections.
+func deadURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}
+
+// TestLongOutage: Meta refuses connections for two days. The held dataset
+// tries at most every 5 minutes, one request a try; no event spends an
+// attempt or fails; once Meta is back everything goes, in lead order.
+func TestLongOutage(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
-		b.queue(3, b.clock.now().Add(-time.Hour), nil)
-		b.meta.FailNext(1, capitest.Throttle)
+		start := b.clock.now()
+		evs := b.queue(30, start.Add(-time.Hour), nil)
+		down := dispatch.New(dispatch.Options{
+			Store: s, Sender: &capi.Client{}, Box: b.box, GraphURL: deadURL(t), DefaultVersion: capitest.Version,
+			Now: b.clock.now, Lease: time.Minute, Log: quiet,
+		})
+		tries := 0
+		for b.clock.now().Sub(start) < 48*time.Hour {
+			ds := b.held()
+			if ds.HeldSince == nil || !ds.HoldUntil.After(b.clock.now()) {
+				tries++
+			}
+			b.drain(down)
+			if ds := b.held(); ds.HoldUntil != nil && ds.HoldUntil.Sub(b.clock.now()) > 5*time.Minute {
+				t.Fatalf("next try in %s; want at most 5 minutes", ds.HoldUntil.Sub(b.clock.now()))
+			}
+			b.clock.advance(time.Minute)
+		}
+		ds := b.held()
+		if ds.HeldSince == nil || !ds.HeldSince.Equal(start.Truncate(time.Microsecond)) && ds.HeldSince.Sub(start) > time.Second {
+			t.Errorf("held since %v; want since the outage began, %v", ds.HeldSince, start)
+		}
+		// 48 hours at one try per 5 minutes at most, after the first steps.
+		if ds.HoldTries > 48*12+10 || ds.HoldTries < 48*12/2 {
+			t.Errorf("%d tries in 48 hours; want about one per 5 minutes", ds.HoldTries)
+		}
+		for _, e := range evs {
+			if got := b.event(e.ID); got.Status != models.EventQueued || got.Attempts != 0 {
+				t.Fatalf("event %d after 48 hours of outage: %s, %d attempts; want queued, none spent", e.ID, got.Status, got.Attempts)
+			}
+		}
+		b.clock.advance(5 * time.Minute)
+		b.drain(b.dispatcher())
+		if c := b.counts(); c[models.EventSent] != 30 {
+			t.Errorf("counts %v after Meta came back; want all 30 sent", c)
+		}
+		if got := b.meta.EventsReceived(); got != 30 {
+			t.Errorf("Meta received %d events; want 30, none twice", got)
+		}
+		if ds := b.held(); ds.HeldSince != nil {
+			t.Error("the hold outlived the outage")
+		}
+	})
+}
+
+// TestOutageExpiresAtSevenDays: nothing fails for an outage before Meta's
+// 7-day window closes; then events expire, saying since when Meta was
+// unreachable.
+func TestOutageExpiresAtSevenDays(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		evs := b.queue(3, b.clock.now().Add(-time.Hour), nil)
+		down := dispatch.New(dispatch.Options{
+			Store: s, Sender: &capi.Client{}, Box: b.box, GraphURL: deadURL(t), DefaultVersion: capitest.Version,
+			Now: b.clock.now, Lease: time.Minute, Log: quiet,
+		})
+		b.drain(down)
+		b.clock.advance(6*24*time.Hour + 20*time.Hour)
+		b.drain(down)
+		if c := b.counts(); c[models.EventQueued] != 3 {
+			t.Fatalf("counts %v 6 days 21 hours into the outage; want all queued", c)
+		}
+		b.clock.advance(4 * time.Hour)
+		b.drain(down)
+		e := b.event(evs[0].ID)
+		if e.Status != models.EventExpired || !strings.Contains(e.LastError, "Meta unreachable since") {
+			t.Errorf("event past 7 days = %s %q; want expired, saying since when Meta was unreachable", e.Status, e.LastError)
+		}
+	})
+}
+
+// TestHoldIsSharedByDispatchers: two dispatchers (replicas) on one
+// database send one probe between them, not one each.
+func TestHoldIsSharedByDispatchers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		b.queue(20, b.clock.now().Add(-time.Hour), nil)
+		b.meta.FailNext(1000, capitest.ServerError)
+		one, two := b.dispatcher(), b.dispatcher()
+		b.drain(one)
+		for step := range 6 {
+			before := len(b.meta.Requests())
+			b.clock.advance(b.held().HoldUntil.Sub(b.clock.now()))
+			var wg sync.WaitGroup
+			for _, d := range []*dispatch.Dispatcher{one, two, one, two} {
+				wg.Go(func() { b.drain(d) })
+			}
+			wg.Wait()
+			if got := len(b.meta.Requests()) - before; got != 1 {
+				t.Errorf("step %d: %d requests from two dispatchers; want one probe", step, got)
+			}
+		}
+	})
+}
+
+// TestRefusedEventAmidOutage: an event-level refusal still splits the
+// batch and fails only the bad event, and a held dataset whose probe is
+// refused that way is reachable again.
+func TestRefusedEventAmidOutage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		evs := b.queue(8, b.clock.now().Add(-time.Hour), nil)
+		b.meta.RejectEventIDs(evs[5].EventID)
+		b.meta.FailNext(1, capitest.Reset)
 		d := b.dispatcher()
 		b.drain(d)
-		ds, _ := s.DatasetByID(t.Context(), b.dataset.ID)
-		if ds.ThrottledUntil == nil || !ds.ThrottledUntil.After(b.clock.now()) {
-			t.Fatalf("throttled_until = %v; want in the future", ds.ThrottledUntil)
-		}
-		b.clock.advance(2 * time.Hour)
+		b.clock.advance(2 * time.Second)
 		b.drain(d)
-		if c := b.counts(); c[models.EventSent] != 3 {
-			t.Errorf("counts %v; want 3 sent after the throttle", c)
+		c := b.counts()
+		if c[models.EventSent] != 7 || c[models.EventFailed] != 1 {
+			t.Errorf("counts %v; want 7 sent and the refused one failed", c)
+		}
+		if e := b.event(evs[5].ID); e.Status != models.EventFailed || e.Attempts != 1 {
+			t.Errorf("refused event = %s with %d attempts; want failed, its one attempt spent", e.Status, e.Attempts)
+		}
+		if ds := b.held(); ds.HeldSince != nil {
+			t.Error("dataset still held after Meta answered")
 		}
 	})
 }
@@ -328,7 +482,7 @@ func TestLeaseRecoveryAfterKilledDispatcher(t *testing.T) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(5, b.clock.now().Add(-time.Hour), nil)
 		// A dispatcher claims the batch and dies before sending it.
-		claimed, err := s.ClaimEvents(t.Context(), b.dataset.ID, b.clock.now(), time.Minute, 1000)
+		claimed, err := s.ClaimEvents(t.Context(), b.dataset.ID, b.clock.now(), time.Minute, 1000, false)
 		if err != nil || len(claimed.Events) != 5 {
 			t.Fatalf("claim = %d, %v", len(claimed.Events), err)
 		}
@@ -491,9 +645,9 @@ func TestLeadEventsStayInOrder(t *testing.T) {
 		b.meta.FailNext(1, capitest.ServerError)
 		d := b.dispatcher()
 		b.drain(d)
-		// The first event waits for its retry, so the later one waits too.
-		if e := b.event(later[0].ID); e.Status != models.EventQueued || e.Attempts != 1 {
-			t.Errorf("later event = %s after %d attempts", e.Status, e.Attempts)
+		// The outage holds both, in order, spending no attempt.
+		if e := b.event(later[0].ID); e.Status != models.EventQueued || e.Attempts != 0 {
+			t.Errorf("later event = %s after %d attempts; want queued, none spent", e.Status, e.Attempts)
 		}
 		b.clock.advance(time.Hour)
 		b.drain(d)
