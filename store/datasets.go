@@ -130,14 +130,24 @@ func (s *Store) LiftHold(ctx context.Context, id int64) (*time.Time, error) {
 
 // PausedDatasets lists an account's paused datasets with how many events
 // wait for each and the oldest of them, which expires first.
-func (s *Store) PausedDatasets(ctx context.Context, accountID int64) ([]PausedDataset, error) {
+func (s *Store) PausedDatasets(ctx context.Context, accountID int64) ([]DatasetBacklog, error) {
+	return s.backlogs(ctx, accountID, "paused_at IS NOT NULL")
+}
+
+// HeldDatasets lists an account's datasets held for a Meta outage, with
+// how many events wait for each and the oldest of them.
+func (s *Store) HeldDatasets(ctx context.Context, accountID int64) ([]DatasetBacklog, error) {
+	return s.backlogs(ctx, accountID, "held_since IS NOT NULL")
+}
+
+func (s *Store) backlogs(ctx context.Context, accountID int64, cond string) ([]DatasetBacklog, error) {
 	var ds []models.Dataset
-	if err := s.q(ctx).Where("account_id = ? AND paused_at IS NOT NULL", accountID).Order("name").Find(&ds).Error; err != nil {
-		return nil, wrap("paused datasets", err)
+	if err := s.q(ctx).Where("account_id = ?", accountID).Where(cond).Order("name").Find(&ds).Error; err != nil {
+		return nil, wrap("dataset backlogs", err)
 	}
-	out := make([]PausedDataset, 0, len(ds))
+	out := make([]DatasetBacklog, 0, len(ds))
 	for _, d := range ds {
-		p := PausedDataset{ID: d.ID, Name: d.Name, PausedReason: d.PausedReason}
+		b := DatasetBacklog{Dataset: d}
 		// Events still to send are queued (a running lease only marks them
 		// as being sent): the oldest, with how many there are, in one read.
 		var oldest []struct {
@@ -147,23 +157,42 @@ func (s *Store) PausedDatasets(ctx context.Context, accountID int64) ([]PausedDa
 		if err := s.q(ctx).Model(&unsentEvent{}).Select("event_time, COUNT(*) OVER () AS waiting").
 			Where("dataset_id = ? AND status = ?", d.ID, models.EventQueued).
 			Order("event_time, event_id").Limit(1).Scan(&oldest).Error; err != nil {
-			return nil, wrap("paused datasets", err)
+			return nil, wrap("dataset backlogs", err)
 		}
 		if len(oldest) == 1 {
-			p.Waiting, p.Oldest = oldest[0].Waiting, &oldest[0].EventTime
+			b.Waiting, b.Oldest = oldest[0].Waiting, &oldest[0].EventTime
 		}
-		out = append(out, p)
+		out = append(out, b)
 	}
 	return out, nil
 }
 
-// PausedDataset is one paused dataset for the account banner.
-type PausedDataset struct {
-	ID           int64
-	Name         string
-	PausedReason string
-	Waiting      int64
-	Oldest       *time.Time
+// DatasetBacklog is a dataset that is not sending (paused or held), with
+// what waits for it, for the account's banners.
+type DatasetBacklog struct {
+	models.Dataset
+	Waiting int64
+	// Oldest is the event_time of the oldest waiting event, which expires
+	// first; nil when none waits.
+	Oldest *time.Time
+}
+
+// HoldStats are the holds across all accounts, for /metrics: how many
+// datasets are held, and the event_time of the oldest event waiting to be
+// sent anywhere (nil when none waits).
+func (s *Store) HoldStats(ctx context.Context) (held int64, oldest *time.Time, err error) {
+	if err := s.q(ctx).Model(&models.Dataset{}).Where("held_since IS NOT NULL").Count(&held).Error; err != nil {
+		return 0, nil, wrap("hold stats", err)
+	}
+	var times []time.Time
+	if err := s.q(ctx).Model(&unsentEvent{}).Where("status = ?", models.EventQueued).
+		Order("event_time").Limit(1).Pluck("event_time", &times).Error; err != nil {
+		return 0, nil, wrap("hold stats", err)
+	}
+	if len(times) == 1 {
+		oldest = &times[0]
+	}
+	return held, oldest, nil
 }
 
 func ptr[T any](v T) *T { return &v }

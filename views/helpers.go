@@ -1,6 +1,7 @@
 package views
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,10 @@ func countUpTo(n, limit int64) string {
 // plural writes n with the noun that goes with it: "1 event", "2 events".
 func plural(n int64, one, many string) string { return pluralUpTo(n, CountCap, one, many) }
 
+// Plural writes an exact count n, with thousands separators, and the noun
+// that goes with it, for handlers' messages: "8,214 events".
+func Plural(n int64, one, many string) string { return pluralUpTo(n, math.MaxInt64, one, many) }
+
 // pluralUpTo is plural for a count made with limit+1 as its limit.
 func pluralUpTo(n, limit int64, one, many string) string {
 	if n == 1 {
@@ -66,4 +71,23 @@ func Span(d time.Duration) string {
 		return plural(int64(d/time.Minute), "minute", "minutes")
 	}
 	return d.String()
+}
+
+// Elapsed writes how long something has lasted, to the unit people would
+// say: "40 s", "14 min", "3 h 5 min", "2 days 4 h".
+func Elapsed(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + " s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + " min"
+	case d < 48*time.Hour:
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		if m == 0 {
+			return strconv.Itoa(h) + " h"
+		}
+		return strconv.Itoa(h) + " h " + strconv.Itoa(m) + " min"
+	}
+	days, h := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
+	return strconv.Itoa(days) + " days " + strconv.Itoa(h) + " h"
 }

@@ -33,6 +33,10 @@ type Alert struct {
 	Message  string
 	Link     string
 	LinkText string
+	// Action, when set, is a URL the alert's button posts to (ActionText),
+	// for the people allowed to act.
+	Action     string
+	ActionText string
 }
 
 // Flash is a one-time message shown at the top of the next page.

@@ -294,11 +294,18 @@ func indentJSON(b []byte) string {
 }
 
 // accountAlerts are the banners of an account: datasets paused because
-// Meta refused their token, with what waits and when it starts to expire.
+// Meta refused their token, and datasets held because Meta is unreachable,
+// with what waits and when it starts to expire.
 func (h *Handler) accountAlerts(c echo.Context, a models.Account) []views.Alert {
-	paused, err := h.store.PausedDatasets(c.Request().Context(), a.ID)
+	ctx := c.Request().Context()
+	paused, err := h.store.PausedDatasets(ctx, a.ID)
 	if err != nil {
 		h.log.Error("paused datasets", "error", err)
+		return nil
+	}
+	held, err := h.store.HeldDatasets(ctx, a.ID)
+	if err != nil {
+		h.log.Error("held datasets", "error", err)
 		return nil
 	}
 	var out []views.Alert
@@ -309,7 +316,51 @@ func (h *Handler) accountAlerts(c echo.Context, a models.Account) []views.Alert 
 		}
 		out = append(out, views.Alert{Message: msg, Link: views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(p.ID, 10)), LinkText: "Save a new token"})
 	}
+	for _, b := range held {
+		al := views.Alert{Message: h.holdMessage(a, b), Link: views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(b.ID, 10)), LinkText: "Open the dataset"}
+		if acc := currentAccount(c); acc != nil && acc.Role.AtLeast(models.RoleEditor) {
+			al.Action, al.ActionText = views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(b.ID, 10)+"/probe"), "Try now"
+		}
+		out = append(out, al)
+	}
 	return out
+}
+
+// holdMessage says what a held dataset's people need to know: since when
+// Meta is unreachable, what waits, when the next try goes and why the
+// last one failed.
+func (h *Handler) holdMessage(a models.Account, b store.DatasetBacklog) string {
+	now := h.now()
+	msg := fmt.Sprintf("Meta unreachable for dataset %s since %s (%s): %s waiting", b.Name,
+		h.formatTime(a, b.HeldSince), views.Elapsed(now.Sub(*b.HeldSince)), views.Plural(b.Waiting, "event", "events"))
+	if b.HoldUntil != nil {
+		if b.HoldUntil.After(now) {
+			msg += ", next try " + b.HoldUntil.In(location(a)).Format("15:04:05")
+		} else {
+			msg += ", trying now"
+		}
+	}
+	msg += ". Last error: " + b.HoldError + "."
+	if b.Oldest != nil {
+		msg += " Nothing is lost before the oldest expires " + h.formatTime(a, ptr(b.Oldest.Add(dispatch.MaxAge))) + "."
+	}
+	return msg
+}
+
+// probeDataset is an editor's "try now" for a held dataset: its next try
+// goes at once.
+func (h *Handler) probeDataset(c echo.Context) error {
+	a := currentAccount(c)
+	id, err := strconv.ParseInt(c.Param("dataset"), 10, 64)
+	if err != nil {
+		return store.ErrNotFound
+	}
+	if err := h.store.ProbeNow(c.Request().Context(), a.ID, id, h.now()); err != nil {
+		return err
+	}
+	h.notify()
+	setFlash(c, "ok", "Trying Meta again now.")
+	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(id, 10)))
 }
 
 func ptr[T any](v T) *T { return &v }

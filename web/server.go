@@ -159,6 +159,7 @@ func New(o Options) *echo.Echo {
 	editor.GET("/datasets/:dataset", h.showDataset)
 	editor.POST("/datasets/:dataset", h.updateDataset)
 	editor.POST("/datasets/:dataset/test", h.sendTestEvent)
+	editor.POST("/datasets/:dataset/probe", h.probeDataset)
 
 	owner := acc.Group("", h.requireRole("owner"))
 	owner.GET("/settings", h.showSettings)

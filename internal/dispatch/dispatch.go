@@ -449,7 +449,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 	case err != nil, resp.Retryable():
 		// Meta or the network failed, not an event: hold the dataset.
 		// Throttling is Meta asking for the same.
-		return true, d.hold(ctx, ds, c, batch, "Meta unreachable: "+msg)
+		return true, d.hold(ctx, ds, c, batch, msg)
 	case resp.HTTPStatus >= 200 && resp.HTTPStatus < 300 && resp.Err == nil:
 		// Each event's JSON is its payload, kept with it; the request does
 		// not keep the batch again.
@@ -502,11 +502,13 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 	return false, s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, out)
 }
 
-// hold holds a dataset that Meta or the network failed, or counts one more
-// failed try of its hold, and puts the batch back in its place without
-// spending an attempt: an outage is the dataset's, not its events'.
-func (d *Dispatcher) hold(ctx context.Context, ds models.Dataset, c store.Claim, batch []prepared, reason string) error {
-	held, started, err := d.o.Store.HoldDataset(ctx, ds.ID, d.o.Now(), reason, probeWait)
+// hold holds a dataset that Meta or the network failed (why says how), or
+// counts one more failed try of its hold, and puts the batch back in its
+// place without spending an attempt: an outage is the dataset's, not its
+// events'.
+func (d *Dispatcher) hold(ctx context.Context, ds models.Dataset, c store.Claim, batch []prepared, why string) error {
+	reason := "Meta unreachable: " + why
+	held, started, err := d.o.Store.HoldDataset(ctx, ds.ID, d.o.Now(), why, probeWait)
 	if err != nil {
 		return err
 	}

@@ -792,6 +792,41 @@ func TestMetrics(t *testing.T) {
 	if _, ok := got["leadsignal_events_queue{sent}"]; ok {
 		t.Error("sent events are not in the queue; the settled counters count them")
 	}
+	if got["leadsignal_datasets_held"] != 0 || got["leadsignal_oldest_waiting_event_seconds"] != 0 {
+		t.Errorf("held %v, oldest waiting %v s; want 0 and 0 (only future events wait)", got["leadsignal_datasets_held"], got["leadsignal_oldest_waiting_event_seconds"])
+	}
+
+	// An outage: the dataset is held, and its events age.
+	b.queue(2, time.Now().Add(-time.Hour), nil)
+	b.meta.FailNext(1, capitest.Reset)
+	if _, err := d.Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got = gauges(t, reg)
+	if got["leadsignal_datasets_held"] != 1 {
+		t.Errorf("leadsignal_datasets_held = %v during the outage; want 1", got["leadsignal_datasets_held"])
+	}
+	if age := got["leadsignal_oldest_waiting_event_seconds"]; age < 3590 || age > 3700 {
+		t.Errorf("leadsignal_oldest_waiting_event_seconds = %v; want about an hour", age)
+	}
+}
+
+// gauges gathers the gauges of reg by name.
+func gauges(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, mt := range f.GetMetric() {
+			if mt.GetGauge() != nil && len(mt.GetLabel()) == 0 {
+				got[f.GetName()] = mt.GetGauge().GetValue()
+			}
+		}
+	}
+	return got
 }
 
 func TestBatchLevelRefusalPausesWithoutSplitting(t *testing.T) {

@@ -35,8 +35,11 @@ func NewMetrics(reg prometheus.Registerer, s *store.Store) *Metrics {
 			Buckets: []float64{1, 10, 50, 100, 250, 500, 1000},
 		}),
 	}
-	reg.MustRegister(m.settledTotal, m.latency, m.batchSize, &depthCollector{store: s,
-		desc: prometheus.NewDesc("leadsignal_events_queue", "Events still to send, by status: queued or sending.", []string{"status"}, nil)})
+	reg.MustRegister(m.settledTotal, m.latency, m.batchSize, &depthCollector{store: s, now: time.Now,
+		desc: prometheus.NewDesc("leadsignal_events_queue", "Events still to send, by status: queued or sending.", []string{"status"}, nil),
+		held: prometheus.NewDesc("leadsignal_datasets_held", "Datasets held because Meta or the network fails their requests.", nil, nil),
+		oldest: prometheus.NewDesc("leadsignal_oldest_waiting_event_seconds",
+			"Age of the oldest event waiting to be sent (its event_time); 0 when none waits. Meta refuses events older than 7 days.", nil, nil)})
 	return m
 }
 
@@ -57,13 +60,19 @@ func (m *Metrics) request(d time.Duration, events int) {
 	m.batchSize.Observe(float64(events))
 }
 
-// depthCollector counts the events still to send when Prometheus scrapes.
+// depthCollector reads the queue's depth and the datasets' holds from the
+// database when Prometheus scrapes: they are shared by every replica.
 type depthCollector struct {
-	store *store.Store
-	desc  *prometheus.Desc
+	store              *store.Store
+	now                func() time.Time
+	desc, held, oldest *prometheus.Desc
 }
 
-func (c *depthCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *depthCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	ch <- c.held
+	ch <- c.oldest
+}
 
 func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -71,9 +80,20 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	depth, err := c.store.QueueDepth(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.desc, err)
-		return
 	}
 	for st, n := range depth {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), string(st))
 	}
+	held, oldest, err := c.store.HoldStats(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.held, err)
+		ch <- prometheus.NewInvalidMetric(c.oldest, err)
+		return
+	}
+	age := 0.0
+	if oldest != nil {
+		age = max(c.now().Sub(*oldest).Seconds(), 0)
+	}
+	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(held))
+	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, age)
 }
