@@ -65,12 +65,20 @@ func (s *Store) AccountsForUser(ctx context.Context, userID int64) ([]models.Acc
 // A Website URL also becomes the event_source_url of the account's website
 // leads that have none and an event not sent yet, as it would have at their
 // capture: a retry of an event held back for the missing URL then sends it,
-// and the lead page shows the URL sent. Only leads with an unsent event are
-// read, so a save never rewrites an account's history of leads.
+// and the lead page shows the URL sent. Only a changed Website URL does,
+// and only to leads with an unsent event, so a save never rewrites an
+// account's history of leads.
 func (s *Store) UpdateAccountSettings(ctx context.Context, a models.Account) (models.Account, error) {
 	defer s.forgetKeys()
 	var out models.Account
 	err := s.Tx(ctx, func(tx *Store) error {
+		var before []string
+		if err := tx.q(ctx).Model(&models.Account{}).Where("id = ?", a.ID).Pluck("website_url", &before).Error; err != nil {
+			return err
+		}
+		if len(before) == 0 {
+			return ErrNotFound
+		}
 		res := tx.q(ctx).Model(&models.Account{}).Where("id = ?", a.ID).Updates(map[string]any{
 			"name":            a.Name,
 			"timezone":        a.Timezone,
@@ -85,7 +93,7 @@ func (s *Store) UpdateAccountSettings(ctx context.Context, a models.Account) (mo
 		if res.RowsAffected == 0 {
 			return ErrNotFound
 		}
-		if a.WebsiteURL != "" {
+		if a.WebsiteURL != "" && a.WebsiteURL != before[0] {
 			err := tx.q(ctx).Model(&models.Lead{}).
 				Where(`account_id = ? AND source = ? AND event_source_url = '' AND id IN (
 					SELECT lead_id FROM unsent_events WHERE dataset_id IN (SELECT id FROM datasets WHERE account_id = ?))`,
@@ -140,9 +148,10 @@ func (s *Store) SetMember(ctx context.Context, accountID, userID int64, role mod
 }
 
 // RemoveMember takes a user out of an account and ends the user's
-// sessions, so that a page left open on any replica stops working at once;
-// it refuses to remove the last owner.
-func (s *Store) RemoveMember(ctx context.Context, accountID, userID int64) error {
+// sessions but the one hashed keep ("" for none: the owner removing
+// themselves keeps theirs), so that a page left open on any replica stops
+// working at once; it refuses to remove the last owner.
+func (s *Store) RemoveMember(ctx context.Context, accountID, userID int64, keep string) error {
 	err := s.Tx(ctx, func(tx *Store) error {
 		var cur models.Membership
 		if err := tx.q(ctx).Where("account_id = ? AND user_id = ?", accountID, userID).Take(&cur).Error; err != nil {
@@ -157,7 +166,7 @@ func (s *Store) RemoveMember(ctx context.Context, accountID, userID int64) error
 			Delete(&models.Membership{}).Error; err != nil {
 			return err
 		}
-		_, err := tx.DeleteUserSessions(ctx, userID, "")
+		_, err := tx.DeleteUserSessions(ctx, userID, keep)
 		return err
 	})
 	return wrap("remove member", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -14,25 +16,30 @@ type SessionLimits struct {
 	Absolute time.Duration
 }
 
+// live narrows q to the sessions still usable at now. Times are kept in
+// UTC: SQLite compares them as text.
+func live(q *gorm.DB, now time.Time, lim SessionLimits) *gorm.DB {
+	return q.Where("last_seen_at > ? AND created_at > ?", now.Add(-lim.Idle).UTC(), now.Add(-lim.Absolute).UTC())
+}
+
 // Session finds a live session by the hash of its id: ErrNotFound when
 // there is none, or when it has been idle or alive too long at now.
 func (s *Store) Session(ctx context.Context, idHash string, now time.Time, lim SessionLimits) (models.Session, error) {
 	var sess models.Session
-	err := s.q(ctx).Where("id_hash = ? AND last_seen_at > ? AND created_at > ?",
-		idHash, now.Add(-lim.Idle).UTC(), now.Add(-lim.Absolute).UTC()).Take(&sess).Error
+	err := live(s.q(ctx).Where("id_hash = ?", idHash), now, lim).Take(&sess).Error
 	return sess, wrap("session", err)
 }
 
 // CountUserSessions counts a user's live sessions at now.
 func (s *Store) CountUserSessions(ctx context.Context, userID int64, now time.Time, lim SessionLimits) (int64, error) {
 	var n int64
-	err := s.q(ctx).Model(&models.Session{}).Where("user_id = ? AND last_seen_at > ? AND created_at > ?",
-		userID, now.Add(-lim.Idle).UTC(), now.Add(-lim.Absolute).UTC()).Count(&n).Error
+	err := live(s.q(ctx).Model(&models.Session{}).Where("user_id = ?", userID), now, lim).Count(&n).Error
 	return n, wrap("count user sessions", err)
 }
 
 // CreateSession stores a new session.
 func (s *Store) CreateSession(ctx context.Context, sess models.Session) error {
+	sess.CreatedAt, sess.LastSeenAt = sess.CreatedAt.UTC(), sess.LastSeenAt.UTC()
 	return wrap("create session", s.q(ctx).Create(&sess).Error)
 }
 
@@ -71,6 +78,7 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID int64, keep strin
 // DeleteExpiredSessions removes the sessions that can no longer be used at
 // now, and returns how many.
 func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time, lim SessionLimits) (int64, error) {
+	// The opposite of live.
 	res := s.q(ctx).Where("last_seen_at <= ? OR created_at <= ?", now.Add(-lim.Idle).UTC(), now.Add(-lim.Absolute).UTC()).
 		Delete(&models.Session{})
 	return res.RowsAffected, wrap("delete expired sessions", res.Error)

@@ -123,18 +123,19 @@ func TestUserChangesEndSessions(t *testing.T) {
 
 		login("ada-1", ada)
 		login("ada-2", ada)
-		if err := s.SetUserPassword(ctx, ada.ID, "h2", "ada-1"); err != nil {
+		if err := s.SetUserPassword(ctx, ada.ID, "h2"); err != nil {
 			t.Fatal(err)
 		}
-		if !live("ada-1") || live("ada-2") {
-			t.Errorf("after a password change: ada-1 live %t, ada-2 live %t; want only the changing session", live("ada-1"), live("ada-2"))
+		if live("ada-1") || live("ada-2") {
+			t.Errorf("after a password change: ada-1 live %t, ada-2 live %t; want both ended", live("ada-1"), live("ada-2"))
 		}
-		if err := s.SetUserPassword(ctx, 999999, "h", ""); !errors.Is(err, store.ErrNotFound) {
+		login("ada-1", ada)
+		if err := s.SetUserPassword(ctx, 999999, "h"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("SetUserPassword(unknown) err = %v; want ErrNotFound", err)
 		}
 
 		login("bob-1", bob)
-		if err := s.RemoveMember(ctx, acc.ID, bob.ID); err != nil {
+		if err := s.RemoveMember(ctx, acc.ID, bob.ID, ""); err != nil {
 			t.Fatal(err)
 		}
 		if live("bob-1") {
@@ -164,6 +165,38 @@ func TestUserChangesEndSessions(t *testing.T) {
 		}
 		if err := s.DeleteUser(ctx, ada.ID); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("DeleteUser twice err = %v; want ErrNotFound", err)
+		}
+	})
+}
+
+// TestSessionTimesInAnyZone: a server whose clock is not in UTC keeps the
+// same limits; SQLite compares times as text.
+func TestSessionTimesInAnyZone(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		lim := store.SessionLimits{Idle: 12 * time.Hour, Absolute: 14 * 24 * time.Hour}
+		for _, zone := range []string{"America/New_York", "Asia/Tokyo"} {
+			loc, err := time.LoadLocation(zone)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, loc)
+			hash := "s-" + zone
+			if err := s.CreateSession(ctx, models.Session{IDHash: hash, Data: []byte{}, CreatedAt: t0, LastSeenAt: t0}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Session(ctx, hash, t0.Add(11*time.Hour+59*time.Minute), lim); err != nil {
+				t.Errorf("%s: session 11:59 after its last request: %v; want live", zone, err)
+			}
+			if _, err := s.Session(ctx, hash, t0.Add(12*time.Hour+time.Minute), lim); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("%s: session 12:01 after its last request: %v; want ended", zone, err)
+			}
+			if err := s.UpdateSession(ctx, models.Session{IDHash: hash, Data: []byte{}, LastSeenAt: t0.Add(10 * time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Session(ctx, hash, t0.Add(21*time.Hour), lim); err != nil {
+				t.Errorf("%s: session 11 hours after an update: %v; want live", zone, err)
+			}
 		}
 	})
 }

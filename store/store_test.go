@@ -127,13 +127,13 @@ func TestAccountsAndMembership(t *testing.T) {
 		if err := s.SetMember(ctx, a.ID, ada.ID, models.RoleEditor); !errors.Is(err, store.ErrLastOwner) {
 			t.Errorf("demote last owner err = %v; want ErrLastOwner", err)
 		}
-		if err := s.RemoveMember(ctx, a.ID, ada.ID); !errors.Is(err, store.ErrLastOwner) {
+		if err := s.RemoveMember(ctx, a.ID, ada.ID, ""); !errors.Is(err, store.ErrLastOwner) {
 			t.Errorf("remove last owner err = %v; want ErrLastOwner", err)
 		}
 		if err := s.SetMember(ctx, a.ID, bob.ID, models.RoleOwner); err != nil {
 			t.Fatalf("promote bob: %v", err)
 		}
-		if err := s.RemoveMember(ctx, a.ID, ada.ID); err != nil {
+		if err := s.RemoveMember(ctx, a.ID, ada.ID, ""); err != nil {
 			t.Errorf("remove ada with bob owner: %v", err)
 		}
 		ms, _ := s.Members(ctx, a.ID)

@@ -71,10 +71,10 @@ func (s *Store) Users(ctx context.Context) ([]models.User, error) {
 	return us, wrap("list users", err)
 }
 
-// SetUserPassword replaces a user's password hash and ends every other
-// session of the user (all but the one hashed keep; "" ends them all): a
-// password changed because it leaked must lock the thief out.
-func (s *Store) SetUserPassword(ctx context.Context, id int64, passwordHash, keep string) error {
+// SetUserPassword replaces a user's password hash and ends every session
+// of the user: a password changed because it leaked must lock the thief
+// out. The person who changed it is given a new session.
+func (s *Store) SetUserPassword(ctx context.Context, id int64, passwordHash string) error {
 	err := s.Tx(ctx, func(tx *Store) error {
 		res := tx.q(ctx).Model(&models.User{}).Where("id = ?", id).Update("password_hash", passwordHash)
 		if res.Error != nil {
@@ -83,7 +83,7 @@ func (s *Store) SetUserPassword(ctx context.Context, id int64, passwordHash, kee
 		if res.RowsAffected == 0 {
 			return ErrNotFound
 		}
-		_, err := tx.DeleteUserSessions(ctx, id, keep)
+		_, err := tx.DeleteUserSessions(ctx, id, "")
 		return err
 	})
 	return wrap("set password", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/password"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -213,7 +214,7 @@ func rootedHere(p string) bool {
 }
 
 func unsafeInPath(r rune) bool {
-	return r == '\\' || r == utf8.RuneError || unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+	return r == '\\' || r == utf8.RuneError || unicode.IsSpace(r) || capture.Invisible(r)
 }
 
 // checkEmail returns an error message for an unusable login email.

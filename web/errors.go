@@ -4,6 +4,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -63,5 +65,28 @@ func (h *Handler) handleError(err error, c echo.Context) {
 	if rerr := render(c, code, views.ErrorPage(p, code, msg)); rerr != nil {
 		h.log.Error("render error page", slog.Any("error", rerr))
 		_ = c.String(code, msg)
+	}
+}
+
+// refuseNUL answers 400 to a page request whose query or form holds a NUL
+// character: no text field takes one, and Postgres cannot store it.
+func refuseNUL(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		vals := []url.Values{c.QueryParams()}
+		if c.Request().Method == http.MethodPost {
+			form, err := c.FormParams()
+			if err != nil {
+				return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+			}
+			vals = append(vals, form)
+		}
+		for _, vs := range vals {
+			for k, v := range vs {
+				if strings.ContainsRune(k, 0) || slices.ContainsFunc(v, func(s string) bool { return strings.ContainsRune(s, 0) }) {
+					return echo.NewHTTPError(http.StatusBadRequest, "The text you sent contains a NUL character (\\0), which no field takes. Remove it and try again.")
+				}
+			}
+		}
+		return next(c)
 	}
 }

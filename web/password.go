@@ -65,11 +65,12 @@ func (h *Handler) changePassword(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.SetUserPassword(c.Request().Context(), u.ID, hash, idHash(session(c).ID)); err != nil {
+	if err := h.store.SetUserPassword(c.Request().Context(), u.ID, hash); err != nil {
 		return err
 	}
 	h.log.Info("password changed", slog.Int64("user_id", u.ID))
-	// A new session id too: the one in use may be the one that leaked.
+	// Every session ended, this one too, as it may be the one that leaked:
+	// the person who changed the password goes on in a new one.
 	if err := h.startSession(c, *u); err != nil {
 		return err
 	}

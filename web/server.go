@@ -122,7 +122,7 @@ func New(o Options) *echo.Echo {
 		e.GET("/metrics", echo.WrapHandler(o.Metrics))
 	}
 
-	ui := e.Group("", h.loadSession, h.csrf)
+	ui := e.Group("", h.loadSession, refuseNUL, h.csrf)
 	ui.GET("/", h.home)
 	ui.GET("/setup", h.showSetup)
 	ui.POST("/setup", h.createFirstAdmin)
@@ -192,23 +192,15 @@ func (h *Handler) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// apiMethods are the methods an API path answers 405 to when it does not
-// take them.
-var apiMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
-
 // apiRoute registers an API endpoint that takes one method: any other is a
 // JSON 405 with Allow (OPTIONS a 204 with Allow), before any key is checked.
 func apiRoute(g *echo.Group, path, method string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
-	g.Add(method, path, h, m...)
 	allow := method + ", " + http.MethodOptions
-	for _, other := range apiMethods {
-		if other != method {
-			g.Add(other, path, func(c echo.Context) error {
-				c.Response().Header().Set(echo.HeaderAllow, allow)
-				return echo.NewHTTPError(http.StatusMethodNotAllowed, "this endpoint takes "+method+" only")
-			})
-		}
-	}
+	g.Any(path, func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderAllow, allow)
+		return echo.NewHTTPError(http.StatusMethodNotAllowed, "this endpoint takes "+method+" only")
+	})
+	g.Add(method, path, h, m...)
 	g.OPTIONS(path, func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderAllow, allow)
 		return c.NoContent(http.StatusNoContent)

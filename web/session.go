@@ -38,10 +38,14 @@ const (
 // request writes it again: the idle limit needs minutes, not every request.
 const touchEvery = time.Minute
 
-// sessionStore is a gorilla sessions.Store that keeps every session in the
-// database (store.Session) and puts only its random id, signed and
-// encrypted, in the cookie. Ending a session is deleting its row, which
-// every replica sees at once: a copied cookie stops working at logout.
+// sessionStore is a gorilla sessions.Store that keeps every logged-in
+// session in the database (store.Session) and puts only its random id,
+// signed and encrypted, in the cookie. Ending a session is deleting its
+// row, which every replica sees at once: a copied cookie stops working at
+// logout. A session nobody has logged in on holds only the login form's
+// CSRF token and a flash message, nothing worth revoking: its values ride
+// in the cookie itself, signed and encrypted, so anonymous visitors write
+// nothing to the database.
 type sessionStore struct {
 	store  *store.Store
 	codec  *securecookie.SecureCookie
@@ -52,7 +56,7 @@ type sessionStore struct {
 func newSessionStore(s *store.Store, hashKey, blockKey []byte, limits store.SessionLimits, now func() time.Time) *sessionStore {
 	codec := securecookie.New(hashKey, blockKey)
 	codec.MaxAge(int(limits.Absolute / time.Second))
-	return &sessionStore{store: s, codec: codec, limits: limits, now: now}
+	return &sessionStore{store: s, codec: codec, limits: limits, now: func() time.Time { return now().UTC() }}
 }
 
 // idHash is what the database keeps of a session id.
@@ -75,9 +79,9 @@ func (st *sessionStore) Get(r *http.Request, name string) (*sessions.Session, er
 	return sessions.GetRegistry(r).Get(st, name)
 }
 
-// New loads the session the request's cookie names. A missing, forged or
-// ended session gives a new, empty one; only a database failure is an
-// error.
+// New loads the session the request's cookie carries or names. A missing,
+// forged or ended session gives a new, empty one; only a database failure
+// is an error.
 func (st *sessionStore) New(r *http.Request, name string) (*sessions.Session, error) {
 	s := sessions.NewSession(st, name)
 	s.Options = st.options()
@@ -86,8 +90,14 @@ func (st *sessionStore) New(r *http.Request, name string) (*sessions.Session, er
 	if err != nil {
 		return s, nil
 	}
+	// A logged-in session's cookie is its id, an anonymous one's its values.
 	var id string
 	if st.codec.Decode(name, c.Value, &id) != nil || id == "" {
+		var vals map[any]any
+		if st.codec.Decode(name, c.Value, &vals) == nil {
+			s.Values, s.IsNew = vals, false
+			delete(s.Values, keyUserID) // only a session in the database is logged in
+		}
 		return s, nil
 	}
 	now := st.now()
@@ -112,27 +122,30 @@ func (st *sessionStore) New(r *http.Request, name string) (*sessions.Session, er
 
 // Save writes the session and its cookie. A session with a negative MaxAge
 // is ended: its row is deleted and the cookie cleared. A session ended
-// elsewhere meanwhile (another tab's logout) stays ended.
+// elsewhere meanwhile (another tab's logout) stays ended, and its cookie
+// is left alone: a newer session may have replaced it.
 func (st *sessionStore) Save(r *http.Request, w http.ResponseWriter, s *sessions.Session) error {
 	ctx := r.Context()
-	if s.Options.MaxAge < 0 {
-		if s.ID != "" {
-			if err := st.store.DeleteSession(ctx, idHash(s.ID)); err != nil {
-				return err
-			}
+	uid, loggedIn := s.Values[keyUserID].(int64)
+	if s.ID != "" && (s.Options.MaxAge < 0 || !loggedIn) {
+		if err := st.store.DeleteSession(ctx, idHash(s.ID)); err != nil {
+			return err
 		}
+		s.ID = ""
+	}
+	if s.Options.MaxAge < 0 {
 		http.SetCookie(w, sessions.NewCookie(s.Name(), "", s.Options))
 		return nil
+	}
+	if !loggedIn {
+		return st.setCookie(w, s, s.Values)
 	}
 	data, err := (securecookie.GobEncoder{}).Serialize(s.Values)
 	if err != nil {
 		return fmt.Errorf("encode session: %w", err)
 	}
 	now := st.now()
-	row := models.Session{Data: data, LastSeenAt: now}
-	if uid, ok := s.Values[keyUserID].(int64); ok {
-		row.UserID = &uid
-	}
+	row := models.Session{UserID: &uid, Data: data, LastSeenAt: now}
 	if s.ID == "" {
 		s.ID = rand.Text()
 		row.IDHash, row.CreatedAt = idHash(s.ID), now
@@ -143,16 +156,19 @@ func (st *sessionStore) Save(r *http.Request, w http.ResponseWriter, s *sessions
 		row.IDHash = idHash(s.ID)
 		err := st.store.UpdateSession(ctx, row)
 		if errors.Is(err, store.ErrNotFound) {
-			expired := *s.Options
-			expired.MaxAge = -1
-			http.SetCookie(w, sessions.NewCookie(s.Name(), "", &expired))
 			return nil
 		}
 		if err != nil {
 			return err
 		}
 	}
-	encoded, err := st.codec.Encode(s.Name(), s.ID)
+	return st.setCookie(w, s, s.ID)
+}
+
+// setCookie writes the session's cookie with v, signed and encrypted: the
+// id of a logged-in session, the values of an anonymous one.
+func (st *sessionStore) setCookie(w http.ResponseWriter, s *sessions.Session, v any) error {
+	encoded, err := st.codec.Encode(s.Name(), v)
 	if err != nil {
 		return fmt.Errorf("encode session cookie: %w", err)
 	}

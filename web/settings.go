@@ -2,11 +2,9 @@ package web
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -119,11 +117,8 @@ func (h *Handler) updateSettings(c echo.Context) error {
 	if len(a.CRMName) > 100 {
 		f.CRMName.Error = "Use at most 100 characters."
 	}
-	switch {
-	case utf8.RuneCountInString(a.WebsiteURL) > capture.MaxWebsiteURL:
-		f.WebsiteURL.Error = fmt.Sprintf("Use at most %d characters.", capture.MaxWebsiteURL)
-	case !capture.ValidWebsiteURL(a.WebsiteURL):
-		f.WebsiteURL.Error = "Enter the full address of a page of your site, starting with https://, like https://www.example.com/contact."
+	if p := capture.WebsiteURLProblem(a.WebsiteURL); p != "" {
+		f.WebsiteURL.Error = capitalize(p) + "."
 	}
 	invalid := f.Name.Error != "" || f.Timezone.Error != "" || f.DefaultCountry.Error != "" || f.Currency.Error != "" ||
 		f.CRMName.Error != "" || f.WebsiteURL.Error != ""
@@ -243,7 +238,11 @@ func (h *Handler) removeMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = h.store.RemoveMember(c.Request().Context(), a.ID, m.UserID)
+	keep := ""
+	if m.UserID == currentUser(c).ID {
+		keep = idHash(session(c).ID)
+	}
+	err = h.store.RemoveMember(c.Request().Context(), a.ID, m.UserID, keep)
 	switch {
 	case errors.Is(err, store.ErrLastOwner):
 		setFlash(c, "error", "The account needs at least one owner: make someone else owner first.")

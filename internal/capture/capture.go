@@ -365,11 +365,20 @@ func sourceURL(acc models.Account, v Validated) string {
 // characters.
 const MaxWebsiteURL = 2000
 
-// ValidWebsiteURL reports whether s can be an account's Website URL: an
+// WebsiteURLProblem says what is wrong with s as an account's Website URL,
+// in words that finish "Website URL: ...", or "" when it can be one: an
 // absolute http or https URL with a host, of at most MaxWebsiteURL
-// characters. Empty means no Website URL and is valid too.
-func ValidWebsiteURL(s string) bool {
-	return s == "" || utf8.RuneCountInString(s) <= MaxWebsiteURL && pageURL(s)
+// characters, or empty for none.
+func WebsiteURLProblem(s string) string {
+	switch {
+	case s == "":
+		return ""
+	case utf8.RuneCountInString(s) > MaxWebsiteURL:
+		return fmt.Sprintf("use at most %d characters", MaxWebsiteURL)
+	case !pageURL(s):
+		return "write the full address of a page of your site, starting with https://, like https://www.example.com/contact"
+	}
+	return ""
 }
 
 // phoneDigits is the normalised phone when it parsed, for search.

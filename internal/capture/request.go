@@ -318,25 +318,18 @@ func (r Request) clean() Request {
 	return r
 }
 
-// invisible reports whether r is a control character or a bidirectional
-// formatting character. Both are invisible, and written raw into a page or
-// a CSV file they garble it or disguise text: a right-to-left override
-// shows "gpj.exe" as "exe.jpg". They are the C0 and C1 controls, DEL, the
-// marks U+061C, U+200E and U+200F, and the embeddings, overrides and
-// isolates U+202A to U+202E and U+2066 to U+2069; also the zero-width
-// space U+200B, word joiner U+2060 and byte-order mark U+FEFF, which hide
-// inside a name or an email. The joiners U+200C and U+200D stay: Persian
-// words and emoji need them.
-func invisible(r rune) bool {
-	switch {
-	case r < 0x20, r == 0x7f, 0x80 <= r && r <= 0x9f:
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r == 0x200b, r == 0x2060, r == 0xfeff:
-		return true
-	case 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
-		return true
+// Invisible reports whether r is a control character (C0, DEL, C1) or a
+// format character (Unicode's Cf: bidi marks, embeddings, overrides and
+// isolates, zero-width spaces, the byte-order mark, soft hyphens, tag
+// characters). They are invisible, and written raw into a page or a CSV
+// file they garble it or disguise text: a right-to-left override shows
+// "gpj.exe" as "exe.jpg", tag characters smuggle hidden text. The joiners
+// U+200C and U+200D stay: Persian words and emoji need them.
+func Invisible(r rune) bool {
+	if r == '\u200c' || r == '\u200d' {
+		return false
 	}
-	return false
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }
 
 // The Unicode line and paragraph separators are line breaks that most
@@ -354,7 +347,7 @@ func cleanLine(s string) string {
 		switch {
 		case r == '\t' || r == '\n' || r == '\r' || r == lineSep || r == paraSep:
 			return ' '
-		case invisible(r):
+		case Invisible(r):
 			return -1
 		}
 		return r
@@ -372,7 +365,7 @@ func cleanMessage(s string) string {
 			return '\n'
 		case r == '\t' || r == '\n':
 			return r
-		case invisible(r):
+		case Invisible(r):
 			return -1
 		}
 		return r
@@ -385,7 +378,7 @@ func cleanMessage(s string) string {
 // lead, so anything else (javascript:alert(1), a relative path, text with
 // spaces or control characters) is refused rather than passed on.
 func pageURL(s string) bool {
-	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || invisible(r) }) >= 0 {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || Invisible(r) }) >= 0 {
 		return false
 	}
 	u, err := url.Parse(s)

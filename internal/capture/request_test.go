@@ -114,13 +114,13 @@ func FuzzDecode(f *testing.F) {
 		// tabs and line feeds, and no NUL at all.
 		for _, f := range v.texts() {
 			for _, r := range *f.value {
-				if invisible(r) && !(f.name == "message" && (r == '\t' || r == '\n')) {
+				if Invisible(r) && !(f.name == "message" && (r == '\t' || r == '\n')) {
 					t.Fatalf("validated %s = %q holds %U", f.name, *f.value, r)
 				}
 			}
 		}
 		for k, val := range v.Fields {
-			if strings.IndexFunc(k+val, invisible) >= 0 {
+			if strings.IndexFunc(k+val, Invisible) >= 0 {
 				t.Fatalf("validated custom field %q = %q holds an invisible character", k, val)
 			}
 		}
@@ -247,6 +247,7 @@ func TestValidateCleansText(t *testing.T) {
 		{"zero-width space, word joiner, BOM", Request{Email: "\ufeffa\u200b@exam\u2060ple.com"}, func(v Validated) string { return v.Email }, "a@example.com"},
 		{"line separators in a line", Request{Email: email, City: "New\u2028York\u2029"}, func(v Validated) string { return v.City }, "New York "},
 		{"line separators in a message", Request{Email: email, Message: "a\u2028b\u2029c"}, func(v Validated) string { return v.Message }, "a\nb\nc"},
+		{"tag characters, soft hyphen, invisible operators", Request{Email: email, FirstName: "Ja\U000E0041\U000E007Fne\u00ad\u2062\u180e\ufff9"}, func(v Validated) string { return v.FirstName }, "Jane"},
 		{"emoji and joiners kept", Request{Email: email, FirstName: "👩\u200d💻 Ana"}, func(v Validated) string { return v.FirstName }, "👩\u200d💻 Ana"},
 		{"right-to-left text kept", Request{Email: email, City: "תל אביב"}, func(v Validated) string { return v.City }, "תל אביב"},
 	}

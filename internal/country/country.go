@@ -227,11 +227,15 @@ func ValidTimezone(name string) bool {
 // ValidCurrency reports whether code is the upper-case ISO 4217 code of a
 // currency in use. bojanz/currency follows CLDR's current data (VES, SLE,
 // MRU, ZWG, XCG), where golang.org/x/text's table lacks recent codes; the
-// codes for no currency (XXX), testing (XTS), precious metals (XAU) and
-// drawing rights (XDR) are not currencies a sale is made in.
+// codes for no currency (XXX), testing (XTS), precious metals (XAU),
+// drawing rights (XDR) and funds (CLF) are not currencies a sale is made in.
 func ValidCurrency(code string) bool {
-	return code != "" && currency.IsValid(code) // IsValid takes "" for "no currency"
+	return code != "" && currency.IsValid(code) && !funds[code] // IsValid takes "" for "no currency"
 }
+
+// funds are ISO 4217's fund codes: units of account (Chile's UF, Mexico's
+// UDI), not currencies a sale is made in.
+var funds = map[string]bool{"BOV": true, "CHE": true, "CHW": true, "CLF": true, "COU": true, "MXV": true, "USN": true, "UYI": true, "UYW": true}
 
 // CommonTimezones are offered as suggestions in forms; any IANA name is accepted.
 var CommonTimezones = []string{

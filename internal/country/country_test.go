@@ -255,7 +255,7 @@ func TestTimezoneAndCurrency(t *testing.T) {
 	for in, want := range map[string]bool{
 		"USD": true, "EUR": true, "XOF": true, "VES": true, "SLE": true, "MRU": true, "ZWG": true,
 		"usd": false, "XYZ": false, "US": false, "XXX": false, "XTS": false, "XAU": false, "XDR": false,
-		"DEM": false, "HRK": false, "": false, "USDX": false} {
+		"DEM": false, "HRK": false, "": false, "USDX": false, "CLF": false, "USN": false, "BOV": false} {
 		if got := ValidCurrency(in); got != want {
 			t.Errorf("ValidCurrency(%q) = %v; want %v", in, got, want)
 		}

@@ -174,7 +174,7 @@ func TestValidateListsEveryProblem(t *testing.T) {
 		"account.timezone",
 		"account.default_country",
 		"account.currency",
-		`account.website_url: "acme.example/contact" is not a full http or https address`,
+		`account.website_url: write the full address of a page of your site`,
 		"datasets[0].pixel_id",
 		"datasets[0].ldu",
 		"datasets[0].access_token_env: environment variable META_TOKEN_ACME is not set",

@@ -64,11 +64,8 @@ func (f File) Validate(getenv func(string) string) []Problem {
 	if utf8.RuneCountInString(a.CRMName) > maxNameLen {
 		add("account.crm_name", "use at most %d characters", maxNameLen)
 	}
-	switch {
-	case utf8.RuneCountInString(a.WebsiteURL) > capture.MaxWebsiteURL:
-		add("account.website_url", "use at most %d characters", capture.MaxWebsiteURL)
-	case !capture.ValidWebsiteURL(a.WebsiteURL):
-		add("account.website_url", "%q is not a full http or https address; write one like https://www.example.com/contact, or leave it empty", a.WebsiteURL)
+	if p := capture.WebsiteURLProblem(a.WebsiteURL); p != "" {
+		add("account.website_url", "%s", p)
 	}
 
 	firstByName := map[string]int{}
