@@ -332,7 +332,7 @@ func (h *Handler) accountAlerts(c echo.Context, a models.Account) []views.Alert 
 func (h *Handler) holdMessage(a models.Account, b store.DatasetBacklog) string {
 	now := h.now()
 	msg := fmt.Sprintf("Meta unreachable for dataset %s since %s (%s): %s waiting", b.Name,
-		h.formatTime(a, b.HeldSince), views.Elapsed(now.Sub(*b.HeldSince)), views.Plural(b.Waiting, "event", "events"))
+		h.formatTime(a, b.HeldSince), views.Elapsed(max(now.Sub(*b.HeldSince), 0)), views.Plural(b.Waiting, "event", "events"))
 	if b.HoldUntil != nil {
 		if b.HoldUntil.After(now) {
 			msg += ", next try " + b.HoldUntil.In(location(a)).Format("15:04:05")
