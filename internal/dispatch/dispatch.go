@@ -209,12 +209,17 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 		}
 	}
 	c, err := s.ClaimEvents(ctx, ds.ID, now, d.o.Lease, MaxBatch, probe)
-	if err != nil || len(c.Events) == 0 {
-		if probe {
-			// Nothing to try Meta with: the next probe may go at once.
-			err = errors.Join(err, s.ProbeNow(ctx, ds.AccountID, ds.ID, now))
-		}
+	switch {
+	case err != nil && probe:
+		return 0, errors.Join(err, s.ProbeNow(ctx, ds.AccountID, ds.ID, now))
+	case err != nil:
 		return 0, err
+	case len(c.Events) == 0 && probe:
+		// Nothing waits, so nothing is at risk: the hold ends, and the
+		// next batch tries Meta as any batch does.
+		return 0, d.lift(ctx, ds)
+	case len(c.Events) == 0:
+		return 0, nil
 	}
 	// From here the batch is ours: finish it even when ctx ends (shutdown),
 	// within the lease, so nothing waits for the lease to run out.
