@@ -89,6 +89,20 @@ func (s *Store) LookupCapture(ctx context.Context, qs []CaptureQuery, reserve in
 	return out, ids, nil
 }
 
+// recentContactsSQL finds the complete leads of account $2 with one of the
+// email hashes $1 or phone hashes $3: one index lookup per hash, as long as
+// it is planned for its parameters (Open) and the table has statistics
+// (AnalyzeNew). "email_hash = ANY(array)" would let a plan settle for the
+// account's own index.
+const recentContactsSQL = `
+SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST($1 AS text[])) AS h(hash)
+CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
+	WHERE account_id = $2 AND email_hash = h.hash AND NOT partial) l
+UNION ALL
+SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST($3 AS text[])) AS h(hash)
+CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
+	WHERE account_id = $2 AND phone_hash = h.hash AND NOT partial) l`
+
 // lookupPipelined is LookupCapture on Postgres: every query of the batch,
 // and the reservation, in one round trip.
 func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve int, out map[int64]*CaptureFacts) ([]int64, error) {
@@ -108,17 +122,7 @@ func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve 
 					})
 			}
 			if len(q.EmailHashes)+len(q.PhoneHashes) > 0 {
-				// One index lookup per hash: "email_hash = ANY(array)" lets
-				// a generic plan settle for the account's own index.
-				b.Queue(`
-SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST($1 AS text[])) AS h(hash)
-CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
-	WHERE account_id = $2 AND email_hash = h.hash AND NOT partial) l
-UNION ALL
-SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST($3 AS text[])) AS h(hash)
-CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
-	WHERE account_id = $2 AND phone_hash = h.hash AND NOT partial) l`,
-					q.EmailHashes, q.AccountID, q.PhoneHashes).
+				b.Queue(recentContactsSQL, q.EmailHashes, q.AccountID, q.PhoneHashes).
 					Query(func(rows pgx.Rows) error {
 						var c Contact
 						_, err := pgx.ForEachRow(rows, []any{&c.EmailHash, &c.PhoneHash, &c.CreatedAt}, func() error {

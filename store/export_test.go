@@ -1,5 +1,7 @@
 package store
 
+import "context"
+
 // SearchText is searchText, for the test that Postgres can read it through
 // the trigram index of migration 0007.
 const SearchText = searchText
@@ -10,4 +12,17 @@ func SetFewUnsent(t interface{ Cleanup(func()) }, n int) {
 	old := fewUnsent
 	fewUnsent = n
 	t.Cleanup(func() { fewUnsent = old })
+}
+
+// RecentContactsSQL and ClaimPostgresSQL are the hot statements whose plans
+// must not depend on statistics.
+const RecentContactsSQL = recentContactsSQL
+
+var ClaimPostgresSQL = claimPostgresSQL
+
+// PlanCacheMode is the plan_cache_mode of the store's connections.
+func PlanCacheMode(t interface{ Context() context.Context }, s *Store) (string, error) {
+	var mode string
+	err := s.q(t.Context()).Raw("SHOW plan_cache_mode").Scan(&mode).Error
+	return mode, err
 }

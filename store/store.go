@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -65,7 +67,17 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	)
 	if o.PostgresURL != "" {
 		dialect = migrations.Postgres
-		db, err = gorm.Open(postgres.Open(o.PostgresURL), cfg)
+		var pc *pgx.ConnConfig
+		if pc, err = pgx.ParseConfig(o.PostgresURL); err != nil {
+			return nil, fmt.Errorf("store: open: %w", err)
+		}
+		// Every statement is planned for its own parameters: a generic plan,
+		// cached per statement and connection, fits the table and the
+		// account it was first made for. Made while a new installation's
+		// tables were small, or for a small account, it read every lead of
+		// a big one. Planning costs well under a millisecond.
+		pc.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+		db, err = gorm.Open(postgres.New(postgres.Config{Conn: stdlib.OpenDB(*pc)}), cfg)
 	} else {
 		dialect = migrations.SQLite
 		if err := ownerOnly(o.SQLitePath); err != nil {

@@ -1,0 +1,189 @@
+package store_test
+
+import (
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// freshLeads is a new Postgres schema, migrated, whose leads table
+// autovacuum leaves alone, with one account; add inserts leads up to a
+// total of n, plan explains the recent-contacts lookup of every capture as
+// the generic plan prepared under name, and wantLookups checks a plan.
+type freshLeads struct {
+	t        *testing.T
+	store    *store.Store
+	conn     *sql.Conn
+	inserted int
+}
+
+func newFreshLeads(t *testing.T) *freshLeads {
+	t.Helper()
+	url := storetest.PostgresURL(t)
+	ctx := t.Context()
+	s, err := store.Open(ctx, store.Options{PostgresURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	f := &freshLeads{t: t, store: s, conn: conn}
+	f.exec(`ALTER TABLE leads SET (autovacuum_enabled = false)`)
+	f.exec(`INSERT INTO accounts (id, slug, name, created_at, updated_at) VALUES (1, 'acme', 'Acme', now(), now())`)
+	// As the store's own connections are set.
+	mode, err := store.PlanCacheMode(t, s)
+	if err != nil || mode != "force_custom_plan" {
+		t.Fatalf("the store's plan_cache_mode = %q, %v; want force_custom_plan", mode, err)
+	}
+	f.exec(`SET plan_cache_mode = ` + mode)
+	return f
+}
+
+func (f *freshLeads) exec(q string) {
+	f.t.Helper()
+	if _, err := f.conn.ExecContext(f.t.Context(), q); err != nil {
+		f.t.Fatalf("%.60s: %v", q, err)
+	}
+}
+
+func (f *freshLeads) add(n int) {
+	f.t.Helper()
+	f.exec(fmt.Sprintf(`INSERT INTO leads (account_id, source, email_hash, phone_hash, created_at, received_at, updated_at, fields, match_keys, junk_reasons)
+		SELECT 1, 'website', md5(i::text) || md5(i::text), md5((i + 1)::text) || md5(i::text), now(), now(), now(), '{}', '{}', '[]'
+		FROM generate_series(%d, %d) i`, f.inserted+1, n))
+	f.inserted = n
+}
+
+// plan is the plan of the lookup prepared as name (prepared on first use),
+// as a pooled connection's statement cache runs it.
+func (f *freshLeads) plan(name string) string {
+	f.t.Helper()
+	ctx := f.t.Context()
+	var n int
+	if err := f.conn.QueryRowContext(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE name = $1`, name).Scan(&n); err != nil {
+		f.t.Fatal(err)
+	}
+	if n == 0 {
+		f.exec(`PREPARE ` + name + `(text[], bigint, text[]) AS ` + store.RecentContactsSQL)
+	}
+	rows, err := f.conn.QueryContext(ctx, `EXPLAIN EXECUTE `+name+`(ARRAY['a', 'b'], 1, ARRAY['c'])`)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			f.t.Fatal(err)
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+func (f *freshLeads) wantLookups(what, plan string) {
+	f.t.Helper()
+	for _, want := range []string{"Index Scan using leads_email_hash_idx", "Index Scan using leads_phone_hash_idx"} {
+		if !strings.Contains(plan, want) {
+			f.t.Errorf("%s: plan lacks %q:\n%s", what, want, plan)
+		}
+	}
+	for _, bad := range []string{"Seq Scan on leads", "Hash Join", "Bitmap Heap Scan on leads"} {
+		if strings.Contains(plan, bad) {
+			f.t.Errorf("%s: plan has %q, which reads the account's leads:\n%s", what, bad, plan)
+		}
+	}
+}
+
+func (f *freshLeads) neverAnalyzed() {
+	f.t.Helper()
+	var tuples float64
+	if err := f.conn.QueryRowContext(f.t.Context(), `SELECT reltuples FROM pg_class WHERE oid = 'leads'::regclass`).Scan(&tuples); err != nil || tuples >= 0 {
+		f.t.Fatalf("leads reltuples = %v, %v; want -1, never analyzed, for the test to mean anything", tuples, err)
+	}
+}
+
+// TestCaptureLookupPlanOnANewDatabase: the recent-contacts lookup of every
+// capture stays one index lookup per hash as a new database fills up. A
+// generic plan, cached per statement and connection, made while the table
+// was small (or before Postgres first analyzed it, when the account's own
+// index looks as selective as the email-hash one) read every lead of the
+// account for each capture, so capture slowed as a new installation filled
+// up. The store's connections plan each statement for its parameters, and
+// AnalyzeNew gives the table statistics once it has rows.
+func TestCaptureLookupPlanOnANewDatabase(t *testing.T) {
+	f := newFreshLeads(t)
+	f.add(150)
+	f.neverAnalyzed()
+	waitForStats(t, f.conn, "leads")
+	tables, _, err := f.store.AnalyzeNew(t.Context())
+	if err != nil || !slices.Contains(tables, "leads") {
+		t.Fatalf("AnalyzeNew = %v, %v; want leads analyzed", tables, err)
+	}
+	f.plan("lookup") // made and run on the small table
+	for _, n := range []int{1000, 10000, 30000} {
+		f.add(n)
+		f.wantLookups(fmt.Sprintf("%d leads, analyzed at 150", n), f.plan("lookup"))
+	}
+	if again, _, err := f.store.AnalyzeNew(t.Context()); err != nil || slices.Contains(again, "leads") {
+		t.Errorf("second AnalyzeNew = %v, %v; want leads left to autovacuum", again, err)
+	}
+}
+
+// TestCaptureLookupPlanWithoutStatistics: before AnalyzeNew has run, the
+// lookup reads only the leads of each hash on a table past its first few
+// thousand leads; a generic plan made then was a hash join over the
+// account's leads.
+func TestCaptureLookupPlanWithoutStatistics(t *testing.T) {
+	f := newFreshLeads(t)
+	for _, n := range []int{10000, 30000} {
+		f.add(n)
+		f.neverAnalyzed()
+		f.wantLookups(fmt.Sprintf("%d leads, no statistics", n), f.plan("lookup"))
+	}
+}
+
+// waitForStats waits until the cumulative statistics count the rows
+// written to table: backends report them within a second or so.
+func waitForStats(t *testing.T, conn *sql.Conn, table string) {
+	t.Helper()
+	for range 50 {
+		var n int64
+		if err := conn.QueryRowContext(t.Context(), `SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = $1 AND schemaname = current_schema()`, table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n >= 100 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("pg_stat_user_tables never counted the rows of %s", table)
+}
+
+// TestAnalyzeNewOnSQLite: SQLite plans by its indexes without statistics;
+// there is nothing to analyze.
+func TestAnalyzeNewOnSQLite(t *testing.T) {
+	tables, done, err := storetest.New(t).AnalyzeNew(t.Context())
+	if err != nil || !done || len(tables) != 0 {
+		t.Errorf("AnalyzeNew on SQLite = %v, %v, %v; want nothing to do", tables, done, err)
+	}
+}

@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"strings"
+)
+
+// hotTables are the tables whose queries run on every capture, claim and
+// page: their plans need statistics.
+var hotTables = []string{"leads", "events", "unsent_events", "event_sends", "send_requests"}
+
+// minRowsToAnalyze is how many rows a table gets before AnalyzeNew
+// analyzes it: below it, any plan is cheap.
+const minRowsToAnalyze = 100
+
+// AnalyzeNew analyzes the hot tables that Postgres has never analyzed and
+// that have gained rows since they were created, and returns their names.
+// Until a table is first analyzed, Postgres plans its queries with default
+// selectivities, under which an account's own index looks as selective as
+// its email-hash index, and a plan cached then reads every lead of the
+// account for each capture. Autovacuum analyzes a new table only after a
+// minute or more; a new installation busy from the start would run on such
+// plans until then. Once every hot table has been analyzed, autovacuum
+// keeps the statistics, and done is true. SQLite needs none: done at once.
+func (s *Store) AnalyzeNew(ctx context.Context) (analyzed []string, done bool, err error) {
+	if s.dialect != "postgres" {
+		return nil, true, nil
+	}
+	var rows []struct {
+		Relname       string
+		NeverAnalyzed bool
+		Modified      int64
+	}
+	err = s.q(ctx).Raw(`
+SELECT relname, last_analyze IS NULL AND last_autoanalyze IS NULL AS never_analyzed, n_mod_since_analyze AS modified
+FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ?`, hotTables).Scan(&rows).Error
+	if err != nil {
+		return nil, false, wrap("analyze new tables", err)
+	}
+	done = true
+	for _, r := range rows {
+		if !r.NeverAnalyzed {
+			continue
+		}
+		if r.Modified < minRowsToAnalyze {
+			done = false
+			continue
+		}
+		analyzed = append(analyzed, r.Relname)
+	}
+	if len(analyzed) > 0 {
+		// The names come from the list above, never from input.
+		if err := s.q(ctx).Exec("ANALYZE " + strings.Join(analyzed, ", ")).Error; err != nil {
+			return nil, false, wrap("analyze new tables", err)
+		}
+	}
+	return analyzed, done, nil
+}
