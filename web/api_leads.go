@@ -23,7 +23,7 @@ type leadReply struct {
 	Events      []capture.QueuedEvent `json:"events"`
 }
 
-// apiFail writes DESIGN.md's error shape.
+// apiFail writes the API's error shape (docs/api.md, "Errors").
 func apiFail(c echo.Context, status int, code, message, field string) error {
 	return c.JSON(status, apiError{Error: apiErrorBody{Code: code, Message: message, Field: field}})
 }

@@ -1,6 +1,6 @@
-// Command benchpages measures DESIGN.md's pages budget ("Budgets"): pages
-// answer with a p95 under 100 ms when the account holds a million leads,
-// and the server stays under 150 MB of RSS.
+// Command benchpages measures the pages budget (docs/operations.md,
+// "Benchmarks"): pages answer with a p95 under 100 ms when the account holds
+// a million leads, and the server stays under 150 MB of RSS.
 //
 // It creates a private schema in a Postgres database, gives one account
 // -leads leads of the last 30 days with their events (internal/benchkit),
@@ -41,7 +41,7 @@ import (
 	"github.com/leadsignal/leadsignal/web"
 )
 
-// Budgets of DESIGN.md.
+// The pages budget (docs/operations.md, "Benchmarks").
 const (
 	budgetP95 = 100 * time.Millisecond
 	budgetRSS = 150 // MB

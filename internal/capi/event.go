@@ -11,7 +11,7 @@ import (
 	"github.com/leadsignal/leadsignal/models"
 )
 
-// EventID is DESIGN.md's deterministic event id:
+// EventID is the deterministic event id (docs/api.md, "Event ids"):
 // hex(sha256(pixelID + "|" + eventName + "|" + recordKey)). The same lead,
 // event and dataset always give the same id, so Meta (and the outbox's
 // UNIQUE(dataset_id, event_id)) absorb every resend as a duplicate.
@@ -44,7 +44,7 @@ func StageRecordKey(l models.Lead, stage, changeKey string) string {
 	return k
 }
 
-// Action sources Meta accepts (§3).
+// Action sources Meta accepts, as Meta's documentation lists them.
 const (
 	ActionWebsite           = "website"
 	ActionApp               = "app"
@@ -74,8 +74,9 @@ type ServerEvent struct {
 	// MessagingChannel is "whatsapp" for business_messaging events.
 	MessagingChannel string `json:"messaging_channel,omitempty"`
 	// DataProcessingOptions is ["LDU"] when Limited Data Use applies and []
-	// (sent, not omitted: Meta's explicit opt-out, §7) when it does not. Nil
-	// is omitted; Build never leaves it nil.
+	// when it does not (sent, not omitted: Meta's documentation makes an
+	// empty list the explicit opt-out). Nil is omitted; Build never leaves it
+	// nil.
 	DataProcessingOptions []string `json:"data_processing_options,omitzero"`
 	// DataProcessingOptionsCountry and DataProcessingOptionsState go with
 	// LDU: 1 and 1000 for California, 0 and 0 to let Meta geolocate.

@@ -13,12 +13,13 @@ import (
 
 // Limits Validate applies.
 const (
-	// MaxAge is how far back event_time may be (§3): one older event makes
-	// Meta refuse the whole request (100/2804003).
+	// MaxAge is how far back event_time may be, 7 days in Meta's
+	// documentation: one older event makes Meta refuse the whole request
+	// (100/2804003).
 	MaxAge = 7 * 24 * time.Hour
 	// MaxFutureSkew is how far ahead of the send time event_time may be.
-	// Meta rejects future times without publishing the tolerance (§3), so
-	// this only forgives small clock differences.
+	// Meta rejects future times without publishing the tolerance, so this
+	// only forgives small clock differences.
 	MaxFutureSkew = time.Minute
 	// MaxEventNameLen is the longest event_name Validate lets through
 	// [unverified: CAPI publishes no limit; the Pixel's is 50 for custom events].
@@ -49,7 +50,9 @@ func (e *Invalid) Future() bool { return e.Field == "event_time" && e.Reason == 
 
 func invalid(field, reason string) *Invalid { return &Invalid{Field: field, Reason: reason} }
 
-// hashedKeys are the user_data keys Meta wants as SHA-256 hex (§4).
+// hashedKeys are the user_data keys Meta's documentation wants as SHA-256
+// hex; the others (client IP address, user agent, fbc, fbp, lead_id, ...)
+// go unhashed.
 var hashedKeys = []string{
 	normalize.FieldEmail, normalize.FieldPhone, normalize.FieldFirstName, normalize.FieldLastName,
 	normalize.FieldCity, normalize.FieldState, normalize.FieldZip, normalize.FieldCountry,
@@ -64,7 +67,7 @@ var identityKeys = []string{
 
 // messagingEvents are the event names business_messaging accepts
 // [unverified: Meta's Business Messaging CAPI page as quoted by integrators;
-// meta-capi.md is silent].
+// the Conversions API reference is silent].
 var messagingEvents = map[string]bool{
 	"LeadSubmitted": true, "QualifiedLead": true, "Purchase": true, "AddToCart": true,
 	"InitiateCheckout": true, "ViewContent": true, "OrderCreated": true, "OrderShipped": true,

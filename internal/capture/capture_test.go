@@ -181,7 +181,8 @@ func TestCaptureBatch(t *testing.T) {
 		if l, _ := s.Lead(ctx, acc.ID, part.Lead.ID); l.Partial || l.FirstName != "Pat" {
 			t.Errorf("completed partial lead = partial %v name %q", l.Partial, l.FirstName)
 		}
-		// Event ids follow DESIGN.md: external_id when given, else the lead id.
+		// Event ids follow docs/api.md ("Event ids"): external_id when given,
+		// else the lead id.
 		if got, want := results[0].res.Events[0].EventID, capi.EventID(d.PixelID, "Lead", "new"); got != want {
 			t.Errorf("event id %s; want %s", got, want)
 		}

@@ -24,7 +24,7 @@ import (
 // MaxBody is the largest request body the ingest API reads.
 const MaxBody = 64 << 10
 
-// Request is the body of POST /api/v1/leads (DESIGN.md, "Ingest API").
+// Request is the body of POST /api/v1/leads (docs/api.md, "Fields").
 type Request struct {
 	ExternalID      *string        `json:"external_id"`
 	Email           string         `json:"email"`
@@ -53,7 +53,8 @@ type Request struct {
 	Fields          map[string]any `json:"fields"`
 }
 
-// Error is a request the API refuses, in DESIGN.md's error shape.
+// Error is a request the API refuses, in the API's error shape (docs/api.md,
+// "Errors").
 type Error struct {
 	Status  int    `json:"-"`
 	Code    string `json:"code"`
