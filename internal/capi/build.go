@@ -115,7 +115,7 @@ func customData(in BuildInput) map[string]any {
 	return cd
 }
 
-// Limited Data Use codes (§7).
+// Limited Data Use codes (Meta's documentation: data processing options).
 const (
 	LDUCountryGeolocate = 0
 	LDUStateGeolocate   = 0

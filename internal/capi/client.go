@@ -27,14 +27,14 @@ const (
 	DefaultBaseURL = "https://graph.facebook.com"
 	DefaultVersion = "v24.0"
 	// DefaultTimeout bounds one request of the zero Client. Meta suggests
-	// 1500 ms (§1) for single real-time events; a 1000-event batch is about
+	// 1500 ms (Meta's documentation: the request) for single real-time events; a 1000-event batch is about
 	// 1 MB to upload and process, so this leaves room for that while a hung
 	// connection still frees the dispatcher quickly. A resend after a
 	// timeout is harmless: Meta deduplicates on event_id.
 	DefaultTimeout = 15 * time.Second
-	// MaxBatch is the most events one request may carry (§1).
+	// MaxBatch is the most events one request may carry (Meta's documentation: the request).
 	MaxBatch = 1000
-	// PartnerAgent identifies leadsignal in every request (§1).
+	// PartnerAgent identifies leadsignal in every request (Meta's documentation: the request).
 	PartnerAgent = "leadsignal"
 	// MaxLoggedBody is how much of Meta's reply Response.Body keeps.
 	MaxLoggedBody = 4 << 10
@@ -121,10 +121,10 @@ type Response struct {
 }
 
 // OK reports whether Meta accepted the batch: a 2xx without a Graph error.
-// It says nothing about matching (§2).
+// It says nothing about matching (Meta's documentation: responses and errors).
 func (r Response) OK() bool { return r.HTTPStatus/100 == 2 && r.Err == nil }
 
-// Retryable reports whether the same batch may succeed later (§2): HTTP 5xx
+// Retryable reports whether the same batch may succeed later (Meta's documentation: responses and errors): HTTP 5xx
 // or 429, or a retryable Graph error, but never a 2804xxx or 190 error.
 func (r Response) Retryable() bool {
 	if r.Err != nil {
@@ -187,13 +187,13 @@ func (e *GraphError) Throttled() bool {
 	return false
 }
 
-// permanent is the §2 never-retry list: any 2804xxx subcode (an invalid
+// permanent is the never-retry list of Meta's documentation: any 2804xxx subcode (an invalid
 // event) and 190 (token).
 func (e *GraphError) permanent() bool {
 	return e.TokenInvalid() || e.Subcode >= 2804000 && e.Subcode <= 2804999
 }
 
-// Retryable reports whether the same request may succeed later (§2):
+// Retryable reports whether the same request may succeed later (Meta's documentation: responses and errors):
 // is_transient, throttling, or a temporary server code (1, 2, 341, 368,
 // 5000). A 2804xxx subcode or a 190 is never retryable, even when Meta marks
 // it transient.
@@ -214,7 +214,7 @@ func (e *GraphError) Retryable() bool {
 // Send POSTs one batch to {BaseURL}/{Version}/{PixelID}/events: a JSON body
 // {"data": [...], "test_event_code": ..., "partner_agent": "leadsignal"},
 // with access_token (and appsecret_proof when t.AppSecret is set) as query
-// parameters, the way Meta documents (§1). Each event must be one JSON
+// parameters, the way Meta documents (Meta's documentation: the request). Each event must be one JSON
 // object, as json.Marshal of a ServerEvent gives.
 //
 // A transport error (timeout, reset, cancelled ctx) returns (Response{},

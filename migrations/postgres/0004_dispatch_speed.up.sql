@@ -5,7 +5,7 @@
 -- pages written from now on.
 --
 -- Stop every replica of the earlier version first: its claims and settles
--- rely on status 'sending' (README, "Migrations"). The index is rebuilt
+-- rely on status 'sending' (docs/operations.md, "Migrations"). The index is rebuilt
 -- inside the migration's transaction, which locks events meanwhile.
 UPDATE events SET status = 'queued' WHERE status = 'sending';
 DROP INDEX events_due_idx;

@@ -11,7 +11,7 @@
 -- status) the index of this table does, except for sent events, which are
 -- read from events.
 --
--- Stop every replica of the earlier version first (README, "Migrations"):
+-- Stop every replica of the earlier version first (docs/operations.md, "Migrations"):
 -- it claims and settles through the dropped columns.
 CREATE TABLE unsent_events (
     event_id        bigint PRIMARY KEY REFERENCES events (id) ON DELETE CASCADE,
