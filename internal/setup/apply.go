@@ -172,10 +172,17 @@ func (a *applier) account(ctx context.Context, spec AccountSpec) (models.Account
 	n := len(a.report.Changes)
 	a.set("account.name", &want.Name, spec.Name)
 	a.set("account.timezone", &want.Timezone, spec.Timezone)
-	a.set("account.default_country", &want.DefaultCountry, spec.DefaultCountry)
 	a.set("account.currency", &want.Currency, spec.Currency)
-	a.set("account.crm_name", &want.CRMName, spec.CRMName)
-	a.set("account.website_url", &want.WebsiteURL, spec.WebsiteURL)
+	// The optional settings a file leaves out stay as they are.
+	if spec.has("default_country") {
+		a.set("account.default_country", &want.DefaultCountry, spec.DefaultCountry)
+	}
+	if spec.has("crm_name") {
+		a.set("account.crm_name", &want.CRMName, spec.CRMName)
+	}
+	if spec.has("website_url") {
+		a.set("account.website_url", &want.WebsiteURL, spec.WebsiteURL)
+	}
 	if len(a.report.Changes) == n {
 		return acc, nil
 	}

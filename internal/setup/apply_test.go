@@ -340,6 +340,7 @@ func TestExportRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Export(fresh): %v", err)
 		}
+		back.Account.present = nil // decoded from the export; again was not
 		if !reflect.DeepEqual(again, back) {
 			t.Errorf("export after apply on a fresh database =\n%+v\nwant\n%+v", again, back)
 		}
@@ -465,6 +466,42 @@ func TestWebsiteURLExportAndApply(t *testing.T) {
 		}
 		if after := load(t, s, "acme"); !reflect.DeepEqual(after, before) {
 			t.Errorf("an invalid apply changed the database:\n%+v\nwant\n%+v", after, before)
+		}
+	})
+}
+
+// TestApplyLeavesOutKeysUnchanged: an account setting the file leaves out
+// stays as it is; one given empty is cleared.
+func TestApplyLeavesOutKeysUnchanged(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		box := newBox(t)
+		f := acmeFile()
+		f.Account.WebsiteURL = "https://acme.example/contact"
+		mustApply(t, s, box, acmeEnv(), f)
+		before := load(t, s, "acme").Account
+
+		short, problems := Decode(strings.NewReader(`{"account": {"slug": "acme", "name": "Acme Inc", "timezone": "Europe/Berlin", "currency": "EUR"}}`))
+		if len(problems) > 0 {
+			t.Fatalf("Decode: %v", problems)
+		}
+		r := mustApply(t, s, box, acmeEnv(), short)
+		after := load(t, s, "acme").Account
+		if after.DefaultCountry != before.DefaultCountry || after.CRMName != before.CRMName || after.WebsiteURL != before.WebsiteURL {
+			t.Errorf("after a file without them: country %q, CRM %q, website %q; want %q, %q, %q kept",
+				after.DefaultCountry, after.CRMName, after.WebsiteURL, before.DefaultCountry, before.CRMName, before.WebsiteURL)
+		}
+		if len(r.Changes) != 0 {
+			t.Errorf("changes %v; want none", r.Changes)
+		}
+
+		cleared, problems := Decode(strings.NewReader(`{"account": {"slug": "acme", "name": "Acme Inc", "timezone": "Europe/Berlin", "currency": "EUR", "crm_name": "", "website_url": ""}}`))
+		if len(problems) > 0 {
+			t.Fatalf("Decode: %v", problems)
+		}
+		mustApply(t, s, box, acmeEnv(), cleared)
+		if after := load(t, s, "acme").Account; after.CRMName != "" || after.WebsiteURL != "" || after.DefaultCountry != before.DefaultCountry {
+			t.Errorf("after a file giving them empty: CRM %q, website %q, country %q; want the two cleared, the country kept",
+				after.CRMName, after.WebsiteURL, after.DefaultCountry)
 		}
 	})
 }

@@ -31,9 +31,16 @@ type AccountSpec struct {
 	Currency       string `json:"currency"`
 	CRMName        string `json:"crm_name"`
 	// WebsiteURL is the event_source_url of website leads posted without
-	// one; empty (or absent) for none.
+	// one; empty for none.
 	WebsiteURL string `json:"website_url,omitempty"`
+	// present names the keys the file gave: apply leaves the settings of
+	// the others as they are.
+	present map[string]bool
 }
+
+// has reports whether the file gave the account key (a File made in Go,
+// not decoded, gives them all).
+func (a AccountSpec) has(key string) bool { return a.present == nil || a.present[key] }
 
 // DatasetSpec is one Meta dataset of the account, found by its name
 // (ignoring case). The access token and app secret are given as the names
@@ -239,7 +246,7 @@ func (d *decoder) fields(path string, raw json.RawMessage, notObject string, fs 
 }
 
 func (d *decoder) account(path string, raw json.RawMessage, a *AccountSpec) {
-	d.fields(path, raw, `must be an object like {"slug": "acme", "name": "Acme"}`, []field{
+	a.present = d.fields(path, raw, `must be an object like {"slug": "acme", "name": "Acme"}`, []field{
 		{"slug", &a.Slug, "a string"},
 		{"name", &a.Name, "a string"},
 		{"timezone", &a.Timezone, "a string"},

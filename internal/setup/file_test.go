@@ -41,6 +41,10 @@ func TestDecodeValid(t *testing.T) {
 			junk.VendorPitch: {Enabled: false, Keywords: []string{"seo services"}},
 		},
 	}
+	if f.Account.present["website_url"] != true || f.Account.present["slug"] != true {
+		t.Errorf("Decode(valid) account keys given = %v; want every key of the file", f.Account.present)
+	}
+	f.Account.present = nil
 	if !reflect.DeepEqual(f, want) {
 		t.Errorf("Decode(valid) =\n%+v\nwant\n%+v", f, want)
 	}
