@@ -240,13 +240,12 @@ func (h *Handler) updateDataset(c echo.Context) error {
 		return err
 	}
 	msg := "Dataset saved."
-	if token != "" && d.PausedAt != nil {
-		// A new token is the fix a paused dataset waits for.
+	if dispatch.FixesPause(before, d) {
 		if err := h.store.ResumeDataset(ctx, a.ID, d.ID, h.now()); err != nil {
 			return err
 		}
 		h.notify()
-		msg = "New token saved: sending resumes now."
+		msg = "Dataset saved: sending resumes now."
 	}
 	setFlash(c, "ok", msg)
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(d.ID, 10)))

@@ -131,3 +131,46 @@ func TestMetaOutageEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// TestFixingAPausedDatasetResumesIt: a dataset paused because Meta refused
+// its requests (a wrong dataset id) resumes when an editor fixes the id;
+// an unrelated edit leaves the pause for a person to fix the cause.
+func TestFixingAPausedDatasetResumesIt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc, _ := a.ingestAccount("acme", "US")
+		b := a.browser()
+		b.login("acme-owner@example.com")
+		form := url.Values{"name": {"Main"}, "pixel_id": {"123456789012345"}, "access_token": {capitest.Token},
+			"mode": {"live"}, "ldu": {"off"}}
+		d := connect(t, a, b, acc, form)
+		pause := func() {
+			t.Helper()
+			if err := s.PauseDataset(t.Context(), d.ID, "Meta refused the requests: (#100) no such dataset", a.clock()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		paused := func() bool {
+			t.Helper()
+			got, err := s.DatasetByID(t.Context(), d.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got.PausedAt != nil
+		}
+		page := views.AccountURL(acc.ID, fmt.Sprintf("/datasets/%d", d.ID))
+		pause()
+		form.Del("access_token")
+		form.Set("ldu", "always")
+		b.get(page)
+		wantStatus(t, "unrelated edit", b.post(page, form), http.StatusSeeOther)
+		if !paused() {
+			t.Error("changing Limited Data Use resumed a dataset paused for its requests")
+		}
+		form.Set("pixel_id", "543210987654321")
+		wantStatus(t, "fix the dataset id", b.post(page, form), http.StatusSeeOther)
+		if paused() {
+			t.Error("fixing the dataset id left the dataset paused")
+		}
+	})
+}

@@ -266,7 +266,7 @@ func (a *applier) updateDataset(ctx context.Context, path string, d models.Datas
 		a.change(path+".ldu", "%s → %s", show(string(d.LDU)), spec.LDU)
 		d.LDU = spec.LDU
 	}
-	tokenReplaced := a.secrets(path, &d, spec)
+	a.secrets(path, &d, spec)
 	if spec.AccessTokenEnv == "" && d.TokenSealed != "" {
 		a.note(path+".access_token_env", "not given; the stored token (…%s) is kept", d.TokenLast4)
 	}
@@ -279,9 +279,7 @@ func (a *applier) updateDataset(ctx context.Context, path string, d models.Datas
 	if err := a.tx.SaveDataset(ctx, &d); err != nil {
 		return err
 	}
-	if tokenReplaced && d.PausedAt != nil {
-		// A new token is the fix a paused dataset waits for, as in the
-		// web UI.
+	if dispatch.FixesPause(before, d) {
 		if err := a.tx.ResumeDataset(ctx, d.AccountID, d.ID, time.Now()); err != nil {
 			return err
 		}
