@@ -235,8 +235,12 @@ func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error)
 // An event waits while an earlier event of the same lead and dataset is
 // still queued and not due itself, so a lead's events reach Meta in order.
 // A paused dataset gives nothing, nor a held one but to its probe (@probe):
-// another batch of it may have just been refused. Its blanks: what to
-// select, a fence for the NOT EXISTS, and the row locking.
+// another batch of it may have just been refused. "+ 0" keeps the check of
+// a lead's earlier events on the lead's index whatever the statistics say:
+// analyzed while nothing was queued (before an outage's backlog), Postgres
+// took the dataset-and-status index, reading every earlier queued event of
+// the dataset for each candidate. Its blanks: what to select, a fence for
+// the NOT EXISTS, and the row locking.
 const dueSQL = `
 	SELECT %[1]s FROM unsent_events q
 	WHERE q.dataset_id = @dataset AND q.status = 'queued'
@@ -246,7 +250,7 @@ const dueSQL = `
 	  AND NOT EXISTS (
 		SELECT 1 FROM unsent_events p
 		WHERE p.lead_id = q.lead_id AND (p.event_time, p.event_id) < (q.event_time, q.event_id)
-		  AND p.dataset_id = q.dataset_id AND p.status = 'queued'
+		  AND p.dataset_id + 0 = q.dataset_id AND p.status = 'queued'
 		  AND NOT (p.next_attempt_at <= @now AND (p.lease_until IS NULL OR p.lease_until < @now))
 		%[2]s)
 	ORDER BY q.event_time, q.event_id

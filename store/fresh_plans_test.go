@@ -187,3 +187,49 @@ func TestAnalyzeNewOnSQLite(t *testing.T) {
 		t.Errorf("AnalyzeNew on SQLite = %v, %v, %v; want nothing to do", tables, done, err)
 	}
 }
+
+// TestClaimPlanWithStaleStatistics: a claim checks, for each due event,
+// that its lead has no earlier event waiting, by the lead's own index,
+// whatever the statistics say. Analyzed when nothing was queued (before an
+// outage's backlog), Postgres took the dataset-and-status index instead,
+// which reads every earlier queued event of the dataset for each candidate:
+// 150 ms and more a claim, instead of 15.
+func TestClaimPlanWithStaleStatistics(t *testing.T) {
+	f := newFreshLeads(t)
+	f.exec(`ALTER TABLE unsent_events SET (autovacuum_enabled = false)`)
+	f.exec(`INSERT INTO datasets (id, account_id, name, pixel_id, created_at, updated_at) VALUES (7, 1, 'Main', '1', now(), now())`)
+	f.add(30000)
+	// The queue as Postgres last saw it: nothing queued.
+	f.exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status, created_at, updated_at)
+		SELECT i, 1, 7, i, 'default', 'Lead', 'e' || i, now() - interval '1 hour', 'failed', now(), now() FROM generate_series(1, 2000) i`)
+	f.exec(`INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
+		SELECT i, 7, i, 'failed', now() - interval '1 hour', now() FROM generate_series(1, 2000) i`)
+	f.exec(`ANALYZE unsent_events`)
+	// Then an outage's backlog.
+	f.exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status, created_at, updated_at)
+		SELECT i, 1, 7, i, 'default', 'Lead', 'e' || i, now() - interval '30 minutes', 'queued', now(), now() FROM generate_series(2001, 25000) i`)
+	f.exec(`INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
+		SELECT i, 7, i, 'queued', now() - interval '30 minutes', now() FROM generate_series(2001, 25000) i`)
+
+	claim := store.ClaimPostgresSQL
+	for i, name := range []string{"@dataset", "@now", "@probe", "@limit", "@lease"} {
+		claim = strings.ReplaceAll(claim, name, fmt.Sprintf("$%d", i+1))
+	}
+	f.exec(`PREPARE claim(bigint, timestamptz, boolean, integer, timestamptz) AS ` + claim)
+	rows, err := f.conn.QueryContext(t.Context(), `EXPLAIN EXECUTE claim(7, now(), false, 1000, now() + interval '2 minutes')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if !strings.Contains(plan.String(), "using unsent_events_lead_idx on unsent_events p") {
+		t.Errorf("the claim's check of a lead's earlier events does not use the lead index:\n%s", plan.String())
+	}
+}

@@ -143,10 +143,11 @@ func (d *Dispatcher) Drain(ctx context.Context) (int, error) {
 		wg    sync.WaitGroup
 		total atomic.Int64
 		errs  = make([]error, InFlight)
+		rs    = newRounds(InFlight)
 	)
 	for i := range InFlight {
 		wg.Go(func() {
-			n, err := d.drain(ctx)
+			n, err := d.drain(ctx, rs)
 			total.Add(int64(n))
 			errs[i] = err
 		})
@@ -155,13 +156,74 @@ func (d *Dispatcher) Drain(ctx context.Context) (int, error) {
 	return int(total.Load()), errors.Join(errs...)
 }
 
-// drain is one of Drain's loops: a batch of each due dataset in turn, until
-// a round finds nothing to send.
-func (d *Dispatcher) drain(ctx context.Context) (int, error) {
+// rounds lets Drain's loops end together. A loop whose round found
+// nothing waits while another still sends, and tries again after that
+// one's next batch: a batch can make more due at once (the probe of a held
+// dataset that lifts the hold), and the backlog then goes InFlight batches
+// at a time, not one. When every loop's last round found nothing, all end.
+type rounds struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	busy int // loops in a round
+	sent int // batches sent so far, across loops
+}
+
+func newRounds(loops int) *rounds {
+	r := &rounds{busy: loops}
+	r.cond = sync.NewCond(&r.mu)
+	return r
+}
+
+// progressed records a round that sent something.
+func (r *rounds) progressed() {
+	r.mu.Lock()
+	r.sent++
+	r.mu.Unlock()
+	r.cond.Broadcast()
+}
+
+// quit takes a loop out for good (its context ended, or the database
+// failed it).
+func (r *rounds) quit() {
+	r.mu.Lock()
+	r.busy--
+	r.mu.Unlock()
+	r.cond.Broadcast()
+}
+
+// idle records a round that found nothing and waits: true to try another
+// round after another loop's batch, false when every loop is idle.
+func (r *rounds) idle() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.busy--
+	if r.busy == 0 {
+		r.cond.Broadcast()
+		return false
+	}
+	seen := r.sent
+	for r.sent == seen && r.busy > 0 {
+		r.cond.Wait()
+	}
+	if r.busy == 0 {
+		return false
+	}
+	r.busy++
+	return true
+}
+
+// drain is one of Drain's loops: a batch of each due dataset in turn, while
+// a round finds something to send or another loop still sends.
+func (d *Dispatcher) drain(ctx context.Context, rs *rounds) (int, error) {
 	total := 0
-	for ctx.Err() == nil {
+	for {
+		if ctx.Err() != nil {
+			rs.quit()
+			return total, nil
+		}
 		ids, err := d.o.Store.DueDatasets(ctx, d.o.Now())
 		if err != nil {
+			rs.quit()
 			return total, err
 		}
 		progress := 0
@@ -180,11 +242,14 @@ func (d *Dispatcher) drain(ctx context.Context) (int, error) {
 			progress += n
 		}
 		total += progress
-		if progress == 0 {
+		if progress > 0 {
+			rs.progressed()
+			continue
+		}
+		if !rs.idle() {
 			return total, nil
 		}
 	}
-	return total, nil
 }
 
 // Batch claims and sends one batch of a dataset and returns how many

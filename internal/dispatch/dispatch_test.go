@@ -870,3 +870,50 @@ func TestJunkLeadIsNeverSent(t *testing.T) {
 		}
 	})
 }
+
+// countingSender counts the sends in flight at once; each takes a while,
+// as Meta's do.
+type countingSender struct {
+	inner          dispatch.Sender
+	mu             sync.Mutex
+	now, maxAtOnce int
+}
+
+func (s *countingSender) Send(ctx context.Context, t capi.Target, evs []json.RawMessage) (capi.Response, error) {
+	s.mu.Lock()
+	s.now++
+	s.maxAtOnce = max(s.maxAtOnce, s.now)
+	s.mu.Unlock()
+	time.Sleep(30 * time.Millisecond)
+	defer func() { s.mu.Lock(); s.now--; s.mu.Unlock() }()
+	return s.inner.Send(ctx, t, evs)
+}
+
+// TestBacklogDrainsInParallelAfterAnOutage: once the probe lifts a hold,
+// the backlog goes InFlight batches at a time, not one by one.
+func TestBacklogDrainsInParallelAfterAnOutage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		b.queue(6*dispatch.MaxBatch, b.clock.now().Add(-time.Hour), nil)
+		// Every batch in flight when the outage begins fails.
+		b.meta.FailNext(dispatch.InFlight, capitest.Reset)
+		cs := &countingSender{inner: &capi.Client{}}
+		d := dispatch.New(dispatch.Options{
+			Store: s, Sender: cs, Box: b.box, GraphURL: b.meta.URL, DefaultVersion: capitest.Version,
+			Now: b.clock.now, Lease: time.Minute, Log: quiet,
+		})
+		b.drain(d)
+		if b.held().HeldSince == nil {
+			t.Fatal("the dataset is not held after a reset")
+		}
+		cs.maxAtOnce = 0
+		b.clock.advance(b.held().HoldUntil.Sub(b.clock.now()))
+		b.drain(d)
+		if c := b.counts(); c[models.EventSent] != 6*dispatch.MaxBatch {
+			t.Fatalf("counts %v; want the whole backlog sent", c)
+		}
+		if cs.maxAtOnce < 2 {
+			t.Errorf("at most %d batch in flight after the hold lifted; want up to %d", cs.maxAtOnce, dispatch.InFlight)
+		}
+	})
+}
