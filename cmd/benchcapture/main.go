@@ -6,30 +6,21 @@
 //	go run ./cmd/benchcapture -c 16 -d 10s
 //
 // It is the second half of `make bench` (.ci/bench), which compares the rate
-// with pgbench's single-row insert rate on the same Postgres (DESIGN.md,
-// "Budgets").
+// with pgbench's single-row insert rate on the same Postgres
+// (docs/operations.md, "Benchmarks").
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
-	"runtime/pprof"
 	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -123,17 +114,23 @@ func run() error {
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 
-	res, err := drive(cfg, "http://"+ln.Addr().String()+"/api/v1/leads", secret, benchkit.PostgresPID(ctx, dbURL))
+	load := &benchkit.CaptureLoad{Endpoint: "http://" + ln.Addr().String() + "/api/v1/leads", Secret: secret,
+		Clients: cfg.conc, PostgresPID: benchkit.PostgresPID(ctx, dbURL)}
+	defer load.Close()
+	res, err := load.Run(cfg.warmup, cfg.dur, cfg.cpuprofile)
 	if err != nil {
 		return err
+	}
+	if cfg.cpuprofile != "" {
+		fmt.Fprintf(os.Stderr, "benchcapture: CPU profile in %s\n", cfg.cpuprofile)
 	}
 	stored, events, err := countRows(ctx, dbURL)
 	if err != nil {
 		return err
 	}
-	res.print(cfg, stored, events)
-	if res.errors > 0 {
-		return fmt.Errorf("%d requests failed; first: %s", res.errors, res.firstErr)
+	printResult(res, cfg, stored, events)
+	if res.Errors > 0 {
+		return fmt.Errorf("%d requests failed; first: %s", res.Errors, res.FirstErr)
 	}
 	return nil
 }
@@ -150,390 +147,31 @@ func countRows(ctx context.Context, dbURL string) (leads, events int64, err erro
 	return leads, events, err
 }
 
-// result is what the clients measured in the measured window.
-type result struct {
-	window    time.Duration
-	lat       []time.Duration
-	created   int64
-	existing  int64
-	junk      int64
-	warmupN   int64
-	errors    int64
-	firstErr  string
-	bytesSent int64
-	// cpu is this process's CPU time (server and clients) in the window.
-	cpu time.Duration
-	// pgCPU is the local Postgres cluster's CPU time in the window; 0 when
-	// unknown.
-	pgCPU time.Duration
-}
-
-func (r *result) print(cfg config, stored, events int64) {
-	n := len(r.lat)
-	slices.Sort(r.lat)
-	rate := float64(n) / r.window.Seconds()
-	p50, p99, pmax := benchkit.Percentile(r.lat, 0.50), benchkit.Percentile(r.lat, 0.99), benchkit.Percentile(r.lat, 1)
+// printResult prints what the clients measured, and the rows stored.
+func printResult(r *benchkit.CaptureRun, cfg config, stored, events int64) {
+	n := len(r.Lat)
+	slices.Sort(r.Lat)
+	rate := float64(n) / r.Window.Seconds()
+	p50, p99, pmax := benchkit.Percentile(r.Lat, 0.50), benchkit.Percentile(r.Lat, 0.99), benchkit.Percentile(r.Lat, 1)
 	var avgBody int64
-	if n+int(r.warmupN) > 0 {
-		avgBody = r.bytesSent / int64(n+int(r.warmupN))
+	if n+int(r.WarmupN) > 0 {
+		avgBody = r.BytesSent / int64(n+int(r.WarmupN))
 	}
 	fmt.Printf("capture: %d leads in %s (%.0f leads/s), p50 %.2fms, p99 %.2fms, errors %d\n",
-		n, r.window.Round(time.Millisecond), rate, benchkit.Millis(p50), benchkit.Millis(p99), r.errors)
+		n, r.Window.Round(time.Millisecond), rate, benchkit.Millis(p50), benchkit.Millis(p99), r.Errors)
 	fmt.Printf("capture: c=%d warmup=%s (%d leads), created %d, existing %d, junk %d (%.1f%%), max %.2fms, avg body %d B, stored %d leads and %d events\n",
-		cfg.conc, cfg.warmup, r.warmupN, r.created, r.existing, r.junk, 100*float64(r.junk)/float64(max(n, 1)), benchkit.Millis(pmax), avgBody, stored, events)
+		cfg.conc, cfg.warmup, r.WarmupN, r.Created, r.Existing, r.Junk, 100*float64(r.Junk)/float64(max(n, 1)), benchkit.Millis(pmax), avgBody, stored, events)
 	fmt.Printf("capture: Go process CPU %.2fs in the window = %.3f ms/lead (server and clients; Postgres not included)\n",
-		r.cpu.Seconds(), benchkit.Millis(r.cpu)/float64(max(n, 1)))
-	if r.pgCPU > 0 {
-		fmt.Printf("capture: Postgres CPU %.2fs in the window = %.3f ms/lead\n", r.pgCPU.Seconds(), benchkit.Millis(r.pgCPU)/float64(max(n, 1)))
-		fmt.Printf("pg_cpu_ms_per_lead=%.3f\n", benchkit.Millis(r.pgCPU)/float64(max(n, 1)))
+		r.CPU.Seconds(), benchkit.Millis(r.CPU)/float64(max(n, 1)))
+	if r.PgCPU > 0 {
+		fmt.Printf("capture: Postgres CPU %.2fs in the window = %.3f ms/lead\n", r.PgCPU.Seconds(), benchkit.Millis(r.PgCPU)/float64(max(n, 1)))
+		fmt.Printf("pg_cpu_ms_per_lead=%.3f\n", benchkit.Millis(r.PgCPU)/float64(max(n, 1)))
 	}
 	fmt.Printf("leads=%d\n", n)
-	fmt.Printf("warmup_leads=%d\n", r.warmupN)
+	fmt.Printf("warmup_leads=%d\n", r.WarmupN)
 	fmt.Printf("leads_per_sec=%.1f\n", rate)
 	fmt.Printf("p50_ms=%.3f\n", benchkit.Millis(p50))
 	fmt.Printf("p99_ms=%.3f\n", benchkit.Millis(p99))
-	fmt.Printf("errors=%d\n", r.errors)
-	fmt.Printf("go_cpu_ms_per_lead=%.3f\n", benchkit.Millis(r.cpu)/float64(max(n, 1)))
-}
-
-// drive runs cfg.conc clients for the warmup and the measured window. A
-// request counts when it completes inside the measured window.
-func drive(cfg config, endpoint, secret string, pgPID int) (*result, error) {
-	tr := &http.Transport{
-		MaxIdleConns:        cfg.conc * 2,
-		MaxIdleConnsPerHost: cfg.conc * 2,
-		MaxConnsPerHost:     0,
-		IdleConnTimeout:     time.Minute,
-		DisableCompression:  true,
-	}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	auth := "Bearer " + secret
-
-	start := time.Now()
-	measureFrom := start.Add(cfg.warmup)
-	end := measureFrom.Add(cfg.dur)
-
-	var (
-		mu       sync.Mutex
-		res      = &result{window: cfg.dur}
-		seq      atomic.Int64
-		profOnce sync.Once
-		profErr  error
-		profFile *os.File
-	)
-	var cpuStart, pgStart time.Duration
-	startProfile := func() {
-		profOnce.Do(func() {
-			cpuStart = benchkit.CPUTime()
-			pgStart, _ = benchkit.PostgresCPU(pgPID)
-			if cfg.cpuprofile == "" {
-				return
-			}
-			f, err := os.Create(cfg.cpuprofile)
-			if err != nil {
-				profErr = err
-				return
-			}
-			if err := pprof.StartCPUProfile(f); err != nil {
-				f.Close()
-				profErr = err
-				return
-			}
-			profFile = f
-		})
-	}
-	if cfg.warmup == 0 {
-		startProfile()
-	} else {
-		t := time.AfterFunc(cfg.warmup, startProfile)
-		defer t.Stop()
-	}
-
-	var wg sync.WaitGroup
-	for w := range cfg.conc {
-		wg.Go(func() {
-			gen := newGenerator(uint64(w), &seq)
-			var (
-				lat                                 []time.Duration
-				created, existing, junk, warm, errs int64
-				sent                                int64
-				first                               string
-				buf                                 bytes.Buffer
-				respBuf                             = make([]byte, 4096)
-			)
-			for {
-				t0 := time.Now()
-				if !t0.Before(end) {
-					break
-				}
-				buf.Reset()
-				gen.lead(&buf)
-				sent += int64(buf.Len())
-				status, body, err := post(client, endpoint, auth, buf.Bytes(), respBuf)
-				t1 := time.Now()
-				if err != nil || status/100 != 2 {
-					errs++
-					if first == "" {
-						if err != nil {
-							first = err.Error()
-						} else {
-							first = fmt.Sprintf("HTTP %d: %s (request %s)", status, body, truncate(buf.String(), 300))
-						}
-					}
-					continue
-				}
-				if t1.Before(measureFrom) || t1.After(end) {
-					warm++
-					continue
-				}
-				lat = append(lat, t1.Sub(t0))
-				if status == http.StatusCreated {
-					created++
-				} else {
-					existing++
-				}
-				if bytes.Contains(body, []byte(`"junk":true`)) {
-					junk++
-				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			res.lat = append(res.lat, lat...)
-			res.created += created
-			res.existing += existing
-			res.junk += junk
-			res.warmupN += warm
-			res.errors += errs
-			res.bytesSent += sent
-			if res.firstErr == "" {
-				res.firstErr = first
-			}
-		})
-	}
-	wg.Wait()
-	profOnce.Do(func() {}) // the warmup timer cannot fire after this
-	res.cpu = benchkit.CPUTime() - cpuStart
-	if pg, ok := benchkit.PostgresCPU(pgPID); ok {
-		res.pgCPU = pg - pgStart
-	}
-	if profFile != nil {
-		pprof.StopCPUProfile()
-		profFile.Close()
-		fmt.Fprintf(os.Stderr, "benchcapture: CPU profile in %s\n", cfg.cpuprofile)
-	}
-	if profErr != nil {
-		return nil, fmt.Errorf("cpu profile: %w", profErr)
-	}
-	return res, nil
-}
-
-func post(client *http.Client, endpoint, auth string, body, respBuf []byte) (int, []byte, error) {
-	req, err := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", auth)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	n, err := io.ReadFull(resp.Body, respBuf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return resp.StatusCode, nil, err
-	}
-	// Drain what did not fit so the connection is reused.
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return resp.StatusCode, nil, err
-	}
-	return resp.StatusCode, respBuf[:n], nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
-
-// ---------------------------------------------------------------- leads
-
-// lead is the JSON body posted; omitempty keeps absent fields absent, as a
-// website form integration would send them.
-type lead struct {
-	ExternalID      string            `json:"external_id,omitempty"`
-	Email           string            `json:"email,omitempty"`
-	Phone           string            `json:"phone,omitempty"`
-	FirstName       string            `json:"first_name,omitempty"`
-	LastName        string            `json:"last_name,omitempty"`
-	City            string            `json:"city,omitempty"`
-	State           string            `json:"state,omitempty"`
-	Zip             string            `json:"zip,omitempty"`
-	Country         string            `json:"country,omitempty"`
-	Message         string            `json:"message,omitempty"`
-	FBCLID          string            `json:"fbclid,omitempty"`
-	FBP             string            `json:"fbp,omitempty"`
-	ClientIP        string            `json:"client_ip_address,omitempty"`
-	ClientUserAgent string            `json:"client_user_agent,omitempty"`
-	EventSourceURL  string            `json:"event_source_url,omitempty"`
-	FillSeconds     *float64          `json:"fill_seconds,omitempty"`
-	Honeypot        string            `json:"honeypot,omitempty"`
-	Source          string            `json:"source,omitempty"`
-	Fields          map[string]string `json:"fields,omitempty"`
-}
-
-var (
-	firstNames = []string{"James", "Mary", "Robert", "Patricia", "John", "Jennifer", "Michael", "Linda", "David", "Elizabeth",
-		"Oliver", "Amelia", "George", "Isla", "Harry", "Lukas", "Lena", "Maximilian", "Sophie", "José", "Zoë", "Mia", "Noah", "Aarav", "Chloé"}
-	lastNames = []string{"Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Miller", "Davis", "Taylor", "Wilson",
-		"Evans", "Thomas", "Müller", "Schmidt", "Schneider", "Fischer", "Weber", "O'Brien", "Nguyen", "Patel", "García-López"}
-	domains = []string{"gmail.com", "yahoo.com", "outlook.com", "hotmail.com", "icloud.com", "aol.com", "gmx.de", "web.de",
-		"btinternet.com", "acme-corp.com", "example-dental.com", "proton.me"}
-	usPlaces = [][3]string{{"New York", "NY", "100"}, {"Austin", "TX", "787"}, {"Denver", "CO", "802"}, {"Seattle", "WA", "981"},
-		{"Miami", "FL", "331"}, {"Chicago", "IL", "606"}, {"Phoenix", "AZ", "850"}, {"Boston", "MA", "021"}}
-	usAreas   = []string{"212", "646", "512", "303", "206", "305", "312", "602", "617", "415", "702", "404"}
-	gbPlaces  = []string{"London", "Manchester", "Leeds", "Bristol", "Glasgow"}
-	dePlaces  = []string{"Berlin", "München", "Hamburg", "Köln", "Frankfurt am Main"}
-	dePrefix  = []string{"151", "152", "157", "160", "170", "171", "176", "179"}
-	userAgent = []string{
-		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 [FBAN/FBIOS;FBAV/468.0.0.41.109;FBBV/612345678;FBDV/iPhone15,2;FBMD/iPhone;FBSN/iOS;FBSV/17.5;FBSS/3;FBID/phone;FBLC/en_US;FBOP/5]",
-		"Mozilla/5.0 (Linux; Android 14; SM-S918B Build/UP1A.231005.007; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/125.0.6422.165 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/467.0.0.45.109;]",
-		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",
-		"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15",
-		"Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0",
-		"Mozilla/5.0 (Linux; Android 13; Pixel 7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0.0.0 Mobile Safari/537.36 Instagram 334.0.0.42.95 Android",
-	}
-	pages = []string{"https://www.example-dental.com/free-consultation", "https://acme-roofing.example.com/quote?utm_source=facebook&utm_medium=paid&utm_campaign=spring_promo",
-		"https://www.example-law.com/contact/", "https://shop.example.de/kontakt?utm_source=fb&utm_content=video_a", "https://example.co.uk/book-a-call"}
-	messages = []string{
-		"Hi, I'd like a quote for a full roof replacement, about 2,000 sq ft. Mornings work best.",
-		"Can someone call me back about the free consultation? Thanks!",
-		"Interested in Invisalign, do you offer payment plans?",
-		"Guten Tag, ich hätte gerne ein Angebot für die Renovierung unseres Badezimmers.",
-		"Looking for help with a car accident claim from last month.",
-		"", "", "",
-	}
-	junkMessages = []string{
-		"We are a leading SEO agency and can get your website on the first page of Google. Reply for a free audit!",
-		"Hello, I am applying for the receptionist position. Please find my resume and CV attached.",
-		"asdf",
-	}
-)
-
-// generator makes varied leads. Each worker has its own, seeded by its
-// number, and numbers its leads from a shared counter so emails, phones
-// and external ids stay distinct across workers.
-type generator struct {
-	r   *mrand.Rand
-	seq *atomic.Int64
-	run string
-	// recent holds recent emails, for duplicates.
-	recent [64]string
-}
-
-var runID = strings.ToLower(rand.Text()[:6])
-
-func newGenerator(worker uint64, seq *atomic.Int64) *generator {
-	return &generator{r: mrand.New(mrand.NewPCG(worker+1, uint64(time.Now().UnixNano()))), seq: seq, run: runID}
-}
-
-func (g *generator) pick(s []string) string { return s[g.r.IntN(len(s))] }
-
-func (g *generator) digits(n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte('0' + g.r.IntN(10))
-	}
-	return string(b)
-}
-
-// lead writes one JSON lead to buf.
-func (g *generator) lead(buf *bytes.Buffer) {
-	n := g.seq.Add(1)
-	first, last := g.pick(firstNames), g.pick(lastNames)
-	l := lead{
-		FirstName:       first,
-		LastName:        last,
-		ClientUserAgent: g.pick(userAgent),
-		EventSourceURL:  g.pick(pages),
-		Message:         g.pick(messages),
-	}
-	local := strings.ToLower(strings.NewReplacer("'", "", " ", "", "ü", "ue", "é", "e", "ë", "e").Replace(first + "." + last))
-	l.Email = fmt.Sprintf("%s%d@%s", local, n, g.pick(domains))
-	if g.r.IntN(2) == 0 {
-		l.Email = strings.ToUpper(l.Email[:1]) + l.Email[1:] + " "
-	}
-
-	switch c := g.r.IntN(10); {
-	case c < 6: // US, formatted every which way, often without +1
-		area, a, b := g.pick(usAreas), 200+g.r.IntN(800), g.r.IntN(10000)
-		for a == 555 {
-			a = 200 + g.r.IntN(800)
-		}
-		switch g.r.IntN(4) {
-		case 0:
-			l.Phone = fmt.Sprintf("(%s) %03d-%04d", area, a, b)
-		case 1:
-			l.Phone = fmt.Sprintf("%s-%03d-%04d", area, a, b)
-		case 2:
-			l.Phone = fmt.Sprintf("+1 %s %03d %04d", area, a, b)
-		default:
-			l.Phone = fmt.Sprintf("1%s%03d%04d", area, a, b)
-		}
-		p := usPlaces[g.r.IntN(len(usPlaces))]
-		l.City, l.State, l.Zip, l.Country = p[0], p[1], p[2]+g.digits(2), "US"
-	case c < 8: // GB mobile
-		l.Phone = "+44 7" + fmt.Sprint(4+g.r.IntN(6)) + g.digits(2) + " " + g.digits(6)
-		l.City, l.Country = g.pick(gbPlaces), "GB"
-	default: // DE mobile
-		l.Phone = "+49 " + g.pick(dePrefix) + " " + g.digits(7+g.r.IntN(2))
-		l.City, l.Country = g.pick(dePlaces), "DE"
-	}
-	if g.r.IntN(10) < 7 {
-		l.ExternalID = fmt.Sprintf("bench-%s-%d", g.run, n)
-	}
-	if g.r.IntN(10) < 6 {
-		l.FBCLID = "IwAR" + strings.ReplaceAll(rand.Text(), "=", "") + g.digits(8)
-		l.FBP = fmt.Sprintf("fb.1.%d.%s", time.Now().UnixMilli()-int64(g.r.IntN(86400000)), g.digits(10))
-	}
-	if g.r.IntN(2) == 0 {
-		l.ClientIP = fmt.Sprintf("%d.%d.%d.%d", 23+g.r.IntN(180), g.r.IntN(256), g.r.IntN(256), 1+g.r.IntN(254))
-	} else {
-		l.ClientIP = fmt.Sprintf("2a02:%x:%x::%x", g.r.IntN(0xffff), g.r.IntN(0xffff), 1+g.r.IntN(0xfffe))
-	}
-	fs := 8 + g.r.Float64()*180
-	l.FillSeconds = &fs
-	if g.r.IntN(4) == 0 {
-		l.Fields = map[string]string{"service": g.pick([]string{"roofing", "gutters", "siding"}), "budget": fmt.Sprint(1000 * (1 + g.r.IntN(20)))}
-	}
-
-	// About one lead in ten looks like junk, in one of several ways.
-	if g.r.IntN(10) == 0 {
-		switch g.r.IntN(6) {
-		case 0:
-			fast := g.r.Float64() * 1.5
-			l.FillSeconds = &fast
-		case 1:
-			l.Honeypot = "http://spam.example.com"
-		case 2:
-			l.Phone = g.pick([]string{"1111111111", "+1 (212) 555-0123", "123456789", "0000"})
-		case 3:
-			l.Message = g.pick(junkMessages)
-		case 4:
-			l.Email = fmt.Sprintf("test%d@mailinator.com", n)
-		case 5:
-			// The same person again: a duplicate of a recent lead.
-			if prev := g.recent[g.r.IntN(len(g.recent))]; prev != "" {
-				l.Email = prev
-				l.ExternalID = ""
-			}
-		}
-	}
-
-	g.recent[n%int64(len(g.recent))] = l.Email
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(&l)
+	fmt.Printf("errors=%d\n", r.Errors)
+	fmt.Printf("go_cpu_ms_per_lead=%.3f\n", benchkit.Millis(r.CPU)/float64(max(n, 1)))
 }

@@ -2,7 +2,7 @@
 // backlog of events on a private Postgres schema, drains it with the real
 // dispatch.Dispatcher to an in-process fake Graph server, and compares the
 // rate with a plain client posting ready-made 1000-event batches to the same
-// fake (DESIGN.md, "Budgets": at least half as fast).
+// fake (docs/operations.md, "Benchmarks": at least half as fast).
 //
 //	go run ./cmd/benchdispatch -events 100000
 //
@@ -11,15 +11,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -28,7 +25,6 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -144,7 +140,7 @@ func run() error {
 	}
 
 	// The fake Graph server, in this process.
-	fk := &fake{light: cfg.fake == "light", token: fakeToken}
+	fk := &benchkit.FakeGraph{Light: cfg.fake == "light", Token: fakeToken}
 	srv := &http.Server{Handler: fk, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -193,16 +189,16 @@ func run() error {
 	// The load and the baseline leave garbage and heap the drain does not need.
 	debug.FreeOSMemory()
 	benchkit.ResetPeakRSS()
-	fk.reset()
+	fk.Reset()
 	// The drain pauses for short baseline runs now and then, so that the
 	// baseline also sees the machine as the drain saw it.
 	// What the fake takes during a slice is the baseline's: the drain's
 	// counts leave it out (the drain waits meanwhile).
 	slice := func() (baselineResult, error) {
-		got, refused := fk.received.Load(), fk.refused.Load()
+		got, refused := fk.Received.Load(), fk.Refused.Load()
 		r, err := baseline(client, target, batch, cfg.dispatchers, cfg.sliceLen)
-		fk.received.Store(got)
-		fk.refused.Store(refused)
+		fk.Received.Store(got)
+		fk.Refused.Store(refused)
 		return r, err
 	}
 	dr, err := drain(ctx, cfg, st, box, client, graphURL, slice)
@@ -210,7 +206,7 @@ func run() error {
 		return err
 	}
 	dr.peakRSSKB = benchkit.ProcStatusKB("VmHWM")
-	received, refused := fk.received.Load(), fk.refused.Load()
+	received, refused := fk.Received.Load(), fk.Refused.Load()
 
 	// Again after the drain: other load on the machine may have changed, so
 	// the budget uses every run's events over every run's time.
@@ -588,159 +584,6 @@ func writeAllocs(path string) error {
 	return f.Close()
 }
 
-// ---------------------------------------------------------------- fake Graph
-
-// fake is a fast Graph API stand-in. capitest.Server needs a testing.TB, so
-// this is its request handling without the recording: "full" decodes the
-// body the way capitest does (numbers as json.Number, every event into a
-// map) and runs the same per-event checks; "light" only counts the data
-// array.
-type fake struct {
-	light    bool
-	token    string
-	requests atomic.Int64
-	received atomic.Int64
-	refused  atomic.Int64
-}
-
-func (f *fake) reset() {
-	f.requests.Store(0)
-	f.received.Store(0)
-	f.refused.Store(0)
-}
-
-func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	trace := "FakeTrace" + strconv.FormatInt(f.requests.Add(1), 10)
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	if r.Method != http.MethodPost || len(parts) != 3 || parts[2] != "events" {
-		f.refuse(w, trace, 2500, "Unknown path components: "+r.URL.Path)
-		return
-	}
-	if r.URL.Query().Get("access_token") != f.token {
-		f.refuse(w, trace, 190, "Error validating access token")
-		return
-	}
-	raw, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	if err != nil {
-		f.refuse(w, trace, 100, "cannot read body")
-		return
-	}
-	n := 0
-	if f.light {
-		var body struct {
-			Data []json.RawMessage `json:"data"`
-		}
-		if err := json.Unmarshal(raw, &body); err != nil {
-			f.refuse(w, trace, 100, "(#100) bad JSON: "+err.Error())
-			return
-		}
-		n = len(body.Data)
-	} else {
-		var body struct {
-			Data          []map[string]any `json:"data"`
-			TestEventCode string           `json:"test_event_code"`
-			PartnerAgent  string           `json:"partner_agent"`
-		}
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		if err := d.Decode(&body); err != nil {
-			f.refuse(w, trace, 100, "(#100) bad JSON: "+err.Error())
-			return
-		}
-		now := time.Now()
-		for i, e := range body.Data {
-			if msg := checkEvent(e, now); msg != "" {
-				f.refuse(w, trace, 100, fmt.Sprintf("%s (event %d of the batch)", msg, i))
-				return
-			}
-		}
-		n = len(body.Data)
-	}
-	if n == 0 || n > capi.MaxBatch {
-		f.refuse(w, trace, 100, "(#100) param data must be an array of 1 to 1000 elements")
-		return
-	}
-	f.received.Add(int64(n))
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.Header().Set("X-Fb-Trace-Id", trace)
-	_ = json.NewEncoder(w).Encode(map[string]any{"events_received": n, "messages": []string{}, "fbtrace_id": trace})
-}
-
-func (f *fake) refuse(w http.ResponseWriter, trace string, code int, msg string) {
-	f.refused.Add(1)
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-		"message": msg, "type": "OAuthException", "code": code, "fbtrace_id": trace}})
-}
-
-var actionSources = map[string]bool{
-	"website": true, "app": true, "email": true, "phone_call": true, "chat": true,
-	"physical_store": true, "system_generated": true, "business_messaging": true, "other": true,
-}
-
-// checkEvent is capitest's per-event check: "" when Meta would take it.
-func checkEvent(e map[string]any, now time.Time) string {
-	if name, _ := e["event_name"].(string); name == "" {
-		return "event_name is required"
-	}
-	n, ok := e["event_time"].(json.Number)
-	t, err := n.Int64()
-	if !ok || err != nil || t <= 0 {
-		return "event_time must be a Unix timestamp in seconds"
-	}
-	if now.Sub(time.Unix(t, 0)) > dispatch.MaxAge {
-		return "event_time is more than 7 days ago"
-	}
-	if time.Unix(t, 0).Sub(now) > time.Minute {
-		return "event_time is in the future"
-	}
-	action, _ := e["action_source"].(string)
-	if !actionSources[action] {
-		return "action_source is not valid"
-	}
-	ud, ok := e["user_data"].(map[string]any)
-	if !ok {
-		return "user_data is required"
-	}
-	for _, k := range []string{"em", "ph"} {
-		if v, ok := ud[k]; ok && !allHashed(v) {
-			return "user_data." + k + " must be SHA-256 hashed"
-		}
-	}
-	if action == "website" {
-		if u, _ := e["event_source_url"].(string); u == "" {
-			return "event_source_url is required for website events"
-		}
-		if ua, _ := ud["client_user_agent"].(string); ua == "" {
-			return "client_user_agent is required for website events"
-		}
-	}
-	return ""
-}
-
-func allHashed(v any) bool {
-	list, ok := v.([]any)
-	if !ok {
-		s, ok := v.(string)
-		return ok && isSHA256(s)
-	}
-	for _, x := range list {
-		if s, ok := x.(string); !ok || !isSHA256(s) {
-			return false
-		}
-	}
-	return len(list) > 0
-}
-
-func isSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	_, err := hex.DecodeString(s)
-	return err == nil
-}
-
 // ---------------------------------------------------------------- baseline
 
 type baselineResult struct {
@@ -754,52 +597,13 @@ type baselineResult struct {
 }
 
 // baseline posts the ready-made batch with conc plain clients for d (after
-// a short warmup) and returns the rate.
+// a short warmup) and returns the rate (benchkit.Baseline).
 func baseline(c *capi.Client, t capi.Target, batch []json.RawMessage, conc int, d time.Duration) (baselineResult, error) {
-	ctx := context.Background()
-	warm := min(d/10, time.Second)
-	for range conc {
-		resp, err := c.Send(ctx, t, batch)
-		if err != nil || !resp.OK() {
-			return baselineResult{}, fmt.Errorf("send: %+v, %v", resp, err)
-		}
+	r, err := benchkit.Baseline(c, t, batch, conc, d)
+	if err != nil {
+		return baselineResult{}, err
 	}
-	start := time.Now()
-	from := start.Add(warm)
-	end := from.Add(d)
-	var (
-		reqs, evs atomic.Int64
-		firstErr  error
-		once      sync.Once
-		wg        sync.WaitGroup
-	)
-	for range conc {
-		wg.Go(func() {
-			for {
-				resp, err := c.Send(ctx, t, batch)
-				done := time.Now()
-				if err == nil && !resp.OK() {
-					err = fmt.Errorf("HTTP %d: %s", resp.HTTPStatus, resp.Body)
-				}
-				if err != nil {
-					once.Do(func() { firstErr = err })
-					return
-				}
-				if done.After(end) {
-					return
-				}
-				if !done.Before(from) {
-					reqs.Add(1)
-					evs.Add(int64(len(batch)))
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return baselineResult{}, firstErr
-	}
-	return baselineResult{rate: float64(evs.Load()) / d.Seconds(), requests: reqs.Load(), events: evs.Load(), seconds: d.Seconds()}, nil
+	return baselineResult{rate: r.Rate, requests: r.Requests, events: r.Events, seconds: r.Seconds}, nil
 }
 
 // ---------------------------------------------------------------- probe

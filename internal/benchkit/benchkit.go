@@ -1,5 +1,7 @@
 // Package benchkit holds what the load drivers of make bench share: a
-// private Postgres schema per run and an account's worth of history.
+// private Postgres schema per run, an account's worth of history, clients
+// posting varied leads (CaptureLoad), a fake Graph API (FakeGraph) and the
+// plain client's rate against it (Baseline).
 package benchkit
 
 import (
