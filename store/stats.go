@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"log/slog"
 	"strings"
+	"time"
 )
 
 // hotTables are the tables whose queries run on every capture, claim and
@@ -55,4 +57,32 @@ FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ?`, 
 		}
 	}
 	return analyzed, done, nil
+}
+
+// AnalyzeNewTables runs AnalyzeNew every second for the first 10 minutes of
+// a process, or until ctx ends: by then autovacuum has analyzed the tables
+// too. serve runs it beside the web server.
+func (s *Store) AnalyzeNewTables(ctx context.Context, log *slog.Logger) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	stop := time.After(10 * time.Minute)
+	for {
+		tables, done, err := s.AnalyzeNew(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Error("analyze new tables", slog.Any("error", err))
+		case len(tables) > 0:
+			log.Info("analyzed new tables", slog.Any("tables", tables))
+		}
+		if done {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
 }

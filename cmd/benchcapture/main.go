@@ -19,8 +19,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -47,6 +49,7 @@ type config struct {
 	datasets   int
 	history    int
 	floor      bool
+	slice      time.Duration
 }
 
 func run() error {
@@ -59,10 +62,11 @@ func run() error {
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
 	flag.IntVar(&cfg.history, "history", 100_000, "earlier leads (of the last 30 days, each with its Lead event) the account holds before the run, as a live account would")
 	flag.IntVar(&cfg.datasets, "datasets", 1, "datasets (dry_run) in the account: a clean complete lead queues one Lead event to each")
+	flag.DurationVar(&cfg.slice, "slice", 0, "also measure the rate in slices of this length, back to back over -d (the cold run: -history 0 -slice 5s)")
 	flag.BoolVar(&cfg.floor, "floor", false, "post to a bare handler instead of leadsignal: it checks the key, decodes the lead and INSERTs it as one row, as pgbench's script does (the least any HTTP capture can do)")
 	flag.Parse()
-	if cfg.conc < 1 || cfg.dur <= 0 || cfg.warmup < 0 {
-		return errors.New("-c must be at least 1, -d positive and -warmup not negative")
+	if cfg.conc < 1 || cfg.dur <= 0 || cfg.warmup < 0 || cfg.slice < 0 {
+		return errors.New("-c must be at least 1, -d positive, -warmup and -slice not negative")
 	}
 
 	ctx := context.Background()
@@ -106,6 +110,11 @@ func run() error {
 		defer closeFloor()
 		handler = h
 	}
+	// What serve runs beside the web server: a new database's tables get
+	// their first statistics as soon as they hold rows.
+	bg, stopBG := context.WithCancel(ctx)
+	defer stopBG()
+	go st.AnalyzeNewTables(bg, slog.New(slog.DiscardHandler))
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -117,6 +126,9 @@ func run() error {
 	load := &benchkit.CaptureLoad{Endpoint: "http://" + ln.Addr().String() + "/api/v1/leads", Secret: secret,
 		Clients: cfg.conc, PostgresPID: benchkit.PostgresPID(ctx, dbURL)}
 	defer load.Close()
+	if cfg.slice > 0 {
+		return runSlices(load, cfg)
+	}
 	res, err := load.Run(cfg.warmup, cfg.dur, cfg.cpuprofile)
 	if err != nil {
 		return err
@@ -132,6 +144,37 @@ func run() error {
 	if res.Errors > 0 {
 		return fmt.Errorf("%d requests failed; first: %s", res.Errors, res.FirstErr)
 	}
+	return nil
+}
+
+// runSlices measures the rate in back-to-back slices of cfg.slice over
+// cfg.dur, after the warmup (none for a cold run): the capture rate of a
+// new database as it fills up. It prints each slice's rate and the lowest.
+func runSlices(load *benchkit.CaptureLoad, cfg config) error {
+	if cfg.warmup > 0 {
+		if _, err := load.Run(0, cfg.warmup, ""); err != nil {
+			return err
+		}
+	}
+	var rates []string
+	lowest, total, errs := math.Inf(1), 0, int64(0)
+	for start := time.Duration(0); start < cfg.dur; start += cfg.slice {
+		r, err := load.Run(0, cfg.slice, "")
+		if err != nil {
+			return err
+		}
+		rate := float64(len(r.Lat)) / r.Window.Seconds()
+		lowest, total, errs = min(lowest, rate), total+len(r.Lat), errs+r.Errors
+		rates = append(rates, fmt.Sprintf("%.1f", rate))
+		fmt.Printf("capture: slice %s-%s: %.0f leads/s, errors %d\n", start, start+cfg.slice, rate, r.Errors)
+		if r.Errors > 0 {
+			return fmt.Errorf("%d requests failed; first: %s", r.Errors, r.FirstErr)
+		}
+	}
+	fmt.Printf("slice_leads_per_sec=%s\n", strings.Join(rates, " "))
+	fmt.Printf("min_slice_leads_per_sec=%.1f\n", lowest)
+	fmt.Printf("leads=%d\n", total)
+	fmt.Printf("errors=%d\n", errs)
 	return nil
 }
 

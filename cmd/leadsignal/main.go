@@ -221,7 +221,7 @@ func serve(ctx context.Context, e env) error {
 		return nil
 	})
 	g.Go(func() error {
-		analyzeNewTables(gctx, s, log)
+		s.AnalyzeNewTables(gctx, log)
 		return nil
 	})
 	g.Go(func() error {
@@ -263,35 +263,6 @@ func sweepSessions(ctx context.Context, s *store.Store, lim store.SessionLimits,
 		}
 		select {
 		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// analyzeNewTables gives a new database's hot tables their first
-// statistics as soon as they hold rows (store.AnalyzeNew), checking every
-// second for the first 10 minutes of the process: by then autovacuum has
-// analyzed them too.
-func analyzeNewTables(ctx context.Context, s *store.Store, log *slog.Logger) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	stop := time.After(10 * time.Minute)
-	for {
-		tables, done, err := s.AnalyzeNew(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Error("analyze new tables", slog.Any("error", err))
-		case len(tables) > 0:
-			log.Info("analyzed new tables", slog.Any("tables", tables))
-		}
-		if done {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-stop:
 			return
 		case <-t.C:
 		}
