@@ -84,7 +84,13 @@ func (f *freshLeads) plan(name string) string {
 	if n == 0 {
 		f.exec(`PREPARE ` + name + `(text[], bigint, text[]) AS ` + store.RecentContactsSQL)
 	}
-	rows, err := f.conn.QueryContext(ctx, `EXPLAIN EXECUTE `+name+`(ARRAY['a', 'b'], 1, ARRAY['c'])`)
+	return f.explain(`EXPLAIN EXECUTE ` + name + `(ARRAY['a', 'b'], 1, ARRAY['c'])`)
+}
+
+// explain runs an EXPLAIN and returns its plan.
+func (f *freshLeads) explain(q string) string {
+	f.t.Helper()
+	rows, err := f.conn.QueryContext(f.t.Context(), q)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -140,9 +146,15 @@ func TestCaptureLookupPlanOnANewDatabase(t *testing.T) {
 		t.Fatalf("AnalyzeNew = %v, %v; want leads analyzed", tables, err)
 	}
 	f.plan("lookup") // made and run on the small table
+	f.exec(`PREPARE page(bigint, integer) AS SELECT * FROM leads WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`)
 	for _, n := range []int{1000, 10000, 30000} {
 		f.add(n)
 		f.wantLookups(fmt.Sprintf("%d leads, analyzed at 150", n), f.plan("lookup"))
+		// The leads list's first page reads its 50 leads in index order,
+		// not every lead of the account to sort them.
+		if page := f.explain(`EXPLAIN EXECUTE page(1, 50)`); strings.Contains(page, "Sort") || !strings.Contains(page, "leads_account_created_idx") {
+			t.Errorf("%d leads: the leads list's plan sorts the account's leads:\n%s", n, page)
+		}
 	}
 	if again, _, err := f.store.AnalyzeNew(t.Context()); err != nil || slices.Contains(again, "leads") {
 		t.Errorf("second AnalyzeNew = %v, %v; want leads left to autovacuum", again, err)
@@ -216,20 +228,8 @@ func TestClaimPlanWithStaleStatistics(t *testing.T) {
 		claim = strings.ReplaceAll(claim, name, fmt.Sprintf("$%d", i+1))
 	}
 	f.exec(`PREPARE claim(bigint, timestamptz, boolean, integer, timestamptz) AS ` + claim)
-	rows, err := f.conn.QueryContext(t.Context(), `EXPLAIN EXECUTE claim(7, now(), false, 1000, now() + interval '2 minutes')`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan strings.Builder
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(line + "\n")
-	}
-	if !strings.Contains(plan.String(), "using unsent_events_lead_idx on unsent_events p") {
-		t.Errorf("the claim's check of a lead's earlier events does not use the lead index:\n%s", plan.String())
+	plan := f.explain(`EXPLAIN EXECUTE claim(7, now(), false, 1000, now() + interval '2 minutes')`)
+	if !strings.Contains(plan, "using unsent_events_lead_idx on unsent_events p") {
+		t.Errorf("the claim's check of a lead's earlier events does not use the lead index:\n%s", plan)
 	}
 }
