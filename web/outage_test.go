@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,18 +15,6 @@ import (
 	"github.com/leadsignal/leadsignal/store/storetest"
 	"github.com/leadsignal/leadsignal/views"
 )
-
-// refusingURL is an address on this machine that refuses connections.
-func refusingURL(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
-}
 
 // TestMetaOutageEndToEnd: leads arrive while Meta refuses connections. The
 // dataset is held and the account's banner says so to everyone, with
@@ -46,7 +33,7 @@ func TestMetaOutageEndToEnd(t *testing.T) {
 		connect(t, a, b, acc, url.Values{"name": {"Main"}, "pixel_id": {"123456789012345"}, "access_token": {capitest.Token},
 			"mode": {"live"}, "ldu": {"off"}})
 		down := dispatch.New(dispatch.Options{Store: s, Sender: &capi.Client{}, Box: a.box, Log: testLogger(),
-			GraphURL: refusingURL(t), DefaultVersion: capitest.Version})
+			GraphURL: capitest.Unreachable(t), DefaultVersion: capitest.Version})
 
 		var ids []int64
 		for i := range 12 {

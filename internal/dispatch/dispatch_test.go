@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -301,18 +300,6 @@ func TestOutageHoldsTheDataset(t *testing.T) {
 	})
 }
 
-// deadURL is an address on this machine that refuses connections.
-func deadURL(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
-}
-
 // TestLongOutage: Meta refuses connections for two days. The held dataset
 // tries at most every 5 minutes, one request a try; no event spends an
 // attempt or fails; once Meta is back everything goes, in lead order.
@@ -322,7 +309,7 @@ func TestLongOutage(t *testing.T) {
 		start := b.clock.now()
 		evs := b.queue(30, start.Add(-time.Hour), nil)
 		down := dispatch.New(dispatch.Options{
-			Store: s, Sender: &capi.Client{}, Box: b.box, GraphURL: deadURL(t), DefaultVersion: capitest.Version,
+			Store: s, Sender: &capi.Client{}, Box: b.box, GraphURL: capitest.Unreachable(t), DefaultVersion: capitest.Version,
 			Now: b.clock.now, Lease: time.Minute, Log: quiet,
 		})
 		tries := 0
@@ -372,7 +359,7 @@ func TestOutageExpiresAtSevenDays(t *testing.T) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(3, b.clock.now().Add(-time.Hour), nil)
 		down := dispatch.New(dispatch.Options{
-			Store: s, Sender: &capi.Client{}, Box: b.box, GraphURL: deadURL(t), DefaultVersion: capitest.Version,
+			Store: s, Sender: &capi.Client{}, Box: b.box, GraphURL: capitest.Unreachable(t), DefaultVersion: capitest.Version,
 			Now: b.clock.now, Lease: time.Minute, Log: quiet,
 		})
 		b.drain(down)

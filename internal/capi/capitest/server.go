@@ -154,6 +154,19 @@ type Server struct {
 	done     chan struct{}
 }
 
+// Unreachable is an address on this machine that refuses connections, as
+// Meta's does in an outage: a port just given back by a listener.
+func Unreachable(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}
+
 // New starts a fake that knows the token "test-token", accepts any pixel and
 // uses the real clock. It is closed when the test ends.
 func New(t testing.TB) *Server {
