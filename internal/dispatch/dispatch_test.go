@@ -881,22 +881,23 @@ func (s *countingSender) Send(ctx context.Context, t capi.Target, evs []json.Raw
 func TestBacklogDrainsInParallelAfterAnOutage(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
-		b.queue(6*dispatch.MaxBatch, b.clock.now().Add(-time.Hour), nil)
-		// Every batch in flight when the outage begins fails.
-		b.meta.FailNext(dispatch.InFlight, capitest.Reset)
+		b.queue(4*dispatch.MaxBatch, b.clock.now().Add(-time.Hour), nil)
+		// The dataset held by an outage, its next try due in a second.
+		if _, _, err := s.HoldDataset(t.Context(), b.dataset.ID, b.clock.now(), "network: connection refused",
+			func(int) time.Duration { return time.Second }); err != nil {
+			t.Fatal(err)
+		}
 		cs := &countingSender{inner: &capi.Client{}}
 		d := dispatch.New(dispatch.Options{
 			Store: s, Sender: cs, Box: b.box, GraphURL: b.meta.URL, DefaultVersion: capitest.Version,
 			Now: b.clock.now, Lease: time.Minute, Log: quiet,
 		})
-		b.drain(d)
-		if b.held().HeldSince == nil {
-			t.Fatal("the dataset is not held after a reset")
+		if n := b.drain(d); n != 0 {
+			t.Fatalf("a held dataset sent %d events before its next try", n)
 		}
-		cs.maxAtOnce = 0
-		b.clock.advance(b.held().HoldUntil.Sub(b.clock.now()))
+		b.clock.advance(time.Second)
 		b.drain(d)
-		if c := b.counts(); c[models.EventSent] != 6*dispatch.MaxBatch {
+		if c := b.counts(); c[models.EventSent] != 4*dispatch.MaxBatch {
 			t.Fatalf("counts %v; want the whole backlog sent", c)
 		}
 		if cs.maxAtOnce < 2 {
