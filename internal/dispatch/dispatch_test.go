@@ -859,7 +859,7 @@ func TestJunkLeadIsNeverSent(t *testing.T) {
 }
 
 // countingSender counts the sends in flight at once; each takes a while,
-// as Meta's do.
+// as Meta's may.
 type countingSender struct {
 	inner          dispatch.Sender
 	mu             sync.Mutex
@@ -871,7 +871,9 @@ func (s *countingSender) Send(ctx context.Context, t capi.Target, evs []json.Raw
 	s.now++
 	s.maxAtOnce = max(s.maxAtOnce, s.now)
 	s.mu.Unlock()
-	time.Sleep(30 * time.Millisecond)
+	// Long enough that batches claimed and built side by side overlap
+	// here even on a loaded machine.
+	time.Sleep(300 * time.Millisecond)
 	defer func() { s.mu.Lock(); s.now--; s.mu.Unlock() }()
 	return s.inner.Send(ctx, t, evs)
 }
