@@ -66,3 +66,32 @@ func TestBrowserPasswordAndSessions(t *testing.T) {
 	}
 	laptop.do(chromedp.Navigate(base+"/password"), visible(`[data-testid="login-form"]`))
 }
+
+// TestBrowserAdminRemovesUser: an administrator removes a user from the
+// Users page; the user's open session ends at once.
+func TestBrowserAdminRemovesUser(t *testing.T) {
+	a := newApp(t, storetest.New(t))
+	a.user("root@example.com", true)
+	a.user("ada@example.com", false)
+	base := a.srv.URL
+	admin, ada := chrome(t), chrome(t)
+	ada.login(base, "ada@example.com")
+	admin.login(base, "root@example.com")
+	admin.do(
+		chromedp.Navigate(base+"/admin/users"),
+		visible(`[data-testid="users-table"]`),
+		click(`[data-testid="remove-user-ada@example.com"]`),
+		visible(`[data-testid="flash"]`),
+		screenshot("admin-users-removed"),
+	)
+	if got := admin.text(`[data-testid="flash"]`); !strings.Contains(got, "ada@example.com was removed") {
+		t.Errorf("flash = %q", got)
+	}
+	if n := admin.count(`[data-testid="remove-user-ada@example.com"]`); n != 0 {
+		t.Error("the removed user is still listed")
+	}
+	if n := admin.count(`[data-testid="remove-user-root@example.com"]`); n != 0 {
+		t.Error("the administrator is offered to remove himself")
+	}
+	ada.do(chromedp.Navigate(base+"/accounts"), visible(`[data-testid="login-form"]`))
+}
