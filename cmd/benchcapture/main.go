@@ -75,9 +75,7 @@ func run() error {
 		return err
 	}
 	defer done()
-	acc, err := st.CreateAccount(ctx, models.Account{
-		Slug: "bench", Name: "Bench", Timezone: "America/New_York", DefaultCountry: "US", Currency: "USD",
-	}, 0)
+	acc, err := benchkit.Account(ctx, st)
 	if err != nil {
 		return err
 	}

@@ -108,19 +108,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	acc, err := st.CreateAccount(ctx, models.Account{
-		Slug: "bench", Name: "Bench", Timezone: "America/New_York", DefaultCountry: "US", Currency: "USD",
-	}, 0)
+	acc, err := benchkit.Account(ctx, st)
 	if err != nil {
 		return err
 	}
-	ds := models.Dataset{AccountID: acc.ID, Name: "Bench pixel", PixelID: pixelID, Mode: models.ModeLive,
-		LDU: models.LDUOff, APIVersion: "v24.0", TokenLast4: fakeToken[len(fakeToken)-4:]}
-	if err := st.CreateDataset(ctx, &ds); err != nil {
-		return err
-	}
-	ds.TokenSealed = box.Seal(fakeToken, dispatch.TokenLabel(ds.ID))
-	if err := st.SaveDataset(ctx, &ds); err != nil {
+	ds, err := benchkit.LiveDataset(ctx, st, box, acc, pixelID, "v24.0", fakeToken)
+	if err != nil {
 		return err
 	}
 

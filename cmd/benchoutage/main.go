@@ -51,7 +51,6 @@ import (
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/seal"
-	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/web"
 )
 
@@ -114,19 +113,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	acc, err := st.CreateAccount(ctx, models.Account{
-		Slug: "bench", Name: "Bench", Timezone: "America/New_York", DefaultCountry: "US", Currency: "USD",
-	}, 0)
+	acc, err := benchkit.Account(ctx, st)
 	if err != nil {
 		return err
 	}
-	ds := models.Dataset{AccountID: acc.ID, Name: "Bench pixel", PixelID: pixelID, Mode: models.ModeLive,
-		LDU: models.LDUOff, APIVersion: apiVersion, TokenLast4: fakeToken[len(fakeToken)-4:]}
-	if err := st.CreateDataset(ctx, &ds); err != nil {
-		return err
-	}
-	ds.TokenSealed = box.Seal(fakeToken, dispatch.TokenLabel(ds.ID))
-	if err := st.SaveDataset(ctx, &ds); err != nil {
+	ds, err := benchkit.LiveDataset(ctx, st, box, acc, pixelID, apiVersion, fakeToken)
+	if err != nil {
 		return err
 	}
 	_, secret, err := st.CreateIngestKey(ctx, acc.ID, "bench")

@@ -17,6 +17,9 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 
+	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
 
@@ -187,4 +190,24 @@ func Percentile(sorted []time.Duration, q float64) time.Duration {
 	}
 	i := int(q*float64(len(sorted))+0.5) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// Account creates the bench account, as a new client of an agency would
+// have it.
+func Account(ctx context.Context, st *store.Store) (models.Account, error) {
+	return st.CreateAccount(ctx, models.Account{
+		Slug: "bench", Name: "Bench", Timezone: "America/New_York", DefaultCountry: "US", Currency: "USD",
+	}, 0)
+}
+
+// LiveDataset connects a live dataset to acc whose token, sealed with box,
+// is token: what the dispatcher sends to a fake Graph server with.
+func LiveDataset(ctx context.Context, st *store.Store, box *seal.Box, acc models.Account, pixelID, apiVersion, token string) (models.Dataset, error) {
+	ds := models.Dataset{AccountID: acc.ID, Name: "Bench pixel", PixelID: pixelID, Mode: models.ModeLive,
+		LDU: models.LDUOff, APIVersion: apiVersion, TokenLast4: token[len(token)-4:]}
+	if err := st.CreateDataset(ctx, &ds); err != nil {
+		return ds, err
+	}
+	ds.TokenSealed = box.Seal(token, dispatch.TokenLabel(ds.ID))
+	return ds, st.SaveDataset(ctx, &ds)
 }
