@@ -96,16 +96,19 @@ func (s *Store) TakeProbe(ctx context.Context, id int64, now time.Time, lease ti
 }
 
 // ProbeNow makes a held dataset's next try due at now: a person's "try
-// now", or a probe that found nothing to try Meta with.
-func (s *Store) ProbeNow(ctx context.Context, accountID, id int64, now time.Time) error {
+// now", or a probe that found nothing to try Meta with. held is false when
+// the dataset is not held (any more): it sends as usual.
+func (s *Store) ProbeNow(ctx context.Context, accountID, id int64, now time.Time) (held bool, err error) {
 	res := s.q(ctx).Model(&models.Dataset{}).Where("account_id = ? AND id = ?", accountID, id).
 		Where("held_since IS NOT NULL").UpdateColumn("hold_until", now.UTC())
-	if res.Error == nil && res.RowsAffected == 0 {
-		if _, err := s.Dataset(ctx, accountID, id); err != nil {
-			return err
-		}
+	if res.Error != nil {
+		return false, wrap("probe now", res.Error)
 	}
-	return wrap("probe now", res.Error)
+	if res.RowsAffected == 0 {
+		_, err := s.Dataset(ctx, accountID, id)
+		return false, err
+	}
+	return true, nil
 }
 
 // LiftHold ends a dataset's hold, after Meta took a batch, and returns when
@@ -128,21 +131,17 @@ func (s *Store) LiftHold(ctx context.Context, id int64) (*time.Time, error) {
 	return since, wrap("lift hold", err)
 }
 
-// PausedDatasets lists an account's paused datasets with how many events
-// wait for each and the oldest of them, which expires first.
-func (s *Store) PausedDatasets(ctx context.Context, accountID int64) ([]DatasetBacklog, error) {
-	return s.backlogs(ctx, accountID, "paused_at IS NOT NULL")
-}
-
-// HeldDatasets lists an account's datasets held for a Meta outage, with
-// how many events wait for each and the oldest of them.
-func (s *Store) HeldDatasets(ctx context.Context, accountID int64) ([]DatasetBacklog, error) {
-	return s.backlogs(ctx, accountID, "held_since IS NOT NULL")
+// StalledDatasets lists an account's datasets that are not sending, paused
+// (PausedAt) or held for a Meta outage (HeldSince), with how many events
+// wait for each and the oldest of them, which expires first: the account's
+// banners, on every page, read them in one query and one per such dataset.
+func (s *Store) StalledDatasets(ctx context.Context, accountID int64) ([]DatasetBacklog, error) {
+	return s.backlogs(ctx, accountID, "paused_at IS NOT NULL OR held_since IS NOT NULL")
 }
 
 func (s *Store) backlogs(ctx context.Context, accountID int64, cond string) ([]DatasetBacklog, error) {
 	var ds []models.Dataset
-	if err := s.q(ctx).Where("account_id = ?", accountID).Where(cond).Order("name").Find(&ds).Error; err != nil {
+	if err := s.q(ctx).Where("account_id = ? AND ("+cond+")", accountID).Order("name").Find(&ds).Error; err != nil {
 		return nil, wrap("dataset backlogs", err)
 	}
 	out := make([]DatasetBacklog, 0, len(ds))

@@ -237,10 +237,10 @@ func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error)
 // A paused dataset gives nothing, nor a held one but to its probe (@probe):
 // another batch of it may have just been refused. "+ 0" keeps the check of
 // a lead's earlier events on the lead's index whatever the statistics say:
-// analyzed while nothing was queued (before an outage's backlog), Postgres
-// took the dataset-and-status index, reading every earlier queued event of
-// the dataset for each candidate. Its blanks: what to select, a fence for
-// the NOT EXISTS, and the row locking.
+// with statistics taken while nothing was queued, the dataset-and-status
+// index looks cheaper, and reads every earlier queued event of the dataset
+// for each candidate. Its blanks: what to select, a fence for the NOT
+// EXISTS, and the row locking.
 const dueSQL = `
 	SELECT %[1]s FROM unsent_events q
 	WHERE q.dataset_id = @dataset AND q.status = 'queued'

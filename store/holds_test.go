@@ -61,21 +61,21 @@ func TestDatasetHolds(t *testing.T) {
 
 		// A person's "try now" is scoped by account.
 		other, _ := s.CreateAccount(ctx, models.Account{Slug: "other", Name: "Other", Timezone: "UTC", Currency: "USD"}, 0)
-		if err := s.ProbeNow(ctx, other.ID, d.ID, at); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.ProbeNow(ctx, other.ID, d.ID, at); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("ProbeNow from another account err = %v; want ErrNotFound", err)
 		}
-		if err := s.ProbeNow(ctx, acc.ID, d.ID, at); err != nil {
-			t.Fatal(err)
+		if held, err := s.ProbeNow(ctx, acc.ID, d.ID, at); err != nil || !held {
+			t.Fatalf("ProbeNow of a held dataset = %v, %v; want held", held, err)
 		}
 		if ok, _ := s.TakeProbe(ctx, d.ID, at, time.Minute); !ok {
 			t.Error("after try now, no probe could be taken")
 		}
 
-		hs, err := s.HeldDatasets(ctx, acc.ID)
+		hs, err := s.StalledDatasets(ctx, acc.ID)
 		if err != nil || len(hs) != 1 || hs[0].ID != d.ID {
-			t.Errorf("HeldDatasets = %+v, %v; want the dataset", hs, err)
+			t.Errorf("StalledDatasets = %+v, %v; want the dataset", hs, err)
 		}
-		if hs, _ := s.HeldDatasets(ctx, other.ID); len(hs) != 0 {
+		if hs, _ := s.StalledDatasets(ctx, other.ID); len(hs) != 0 {
 			t.Errorf("another account sees %d held datasets", len(hs))
 		}
 		if n, _, err := s.HoldStats(ctx); err != nil || n != 1 {
@@ -92,6 +92,12 @@ func TestDatasetHolds(t *testing.T) {
 		}
 		if since, err := s.LiftHold(ctx, d.ID); err != nil || since != nil {
 			t.Errorf("LiftHold of a dataset not held = %v, %v; want nil", since, err)
+		}
+		if held, err := s.ProbeNow(ctx, acc.ID, d.ID, at); err != nil || held {
+			t.Errorf("ProbeNow of a dataset not held = %v, %v; want not held, no error", held, err)
+		}
+		if got, _ := s.DatasetByID(ctx, d.ID); got.HoldUntil != nil {
+			t.Error("ProbeNow of a dataset not held gave it a next try")
 		}
 	})
 }

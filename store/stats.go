@@ -19,8 +19,8 @@ const minRowsToAnalyze = 100
 // that have gained rows since they were created, and returns their names.
 // Until a table is first analyzed, Postgres plans its queries with default
 // selectivities, under which an account's own index looks as selective as
-// its email-hash index, and a plan cached then reads every lead of the
-// account for each capture. Autovacuum analyzes a new table only after a
+// its email-hash index, so a capture's lookup of recent contacts may read
+// every lead of the account. Autovacuum analyzes a new table only after a
 // minute or more; a new installation busy from the start would run on such
 // plans until then. Once every hot table has been analyzed, autovacuum
 // keeps the statistics, and done is true. SQLite needs none: done at once.

@@ -129,7 +129,7 @@ func TestSettledStatusesAreCountedAndFiltered(t *testing.T) {
 		if err := s.PauseDataset(ctx, d.ID, "token refused", now); err != nil {
 			t.Fatal(err)
 		}
-		paused, err := s.PausedDatasets(ctx, a.ID)
+		paused, err := s.StalledDatasets(ctx, a.ID)
 		if err != nil || len(paused) != 1 || paused[0].Waiting != 2 || paused[0].Oldest == nil || !near(*paused[0].Oldest, evs[1].EventTime) {
 			t.Errorf("paused = %+v, %v; want 2 waiting, the oldest being the failed one's time", paused, err)
 		}

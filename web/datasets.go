@@ -296,29 +296,25 @@ func indentJSON(b []byte) string {
 // Meta refused their token, and datasets held because Meta is unreachable,
 // with what waits and when it starts to expire.
 func (h *Handler) accountAlerts(c echo.Context, a models.Account) []views.Alert {
-	ctx := c.Request().Context()
-	paused, err := h.store.PausedDatasets(ctx, a.ID)
+	stalled, err := h.store.StalledDatasets(c.Request().Context(), a.ID)
 	if err != nil {
-		h.log.Error("paused datasets", "error", err)
-		return nil
-	}
-	held, err := h.store.HeldDatasets(ctx, a.ID)
-	if err != nil {
-		h.log.Error("held datasets", "error", err)
+		h.log.Error("stalled datasets", "error", err)
 		return nil
 	}
 	var out []views.Alert
-	for _, p := range paused {
-		msg := fmt.Sprintf("Sending to dataset %s is paused: %s %d events wait.", p.Name, p.PausedReason, p.Waiting)
-		if p.Oldest != nil {
-			msg += " The oldest expires " + h.formatTime(a, ptr(p.Oldest.Add(dispatch.MaxAge))) + "."
+	for _, b := range stalled {
+		page := views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(b.ID, 10))
+		if b.PausedAt != nil {
+			msg := fmt.Sprintf("Sending to dataset %s is paused: %s %d events wait.", b.Name, b.PausedReason, b.Waiting)
+			if b.Oldest != nil {
+				msg += " The oldest expires " + h.formatTime(a, ptr(b.Oldest.Add(dispatch.MaxAge))) + "."
+			}
+			out = append(out, views.Alert{Message: msg, Link: page, LinkText: "Save a new token"})
+			continue
 		}
-		out = append(out, views.Alert{Message: msg, Link: views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(p.ID, 10)), LinkText: "Save a new token"})
-	}
-	for _, b := range held {
-		al := views.Alert{Message: h.holdMessage(a, b), Link: views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(b.ID, 10)), LinkText: "Open the dataset"}
+		al := views.Alert{Message: h.holdMessage(a, b), Link: page, LinkText: "Open the dataset"}
 		if acc := currentAccount(c); acc != nil && acc.Role.AtLeast(models.RoleEditor) {
-			al.Action, al.ActionText = views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(b.ID, 10)+"/probe"), "Try now"
+			al.Action, al.ActionText = page+"/probe", "Try now"
 		}
 		out = append(out, al)
 	}
@@ -354,11 +350,17 @@ func (h *Handler) probeDataset(c echo.Context) error {
 	if err != nil {
 		return store.ErrNotFound
 	}
-	if err := h.store.ProbeNow(c.Request().Context(), a.ID, id, h.now()); err != nil {
+	held, err := h.store.ProbeNow(c.Request().Context(), a.ID, id, h.now())
+	if err != nil {
 		return err
 	}
-	h.notify()
-	setFlash(c, "ok", "Trying Meta again now.")
+	if held {
+		h.notify()
+		setFlash(c, "ok", "Trying Meta again now.")
+	} else {
+		// A second click, or a page left open after the hold lifted.
+		setFlash(c, "ok", "Meta is reachable again: this dataset sends as usual.")
+	}
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(id, 10)))
 }
 

@@ -105,6 +105,12 @@ func TestMetaOutageEndToEnd(t *testing.T) {
 		if ds, _ := s.DatasetByID(t.Context(), ds[0].ID); ds.HeldSince != nil {
 			t.Error("dataset still held")
 		}
+		// The same click replayed once Meta is back says so, and changes nothing.
+		r = b.post(views.AccountURL(acc.ID, fmt.Sprintf("/datasets/%d/probe", ds[0].ID)), nil)
+		wantStatus(t, "try now, replayed", r, http.StatusSeeOther)
+		if got := b.get(r.location()).text("flash"); !strings.Contains(got, "reachable again") {
+			t.Errorf("replayed try now says %q; want that the dataset sends as usual", got)
+		}
 
 		// Try now is for editors, on their own account's datasets only.
 		if r := vb.post(views.AccountURL(acc.ID, fmt.Sprintf("/datasets/%d/probe", ds[0].ID)), nil); r.status != http.StatusForbidden {

@@ -68,6 +68,7 @@ func (h *Handler) changePassword(c echo.Context) error {
 	if err := h.store.SetUserPassword(c.Request().Context(), u.ID, hash); err != nil {
 		return err
 	}
+	h.limiter.reset(key)
 	h.log.Info("password changed", slog.Int64("user_id", u.ID))
 	// Every session ended, this one too, as it may be the one that leaked:
 	// the person who changed the password goes on in a new one.

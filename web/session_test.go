@@ -111,6 +111,13 @@ func TestLoginRenewsTheSession(t *testing.T) {
 		b.login("ada@example.com")
 		wantLoggedIn(t, "after login", b)
 		wantLoggedOut(t, "the pre-login session", planted)
+
+		// Logging in again on a logged-in session gives it a new id: the
+		// copy of the old one stops working.
+		before := b.steal()
+		b.login("ada@example.com")
+		wantLoggedIn(t, "after the second login", b)
+		wantLoggedOut(t, "the session from before the second login", before)
 	})
 }
 

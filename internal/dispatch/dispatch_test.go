@@ -447,9 +447,9 @@ func TestInvalidTokenPausesDataset(t *testing.T) {
 		if n := len(b.meta.Requests()); n != 1 {
 			t.Errorf("%d requests; want only the one refused", n)
 		}
-		paused, _ := s.PausedDatasets(t.Context(), b.account.ID)
+		paused, _ := s.StalledDatasets(t.Context(), b.account.ID)
 		if len(paused) != 1 || paused[0].Waiting != 4 || paused[0].Oldest == nil {
-			t.Errorf("PausedDatasets = %+v", paused)
+			t.Errorf("StalledDatasets = %+v", paused)
 		}
 		// A new token resumes.
 		b.dataset = ds
