@@ -3,6 +3,7 @@ package migrations_test
 import (
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	_ "github.com/glebarez/go-sqlite"
@@ -91,6 +92,45 @@ func TestEventSendsMigration(t *testing.T) {
 			err := db.QueryRowContext(t.Context(), "SELECT event_id, request_id, attempts, fbtrace_id FROM event_sends").Scan(&id, &request, &attempts, &trace)
 			if err != nil || id != 1 || request != 9 || attempts != 2 || trace != "AbC" {
 				t.Errorf("send = %d %d %d %q, %v; want event 1, request 9, attempt 2, trace AbC", id, request, attempts, trace, err)
+			}
+		})
+	}
+}
+
+// Migration 0014 moves an unsent event's state to its unsent_events row
+// and drops the copies on events: a failed event keeps its attempts, error
+// and request; a sent one stays sent, whatever its stale row said.
+func TestEventStateMigration(t *testing.T) {
+	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
+		t.Run(dialect, func(t *testing.T) {
+			db, exec, state := migratedBefore(t, dialect, 14)
+			exec(`INSERT INTO accounts (id, slug, name, created_at, updated_at) VALUES (1, 'a', 'A', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO datasets (id, account_id, name, pixel_id, created_at, updated_at) VALUES (7, 1, 'Main', '1', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO leads (id, account_id, source, created_at, received_at, updated_at) VALUES (3, 1, 'website', '2026-01-01 00:00:00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status, attempts, created_at, updated_at)
+				VALUES (1, 1, 7, 3, 'default', 'Lead', 'e1', '2026-01-01 00:00:00', 'queued', 0, '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO event_sends (event_id, request_id, attempts, fbtrace_id, sent_at) VALUES (1, 9, 1, 'AbC', '2026-01-02 00:00:00')`)
+			exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status, attempts, last_error, request_id, created_at, updated_at)
+				VALUES (2, 1, 7, 3, 'default', 'Contact', 'e2', '2026-01-01 00:00:00', 'failed', 3, 'Meta refused', 9, '2026-01-01 00:00:00', '2026-01-03 00:00:00')`)
+			exec(`INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
+				VALUES (2, 7, 3, 'failed', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(state.SQL)
+			var attempts, request int
+			var lastError string
+			var updated sql.NullString
+			err := db.QueryRowContext(t.Context(), "SELECT attempts, last_error, request_id, CAST(updated_at AS text) FROM unsent_events WHERE event_id = 2").
+				Scan(&attempts, &lastError, &request, &updated)
+			if err != nil || attempts != 3 || lastError != "Meta refused" || request != 9 || !strings.HasPrefix(updated.String, "2026-01-03") {
+				t.Errorf("failed event's state = %d %q %d %q, %v; want 3 attempts, its error, request 9, updated 2026-01-03", attempts, lastError, request, updated.String, err)
+			}
+			var n int
+			if err := db.QueryRowContext(t.Context(), "SELECT count(*) FROM unsent_events WHERE event_id = 1").Scan(&n); err != nil || n != 0 {
+				t.Errorf("the sent event has %d unsent rows, %v; want none", n, err)
+			}
+			for _, col := range []string{"status", "attempts", "last_error", "fbtrace_id", "request_id", "sent_at", "updated_at"} {
+				if _, err := db.ExecContext(t.Context(), "SELECT "+col+" FROM events"); err == nil {
+					t.Errorf("events still has %s", col)
+				}
 			}
 		})
 	}

@@ -318,19 +318,18 @@ type Event struct {
 	EventTime time.Time
 	Value     *float64
 	Currency  string
-	// Status, Attempts, LastError, FBTraceID, RequestID and SentAt of a sent
-	// event are those of its send, which the store keeps apart (event_sends)
-	// and reads with the event: sending writes nothing to the event's row.
-	Status   EventStatus
-	Attempts int
-	// NextAttemptAt and LeaseUntil are a queued event's schedule, kept in
-	// unsent_events (store); they are read with the event, never written
-	// with it.
-	NextAttemptAt time.Time  `gorm:"->"`
-	LeaseUntil    *time.Time `gorm:"->"`
-	LastError     string
-	FBTraceID     string `gorm:"column:fbtrace_id"`
-	RequestID     *int64
+	// Status, Attempts, LastError, FBTraceID, RequestID, SentAt and
+	// UpdatedAt are the event's state, which the store keeps apart from the
+	// event and reads with it: an unsent event's in unsent_events (where
+	// NextAttemptAt and LeaseUntil are its schedule), a sent event's in
+	// event_sends. They are never written with the event.
+	Status        EventStatus `gorm:"->"`
+	Attempts      int         `gorm:"->"`
+	NextAttemptAt time.Time   `gorm:"->"`
+	LeaseUntil    *time.Time  `gorm:"->"`
+	LastError     string      `gorm:"->"`
+	FBTraceID     string      `gorm:"->;column:fbtrace_id"`
+	RequestID     *int64      `gorm:"->"`
 	// Payload is the exact JSON of the event as built for Meta (hashes
 	// only): prepared when it was queued (see PayloadStamp), or built when
 	// it was sent, held back or dry-run; once sent, the JSON Meta received.
@@ -340,9 +339,9 @@ type Event struct {
 	// PayloadStamp is capi.Stamp of the settings a queued event's Payload
 	// was prepared with; 0 when it has none to send as it is.
 	PayloadStamp int64
-	SentAt       *time.Time
+	SentAt       *time.Time `gorm:"->"`
 	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	UpdatedAt    time.Time `gorm:"->"`
 }
 
 // SendRequest is one request to Meta's Graph API and its outcome.

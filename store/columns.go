@@ -105,31 +105,39 @@ var eventText = []textColumn[models.Event]{
 	{"event_name", func(e *models.Event) string { return e.EventName }},
 	{"event_id", func(e *models.Event) string { return e.EventID }},
 	{"currency", func(e *models.Event) string { return e.Currency }},
-	{"status", func(e *models.Event) string { return string(e.Status) }},
-	{"last_error", func(e *models.Event) string { return e.LastError }},
 	{"payload", func(e *models.Event) string { return e.Payload }},
 }
 
-// insertEventsSQL inserts new events and gives each that is not sent its
-// unsent_events row, due when it was created.
-var insertEventsSQL = "WITH ev AS (" + unnestInsert("events", []column{
+var eventTyped = []column{
 	{"account_id", "bigint"}, {"dataset_id", "bigint"}, {"lead_id", "bigint"}, {"origin_id", "bigint"},
 	{"value", "double precision"}, {"event_time", "timestamptz"}, {"payload_stamp", "bigint"},
-	{"created_at", "timestamptz"}, {"updated_at", "timestamptz"},
-}, eventText) + ` RETURNING id, dataset_id, lead_id, status, event_time, created_at)
-INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
-SELECT id, dataset_id, lead_id, status, event_time, created_at FROM ev WHERE status <> 'sent'`
+	{"created_at", "timestamptz"},
+}
 
-// eventArgs are the column arrays of insertEventsSQL.
+// insertEventsSQL inserts new events and gives each its state, due when
+// it was created: the events' columns, then two arrays more, each event's
+// status and last error, matched to it by dataset and event id ($2 and the
+// event_id column's array).
+var insertEventsSQL = "WITH ev AS (" + unnestInsert("events", eventTyped, eventText) +
+	fmt.Sprintf(` RETURNING id, dataset_id, lead_id, event_id, event_time, created_at)
+INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at, last_error, updated_at)
+SELECT ev.id, ev.dataset_id, ev.lead_id, s.status, ev.event_time, ev.created_at, s.last_error, ev.created_at
+FROM ev JOIN unnest(CAST($2 AS bigint[]), CAST($%d AS text[]), CAST($%d AS text[]), CAST($%d AS text[]))
+	AS s(dataset_id, event_id, status, last_error) ON s.dataset_id = ev.dataset_id AND s.event_id = ev.event_id`,
+		len(eventTyped)+3, len(eventTyped)+len(eventText)+1, len(eventTyped)+len(eventText)+2)
+
+// eventArgs are the parameters of insertEventsSQL.
 func eventArgs(evs []models.Event) []any {
 	n := len(evs)
 	account, dataset, lead, origin := make([]int64, n), make([]int64, n), make([]int64, n), make([]*int64, n)
-	value, at, stamp := make([]*float64, n), make([]time.Time, n), make([]int64, n)
-	created, updated := make([]time.Time, n), make([]time.Time, n)
+	value, at, stamp, created := make([]*float64, n), make([]time.Time, n), make([]int64, n), make([]time.Time, n)
+	status, lastError := make([]string, n), make([]string, n)
 	for i := range evs {
 		e := &evs[i]
 		account[i], dataset[i], lead[i], origin[i], value[i] = e.AccountID, e.DatasetID, e.LeadID, e.OriginID, e.Value
-		at[i], stamp[i], created[i], updated[i] = e.EventTime.UTC(), e.PayloadStamp, e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+		at[i], stamp[i], created[i] = e.EventTime.UTC(), e.PayloadStamp, e.CreatedAt.UTC()
+		status[i], lastError[i] = string(e.Status), e.LastError
 	}
-	return textArgs([]any{account, dataset, lead, origin, value, at, stamp, created, updated}, evs, eventText)
+	args := textArgs([]any{account, dataset, lead, origin, value, at, stamp, created}, evs, eventText)
+	return append(args, status, lastError)
 }

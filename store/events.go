@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -11,10 +14,14 @@ import (
 	"github.com/leadsignal/leadsignal/models"
 )
 
-// unsentEvent is an event's row in unsent_events while it is not sent
-// (migration 0006): its status, indexed there and not on events, and while
-// it is queued its schedule. A sent event has no such row, so marking a
-// batch sent changes no indexed column of events.
+// An event's state is in one of two places, never on its own row: while
+// it is not sent, its unsentEvent; once sent, its eventSend. Sent means
+// not unsent. Every reader goes through withState and findShown.
+
+// unsentEvent is the state of an event that is not sent (migrations 0006
+// and 0014): its status, indexed here and not on events, its attempts and
+// last error, and while it is queued its schedule. Sending it deletes the
+// row, so marking a batch sent changes no indexed column.
 type unsentEvent struct {
 	EventID       int64 `gorm:"primaryKey;autoIncrement:false"`
 	DatasetID     int64
@@ -23,6 +30,12 @@ type unsentEvent struct {
 	EventTime     time.Time
 	NextAttemptAt time.Time
 	LeaseUntil    *time.Time
+	Attempts      int
+	LastError     string
+	// RequestID is the last request that carried the event without sending
+	// it (a refusal, a dry run).
+	RequestID *int64
+	UpdatedAt time.Time
 }
 
 func (unsentEvent) TableName() string { return "unsent_events" }
@@ -40,29 +53,38 @@ type eventSend struct {
 
 func (eventSend) TableName() string { return "event_sends" }
 
-// shownEvent is an event read with its schedule and its send.
+// shownEvent is an event read with its state: its unsent row's columns or
+// its send's, whichever it has.
 type shownEvent struct {
 	models.Event
-	SendRequestID *int64
-	SendAttempts  *int
-	SendFBTraceID *string `gorm:"column:send_fbtrace_id"`
-	SendSentAt    *time.Time
+	UnsentStatus    *models.EventStatus
+	UnsentAttempts  *int
+	UnsentLastError *string
+	UnsentRequestID *int64
+	UnsentUpdatedAt *time.Time
+	SendRequestID   *int64
+	SendAttempts    *int
+	SendFBTraceID   *string `gorm:"column:send_fbtrace_id"`
+	SendSentAt      *time.Time
 }
 
-// withSchedule selects events with their schedule (a queued event's, in
-// unsent_events) and their send (event_sends), for findShown.
-func withSchedule(q *gorm.DB) *gorm.DB {
+// withState selects events with their state, for findShown. The columns
+// are read as they are stored and combined in findShown: SQLite would
+// return an expression over two of them without its type.
+func withState(q *gorm.DB) *gorm.DB {
 	return q.Select(`events.*, unsent_events.next_attempt_at, unsent_events.lease_until,
+		unsent_events.status AS unsent_status, unsent_events.attempts AS unsent_attempts,
+		unsent_events.last_error AS unsent_last_error, unsent_events.request_id AS unsent_request_id,
+		unsent_events.updated_at AS unsent_updated_at,
 		event_sends.request_id AS send_request_id, event_sends.attempts AS send_attempts,
 		event_sends.fbtrace_id AS send_fbtrace_id, event_sends.sent_at AS send_sent_at`).
 		Joins("LEFT JOIN unsent_events ON unsent_events.event_id = events.id").
 		Joins("LEFT JOIN event_sends ON event_sends.event_id = events.id")
 }
 
-// findShown runs a withSchedule query and returns its events as people see
-// them: a sent event's status, attempts, error, trace, request and time are
-// its send's, as its own row keeps what it was before; a queued event under
-// a lease is sending.
+// findShown runs a withState query and returns its events as people see
+// them: with their send's status, attempts, trace, request and time, or
+// their unsent row's; a queued event under a lease is sending.
 func findShown(q *gorm.DB, now time.Time) ([]models.Event, error) {
 	var rows []shownEvent
 	if err := q.Find(&rows).Error; err != nil {
@@ -71,9 +93,16 @@ func findShown(q *gorm.DB, now time.Time) ([]models.Event, error) {
 	evs := make([]models.Event, len(rows))
 	for i, r := range rows {
 		e := r.Event
-		if r.SendSentAt != nil {
-			e.Status, e.Attempts, e.LastError = models.EventSent, *r.SendAttempts, ""
-			e.FBTraceID, e.RequestID, e.SentAt, e.UpdatedAt = *r.SendFBTraceID, r.SendRequestID, r.SendSentAt, *r.SendSentAt
+		e.UpdatedAt = e.CreatedAt
+		switch {
+		case r.SendSentAt != nil:
+			e.Status, e.Attempts, e.FBTraceID = models.EventSent, *r.SendAttempts, *r.SendFBTraceID
+			e.RequestID, e.SentAt, e.UpdatedAt = r.SendRequestID, r.SendSentAt, *r.SendSentAt
+		case r.UnsentStatus != nil:
+			e.Status, e.Attempts, e.LastError, e.RequestID = *r.UnsentStatus, *r.UnsentAttempts, *r.UnsentLastError, r.UnsentRequestID
+			if r.UnsentUpdatedAt != nil {
+				e.UpdatedAt = *r.UnsentUpdatedAt
+			}
 		}
 		e.Status = shownStatus(e, now)
 		evs[i] = e
@@ -81,15 +110,14 @@ func findShown(q *gorm.DB, now time.Time) ([]models.Event, error) {
 	return evs, nil
 }
 
-// addUnsent gives stored events that are not sent their unsent_events row,
-// due at their NextAttemptAt. An event that has one keeps it.
+// addUnsent gives new events their state: a queued event due at its
+// NextAttemptAt, or one held back at once failed with its LastError. An
+// event that has a state keeps it.
 func (s *Store) addUnsent(ctx context.Context, evs []models.Event) error {
 	rows := make([]unsentEvent, 0, len(evs))
 	for _, e := range evs {
-		if e.Status != models.EventSent {
-			rows = append(rows, unsentEvent{EventID: e.ID, DatasetID: e.DatasetID, LeadID: e.LeadID, Status: e.Status,
-				EventTime: e.EventTime.UTC(), NextAttemptAt: e.NextAttemptAt.UTC()})
-		}
+		rows = append(rows, unsentEvent{EventID: e.ID, DatasetID: e.DatasetID, LeadID: e.LeadID, Status: e.Status,
+			EventTime: e.EventTime.UTC(), NextAttemptAt: e.NextAttemptAt.UTC(), LastError: e.LastError, UpdatedAt: e.CreatedAt.UTC()})
 	}
 	if len(rows) == 0 {
 		return nil
@@ -147,7 +175,7 @@ func (s *Store) insertEvents(ctx context.Context, evs []models.Event) (all, fres
 	stored := map[[2]any]models.Event{}
 	for ds, ids := range byDataset {
 		for start := 0; start < len(ids); start += 500 {
-			got, err := findShown(withSchedule(s.q(ctx).Model(&models.Event{})).
+			got, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
 				Where("events.dataset_id = ? AND events.event_id IN ?", ds, ids[start:min(start+500, len(ids))]), time.Now())
 			if err != nil {
 				return nil, nil, err
@@ -167,35 +195,14 @@ func (s *Store) insertEvents(ctx context.Context, evs []models.Event) (all, fres
 	return all, fresh, nil
 }
 
-// moveEvents changes unsent events in both tables, in one transaction:
-// "UPDATE unsent_events SET set WHERE where" (args fill both), then upd on
-// the events it changed. It returns their ids.
-func (s *Store) moveEvents(ctx context.Context, set, where string, args []any, upd map[string]any) ([]int64, error) {
-	var ids []int64
-	err := s.Tx(ctx, func(tx *Store) error {
-		if err := tx.q(ctx).Raw("UPDATE unsent_events SET "+set+" WHERE "+where+" RETURNING event_id", args...).Scan(&ids).Error; err != nil {
-			return err
-		}
-		// A chunk at a time: a list of ids is one bound variable each.
-		for start := 0; start < len(ids); start += 500 {
-			chunk := ids[start:min(start+500, len(ids))]
-			if err := tx.q(ctx).Model(&models.Event{}).Where("id IN ?", chunk).Updates(upd).Error; err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return ids, err
-}
-
 // CancelLeadEvents fails a lead's unsent events with a reason, when a
 // person marks the lead junk. Events being sent are left to their claim.
 func (s *Store) CancelLeadEvents(ctx context.Context, accountID, leadID int64, reason string) error {
 	now := time.Now().UTC()
-	_, err := s.moveEvents(ctx, "status = ?",
-		"status = ? AND (lease_until IS NULL OR lease_until <= ?) AND event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ?)",
-		[]any{models.EventFailed, models.EventQueued, now, accountID, leadID},
-		map[string]any{"status": models.EventFailed, "last_error": reason, "updated_at": now})
+	err := s.q(ctx).Model(&unsentEvent{}).
+		Where("status = ? AND (lease_until IS NULL OR lease_until <= ?)", models.EventQueued, now).
+		Where("event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ?)", accountID, leadID).
+		Updates(map[string]any{"status": models.EventFailed, "last_error": reason, "updated_at": now}).Error
 	return wrap("cancel lead events", err)
 }
 
@@ -203,16 +210,16 @@ func (s *Store) CancelLeadEvents(ctx context.Context, accountID, leadID int64, r
 // (the lead was marked junk, then not junk).
 func (s *Store) RequeueLeadEvents(ctx context.Context, accountID, leadID int64, reason string) error {
 	now := time.Now().UTC()
-	_, err := s.moveEvents(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL",
-		"status = ? AND event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ? AND status = ? AND last_error = ?)",
-		[]any{models.EventQueued, now, models.EventFailed, accountID, leadID, models.EventFailed, reason},
-		map[string]any{"status": models.EventQueued, "last_error": "", "updated_at": now})
+	err := s.q(ctx).Model(&unsentEvent{}).
+		Where("status = ? AND last_error = ?", models.EventFailed, reason).
+		Where("event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ?)", accountID, leadID).
+		Updates(map[string]any{"status": models.EventQueued, "last_error": "", "next_attempt_at": now, "lease_until": nil, "updated_at": now}).Error
 	return wrap("requeue lead events", err)
 }
 
 // LeadEvents lists a lead's events, in event_time order.
 func (s *Store) LeadEvents(ctx context.Context, accountID, leadID int64) ([]models.Event, error) {
-	evs, err := findShown(withSchedule(s.q(ctx).Model(&models.Event{})).
+	evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
 		Where("events.account_id = ? AND events.lead_id = ?", accountID, leadID).
 		Order("events.event_time, events.id"), time.Now())
 	return evs, wrap("lead events", err)
@@ -256,9 +263,9 @@ const dueSQL = `
 	ORDER BY q.event_time, q.event_id
 	LIMIT @limit %[3]s`
 
-// claimedCols are what the dispatcher reads of a claimed event (e): the
-// attempt it is about to make counts.
-const claimedCols = `e.id, e.lead_id, e.origin, e.event_name, e.event_id, e.event_time, e.value, e.currency, e.attempts + 1,
+// claimedCols are what the dispatcher reads of a claimed event (e), after
+// the attempt it is about to make (c.attempt).
+const claimedCols = `e.id, e.lead_id, e.origin, e.event_name, e.event_id, e.event_time, e.value, e.currency, c.attempt,
 	e.payload, e.payload_stamp`
 
 // On Postgres rows locked by another replica are skipped, so replicas share
@@ -270,15 +277,18 @@ const claimedCols = `e.id, e.lead_id, e.origin, e.event_name, e.event_id, e.even
 var claimPostgresSQL = `
 WITH due AS (` + sprintf(dueSQL, "q.ctid AS tid", "OFFSET 0", "FOR UPDATE SKIP LOCKED") + `
 ), claimed AS (
-	UPDATE unsent_events SET lease_until = @lease WHERE ctid = ANY(ARRAY(SELECT tid FROM due)) RETURNING event_id
+	UPDATE unsent_events SET lease_until = @lease WHERE ctid = ANY(ARRAY(SELECT tid FROM due))
+	RETURNING event_id, attempts + 1 AS attempt
 )
 SELECT ` + claimedCols + `
 FROM claimed c JOIN events e ON e.id = c.event_id`
 
-// SQLite has one writer: the claim sets the lease, then reads the events.
+// SQLite has one writer: the claim sets the lease, then reads the events
+// with the claim's rows, by id.
 var claimSQLiteSQL = `
 WITH due AS (` + sprintf(dueSQL, "q.event_id", "", "") + `)
-UPDATE unsent_events SET lease_until = @lease WHERE event_id IN (SELECT event_id FROM due) RETURNING event_id`
+UPDATE unsent_events SET lease_until = @lease WHERE event_id IN (SELECT event_id FROM due)
+RETURNING event_id, attempts + 1 AS attempt`
 
 // claimLockClass is the first key of the per-dataset claim lock.
 const claimLockClass = 0x6c73
@@ -318,11 +328,17 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 			}
 			rows, err = tx.q(ctx).Raw(claimPostgresSQL, args).Rows()
 		} else {
-			var ids []int64
-			if err := tx.q(ctx).Raw(claimSQLiteSQL, args).Scan(&ids).Error; err != nil || len(ids) == 0 {
+			var claimed []struct{ EventID, Attempt int64 }
+			if err := tx.q(ctx).Raw(claimSQLiteSQL, args).Scan(&claimed).Error; err != nil || len(claimed) == 0 {
 				return err
 			}
-			rows, err = tx.q(ctx).Raw("SELECT "+claimedCols+" FROM events e WHERE e.id IN ?", ids).Rows()
+			list, err := json.Marshal(claimed)
+			if err != nil {
+				return err
+			}
+			rows, err = tx.q(ctx).Raw(`SELECT `+claimedCols+` FROM events e JOIN (
+				SELECT json_extract(value, '$.EventID') AS event_id, json_extract(value, '$.Attempt') AS attempt FROM json_each(?)
+			) c ON c.event_id = e.id`, string(list)).Rows()
 		}
 		if err != nil {
 			return err
@@ -388,63 +404,42 @@ type Outcome struct {
 // Untried. Only events still holding c's lease are touched: if it ran out
 // and another dispatcher claimed an event, that claim decides.
 //
-// A sent event leaves unsent_events for event_sends, and its own row is
-// left as it is (but for a payload built at send time). The others stay in
-// unsent_events with their new status, and on events only unindexed columns
-// change.
+// A sent event's unsent_events row makes way for its event_sends row; the
+// others' rows take their new state. An event's own row changes only when
+// an outcome carries a payload built at send time. The statements are
+// set-based, one per kind of outcome (a batch of 1000 usually has one
+// kind), the same on both databases but for how a list is passed (idList).
 func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
 	now = now.UTC()
-	if s.dialect == "postgres" && len(outs) > 1 {
-		if allSent(outs) {
-			return wrap("settle events", s.settleSent(ctx, c, requestID, fbtraceID, now, outs))
+	var sent []Outcome
+	kept := map[keptKind][]Outcome{}
+	var kinds []keptKind
+	for _, o := range outs {
+		if o.Status == models.EventSent {
+			sent = append(sent, o)
+			continue
 		}
-		return wrap("settle events", s.settleBulk(ctx, c, requestID, fbtraceID, now, outs))
+		k := keptKind{status: o.Status, err: o.Error, untried: o.Untried}
+		if o.Status == models.EventQueued {
+			k.next = o.NextAttemptAt.UTC()
+		}
+		if _, ok := kept[k]; !ok {
+			kinds = append(kinds, k)
+		}
+		kept[k] = append(kept[k], o)
 	}
-	attempts := claimedAttempts(c)
 	return wrap("settle events", s.Tx(ctx, func(tx *Store) error {
-		for _, o := range outs {
-			mine := tx.q(ctx).Where("event_id = ? AND lease_until = ?", o.ID, c.Lease)
-			if o.Status == models.EventSent {
-				res := mine.Delete(&unsentEvent{})
-				if res.Error != nil {
-					return res.Error
-				}
-				if res.RowsAffected == 0 {
-					continue
-				}
-				send := eventSend{EventID: o.ID, RequestID: requestID, Attempts: attempts[o.ID], FBTraceID: fbtraceID, SentAt: now}
-				if err := tx.q(ctx).Create(&send).Error; err != nil {
-					return err
-				}
-				if o.Payload != "" {
-					if err := tx.q(ctx).Model(&models.Event{}).Where("id = ?", o.ID).Update("payload", o.Payload).Error; err != nil {
-						return err
-					}
-				}
-				continue
+		// First, while the lease still tells this claim's events.
+		if err := tx.keepPayloads(ctx, c, outs); err != nil {
+			return err
+		}
+		if len(sent) > 0 {
+			if err := tx.settleSent(ctx, c, requestID, fbtraceID, now, sent); err != nil {
+				return err
 			}
-			upd := map[string]any{"status": o.Status, "lease_until": nil}
-			if o.Status == models.EventQueued {
-				upd["next_attempt_at"] = o.NextAttemptAt.UTC()
-			}
-			res := mine.Model(&unsentEvent{}).Updates(upd)
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected == 0 {
-				continue
-			}
-			upd = map[string]any{"status": o.Status, "last_error": o.Error, "updated_at": now}
-			if !o.Untried {
-				upd["attempts"] = gorm.Expr("attempts + 1")
-			}
-			if o.Payload != "" {
-				upd["payload"] = o.Payload
-			}
-			if o.Status != models.EventQueued && requestID != nil {
-				upd["request_id"] = requestID
-			}
-			if err := tx.q(ctx).Model(&models.Event{}).Where("id = ?", o.ID).Updates(upd).Error; err != nil {
+		}
+		for _, k := range kinds {
+			if err := tx.settleKept(ctx, c, requestID, now, k, kept[k]); err != nil {
 				return err
 			}
 		}
@@ -452,104 +447,110 @@ func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbt
 	}))
 }
 
-// claimedAttempts maps the events of a claim to the attempt the claim
-// makes: what a send records.
-func claimedAttempts(c Claim) map[int64]int {
-	m := make(map[int64]int, len(c.Events))
-	for _, e := range c.Events {
-		m[e.ID] = e.Attempts
-	}
-	return m
+// keptKind is what the events of one settleKept statement share.
+type keptKind struct {
+	status  models.EventStatus
+	err     string
+	next    time.Time
+	untried bool
 }
 
-func allSent(outs []Outcome) bool {
-	for _, o := range outs {
-		if o.Status != models.EventSent || o.Untried || o.Error != "" || o.Payload != "" {
-			return false
-		}
-	}
-	return true
-}
-
-// sendsSQL records the sends of the events in gone (a CTE of the event
-// ids that left unsent_events) from u (a CTE with each event's id and
-// attempt): $1 is when, $2 the trace and $3 the request.
-const sendsSQL = `
-INSERT INTO event_sends (event_id, request_id, attempts, fbtrace_id, sent_at)
-SELECT u.id, $3, u.attempt, $2, $1 FROM u JOIN gone ON gone.event_id = u.id`
-
-// settleSentSQL settles a batch Meta took whole, the common case: the
-// events leave unsent_events for event_sends.
-const settleSentSQL = `
-WITH u AS (
-	SELECT * FROM unnest($4::bigint[], $6::integer[]) AS u(id, attempt)
-), gone AS (
-	DELETE FROM unsent_events WHERE event_id = ANY($4::bigint[]) AND lease_until = $5
-	RETURNING event_id
-)` + sendsSQL
-
-// settleSent is settleBulk for a batch whose events were all sent: arrays
-// of ids and attempts instead of eight columns of outcomes.
+// settleSent gives sent events their send, with the attempt the claim
+// made, and deletes their unsent_events rows.
 func (s *Store) settleSent(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
-	attempts := claimedAttempts(c)
-	ids := make([]int64, len(outs))
-	tries := make([]int32, len(outs))
-	for i, o := range outs {
-		ids[i], tries[i] = o.ID, int32(attempts[o.ID])
+	attempts := make(map[int64]int64, len(c.Events))
+	for _, e := range c.Events {
+		attempts[e.ID] = int64(e.Attempts)
 	}
-	_, err := s.conn().ExecContext(ctx, settleSentSQL, now, fbtraceID, requestID, ids, c.Lease, tries)
-	return err
+	ids, tries := make([]int64, len(outs)), make([]int64, len(outs))
+	for i, o := range outs {
+		ids[i], tries[i] = o.ID, attempts[o.ID]
+	}
+	from, args := s.idPairs(ids, tries)
+	err := s.q(ctx).Exec(`INSERT INTO event_sends (event_id, request_id, attempts, fbtrace_id, sent_at)
+		SELECT u.id, ?, u.n, ?, ? FROM `+from+`
+		WHERE EXISTS (SELECT 1 FROM unsent_events q WHERE q.event_id = u.id AND q.lease_until = ?)`,
+		append(append([]any{requestID, fbtraceID, now}, args...), c.Lease)...).Error
+	if err != nil {
+		return err
+	}
+	in, list := s.idList("event_id", ids)
+	return s.q(ctx).Exec("DELETE FROM unsent_events WHERE "+in+" AND lease_until = ?", list, c.Lease).Error
 }
 
-// settleBulk is SettleEvents in one statement on Postgres: a batch of 1000
-// outcomes is one round trip, its columns passed as arrays. The lease goes
-// with each row, as a join condition: as a constant, Postgres would
-// estimate that hardly any row holds it and drive the join from a scan of
-// all unsent events instead of the primary key.
-func (s *Store) settleBulk(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
-	attempts := claimedAttempts(c)
-	n := len(outs)
-	ids, statuses, errs, payloads := make([]int64, n), make([]string, n), make([]string, n), make([]string, n)
-	next, leases, tries, attempt := make([]time.Time, n), make([]time.Time, n), make([]int32, n), make([]int32, n)
+// settleKept gives events that stay unsent their new state.
+func (s *Store) settleKept(ctx context.Context, c Claim, requestID *int64, now time.Time, k keptKind, outs []Outcome) error {
+	upd := map[string]any{"status": k.status, "lease_until": nil, "last_error": k.err, "updated_at": now}
+	if k.status == models.EventQueued {
+		upd["next_attempt_at"] = k.next
+	} else if requestID != nil {
+		upd["request_id"] = requestID
+	}
+	if !k.untried {
+		upd["attempts"] = gorm.Expr("attempts + 1")
+	}
+	ids := make([]int64, len(outs))
 	for i, o := range outs {
-		ids[i], statuses[i], errs[i], payloads[i] = o.ID, string(o.Status), o.Error, o.Payload
-		next[i], leases[i], attempt[i] = o.NextAttemptAt.UTC(), c.Lease, int32(attempts[o.ID])
-		if !o.Untried {
-			tries[i] = 1
+		ids[i] = o.ID
+	}
+	in, list := s.idList("event_id", ids)
+	return s.q(ctx).Model(&unsentEvent{}).Where(in+" AND lease_until = ?", list, c.Lease).Updates(upd).Error
+}
+
+// keepPayloads writes the payloads that outcomes carry (built at send
+// time, or of an event held back) to their events still under c's lease.
+func (s *Store) keepPayloads(ctx context.Context, c Claim, outs []Outcome) error {
+	var cases strings.Builder
+	var args []any
+	var ids []int64
+	for _, o := range outs {
+		if o.Payload != "" {
+			cases.WriteString(" WHEN ? THEN ?")
+			args = append(args, o.ID, o.Payload)
+			ids = append(ids, o.ID)
 		}
 	}
-	_, err := s.conn().ExecContext(ctx, `
-WITH u AS (
-	SELECT * FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::integer[], $11::integer[])
-		AS u(id, status, error, payload, next, lease, tries, attempt)
-), gone AS (
-	DELETE FROM unsent_events q USING u
-	WHERE q.event_id = u.id AND q.lease_until = u.lease AND u.status = 'sent'
-	RETURNING q.event_id
-), sends AS (`+sendsSQL+`
-), built AS (
-	UPDATE events e SET payload = u.payload
-	FROM u JOIN gone ON gone.event_id = u.id
-	WHERE e.id = u.id AND u.payload <> ''
-), kept AS (
-	UPDATE unsent_events q SET
-		status = u.status,
-		lease_until = NULL,
-		next_attempt_at = CASE WHEN u.status = 'queued' THEN u.next ELSE q.next_attempt_at END
-	FROM u WHERE q.event_id = u.id AND q.lease_until = u.lease AND u.status <> 'sent'
-	RETURNING q.event_id
-)
-UPDATE events e SET
-	status = u.status,
-	attempts = e.attempts + u.tries,
-	last_error = u.error,
-	updated_at = $1,
-	payload = CASE WHEN u.payload = '' THEN e.payload ELSE u.payload END,
-	request_id = CASE WHEN u.status = 'queued' THEN e.request_id ELSE COALESCE($3, e.request_id) END
-FROM u
-WHERE e.id = u.id AND e.id IN (SELECT event_id FROM kept)`,
-		now, fbtraceID, requestID, ids, statuses, errs, payloads, next, leases, tries, attempt)
-	return err
+	if len(ids) == 0 {
+		return nil
+	}
+	in, list := s.idList("id", ids)
+	return s.q(ctx).Exec("UPDATE events SET payload = CASE id"+cases.String()+" END WHERE "+in+
+		" AND EXISTS (SELECT 1 FROM unsent_events q WHERE q.event_id = events.id AND q.lease_until = ?)",
+		append(args, list, c.Lease)...).Error
+}
+
+// idList is "column IN (ids)" with the ids as one parameter: a Postgres
+// array, or a JSON array that SQLite reads with json_each. A thousand bound
+// variables would cost more to pass and plan than the statement's work.
+func (s *Store) idList(column string, ids []int64) (string, string) {
+	if s.dialect == "postgres" {
+		return column + " = ANY(CAST(? AS bigint[]))", intArray('{', ids, '}')
+	}
+	return column + " IN (SELECT value FROM json_each(?))", intArray('[', ids, ']')
+}
+
+// idPairs is a FROM item u(id, n) of the pairs (ids[i], ns[i]), with its
+// parameters: two Postgres arrays, or two JSON arrays that SQLite joins by
+// position.
+func (s *Store) idPairs(ids, ns []int64) (string, []any) {
+	if s.dialect == "postgres" {
+		return "unnest(CAST(? AS bigint[]), CAST(? AS bigint[])) AS u(id, n)", []any{intArray('{', ids, '}'), intArray('{', ns, '}')}
+	}
+	return "(SELECT i.value AS id, n.value AS n FROM json_each(?) i JOIN json_each(?) n ON n.key = i.key) AS u",
+		[]any{intArray('[', ids, ']'), intArray('[', ns, ']')}
+}
+
+// intArray writes vs between open and close, comma-separated.
+func intArray(open byte, vs []int64, close byte) string {
+	b := make([]byte, 0, len(vs)*8+2)
+	b = append(b, open)
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return string(append(b, close))
 }
 
 // ReleaseEvents hands a claim's events back to the queue at once, when the

@@ -211,14 +211,14 @@ func TestClaimPlanWithStaleStatistics(t *testing.T) {
 	f.exec(`INSERT INTO datasets (id, account_id, name, pixel_id, created_at, updated_at) VALUES (7, 1, 'Main', '1', now(), now())`)
 	f.add(30000)
 	// The queue as Postgres last saw it: nothing queued.
-	f.exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status, created_at, updated_at)
-		SELECT i, 1, 7, i, 'default', 'Lead', 'e' || i, now() - interval '1 hour', 'failed', now(), now() FROM generate_series(1, 2000) i`)
+	f.exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, created_at)
+		SELECT i, 1, 7, i, 'default', 'Lead', 'e' || i, now() - interval '1 hour', now() FROM generate_series(1, 2000) i`)
 	f.exec(`INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
 		SELECT i, 7, i, 'failed', now() - interval '1 hour', now() FROM generate_series(1, 2000) i`)
 	f.exec(`ANALYZE unsent_events`)
 	// Then an outage's backlog.
-	f.exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status, created_at, updated_at)
-		SELECT i, 1, 7, i, 'default', 'Lead', 'e' || i, now() - interval '30 minutes', 'queued', now(), now() FROM generate_series(2001, 25000) i`)
+	f.exec(`INSERT INTO events (id, account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, created_at)
+		SELECT i, 1, 7, i, 'default', 'Lead', 'e' || i, now() - interval '30 minutes', now() FROM generate_series(2001, 25000) i`)
 	f.exec(`INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
 		SELECT i, 7, i, 'queued', now() - interval '30 minutes', now() FROM generate_series(2001, 25000) i`)
 

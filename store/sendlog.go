@@ -124,7 +124,7 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 		ids = ids.Where("(events.created_at < ? OR (events.created_at = ? AND events.id < ?))", after.CreatedAt.UTC(), after.CreatedAt.UTC(), after.ID)
 	}
 	ids = ids.Order(newestFirst).Limit(limit)
-	evs, err := findShown(withSchedule(s.q(ctx).Model(&models.Event{})).Where("events.id IN (?)", ids).Order(newestFirst), now)
+	evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).Where("events.id IN (?)", ids).Order(newestFirst), now)
 	return evs, wrap("list events", err)
 }
 
@@ -202,7 +202,7 @@ func (s *Store) countUpTo(ctx context.Context, q *gorm.DB, limit int) (int64, er
 
 // Event finds one event of an account.
 func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, error) {
-	evs, err := findShown(withSchedule(s.q(ctx).Model(&models.Event{})).
+	evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
 		Where("events.account_id = ? AND events.id = ?", accountID, id).Limit(1), time.Now())
 	if err == nil && len(evs) == 0 {
 		return models.Event{}, ErrNotFound
@@ -220,15 +220,23 @@ func (s *Store) RetryEvents(ctx context.Context, accountID int64, ids []int64, n
 	now = now.UTC()
 	// A lead a person marked junk stays unsent, whatever a retry says.
 	where := "status = ? AND dataset_id IN (SELECT id FROM datasets WHERE account_id = ?) AND lead_id NOT IN (SELECT id FROM leads WHERE account_id = ? AND junk = ?)"
-	args := []any{models.EventQueued, now, models.EventFailed, accountID, accountID, true}
+	args := []any{models.EventQueued, now, now, models.EventFailed, accountID, accountID, true}
 	if len(ids) > 0 {
 		where += " AND event_id IN ?"
 		args = append(args, ids)
 	}
-	queued, err := s.moveEvents(ctx, "status = ?, next_attempt_at = ?, lease_until = NULL", where, args,
-		// Built again when sent: the retry may follow a fix of the lead or
-		// the settings.
-		map[string]any{"status": models.EventQueued, "attempts": 0, "last_error": "", "payload_stamp": 0, "updated_at": now})
+	var queued []int64
+	err := s.Tx(ctx, func(tx *Store) error {
+		err := tx.q(ctx).Raw(`UPDATE unsent_events SET status = ?, attempts = 0, last_error = '', next_attempt_at = ?,
+			lease_until = NULL, updated_at = ? WHERE `+where+" RETURNING event_id", args...).Scan(&queued).Error
+		if err != nil || len(queued) == 0 {
+			return err
+		}
+		// Built again when sent: the retry may follow a fix of the lead
+		// or the settings.
+		in, list := tx.idList("id", queued)
+		return tx.q(ctx).Model(&models.Event{}).Where(in, list).Update("payload_stamp", 0).Error
+	})
 	return int64(len(queued)), wrap("retry events", err)
 }
 

@@ -914,10 +914,10 @@ func sliceDrain(cfg config, gate *sync.RWMutex, settled *atomic.Int64, finished 
 }
 
 func statusCounts(ctx context.Context, db *sql.DB) (map[models.EventStatus]int, error) {
-	// A sent event is one with a send (migration 0010); its row keeps the
-	// status it was queued with.
-	rows, err := db.QueryContext(ctx, `SELECT CASE WHEN s.event_id IS NULL THEN e.status ELSE 'sent' END, count(*)
-		FROM events e LEFT JOIN event_sends s ON s.event_id = e.id GROUP BY 1`)
+	// A sent event is one with a send; the others have their state in
+	// unsent_events (migration 0014).
+	rows, err := db.QueryContext(ctx, `SELECT COALESCE(u.status, CASE WHEN s.event_id IS NULL THEN '' ELSE 'sent' END), count(*)
+		FROM events e LEFT JOIN event_sends s ON s.event_id = e.id LEFT JOIN unsent_events u ON u.event_id = e.id GROUP BY 1`)
 	if err != nil {
 		return nil, err
 	}

@@ -358,8 +358,8 @@ func run() error {
 	}
 	var unsent, twice int
 	if err := db.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM events e WHERE e.event_id NOT LIKE 'hist-%' AND e.status = 'queued'
-			AND NOT EXISTS (SELECT 1 FROM event_sends s WHERE s.event_id = e.id)),
+		(SELECT count(*) FROM events e JOIN unsent_events u ON u.event_id = e.id
+			WHERE e.event_id NOT LIKE 'hist-%' AND u.status = 'queued'),
 		(SELECT count(*) FROM (SELECT event_id FROM event_sends GROUP BY event_id HAVING count(*) > 1) x)`).Scan(&unsent, &twice); err != nil {
 		return err
 	}

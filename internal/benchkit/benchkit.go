@@ -86,15 +86,12 @@ FROM generate_series(1, $2) AS i, LATERAL (SELECT now() - (i % 43200) * interval
 			return err
 		}
 		// As the product keeps them: a sent event has its JSON (about a
-		// kilobyte of hashes) and a send in event_sends, and its row keeps
-		// the status it was queued with; a failed one is in unsent_events.
+		// kilobyte of hashes) and a send in event_sends; one in 200 failed,
+		// with its state in unsent_events.
 		if _, err := db.ExecContext(ctx, `
 WITH ev AS (
-	INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, status,
-		last_error, payload, created_at, updated_at)
+	INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, payload, created_at)
 	SELECT l.account_id, d.id, l.id, 'default', 'Lead', 'hist-' || d.id || '-' || l.id, l.created_at,
-		CASE WHEN l.id % 200 = 1 THEN 'failed' ELSE 'queued' END,
-		CASE WHEN l.id % 200 = 1 THEN 'Meta refused: invalid parameter' ELSE '' END,
 		'{"event_name":"Lead","event_time":' || extract(epoch FROM l.created_at)::bigint ||
 		',"event_id":"hist-' || d.id || '-' || l.id || '","action_source":"website","event_source_url":"' || l.event_source_url ||
 		'","user_data":{"em":["' || l.email_hash || '"],"ph":["' || l.phone_hash || '"]' ||
@@ -102,16 +99,17 @@ WITH ev AS (
 			FROM unnest(ARRAY['fn', 'ln', 'ct', 'st', 'zp', 'country', 'external_id']) AS k) ||
 		',"client_ip_address":"' || l.client_ip_address || '","client_user_agent":"' || l.client_user_agent ||
 		'"},"custom_data":{"lead_event_source":"leadsignal"}}',
-		l.created_at, l.created_at
+		l.created_at
 	FROM leads l JOIN datasets d ON d.account_id = l.account_id
 	WHERE l.account_id = $1 AND NOT l.junk AND NOT l.partial
-	RETURNING id, dataset_id, lead_id, status, event_time, created_at
+	RETURNING id, dataset_id, lead_id, event_time, created_at
 ), sent AS (
 	INSERT INTO event_sends (event_id, attempts, fbtrace_id, sent_at)
-	SELECT id, 1, 'AbCdEfGhIjKlMnOpQrStUvW', created_at FROM ev WHERE status = 'queued'
+	SELECT id, 1, 'AbCdEfGhIjKlMnOpQrStUvW', created_at FROM ev WHERE lead_id % 200 <> 1
 )
-INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
-SELECT id, dataset_id, lead_id, status, event_time, created_at FROM ev WHERE status = 'failed'`, accountID); err != nil {
+INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at, attempts, last_error, updated_at)
+SELECT id, dataset_id, lead_id, 'failed', event_time, created_at, 1, 'Meta refused: invalid parameter', created_at
+FROM ev WHERE lead_id % 200 = 1`, accountID); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,164 @@
+package rule
+
+import "strings"
+
+// Mode says when a send rule sends.
+type Mode string
+
+// Send modes (docs/setup.md, "send_rules").
+const (
+	// AutomaticCompleted sends every completed lead that is not junk. It is
+	// the default, and takes no conditions.
+	AutomaticCompleted Mode = "automatic_completed"
+	// AutomaticPartial sends partial leads, under a custom event name.
+	AutomaticPartial Mode = "automatic_partial"
+	// AutomaticMatch sends completed leads that meet the conditions.
+	AutomaticMatch Mode = "automatic_match"
+	// Booking sends when a lead reaches a booking stage.
+	Booking Mode = "booking"
+	// Manual sends only when a person clicks.
+	Manual Mode = "manual"
+)
+
+// Modes lists every mode, in the order the rule form offers them.
+var Modes = []Mode{AutomaticCompleted, AutomaticPartial, AutomaticMatch, Booking, Manual}
+
+// Valid reports whether m is one of Modes.
+func (m Mode) Valid() bool {
+	for _, v := range Modes {
+		if m == v {
+			return true
+		}
+	}
+	return false
+}
+
+// OnCapture reports whether rules of mode m are consulted when a lead is
+// captured; the others wait for a stage change or a click.
+func (m Mode) OnCapture() bool {
+	return m == AutomaticCompleted || m == AutomaticPartial || m == AutomaticMatch
+}
+
+// Combinator joins a rule's conditions.
+type Combinator string
+
+// Combinators. An empty combinator reads as And.
+const (
+	And Combinator = "and"
+	Or  Combinator = "or"
+)
+
+// MatchType is how a condition compares a field with its pattern.
+type MatchType string
+
+// Match types.
+const (
+	Equals      MatchType = "equals"
+	NotEquals   MatchType = "not_equals"
+	Contains    MatchType = "contains"
+	NotContains MatchType = "not_contains"
+	StartsWith  MatchType = "starts_with"
+	EndsWith    MatchType = "ends_with"
+	Regex       MatchType = "regex"
+	InList      MatchType = "in_list"
+	NotInList   MatchType = "not_in_list"
+	IsEmpty     MatchType = "is_empty"
+	NotEmpty    MatchType = "not_empty"
+	GT          MatchType = "gt"
+	LT          MatchType = "lt"
+)
+
+// MatchTypes lists every match type, in the order the rule form offers them.
+var MatchTypes = []MatchType{
+	Equals, NotEquals, Contains, NotContains, StartsWith, EndsWith, Regex,
+	InList, NotInList, IsEmpty, NotEmpty, GT, LT,
+}
+
+// TakesPattern reports whether a condition of match type t needs a pattern:
+// all but is_empty and not_empty do.
+func (t MatchType) TakesPattern() bool { return t != IsEmpty && t != NotEmpty }
+
+// words is how t reads in a sentence about a text field.
+func (t MatchType) words() string {
+	switch t {
+	case Equals:
+		return "is"
+	case NotEquals:
+		return "is not"
+	case Contains:
+		return "contains"
+	case NotContains:
+		return "does not contain"
+	case StartsWith:
+		return "starts with"
+	case EndsWith:
+		return "ends with"
+	case Regex:
+		return "matches the regular expression"
+	case InList:
+		return "is one of"
+	case NotInList:
+		return "is none of"
+	case IsEmpty:
+		return "is empty"
+	case NotEmpty:
+		return "is not empty"
+	case GT:
+		return "is greater than"
+	case LT:
+		return "is less than"
+	}
+	return string(t)
+}
+
+// Condition compares one field of a lead with a pattern.
+type Condition struct {
+	Field     string    `json:"field"`
+	MatchType MatchType `json:"match_type"`
+	Pattern   string    `json:"pattern"`
+}
+
+// String says what the condition asks, in plain words with the field's
+// label: `Email domain is "gmail.com"`, `Junk is false`.
+func (c Condition) String() string {
+	f, ok := builtin(c.Field)
+	if !ok {
+		f = customOrUnknown(c.Field)
+	}
+	label := f.Label
+	switch {
+	case !c.MatchType.TakesPattern():
+		return label + " " + c.MatchType.words()
+	case f.Kind == Bool && (c.MatchType == Equals || c.MatchType == NotEquals):
+		return label + " " + c.MatchType.words() + " " + strings.ToLower(strings.TrimSpace(c.Pattern))
+	case c.MatchType == InList || c.MatchType == NotInList:
+		return label + " " + c.MatchType.words() + " " + quoteList(listItems(c.Pattern))
+	case c.MatchType == GT || c.MatchType == LT:
+		return label + " " + c.MatchType.words() + " " + strings.TrimSpace(c.Pattern)
+	}
+	return label + " " + c.MatchType.words() + " " + quote(c.Pattern)
+}
+
+// Spec is a send rule as a person writes it: in the rule form or in the
+// setup file's send_rules.
+type Spec struct {
+	// Mode is when the rule sends; "" reads as AutomaticCompleted.
+	Mode Mode `json:"mode"`
+	// EventName is the Meta event the rule sends: one of StandardEvents or
+	// a custom name (see EventNameProblem).
+	EventName  string      `json:"event_name"`
+	Combinator Combinator  `json:"combinator"`
+	Conditions []Condition `json:"conditions"`
+}
+
+// Problem is one reason a Spec does not compile: the path of the part at
+// fault, JSON style ("event_name", "conditions[2].pattern", conditions
+// counted from 0), and what to do about it in words a marketer
+// understands.
+type Problem struct {
+	Path    string
+	Message string
+}
+
+// String is "path: message".
+func (p Problem) String() string { return p.Path + ": " + p.Message }
