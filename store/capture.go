@@ -14,8 +14,9 @@ import (
 )
 
 // A batch of captures talks to the database twice: once to learn what it
-// needs (LookupCapture), once to write (InsertCaptured). On Postgres each
-// is one round trip: the statements go out together in a pipeline.
+// needs and reserve its leads' ids (LookupCapture), once to write what the
+// capture decided (SaveCaptured). On Postgres each is one round trip: the
+// statements go out together in a pipeline.
 
 // CaptureQuery asks what a batch of captures needs to know of one account.
 type CaptureQuery struct {
@@ -28,10 +29,14 @@ type CaptureQuery struct {
 	Since                    time.Time
 }
 
-// ExistingLead is a lead found by its external id.
+// ExistingLead is a lead found by its external id, with what a completed
+// partial lead keeps of it.
 type ExistingLead struct {
-	ID      int64
-	Partial bool
+	ID           int64
+	Partial      bool
+	ReceivedAt   time.Time
+	Stage        string
+	JunkOverride string
 }
 
 // Contact is when a complete lead with these hashes was captured.
@@ -51,10 +56,9 @@ type CaptureFacts struct {
 	Datasets []models.Dataset
 }
 
-// LookupCapture answers the queries, by account id. On Postgres it also
-// reserves reserve lead ids for the batch's new leads (unused ones are
-// simply skipped); on SQLite it reserves none and InsertCaptured numbers
-// the leads.
+// LookupCapture answers the queries, by account id, and reserves reserve
+// lead ids for the batch's new leads (unused ones are simply skipped): a
+// lead's events are made, with its id, before it is written.
 func (s *Store) LookupCapture(ctx context.Context, qs []CaptureQuery, reserve int) (map[int64]*CaptureFacts, []int64, error) {
 	out := make(map[int64]*CaptureFacts, len(qs))
 	for _, q := range qs {
@@ -69,6 +73,9 @@ func (s *Store) LookupCapture(ctx context.Context, qs []CaptureQuery, reserve in
 			if err = s.lookupOne(ctx, q, out[q.AccountID]); err != nil {
 				break
 			}
+		}
+		if err == nil && reserve > 0 {
+			ids, err = s.reserveSQLite(ctx, reserve)
 		}
 	}
 	if err != nil {
@@ -112,12 +119,14 @@ func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve 
 		for _, q := range qs {
 			f := out[q.AccountID]
 			if len(q.ExternalIDs) > 0 {
-				b.Queue(`SELECT l.external_id, l.id, l.partial FROM unnest(CAST($1 AS text[])) AS x(id)
+				b.Queue(`SELECT l.external_id, l.id, l.partial, l.received_at, l.stage, l.junk_override
+					FROM unnest(CAST($1 AS text[])) AS x(id)
 					JOIN leads l ON l.account_id = $2 AND l.external_id = x.id`, q.ExternalIDs, q.AccountID).
 					Query(func(rows pgx.Rows) error {
 						var ext string
 						var l ExistingLead
-						_, err := pgx.ForEachRow(rows, []any{&ext, &l.ID, &l.Partial}, func() error { f.Existing[ext] = l; return nil })
+						_, err := pgx.ForEachRow(rows, []any{&ext, &l.ID, &l.Partial, &l.ReceivedAt, &l.Stage, &l.JunkOverride},
+							func() error { f.Existing[ext] = l; return nil })
 						return err
 					})
 			}
@@ -159,17 +168,13 @@ func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve 
 // lookupOne is LookupCapture for one account, query by query.
 func (s *Store) lookupOne(ctx context.Context, q CaptureQuery, f *CaptureFacts) error {
 	if len(q.ExternalIDs) > 0 {
-		var found []struct {
-			ExternalID string
-			ID         int64
-			Partial    bool
-		}
-		if err := s.q(ctx).Model(&models.Lead{}).Select("external_id, id, partial").
-			Where("account_id = ? AND external_id IN ?", q.AccountID, q.ExternalIDs).Scan(&found).Error; err != nil {
+		var found []models.Lead
+		if err := s.q(ctx).Select("external_id, id, partial, received_at, stage, junk_override").
+			Where("account_id = ? AND external_id IN ?", q.AccountID, q.ExternalIDs).Find(&found).Error; err != nil {
 			return err
 		}
 		for _, l := range found {
-			f.Existing[l.ExternalID] = ExistingLead{ID: l.ID, Partial: l.Partial}
+			f.Existing[*l.ExternalID] = ExistingLead{ID: l.ID, Partial: l.Partial, ReceivedAt: l.ReceivedAt, Stage: l.Stage, JunkOverride: l.JunkOverride}
 		}
 	}
 	if len(q.EmailHashes)+len(q.PhoneHashes) > 0 {
@@ -197,62 +202,101 @@ func orNone(vs []string) []string {
 	return vs
 }
 
-// InsertCaptured stores new leads and their events in one transaction. On
-// Postgres every lead must carry an id reserved by LookupCapture; on SQLite
-// the leads are numbered as they are stored. eventsFor makes the events
-// once the leads have their ids; it may return none. The events come back
-// as stored, without their own ids on Postgres (nothing needs them).
-//
-// It is atomic: on SQLite through Tx, on Postgres because the statements of
-// one pipeline run as one implicit transaction (TestInsertCapturedIsAtomic).
-// Any conflict (an external_id taken meanwhile) fails the whole call with
-// ErrConflict. Another error after the commit (a connection lost while
-// reading the answer) cannot be told from one before it: on Postgres,
-// whether the first lead's reserved id is stored says which.
-func (s *Store) InsertCaptured(ctx context.Context, ls []models.Lead, eventsFor func([]models.Lead) []models.Event) ([]models.Event, error) {
-	if len(ls) == 0 {
-		return nil, nil
-	}
-	now := time.Now().UTC()
-	stamp(ls, now)
-	if s.dialect != "postgres" {
-		var evs []models.Event
-		err := s.Tx(ctx, func(tx *Store) error {
-			if err := tx.q(ctx).CreateInBatches(&ls, 200).Error; err != nil {
-				return err
-			}
-			evs = eventsFor(ls)
-			if len(evs) == 0 {
-				return nil
-			}
-			queue(evs, now)
-			if err := tx.q(ctx).CreateInBatches(&evs, 500).Error; err != nil {
-				return err
-			}
-			return tx.addUnsent(ctx, evs)
-		})
-		return evs, wrap("insert captured", err)
-	}
-	for _, l := range ls {
-		if l.ID == 0 {
-			return nil, wrap("insert captured", errors.New("a lead without a reserved id"))
+// reserveSQLite reserves n lead ids on SQLite. Leads are numbered
+// AUTOINCREMENT, past the count in sqlite_sequence, which this raises by n.
+func (s *Store) reserveSQLite(ctx context.Context, n int) ([]int64, error) {
+	var last int64
+	err := s.Tx(ctx, func(tx *Store) error {
+		if err := tx.q(ctx).Exec(`INSERT INTO sqlite_sequence (name, seq) SELECT 'leads', 0
+			WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'leads')`).Error; err != nil {
+			return err
 		}
-	}
-	evs := eventsFor(ls)
-	queue(evs, now)
-	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
-		b := &pgx.Batch{}
-		b.Queue(insertLeadsSQL, leadArgs(ls)...)
-		if len(evs) > 0 {
-			b.Queue(insertEventsSQL, eventArgs(evs)...)
-		}
-		return conn.SendBatch(ctx, b).Close()
+		return tx.q(ctx).Raw(`UPDATE sqlite_sequence SET seq = max(seq, (SELECT COALESCE(MAX(id), 0) FROM leads)) + ?
+			WHERE name = 'leads' RETURNING seq`, n).Scan(&last).Error
 	})
 	if err != nil {
-		return nil, wrap("insert captured", err)
+		return nil, err
 	}
-	return evs, nil
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = last - int64(n-1-i)
+	}
+	return ids, nil
 }
+
+// Captured is what a batch of captures writes.
+type Captured struct {
+	// New are new leads, each with an id reserved by LookupCapture.
+	New []models.Lead
+	// Completed are partial leads completed by a later submission: each
+	// column is written but the id, the account and received_at.
+	Completed []models.Lead
+	// Events are the leads' new events, queued unless held back (failed).
+	// An event already stored is left as it is.
+	Events []models.Event
+}
+
+// SaveCaptured writes a batch of captures in one transaction: on SQLite
+// through Tx, on Postgres because the statements of one pipeline run as one
+// implicit transaction (TestSaveCapturedIsAtomic). Any conflict (an
+// external_id taken meanwhile) fails the whole call with ErrConflict.
+// Another error after the commit (a connection lost while reading the
+// answer) cannot be told from one before it: whether the first new lead is
+// stored says which.
+func (s *Store) SaveCaptured(ctx context.Context, c Captured) error {
+	if len(c.New)+len(c.Completed) == 0 {
+		return nil
+	}
+	now := time.Now().UTC()
+	stamp(c.New, now)
+	stamp(c.Completed, now)
+	queue(c.Events, now)
+	for _, l := range append(c.New, c.Completed...) {
+		if l.ID == 0 {
+			return wrap("save captured", errors.New("a lead without an id"))
+		}
+	}
+	if s.dialect != "postgres" {
+		return wrap("save captured", s.Tx(ctx, func(tx *Store) error {
+			if err := tx.q(ctx).CreateInBatches(&c.New, 200).Error; err != nil {
+				return err
+			}
+			for i := range c.Completed {
+				if err := tx.SaveLead(ctx, &c.Completed[i]); err != nil {
+					return err
+				}
+			}
+			_, fresh, err := tx.insertEvents(ctx, c.Events)
+			if err != nil {
+				return err
+			}
+			return tx.addUnsent(ctx, fresh)
+		}))
+	}
+	return wrap("save captured", s.withPgx(ctx, func(conn *pgx.Conn) error {
+		b := &pgx.Batch{}
+		if len(c.New) > 0 {
+			b.Queue(insertLeadsSQL, leadArgs(c.New)...)
+		}
+		if len(c.Completed) > 0 {
+			b.Queue(completeLeadsSQL, leadArgs(c.Completed)...)
+			ids := make([]int64, len(c.Completed))
+			for i, l := range c.Completed {
+				ids[i] = l.ID
+			}
+			b.Queue(unprepareSQL, ids)
+		}
+		if len(c.Events) > 0 {
+			b.Queue(insertEventsSQL, eventArgs(c.Events)...)
+		}
+		return conn.SendBatch(ctx, b).Close()
+	}))
+}
+
+// unprepareSQL drops the prepared payloads of the unsent events of the
+// leads $1, as unprepare does.
+const unprepareSQL = `UPDATE events SET payload_stamp = 0 WHERE payload_stamp <> 0
+	AND id IN (SELECT event_id FROM unsent_events WHERE lead_id = ANY(CAST($1 AS bigint[])))`
 
 // stamp sets the zero times of new leads to now.
 func stamp(ls []models.Lead, now time.Time) {

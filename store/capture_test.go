@@ -12,25 +12,27 @@ import (
 )
 
 // insertCaptured stores leads as a capture batch does: ids reserved by the
-// lookup (Postgres), then leads and events in one go.
+// lookup, events made for the leads with their ids, then leads and events
+// in one go.
 func insertCaptured(t *testing.T, s *store.Store, ls []models.Lead, eventsFor func([]models.Lead) []models.Event) ([]models.Event, error) {
 	t.Helper()
 	_, ids, err := s.LookupCapture(t.Context(), nil, len(ls))
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || len(ids) != len(ls) {
+		t.Fatalf("reserved %v, %v; want %d ids", ids, err, len(ls))
 	}
 	for i := range ids {
 		ls[i].ID = ids[i]
 	}
-	if eventsFor == nil {
-		eventsFor = func([]models.Lead) []models.Event { return nil }
+	var evs []models.Event
+	if eventsFor != nil {
+		evs = eventsFor(ls)
 	}
-	return s.InsertCaptured(t.Context(), ls, eventsFor)
+	return evs, s.SaveCaptured(t.Context(), store.Captured{New: ls, Events: evs})
 }
 
 // A batch of leads and events is stored whole, every column as given, each
 // row under its id.
-func TestInsertCaptured(t *testing.T) {
+func TestSaveCaptured(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -101,7 +103,7 @@ func TestInsertCaptured(t *testing.T) {
 // A failing events statement takes the leads of the same call with it: on
 // Postgres the pipeline's implicit transaction is all that holds them
 // together.
-func TestInsertCapturedIsAtomic(t *testing.T) {
+func TestSaveCapturedIsAtomic(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -135,7 +137,7 @@ func TestLookupCapture(t *testing.T) {
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 		old := lead(a, now.Add(-8*24*time.Hour), "old@example.com")
 		partial := lead(a, now.Add(-time.Hour), "partial@example.com")
-		partial.Partial, partial.ExternalID = true, strp("form-p")
+		partial.Partial, partial.ExternalID, partial.Stage, partial.JunkOverride = true, strp("form-p"), "qualified", "not_junk"
 		byPhone := lead(a, now.Add(-time.Hour), "phone@example.com")
 		byPhone.PhoneHash, byPhone.ExternalID = "p-1", strp("form-1")
 		byEmail := lead(a, now.Add(-2*time.Hour), "recent@example.com")
@@ -163,11 +165,18 @@ func TestLookupCapture(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Dialect() == "postgres" && (len(ids) != 3 || ids[0] <= stored.ID || ids[1] == ids[0] || ids[2] == ids[1]) {
+		if len(ids) != 3 || ids[0] <= stored.ID || ids[1] == ids[0] || ids[2] == ids[1] {
 			t.Errorf("reserved ids %v; want 3 new ones", ids)
 		}
 		fa := facts[a.ID]
-		wantExisting := map[string]store.ExistingLead{"form-1": {ID: stored.ID}, "form-p": {ID: storedPartial.ID, Partial: true}}
+		wantExisting := map[string]store.ExistingLead{
+			"form-1": {ID: stored.ID, ReceivedAt: stored.ReceivedAt.UTC()},
+			"form-p": {ID: storedPartial.ID, Partial: true, ReceivedAt: storedPartial.ReceivedAt.UTC(), Stage: "qualified", JunkOverride: "not_junk"},
+		}
+		for k, l := range fa.Existing {
+			l.ReceivedAt = l.ReceivedAt.UTC()
+			fa.Existing[k] = l
+		}
 		if !reflect.DeepEqual(fa.Existing, wantExisting) {
 			t.Errorf("existing = %+v; want %+v", fa.Existing, wantExisting)
 		}

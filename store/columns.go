@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,31 @@ func unnestInsert[T any](table string, typed []column, text []textColumn[T]) str
 	}
 	return fmt.Sprintf("INSERT INTO %s (%s) SELECT * FROM unnest(%s)",
 		table, strings.Join(names, ", "), strings.Join(params, ", "))
+}
+
+// unnestUpdate writes "UPDATE table SET ... FROM unnest(...)" with the
+// parameters of unnestInsert for the same columns: each row updates the
+// table's row of the same keys, every column but the keys and keep.
+func unnestUpdate[T any](table string, typed []column, text []textColumn[T], keys, keep []string) string {
+	var names, params, set, where []string
+	for _, c := range typed {
+		names = append(names, c.name)
+		params = append(params, fmt.Sprintf("CAST($%d AS %s[])", len(params)+1, c.pgType))
+	}
+	for _, c := range text {
+		names = append(names, c.name)
+		params = append(params, fmt.Sprintf("CAST($%d AS text[])", len(params)+1))
+	}
+	for _, n := range names {
+		switch {
+		case slices.Contains(keys, n):
+			where = append(where, fmt.Sprintf("t.%s = u.%s", n, n))
+		case !slices.Contains(keep, n):
+			set = append(set, fmt.Sprintf("%s = u.%s", n, n))
+		}
+	}
+	return fmt.Sprintf("UPDATE %s t SET %s FROM unnest(%s) AS u(%s) WHERE %s", table, strings.Join(set, ", "),
+		strings.Join(params, ", "), strings.Join(names, ", "), strings.Join(where, " AND "))
 }
 
 // textArgs appends the arrays of the text columns of rows to args.
@@ -81,13 +107,19 @@ var leadText = []textColumn[models.Lead]{
 	{"stage", func(l *models.Lead) string { return l.Stage }},
 }
 
-var insertLeadsSQL = unnestInsert("leads", []column{
+var leadTyped = []column{
 	{"id", "bigint"}, {"account_id", "bigint"}, {"external_id", "text"}, {"partial", "boolean"}, {"junk", "boolean"},
 	{"fill_seconds", "double precision"}, {"created_at", "timestamptz"}, {"received_at", "timestamptz"},
 	{"updated_at", "timestamptz"},
-}, leadText)
+}
 
-// leadArgs are the column arrays of insertLeadsSQL.
+var insertLeadsSQL = unnestInsert("leads", leadTyped, leadText)
+
+// completeLeadsSQL writes completed partial leads over their rows, as
+// SaveLead does.
+var completeLeadsSQL = unnestUpdate("leads", leadTyped, leadText, []string{"id", "account_id"}, []string{"received_at"})
+
+// leadArgs are the column arrays of insertLeadsSQL and completeLeadsSQL.
 func leadArgs(ls []models.Lead) []any {
 	n := len(ls)
 	id, account, external, partial, junk := make([]int64, n), make([]int64, n), make([]*string, n), make([]bool, n), make([]bool, n)
@@ -115,11 +147,12 @@ var eventTyped = []column{
 }
 
 // insertEventsSQL inserts new events and gives each its state, due when
-// it was created: the events' columns, then two arrays more, each event's
-// status and last error, matched to it by dataset and event id ($2 and the
-// event_id column's array).
+// it was created; an event already stored is left as it is. Its parameters
+// are the events' columns, then two arrays more, each event's status and
+// last error, matched to it by dataset and event id ($2 and the event_id
+// column's array).
 var insertEventsSQL = "WITH ev AS (" + unnestInsert("events", eventTyped, eventText) +
-	fmt.Sprintf(` RETURNING id, dataset_id, lead_id, event_id, event_time, created_at)
+	fmt.Sprintf(` ON CONFLICT (dataset_id, event_id) DO NOTHING RETURNING id, dataset_id, lead_id, event_id, event_time, created_at)
 INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at, last_error, updated_at)
 SELECT ev.id, ev.dataset_id, ev.lead_id, s.status, ev.event_time, ev.created_at, s.last_error, ev.created_at
 FROM ev JOIN unnest(CAST($2 AS bigint[]), CAST($%d AS text[]), CAST($%d AS text[]), CAST($%d AS text[]))

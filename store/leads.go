@@ -54,31 +54,6 @@ func (s *Store) Lead(ctx context.Context, accountID, leadID int64) (models.Lead,
 	return l, wrap("lead", err)
 }
 
-// RecentContact reports whether a complete lead other than exceptID, with
-// the same email hash or phone hash, was captured in the account since
-// the given time. Partial leads do not count: a visitor who started the
-// form and then finished it is one person writing in once.
-func (s *Store) RecentContact(ctx context.Context, accountID int64, emailHash, phoneHash string, since time.Time, exceptID int64) (bool, error) {
-	if emailHash == "" && phoneHash == "" {
-		return false, nil
-	}
-	// One round trip; each EXISTS is an index range scan. An empty hash
-	// matches nothing (the "x" sentinel is never a hash).
-	if emailHash == "" {
-		emailHash = "x"
-	}
-	if phoneHash == "" {
-		phoneHash = "x"
-	}
-	var found bool
-	err := s.q(ctx).Raw(`SELECT
-		EXISTS (SELECT 1 FROM leads WHERE account_id = ? AND email_hash = ? AND created_at >= ? AND partial = ? AND id <> ?)
-		OR EXISTS (SELECT 1 FROM leads WHERE account_id = ? AND phone_hash = ? AND created_at >= ? AND partial = ? AND id <> ?)`,
-		accountID, emailHash, since.UTC(), false, exceptID,
-		accountID, phoneHash, since.UTC(), false, exceptID).Row().Scan(&found)
-	return found, wrap("recent contact", err)
-}
-
 // LeadFilter narrows the leads list; zero values mean "any".
 type LeadFilter struct {
 	From, To time.Time

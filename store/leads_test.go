@@ -141,46 +141,6 @@ func TestLeadsExternalIDAndTenancy(t *testing.T) {
 	})
 }
 
-func TestRecentContact(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		ctx := t.Context()
-		a, b := twoAccounts(t, s)
-		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-		old := lead(a, now.Add(-8*24*time.Hour), "old@example.com")
-		partial := lead(a, now.Add(-time.Hour), "partial@example.com")
-		partial.Partial = true
-		recent := lead(a, now.Add(-time.Hour), "recent@example.com")
-		recent.PhoneHash = "p-1"
-		for _, l := range []*models.Lead{&old, &partial, &recent} {
-			if err := s.InsertLead(ctx, l); err != nil {
-				t.Fatal(err)
-			}
-		}
-		since := now.Add(-7 * 24 * time.Hour)
-		tests := []struct {
-			name         string
-			account      int64
-			email, phone string
-			except       int64
-			want         bool
-		}{
-			{"recent email", a.ID, "h-recent@example.com", "", 0, true},
-			{"recent phone", a.ID, "", "p-1", 0, true},
-			{"older than the window", a.ID, "h-old@example.com", "", 0, false},
-			{"partial does not count", a.ID, "h-partial@example.com", "", 0, false},
-			{"itself does not count", a.ID, "h-recent@example.com", "", recent.ID, false},
-			{"other account", b.ID, "h-recent@example.com", "p-1", 0, false},
-			{"no keys", a.ID, "", "", 0, false},
-		}
-		for _, tt := range tests {
-			got, err := s.RecentContact(ctx, tt.account, tt.email, tt.phone, since, tt.except)
-			if err != nil || got != tt.want {
-				t.Errorf("%s: RecentContact = %v, %v; want %v", tt.name, got, err, tt.want)
-			}
-		}
-	})
-}
-
 func TestLeadsListFiltersAndPaging(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()

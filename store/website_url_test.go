@@ -113,13 +113,9 @@ func TestHeldBackEventsAreStoredFailed(t *testing.T) {
 			t.Fatal(err)
 		}
 		batched := lead(a, now, "batch@example.com")
-		if ids != nil {
-			batched.ID = ids[0]
-		}
-		if _, err := s.InsertCaptured(ctx, []models.Lead{batched}, func(ls []models.Lead) []models.Event {
-			batched.ID = ls[0].ID // numbered by the insert on SQLite
-			return []models.Event{held(dueEvent(d, ls[0], "e-batch", now, now))}
-		}); err != nil {
+		batched.ID = ids[0]
+		if err := s.SaveCaptured(ctx, store.Captured{New: []models.Lead{batched},
+			Events: []models.Event{held(dueEvent(d, batched, "e-batch", now, now))}}); err != nil {
 			t.Fatal(err)
 		}
 

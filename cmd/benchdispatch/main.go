@@ -333,14 +333,14 @@ FROM k`
 const loadEventsSQL = `
 WITH ev AS (
 	INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time,
-		status, attempts, payload, payload_stamp, created_at, updated_at)
-	SELECT $1, $2, u.lead_id, 'default', 'Lead', u.event_id, u.at, 'queued', 0, u.payload, u.stamp, u.received, u.received
+		payload, payload_stamp, created_at)
+	SELECT $1, $2, u.lead_id, 'default', 'Lead', u.event_id, u.at, u.payload, u.stamp, u.received
 	FROM unnest($3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::bigint[], $8::timestamptz[])
 		AS u(lead_id, event_id, at, payload, stamp, received)
-	RETURNING id, dataset_id, lead_id, status, event_time, created_at
+	RETURNING id, dataset_id, lead_id, event_time, created_at
 )
-INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at)
-SELECT id, dataset_id, lead_id, status, event_time, created_at FROM ev`
+INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at, updated_at)
+SELECT id, dataset_id, lead_id, 'queued', event_time, created_at, created_at FROM ev`
 
 // load fills the backlog on one connection. The secondary indexes of leads
 // and events (not those of constraints) are dropped first and built again

@@ -18,9 +18,8 @@ import (
 // takes every capture waiting in line and stores them in one transaction,
 // with a few set-at-a-time statements instead of several round trips per
 // lead (group commit). Each caller still gets its own answer, and its lead
-// and events still land together or not at all. A batch that fails (an
-// external_id taken meanwhile by another replica) is retried lead by lead,
-// so one conflict never costs the others their capture.
+// and events still land together or not at all. A single lead is a batch
+// of one: there is one capture path.
 
 // maxBatch bounds how many captures share one transaction.
 const maxBatch = 64
@@ -96,44 +95,154 @@ func (b *batcher) run(batch []*job) {
 	if b.observe != nil {
 		b.observe(len(batch))
 	}
-	results, err := b.c.captureBatch(batch)
-	if err != nil {
-		if !errors.Is(err, store.ErrConflict) {
+	b.c.write(batch)
+}
+
+// conflictTries bounds how often a batch is tried again after another
+// replica took one of its external ids between the lookup and the write.
+const conflictTries = 3
+
+// write captures a batch and answers each of its jobs, in rounds: a round
+// leaves for the next a job whose external_id an earlier job of the round
+// also has, which then finds that lead. After a conflict the round is tried
+// again, and its lookup finds the lead another replica stored; after any
+// other failure each job is tried alone, so one bad lead never costs the
+// others their capture.
+func (c *Capturer) write(batch []*job) {
+	queued := false
+	for tries := 0; len(batch) > 0; {
+		answers, later, err := c.captureRound(batch)
+		switch {
+		case err == nil:
+			for _, a := range answers {
+				queued = queued || len(a.res.Events) > 0
+				a.job.done <- a.jobResult
+			}
+			batch, tries = later, 0
+		case errors.Is(err, store.ErrConflict) && tries < conflictTries:
+			tries++
+		case len(batch) > 1:
 			slog.Warn("batched capture failed; capturing one by one", slog.Int("leads", len(batch)), slog.Any("error", err))
+			for _, j := range batch {
+				c.write([]*job{j})
+			}
+			batch = nil
+		default:
+			batch[0].done <- jobResult{err: err}
+			batch = nil
 		}
-		for _, j := range batch {
-			res, err := b.c.captureOne(context.WithoutCancel(j.ctx), j.acc, j.v, j.settings)
-			j.done <- jobResult{res, err}
-		}
-		return
 	}
-	notify := false
-	for i, j := range batch {
-		notify = notify || len(results[i].res.Events) > 0
-		j.done <- results[i]
-	}
-	if notify {
-		b.c.notify()
+	if queued {
+		c.notify()
 	}
 }
 
-// pending is one new lead of a batch, judged on its own copy of the lead.
-type pending struct {
-	job  int
-	lead models.Lead
+// answer is a job's answer, given once its round is stored.
+type answer struct {
+	job *job
+	jobResult
 }
 
-// captureBatch writes a batch with two trips to the database: one to learn
-// which leads exist, which contacts are recent and where events go, one to
-// store the new leads and their events in one transaction. Leads that
-// already exist (same external_id) are answered as captureOne would: within
-// the batch for the common case, and one by one for a partial lead being
-// completed or an external_id repeated within the batch.
-func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
+// item is a lead a round writes: new, or a partial lead completed.
+type item struct {
+	job       *job
+	lead      models.Lead
+	completed bool
+	events    []models.Event
+}
+
+// captureRound captures a batch with two trips to the database: one to
+// learn which leads exist, which contacts are recent and where events go,
+// and to reserve the new leads' ids; one to store the new and completed
+// leads and their events in one transaction. It returns the answers, and
+// the jobs left for the next round.
+func (c *Capturer) captureRound(batch []*job) ([]answer, []*job, error) {
 	ctx := context.Background()
-	results := make([]jobResult, len(batch))
-	handled := make([]bool, len(batch))
-	// Leads of a batch are grouped by account for the set queries.
+	queries, groups := captureQueries(batch)
+	facts, ids, err := c.store.LookupCapture(ctx, queries, len(batch))
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		items    []item
+		existing []answer // answered after the write, with the stored lead
+		later    []*job
+		w        store.Captured
+	)
+	for _, q := range queries {
+		f := facts[q.AccountID]
+		seen := map[string]bool{}
+		first := len(items)
+		for _, i := range groups[q.AccountID] {
+			j := batch[i]
+			it := item{job: j, lead: j.lead}
+			if ext := j.v.ExternalID; ext != nil {
+				if seen[*ext] {
+					later = append(later, j)
+					continue
+				}
+				seen[*ext] = true
+				if p, ok := f.Existing[*ext]; ok {
+					if !p.Partial || j.v.Partial {
+						existing = append(existing, answer{job: j, jobResult: jobResult{res: Result{Lead: models.Lead{ID: p.ID, AccountID: q.AccountID}}}})
+						continue
+					}
+					it.completed = true
+					it.lead.ID, it.lead.ReceivedAt, it.lead.Stage, it.lead.JunkOverride = p.ID, p.ReceivedAt, p.Stage, p.JunkOverride
+				}
+			}
+			if !it.completed {
+				it.lead.ID, ids = ids[0], ids[1:]
+			}
+			items = append(items, it)
+		}
+		if err := judgeBatch(items[first:], f.Contacts); err != nil {
+			return nil, nil, err
+		}
+		for k := first; k < len(items); k++ {
+			it := &items[k]
+			it.events = leadEvents(it.job.acc, f.Datasets, it.lead, it.job.keys)
+			w.Events = append(w.Events, it.events...)
+			if it.completed {
+				w.Completed = append(w.Completed, it.lead)
+			} else {
+				w.New = append(w.New, it.lead)
+			}
+		}
+	}
+
+	err = c.store.SaveCaptured(ctx, w)
+	lost := err != nil && len(w.New) > 0 && c.committedAnyway(ctx, err, w.New[0])
+	if err != nil && !lost {
+		return nil, nil, err
+	}
+	answers := make([]answer, 0, len(batch)-len(later))
+	for _, it := range items {
+		outcome := Created
+		if it.completed {
+			outcome = Upgraded
+		}
+		if lost {
+			// The answer was lost after the commit: read what was stored.
+			r := c.existingByID(ctx, it.lead.AccountID, it.lead.ID)
+			r.res.Outcome = outcome
+			answers = append(answers, answer{job: it.job, jobResult: r})
+			continue
+		}
+		var reasons []junk.Reason
+		_ = json.Unmarshal([]byte(it.lead.JunkReasons), &reasons)
+		answers = append(answers, answer{job: it.job, jobResult: jobResult{res: Result{Lead: it.lead, Outcome: outcome, Reasons: reasons,
+			Events: describeWith(it.events, facts[it.lead.AccountID].Datasets)}}})
+	}
+	for _, a := range existing {
+		answers = append(answers, answer{job: a.job, jobResult: c.existingByID(ctx, a.res.Lead.AccountID, a.res.Lead.ID)})
+	}
+	return answers, later, nil
+}
+
+// captureQueries groups a batch's jobs by account (groups maps an account
+// to its jobs' indexes) and says what to look up for each.
+func captureQueries(batch []*job) ([]store.CaptureQuery, map[int64][]int) {
 	groups := map[int64][]int{}
 	var queries []store.CaptureQuery
 	for i, j := range batch {
@@ -164,104 +273,15 @@ func (c *Capturer) captureBatch(batch []*job) ([]jobResult, error) {
 			}
 		}
 	}
-	facts, ids, err := c.store.LookupCapture(ctx, queries, len(batch))
-	if err != nil {
-		return nil, err
-	}
-
-	var created []pending
-	for _, q := range queries {
-		f := facts[q.AccountID]
-		seenExt := map[string]bool{}
-		var fresh []pending
-		for _, i := range groups[q.AccountID] {
-			j := batch[i]
-			if id := j.v.ExternalID; id != nil {
-				if p, ok := f.Existing[*id]; ok {
-					if !p.Partial || j.v.Partial {
-						results[i], handled[i] = c.existingByID(ctx, q.AccountID, p.ID), true
-					}
-					// Else it completes a partial lead: rare, done alone below.
-					continue
-				}
-				if seenExt[*id] {
-					// A repeat of an external_id new in this batch: it is
-					// answered after the insert, finding the first.
-					continue
-				}
-				seenExt[*id] = true
-			}
-			fresh = append(fresh, pending{job: i, lead: j.lead})
-		}
-		if err := judgeBatch(fresh, batch, f.Contacts); err != nil {
-			return nil, err
-		}
-		created = append(created, fresh...)
-	}
-
-	if len(created) > 0 {
-		leads := make([]models.Lead, len(created))
-		for k, p := range created {
-			leads[k] = p.lead
-			if ids != nil {
-				leads[k].ID = ids[k]
-			}
-		}
-		evs, err := c.store.InsertCaptured(ctx, leads, func(leads []models.Lead) []models.Event {
-			var evs []models.Event
-			for k, l := range leads {
-				if l.Junk || l.Partial {
-					continue
-				}
-				j := batch[created[k].job]
-				for _, d := range facts[l.AccountID].Datasets {
-					evs = append(evs, LeadEvent(j.acc, d, l, j.keys))
-				}
-			}
-			return evs
-		})
-		lost := err != nil && c.committedAnyway(ctx, err, ids != nil, leads[0])
-		if err != nil && !lost {
-			return nil, err
-		}
-		perLead := map[int64][]models.Event{}
-		for _, e := range evs {
-			perLead[e.LeadID] = append(perLead[e.LeadID], e)
-		}
-		for k, p := range created {
-			l := leads[k]
-			if lost {
-				// The answer was lost after the commit: writing the lead
-				// again, one by one, would store it twice.
-				r := c.existingByID(ctx, l.AccountID, l.ID)
-				r.res.Outcome = Created
-				results[p.job], handled[p.job] = r, true
-				continue
-			}
-			var reasons []junk.Reason
-			_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
-			results[p.job] = jobResult{res: Result{Lead: l, Outcome: Created, Reasons: reasons,
-				Events: describeWith(perLead[l.ID], facts[l.AccountID].Datasets)}}
-			handled[p.job] = true
-		}
-	}
-	// The rest, now that the batch is stored: completions of partial leads
-	// and repeats of an external_id first seen in this batch.
-	for i, j := range batch {
-		if !handled[i] {
-			res, err := c.captureOne(context.WithoutCancel(j.ctx), j.acc, j.v, j.settings)
-			results[i] = jobResult{res, err}
-		}
-	}
-	return results, nil
+	return queries, groups
 }
 
-// committedAnyway tells whether a failed write of leads with reserved ids
-// (Postgres) was in fact committed: a connection lost while reading the
-// answer fails the call after the commit. The write is all or nothing, so
-// its first lead tells. A conflict means nothing was written.
-func (c *Capturer) committedAnyway(ctx context.Context, err error, reserved bool, first models.Lead) bool {
-	if !reserved || errors.Is(err, store.ErrConflict) {
+// committedAnyway tells whether a failed write was in fact committed: a
+// connection lost while reading the answer fails the call after the
+// commit. The write is all or nothing, so its first new lead tells. A
+// conflict means nothing was written.
+func (c *Capturer) committedAnyway(ctx context.Context, err error, first models.Lead) bool {
+	if errors.Is(err, store.ErrConflict) {
 		return false
 	}
 	_, lerr := c.store.Lead(ctx, first.AccountID, first.ID)
@@ -278,18 +298,19 @@ func (c *Capturer) existingByID(ctx context.Context, accountID, leadID int64) jo
 	return jobResult{res, err}
 }
 
-// judgeBatch runs the junk signals for new leads of one account, given the
-// account's recent complete leads with the same hashes. A lead also counts
-// as a repeat of an earlier complete lead of the same batch.
-func judgeBatch(fresh []pending, batch []*job, seen []store.Contact) error {
-	for k := range fresh {
-		p := &fresh[k]
-		j := batch[p.job]
+// judgeBatch runs the junk signals for the leads of one account that a
+// round writes, given the account's recent complete leads with the same
+// hashes (the one duplicate check). A lead also counts as a repeat of an
+// earlier complete lead of the same round.
+func judgeBatch(items []item, seen []store.Contact) error {
+	for k := range items {
+		it := &items[k]
+		j := it.job
 		dup := false
 		if st := j.settings[junk.Duplicate]; st.Enabled && !j.v.Partial {
-			from := p.lead.CreatedAt.Add(-dupWindow(st))
+			from := it.lead.CreatedAt.Add(-dupWindow(st))
 			same := func(email, phone string, at time.Time) bool {
-				return !at.Before(from) && ((email != "" && email == p.lead.EmailHash) || (phone != "" && phone == p.lead.PhoneHash))
+				return !at.Before(from) && ((email != "" && email == it.lead.EmailHash) || (phone != "" && phone == it.lead.PhoneHash))
 			}
 			for _, c := range seen {
 				if same(c.EmailHash, c.PhoneHash, c.CreatedAt) {
@@ -297,14 +318,14 @@ func judgeBatch(fresh []pending, batch []*job, seen []store.Contact) error {
 					break
 				}
 			}
-			for _, q := range fresh[:k] {
-				if !batch[q.job].v.Partial && same(q.lead.EmailHash, q.lead.PhoneHash, q.lead.CreatedAt) {
+			for _, q := range items[:k] {
+				if !q.job.v.Partial && same(q.lead.EmailHash, q.lead.PhoneHash, q.lead.CreatedAt) {
 					dup = true
 					break
 				}
 			}
 		}
-		if err := verdict(&p.lead, j.signals, j.settings, dup); err != nil {
+		if err := verdict(&it.lead, j.signals, j.settings, dup); err != nil {
 			return err
 		}
 	}

@@ -99,83 +99,6 @@ func newJob(acc models.Account, v Validated, settings junk.Settings) (*job, erro
 	return &job{acc: acc, v: v, settings: settings, lead: l, keys: keys, signals: junkInput(keys, v)}, nil
 }
 
-// captureOne captures a single lead in its own transaction: the path of a
-// completed partial lead, and the fallback when a batch fails.
-func (c *Capturer) captureOne(ctx context.Context, acc models.Account, v Validated, settings junk.Settings) (Result, error) {
-	if v.ExternalID != nil {
-		prev, err := c.store.LeadByExternalID(ctx, acc.ID, *v.ExternalID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			return Result{}, err
-		case prev.Partial && !v.Partial:
-			return c.upgrade(ctx, acc, prev, v, settings)
-		default:
-			return c.existing(ctx, prev)
-		}
-	}
-
-	l, keys, err := build(acc, v)
-	if err != nil {
-		return Result{}, err
-	}
-	reasons, events, err := c.save(ctx, acc, &l, keys, v, settings, (*store.Store).InsertLead)
-	if errors.Is(err, store.ErrConflict) && v.ExternalID != nil {
-		// A concurrent post with the same external_id won the race.
-		prev, err := c.store.LeadByExternalID(ctx, acc.ID, *v.ExternalID)
-		if err != nil {
-			return Result{}, err
-		}
-		return c.existing(ctx, prev)
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	if len(events) > 0 {
-		c.notify()
-	}
-	return Result{Lead: l, Outcome: Created, Reasons: reasons, Events: events}, nil
-}
-
-// save judges a lead, writes it with write and queues its default events,
-// in one transaction: the lead and its events land together or not at all.
-func (c *Capturer) save(ctx context.Context, acc models.Account, l *models.Lead, keys normalize.Keys, v Validated, settings junk.Settings,
-	write func(*store.Store, context.Context, *models.Lead) error) ([]junk.Reason, []QueuedEvent, error) {
-	var (
-		reasons []junk.Reason
-		events  []QueuedEvent
-	)
-	err := c.store.Tx(ctx, func(tx *store.Store) error {
-		var err error
-		if reasons, err = judge(ctx, tx, l, keys, v, settings); err != nil {
-			return err
-		}
-		if err := write(tx, ctx, l); err != nil {
-			return err
-		}
-		events, err = enqueueDefault(ctx, tx, acc, *l, keys)
-		return err
-	})
-	return reasons, events, err
-}
-
-func (c *Capturer) upgrade(ctx context.Context, acc models.Account, prev models.Lead, v Validated, settings junk.Settings) (Result, error) {
-	l, keys, err := build(acc, v)
-	if err != nil {
-		return Result{}, err
-	}
-	l.ID, l.ReceivedAt, l.Stage = prev.ID, prev.ReceivedAt, prev.Stage
-	l.JunkOverride = prev.JunkOverride
-	reasons, events, err := c.save(ctx, acc, &l, keys, v, settings, (*store.Store).SaveLead)
-	if err != nil {
-		return Result{}, err
-	}
-	if len(events) > 0 {
-		c.notify()
-	}
-	return Result{Lead: l, Outcome: Upgraded, Reasons: reasons, Events: events}, nil
-}
-
 // existing answers a repeated post with the stored lead and its events.
 func (c *Capturer) existing(ctx context.Context, l models.Lead) (Result, error) {
 	var reasons []junk.Reason
@@ -191,26 +114,19 @@ func (c *Capturer) existing(ctx context.Context, l models.Lead) (Result, error) 
 	return Result{Lead: l, Outcome: Existing, Reasons: reasons, Events: queued}, nil
 }
 
-// enqueueDefault queues the automatic_completed default: a Lead event to
-// every dataset of the account, for a complete lead that is not junk.
-// Send rules replace this default when they land.
-func enqueueDefault(ctx context.Context, tx *store.Store, acc models.Account, l models.Lead, keys normalize.Keys) ([]QueuedEvent, error) {
+// leadEvents are the events a lead produces for an account's datasets:
+// the one place that decides it, for a capture and for a lead a person
+// marks not junk. Today that is the automatic_completed default, a Lead to
+// every dataset for a complete lead that is not junk; send rules replace it.
+func leadEvents(acc models.Account, datasets []models.Dataset, l models.Lead, keys normalize.Keys) []models.Event {
 	if l.Junk || l.Partial {
-		return []QueuedEvent{}, nil
-	}
-	datasets, err := tx.Datasets(ctx, l.AccountID)
-	if err != nil {
-		return nil, err
+		return nil
 	}
 	evs := make([]models.Event, 0, len(datasets))
 	for _, d := range datasets {
 		evs = append(evs, LeadEvent(acc, d, l, keys))
 	}
-	stored, err := tx.EnqueueEvents(ctx, evs)
-	if err != nil {
-		return nil, err
-	}
-	return describeWith(stored, datasets), nil
+	return evs
 }
 
 // LeadEvent is a lead's default Lead event for one dataset, with its
@@ -224,7 +140,7 @@ func enqueueDefault(ctx context.Context, tx *store.Store, acc models.Account, l 
 // again from the lead, as for any failed event.
 func LeadEvent(acc models.Account, d models.Dataset, l models.Lead, keys normalize.Keys) models.Event {
 	e := models.Event{
-		AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
+		AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault, Status: models.EventQueued,
 		EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,
 	}
 	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e})
@@ -296,7 +212,11 @@ func (c *Capturer) Mark(ctx context.Context, change *models.StageChange) (models
 			if err != nil {
 				return fmt.Errorf("capture: lead %d match keys: %w", l.ID, err)
 			}
-			evs, err := enqueueDefault(ctx, tx, acc, l, keys)
+			datasets, err := tx.Datasets(ctx, l.AccountID)
+			if err != nil {
+				return err
+			}
+			evs, err := tx.EnqueueEvents(ctx, leadEvents(acc, datasets, l, keys))
 			queued = len(evs) > 0
 			return err
 		}
@@ -387,25 +307,6 @@ func phoneDigits(k normalize.Keys) string {
 		return ""
 	}
 	return k.Phone.Normalized
-}
-
-// judge runs the junk signals, looking up earlier leads of the same person
-// inside the transaction that stores this one.
-func judge(ctx context.Context, tx *store.Store, l *models.Lead, keys normalize.Keys, v Validated, settings junk.Settings) ([]junk.Reason, error) {
-	dup := false
-	if st := settings[junk.Duplicate]; st.Enabled && !v.Partial {
-		found, err := tx.RecentContact(ctx, l.AccountID, keys.Email.Hash, keys.Phone.Hash, l.CreatedAt.Add(-dupWindow(st)), l.ID)
-		if err != nil {
-			return nil, err
-		}
-		dup = found
-	}
-	if err := verdict(l, junkInput(keys, v), settings, dup); err != nil {
-		return nil, err
-	}
-	var reasons []junk.Reason
-	_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
-	return reasons, nil
 }
 
 // junkInput is what the junk signals look at, but for the duplicate check,

@@ -126,11 +126,11 @@ func TestCaptureBatch(t *testing.T) {
 		c := New(s, nil)
 		settings, _ := JunkSettings(acc)
 		// Already stored: a complete lead and a partial one.
-		old, err := c.captureOne(ctx, acc, valid(t, Request{ExternalID: strp("old"), Email: "old@example.com"}), settings)
+		old, err := c.Capture(ctx, acc, valid(t, Request{ExternalID: strp("old"), Email: "old@example.com"}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		part, err := c.captureOne(ctx, acc, valid(t, Request{ExternalID: strp("part"), Email: "part@example.com", Partial: true}), settings)
+		part, err := c.Capture(ctx, acc, valid(t, Request{ExternalID: strp("part"), Email: "part@example.com", Partial: true}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,10 +149,7 @@ func TestCaptureBatch(t *testing.T) {
 		for _, r := range reqs {
 			batch = append(batch, testJob(t, acc, valid(t, r), settings))
 		}
-		results, err := c.captureBatch(batch)
-		if err != nil {
-			t.Fatal(err)
-		}
+		results := runBatch(c, batch)
 		want := []struct {
 			outcome Outcome
 			junk    []junk.Signal
@@ -192,41 +189,74 @@ func TestCaptureBatch(t *testing.T) {
 	})
 }
 
-// TestBatchFallsBackLeadByLead: when the batch's transaction fails (here an
-// event id that already exists), nothing of it is kept and every lead is
-// captured on its own.
+// TestBatchFallsBackLeadByLead: when the batch's transaction fails (here a
+// lead of an account that is gone), nothing of it is kept and every lead is
+// captured on its own: the others are stored, the bad one gets the error.
 func TestBatchFallsBackLeadByLead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, _ := setup(t, s)
+		c := New(s, nil)
+		settings, _ := JunkSettings(acc)
+		gone := acc
+		gone.ID = 999_999
+		jobs := []*job{
+			testJob(t, acc, valid(t, Request{ExternalID: strp("fine"), Email: "fine@example.com"}), settings),
+			testJob(t, gone, valid(t, Request{ExternalID: strp("gone"), Email: "gone@example.com"}), settings),
+			testJob(t, acc, valid(t, Request{Email: "also@example.com"}), settings),
+		}
+		results := runBatch(c, jobs)
+		for _, i := range []int{0, 2} {
+			if r := results[i]; r.err != nil || r.res.Outcome != Created || len(r.res.Events) != 1 {
+				t.Errorf("job %d after fallback = %+v, %v; want created with its event", i, r.res, r.err)
+			}
+		}
+		if results[1].err == nil {
+			t.Error("the lead of an account that is gone was captured")
+		}
+		n, _ := s.CountLeads(ctx, acc.ID, store.LeadFilter{}, 1_000_000)
+		if n != 2 {
+			t.Errorf("%d leads; want 2 (no copies from the failed batch)", n)
+		}
+	})
+}
+
+// An event id already taken (left by a deleted lead, say) is left as it is:
+// the lead is still captured, and nothing is queued twice.
+func TestCaptureLeavesATakenEventID(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
 		c := New(s, nil)
-		settings, _ := JunkSettings(acc)
-		seed, err := c.captureOne(ctx, acc, valid(t, Request{Email: "seed@example.com"}), settings)
+		seed, err := c.Capture(ctx, acc, valid(t, Request{Email: "seed@example.com"}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		// An event id of "clash" already taken (left by a deleted lead, say).
 		if _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: acc.ID, DatasetID: d.ID, LeadID: seed.Lead.ID, Origin: models.OriginDefault,
 			EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", "clash"), EventTime: time.Now()}}); err != nil {
 			t.Fatal(err)
 		}
-		b := c.batch
-		jobs := []*job{
-			testJob(t, acc, valid(t, Request{ExternalID: strp("fine"), Email: "fine@example.com"}), settings),
-			testJob(t, acc, valid(t, Request{ExternalID: strp("clash"), Email: "clash@example.com"}), settings),
+		r, err := c.Capture(ctx, acc, valid(t, Request{ExternalID: strp("clash"), Email: "clash@example.com"}))
+		if err != nil || r.Outcome != Created {
+			t.Fatalf("capture = %+v, %v; want created", r, err)
 		}
-		b.run(jobs)
-		for i, j := range jobs {
-			r := <-j.done
-			if r.err != nil || r.res.Outcome != Created || len(r.res.Events) != 1 {
-				t.Errorf("job %d after fallback = %+v, %v", i, r.res, r.err)
-			}
+		if evs, err := s.LeadEvents(ctx, acc.ID, r.Lead.ID); err != nil || len(evs) != 0 {
+			t.Errorf("the new lead's events = %+v, %v; want none (the event id is the seed's)", evs, err)
 		}
-		n, _ := s.CountLeads(ctx, acc.ID, store.LeadFilter{}, 1_000_000)
-		if n != 3 {
-			t.Errorf("%d leads; want 3 (no copies from the failed batch)", n)
+		if evs, err := s.LeadEvents(ctx, acc.ID, seed.Lead.ID); err != nil || len(evs) != 2 {
+			t.Errorf("the seed's events = %d, %v; want its own and the clash, as they were", len(evs), err)
 		}
 	})
+}
+
+// runBatch writes a batch as the writer does and returns each job's answer.
+func runBatch(c *Capturer, batch []*job) []jobResult {
+	c.write(batch)
+	out := make([]jobResult, len(batch))
+	for i, j := range batch {
+		out[i] = <-j.done
+	}
+	return out
 }
 
 // testJob builds a job as Capture does, ready to be run without submit.
@@ -256,20 +286,17 @@ func TestCommittedAnyway(t *testing.T) {
 		{ID: ids[1], AccountID: acc.ID, Source: models.SourceWebsite, Email: "b@example.com", Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"},
 	}
 	lost := fmt.Errorf("read answer: %w", context.DeadlineExceeded)
-	if c.committedAnyway(ctx, lost, true, leads[0]) {
+	if c.committedAnyway(ctx, lost, leads[0]) {
 		t.Error("nothing is stored yet, but the write counts as committed")
 	}
-	if _, err := s.InsertCaptured(ctx, leads, func([]models.Lead) []models.Event { return nil }); err != nil {
+	if err := s.SaveCaptured(ctx, store.Captured{New: leads}); err != nil {
 		t.Fatal(err)
 	}
-	if !c.committedAnyway(ctx, lost, true, leads[0]) {
+	if !c.committedAnyway(ctx, lost, leads[0]) {
 		t.Error("the leads are stored, but the write does not count as committed")
 	}
-	if c.committedAnyway(ctx, fmt.Errorf("insert: %w", store.ErrConflict), true, leads[0]) {
+	if c.committedAnyway(ctx, fmt.Errorf("insert: %w", store.ErrConflict), leads[0]) {
 		t.Error("a conflict counts as committed")
-	}
-	if c.committedAnyway(ctx, lost, false, leads[0]) {
-		t.Error("without reserved ids (SQLite) a failed write counts as committed")
 	}
 }
 
@@ -285,20 +312,17 @@ func TestCapturePreparesPayloads(t *testing.T) {
 		c := New(s, nil)
 		settings, _ := JunkSettings(acc)
 		web := webLead
-		results, err := c.captureBatch([]*job{
+		results := runBatch(c, []*job{
 			testJob(t, acc, valid(t, web("batch@example.com")), settings),
 			testJob(t, acc, valid(t, Request{Email: "nourl@example.com"}), settings),
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		one, err := c.captureOne(ctx, acc, valid(t, web("one@example.com")), settings)
+		one, err := c.Capture(ctx, acc, valid(t, web("one@example.com")))
 		if err != nil {
 			t.Fatal(err)
 		}
 		bot := web("bot@example.com")
 		bot.Honeypot = "x"
-		junked, err := c.captureOne(ctx, acc, valid(t, bot), settings)
+		junked, err := c.Capture(ctx, acc, valid(t, bot))
 		if err != nil || len(junked.Events) != 0 {
 			t.Fatalf("junk capture = %+v, %v; want no event", junked, err)
 		}
@@ -354,7 +378,6 @@ func TestCaptureFillsWebsiteURL(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := New(s, nil)
-		settings, _ := JunkSettings(acc)
 		noURL := func(email string) Request {
 			r := webLead(email)
 			r.EventSourceURL = ""
@@ -367,7 +390,7 @@ func TestCaptureFillsWebsiteURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		one, err := c.captureOne(ctx, acc, valid(t, noURL("one@example.com")), settings)
+		one, err := c.Capture(ctx, acc, valid(t, noURL("one@example.com")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +448,6 @@ func TestCaptureHoldsBackWhatMetaWouldRefuse(t *testing.T) {
 		ctx := t.Context()
 		acc, _ := setup(t, s)
 		c := New(s, nil)
-		settings, _ := JunkSettings(acc)
 		const reason = "not sent: event_source_url: required for website events"
 		noURL := webLead("batch@example.com")
 		noURL.EventSourceURL, noURL.ExternalID = "", strp("form-1")
@@ -434,7 +456,7 @@ func TestCaptureHoldsBackWhatMetaWouldRefuse(t *testing.T) {
 			t.Fatal(err)
 		}
 		noURL.Email, noURL.ExternalID = "one@example.com", strp("form-2")
-		one, err := c.captureOne(ctx, acc, valid(t, noURL), settings)
+		one, err := c.Capture(ctx, acc, valid(t, noURL))
 		if err != nil {
 			t.Fatal(err)
 		}
