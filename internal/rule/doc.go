@@ -1,0 +1,62 @@
+// Package rule decides which send rules a lead matches: the one matcher
+// behind capture, stage mappings, the rule preview and the lead page. It is
+// pure: no I/O, no clock.
+//
+// A Spec is a rule as a person writes it: a mode, an event name, and
+// conditions joined by "and" or "or". Compile checks every part at once,
+// returning each Problem with its path, and turns a valid Spec into a
+// Matcher. A Matcher reads a Lead, a view of models.Lead that works out
+// derived fields on first use and keeps them, so that many rules on one
+// lead, or one rule over the preview's 200,000 leads, cost little more than
+// the fields the conditions name.
+//
+// Fields (Schema.Fields lists them with a label and a kind):
+//   - the lead's own: source, partial, junk, stage, external_id, email,
+//     phone, phone_e164, first_name, last_name, city, state, zip, country,
+//     gender, date_of_birth, message, fbclid, fbc, fbp, client_ip_address,
+//     client_user_agent, event_source_url, fill_seconds, honeypot,
+//     meta_lead_id;
+//   - fields.<name>: the custom form field <name>, named exactly as the form
+//     sent it;
+//   - derived: email_domain, email_is_free, email_is_role,
+//     email_is_disposable (the junk package's list), email_is_work (an
+//     address that can receive mail, at neither a free nor a disposable
+//     provider), phone_country (the region capture found for the phone),
+//     phone_valid (libphonenumber's IsValidNumber: fictional numbers are
+//     not valid), landing_path and utm_source, utm_medium, utm_campaign,
+//     utm_content, utm_term (of event_source_url);
+//   - junk_reason.<signal> for each junk signal: true when the signal fired
+//     at capture, even if a person then marked the lead not junk (junk is
+//     the verdict in force).
+//
+// Bool fields read "true" or "false"; fill_seconds reads as a number, ""
+// when unknown. phone_country reads the lead's stored match keys, and
+// phone_valid parses the phone: they cost a few and about twenty
+// microseconds a lead, where other fields cost well under one.
+//
+// Choices where the design is silent:
+//   - Text compares caseless and canonical (NFC and Unicode full case
+//     folding: "ÉCOLE" is "école", "Straße" is "STRASSE"), with values and
+//     patterns trimmed of surrounding space. A regex is Go's RE2,
+//     case-insensitive unless it says (?-i).
+//   - An empty value is not equal to any pattern, contains none and is in no
+//     list: not_equals, not_contains and not_in_list hold for it. It is no
+//     number, so gt and lt fail.
+//   - gt and lt read plain decimal numbers ("5000", "2.5", "1e3"): "$5,000"
+//     is no number and fails both. They apply to fill_seconds and custom
+//     fields; other text fields refuse them.
+//   - is_empty and not_empty take no pattern; one given with them is a
+//     problem rather than silently dropped, so a setup file round-trips.
+//   - automatic_completed takes no conditions (it sends every completed
+//     lead) and automatic_match needs at least one. A junk lead matches only
+//     a rule that names junk or a junk signal; a partial lead matches
+//     automatic_partial, booking and manual rules, never the other two
+//     automatic modes, and automatic_partial sends only partial leads.
+//   - A custom field that no lead has carried is a typo unless the Schema is
+//     Open.
+//   - A custom event name is 1 to 40 ASCII letters, digits, underscores,
+//     hyphens and inner spaces, and not a standard name in another case
+//     ("lead"): Meta publishes no rule for the Conversions API.
+//   - MaxConditions, MaxPatternLen, MaxListLen, MaxListItems and
+//     MaxRegexSize bound what one rule costs to compile and to evaluate.
+package rule

@@ -1,0 +1,245 @@
+package rule
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Matcher is a compiled Spec: it decides which leads the rule sends. It is
+// safe for concurrent use.
+type Matcher struct {
+	spec      Spec
+	mode      Mode
+	or        bool
+	conds     []cond
+	namesJunk bool
+}
+
+// Spec returns the Spec m was compiled from.
+func (m *Matcher) Spec() Spec { return m.spec }
+
+// Mode is the rule's send mode, AutomaticCompleted when the Spec left it
+// empty.
+func (m *Matcher) Mode() Mode { return m.mode }
+
+// NamesJunk reports whether a condition names junk or a junk signal's
+// field. Junk leads match only rules that do: a rule has to ask for junk
+// to get it.
+func (m *Matcher) NamesJunk() bool { return m.namesJunk }
+
+// Reason says why a lead did not match.
+type Reason string
+
+// Reasons a lead did not match.
+const (
+	// ReasonJunk: the lead is junk and the rule does not name junk.
+	ReasonJunk Reason = "junk"
+	// ReasonPartial: the lead is partial and the rule sends completed
+	// leads (automatic_completed, automatic_match).
+	ReasonPartial Reason = "partial"
+	// ReasonCompleted: the lead is completed and the rule sends partial
+	// leads (automatic_partial).
+	ReasonCompleted Reason = "completed"
+	// ReasonCondition: a condition of an "and" rule did not hold.
+	ReasonCondition Reason = "condition"
+	// ReasonNoCondition: no condition of an "or" rule held.
+	ReasonNoCondition Reason = "no_condition"
+)
+
+// Result is a Matcher's verdict on one lead.
+type Result struct {
+	Matched bool
+	// Reason says why the lead did not match; "" when it did.
+	Reason Reason
+	// Condition is the index of the condition that decided: for an "and"
+	// rule the first that did not hold (Reason is ReasonCondition), for an
+	// "or" rule the first that held (Matched). It is -1 when no single
+	// condition decided.
+	Condition int
+}
+
+// Match decides whether the rule sends lead v. It reads only the fields
+// the conditions name, stopping at the first condition that decides.
+//
+// Before the conditions come two gates: a junk lead matches only a rule
+// that names junk (NamesJunk), and a partial lead matches automatic_partial
+// rules while a completed one matches the other automatic modes. booking
+// and manual rules take both: a partial lead can be booked too.
+func (m *Matcher) Match(v *Lead) Result { return m.eval(v, nil) }
+
+// MatchEach is Match that evaluates every condition, for the preview: it
+// also reports in held whether each condition holds for v on its own,
+// gates aside, so that counting the leads each condition rules out costs
+// one pass. held is reused when it has the capacity.
+func (m *Matcher) MatchEach(v *Lead, held []bool) (Result, []bool) {
+	held = slices.Grow(held[:0], len(m.conds))[:len(m.conds)]
+	return m.eval(v, held), held
+}
+
+func (m *Matcher) eval(v *Lead, held []bool) Result {
+	r := Result{Condition: -1}
+	gate := m.gate(v)
+	if gate != "" && held == nil {
+		r.Reason = gate
+		return r
+	}
+	// An "and" rule is decided by the first condition that fails, an "or"
+	// rule by the first that holds.
+	decided := -1
+	for i := range m.conds {
+		ok := m.conds[i].match(v)
+		if held != nil {
+			held[i] = ok
+		}
+		if decided < 0 && ok == m.or {
+			decided = i
+			if held == nil {
+				break
+			}
+		}
+	}
+	switch {
+	case gate != "":
+		r.Reason = gate
+	case len(m.conds) == 0 || (decided >= 0) == m.or:
+		r.Matched = true
+		if m.or {
+			r.Condition = decided
+		}
+	case m.or:
+		r.Reason = ReasonNoCondition
+	default:
+		r.Reason, r.Condition = ReasonCondition, decided
+	}
+	return r
+}
+
+func (m *Matcher) gate(v *Lead) Reason {
+	switch {
+	case v.m.Junk && !m.namesJunk:
+		return ReasonJunk
+	case m.mode == AutomaticPartial && !v.m.Partial:
+		return ReasonCompleted
+	case (m.mode == AutomaticCompleted || m.mode == AutomaticMatch) && v.m.Partial:
+		return ReasonPartial
+	}
+	return ""
+}
+
+// Explain says in plain words why r, a result of m, came out as it did,
+// for the lead page: `condition 2 (Email domain is "gmail.com") did not
+// match`. Conditions are counted from 1.
+func (m *Matcher) Explain(r Result) string {
+	cond := func(verdict string) string {
+		if r.Condition < 0 || r.Condition >= len(m.spec.Conditions) {
+			return "a condition " + verdict
+		}
+		return fmt.Sprintf("condition %d (%s) %s", r.Condition+1, m.spec.Conditions[r.Condition], verdict)
+	}
+	switch {
+	case r.Matched && r.Condition >= 0:
+		return cond("matched")
+	case r.Matched && len(m.conds) == 0:
+		return "the rule has no conditions"
+	case r.Matched && len(m.conds) == 1:
+		return "the condition matched"
+	case r.Matched:
+		return "all conditions matched"
+	}
+	switch r.Reason {
+	case ReasonJunk:
+		return "the lead is junk, and the rule has no condition on junk"
+	case ReasonPartial:
+		return "the lead is partial, and this rule sends completed leads"
+	case ReasonCompleted:
+		return "the lead is completed, and this rule sends partial leads"
+	case ReasonCondition:
+		return cond("did not match")
+	case ReasonNoCondition:
+		return "none of the conditions matched"
+	}
+	return "the lead did not match"
+}
+
+// cond is a compiled Condition.
+type cond struct {
+	get  func(*Lead) string
+	op   MatchType
+	text string              // the folded pattern
+	list map[string]struct{} // the folded values of in_list and not_in_list
+	re   *regexp.Regexp
+	num  float64
+}
+
+// match reports whether the condition holds for v. Values are read with
+// surrounding space trimmed, and compared folded (see fold). An empty
+// value holds for not_equals, not_contains and not_in_list (it is none of
+// the pattern's values) and fails gt and lt (it is no number); a regex sees
+// it as "".
+func (c *cond) match(v *Lead) bool {
+	s := strings.TrimSpace(c.get(v))
+	switch c.op {
+	case IsEmpty:
+		return s == ""
+	case NotEmpty:
+		return s != ""
+	case GT, LT:
+		n, ok := number(s)
+		return ok && (c.op == GT && n > c.num || c.op == LT && n < c.num)
+	case Regex:
+		return c.re.MatchString(norm.NFC.String(s))
+	}
+	s = fold(s)
+	switch c.op {
+	case Equals:
+		return s == c.text
+	case NotEquals:
+		return s != c.text
+	case Contains:
+		return strings.Contains(s, c.text)
+	case NotContains:
+		return !strings.Contains(s, c.text)
+	case StartsWith:
+		return strings.HasPrefix(s, c.text)
+	case EndsWith:
+		return strings.HasSuffix(s, c.text)
+	case InList:
+		_, ok := c.list[s]
+		return ok
+	case NotInList:
+		_, ok := c.list[s]
+		return !ok
+	}
+	return false
+}
+
+// maxQuoted is how much of a pattern Condition.String shows.
+const maxQuoted = 60
+
+func quote(s string) string {
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > maxQuoted {
+		s = string([]rune(s)[:maxQuoted]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// quoteList shows the first few values of a list.
+func quoteList(items []string) string {
+	const shown = 5
+	q := make([]string, 0, shown)
+	for _, it := range items[:min(len(items), shown)] {
+		q = append(q, quote(it))
+	}
+	s := strings.Join(q, ", ")
+	if len(items) > shown {
+		s += fmt.Sprintf(" and %d more", len(items)-shown)
+	}
+	return s
+}
