@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -319,9 +320,11 @@ func junkInput(keys normalize.Keys, v Validated) junk.Input {
 		Message:     v.Message,
 	}
 	if keys.Phone.Hash != "" {
+		// E.164 digits are the country code, then the national
+		// significant number: no need to parse the number again.
 		in.Phone = keys.Phone.Normalized
-		if pn, err := phonenumbers.Parse("+"+in.Phone, ""); err == nil {
-			in.PhoneNational = phonenumbers.GetNationalSignificantNumber(pn)
+		if cc := strconv.Itoa(phonenumbers.GetCountryCodeForRegion(keys.PhoneCountry)); cc != "0" {
+			in.PhoneNational, _ = strings.CutPrefix(in.Phone, cc)
 		}
 	} else {
 		in.Phone = strings.TrimSpace(v.Phone)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nyaruka/phonenumbers"
+
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/junk"
@@ -539,4 +541,20 @@ func TestCaptureHoldsBackWhatMetaWouldRefuse(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The junk signals get a phone's national significant number as
+// libphonenumber reads it, Italy's leading zero included.
+func TestJunkInputNationalNumber(t *testing.T) {
+	for _, raw := range []string{"+1 415 692 4281", "+44 20 7946 0958", "+39 06 4991 0000", "+49 30 901820", "+61 2 9374 4000"} {
+		keys := normalize.Normalize(normalize.Input{Phone: raw, CapturedAt: time.Now()})
+		pn, err := phonenumbers.Parse(raw, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := phonenumbers.GetNationalSignificantNumber(pn)
+		if got := junkInput(keys, Validated{}).PhoneNational; got != want {
+			t.Errorf("%s: national number %q; want %q", raw, got, want)
+		}
+	}
 }
