@@ -297,8 +297,8 @@ var EventStatuses = []EventStatus{EventQueued, EventSending, EventSent, EventFai
 
 // Origins of an event.
 const (
-	OriginDefault = "default" // the automatic_completed default before rules exist
-	OriginRule    = "rule"
+	OriginDefault = "default" // the automatic_completed default before send rules (migration 0015)
+	OriginRule    = "rule"    // a send rule's; OriginID is the rule's id
 	OriginStage   = "stage"
 	OriginTest    = "test"
 )
@@ -318,6 +318,10 @@ type Event struct {
 	EventTime time.Time
 	Value     *float64
 	Currency  string
+	// ActionSource and TestEventCode, when set, are the send rule's
+	// overrides of the lead's action_source and the dataset's test code.
+	ActionSource  string
+	TestEventCode string
 	// Status, Attempts, LastError, FBTraceID, RequestID, SentAt and
 	// UpdatedAt are the event's state, which the store keeps apart from the
 	// event and reads with it: an unsent event's in unsent_events (where
@@ -342,6 +346,51 @@ type Event struct {
 	SentAt       *time.Time `gorm:"->"`
 	CreatedAt    time.Time
 	UpdatedAt    time.Time `gorm:"->"`
+}
+
+// SendRule decides which leads of an account become which events of one
+// dataset (internal/rule compiles and matches it).
+type SendRule struct {
+	ID        int64
+	AccountID int64
+	DatasetID int64
+	Name      string
+	// Mode is a rule.Mode: when the rule sends.
+	Mode      string
+	EventName string
+	// ActionSource, when set, replaces the one the lead's source gives.
+	ActionSource string
+	// Value is a fixed value, or ValueField names the lead field it is
+	// read from; neither means no value.
+	Value      *float64
+	ValueField string
+	// Currency is a fixed ISO 4217 code, or CurrencyField names the lead
+	// field it is read from; neither means the account's currency.
+	Currency      string
+	CurrencyField string
+	// TestEventCode, when set, sends this rule's events to Meta's Test
+	// Events tool, whatever the dataset's mode.
+	TestEventCode string
+	Combinator    string
+	// Conditions is the JSON list of the rule's conditions
+	// ([]rule.Condition).
+	Conditions string
+	Enabled    bool
+	Position   int
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// SendRuleVersion is one change of a send rule: who made it, when, and the
+// rule as JSON before and after ("" when it was created or deleted).
+type SendRuleVersion struct {
+	ID        int64
+	AccountID int64
+	RuleID    int64
+	UserID    *int64
+	Before    string
+	After     string
+	CreatedAt time.Time
 }
 
 // SendRequest is one request to Meta's Graph API and its outcome.

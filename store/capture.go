@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,6 +55,23 @@ type CaptureFacts struct {
 	Contacts []Contact
 	// Datasets are the account's datasets (id, name, pixel id and LDU).
 	Datasets []models.Dataset
+	// Rules are the account's enabled send rules that a capture consults,
+	// in their order.
+	Rules []models.SendRule
+}
+
+// captureRulesSQL selects an account's ($1) enabled send rules that a
+// capture consults, with the columns ruleArgs scans.
+const captureRulesSQL = `SELECT id, dataset_id, name, mode, event_name, action_source, value, value_field, currency,
+	currency_field, test_event_code, combinator, conditions, updated_at
+FROM send_rules WHERE account_id = $1 AND enabled
+	AND mode IN ('automatic_completed', 'automatic_partial', 'automatic_match')
+ORDER BY position, id`
+
+// ruleArgs are the scan targets of captureRulesSQL's columns.
+func ruleArgs(r *models.SendRule) []any {
+	return []any{&r.ID, &r.DatasetID, &r.Name, &r.Mode, &r.EventName, &r.ActionSource, &r.Value, &r.ValueField, &r.Currency,
+		&r.CurrencyField, &r.TestEventCode, &r.Combinator, &r.Conditions, &r.UpdatedAt}
 }
 
 // LookupCapture answers the queries, by account id, and reserves reserve
@@ -152,6 +170,18 @@ func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve 
 					return err
 				})
 		}
+		for _, q := range qs {
+			f := out[q.AccountID]
+			b.Queue(captureRulesSQL, q.AccountID).Query(func(rows pgx.Rows) error {
+				var r models.SendRule
+				_, err := pgx.ForEachRow(rows, ruleArgs(&r), func() error {
+					r.AccountID, r.Enabled = q.AccountID, true
+					f.Rules = append(f.Rules, r)
+					return nil
+				})
+				return err
+			})
+		}
 		if reserve > 0 {
 			b.Queue(`SELECT nextval('leads_id_seq') FROM generate_series(1, $1)`, reserve).
 				Query(func(rows pgx.Rows) error {
@@ -189,8 +219,22 @@ WHERE account_id = ? AND phone_hash IN ? AND partial = ?`,
 		}
 	}
 	var err error
-	f.Datasets, err = s.Datasets(ctx, q.AccountID)
-	return err
+	if f.Datasets, err = s.Datasets(ctx, q.AccountID); err != nil {
+		return err
+	}
+	rows, err := s.conn().QueryContext(ctx, strings.ReplaceAll(captureRulesSQL, "$1", "?"), q.AccountID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r := models.SendRule{AccountID: q.AccountID, Enabled: true}
+		if err := rows.Scan(ruleArgs(&r)...); err != nil {
+			return err
+		}
+		f.Rules = append(f.Rules, r)
+	}
+	return rows.Err()
 }
 
 // orNone is vs, or a list whose one value is never a hash: an empty list

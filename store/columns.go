@@ -137,6 +137,8 @@ var eventText = []textColumn[models.Event]{
 	{"event_name", func(e *models.Event) string { return e.EventName }},
 	{"event_id", func(e *models.Event) string { return e.EventID }},
 	{"currency", func(e *models.Event) string { return e.Currency }},
+	{"action_source", func(e *models.Event) string { return e.ActionSource }},
+	{"test_event_code", func(e *models.Event) string { return e.TestEventCode }},
 	{"payload", func(e *models.Event) string { return e.Payload }},
 }
 

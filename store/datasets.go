@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -12,8 +13,25 @@ import (
 
 // CreateDataset stores a new dataset; ErrConflict when the account
 // already has one with this name.
+//
+// The dataset comes with its default send rule (DefaultRule), named after
+// it, or after its id too when a rule has that name already.
 func (s *Store) CreateDataset(ctx context.Context, d *models.Dataset) error {
-	return wrap("create dataset", s.q(ctx).Create(d).Error)
+	return wrap("create dataset", s.Tx(ctx, func(tx *Store) error {
+		if err := tx.q(ctx).Create(d).Error; err != nil {
+			return err
+		}
+		r := DefaultRule(*d)
+		var taken int64
+		if err := tx.q(ctx).Model(&models.SendRule{}).Where("account_id = ? AND lower(name) = lower(?)", d.AccountID, r.Name).
+			Count(&taken).Error; err != nil {
+			return err
+		}
+		if taken > 0 {
+			r.Name = fmt.Sprintf("%s (dataset %d)", r.Name, d.ID)
+		}
+		return tx.CreateSendRule(ctx, &r, nil)
+	}))
 }
 
 // SaveDataset writes a dataset's settings and secrets. Its pause and

@@ -265,8 +265,8 @@ const dueSQL = `
 
 // claimedCols are what the dispatcher reads of a claimed event (e), after
 // the attempt it is about to make (c.attempt).
-const claimedCols = `e.id, e.lead_id, e.origin, e.event_name, e.event_id, e.event_time, e.value, e.currency, c.attempt,
-	e.payload, e.payload_stamp`
+const claimedCols = `e.id, e.lead_id, e.origin, e.origin_id, e.event_name, e.event_id, e.event_time, e.value, e.currency,
+	e.action_source, e.test_event_code, c.attempt, e.payload, e.payload_stamp`
 
 // On Postgres rows locked by another replica are skipped, so replicas share
 // the queue; an expired lease makes an event claimable again, so a crash
@@ -347,8 +347,8 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 		c.Events = make([]models.Event, 0, limit)
 		for rows.Next() {
 			e := models.Event{DatasetID: datasetID, Status: models.EventSending, LeaseUntil: &c.Lease}
-			if err := rows.Scan(&e.ID, &e.LeadID, &e.Origin, &e.EventName, &e.EventID, &e.EventTime, &e.Value, &e.Currency, &e.Attempts,
-				&e.Payload, &e.PayloadStamp); err != nil {
+			if err := rows.Scan(&e.ID, &e.LeadID, &e.Origin, &e.OriginID, &e.EventName, &e.EventID, &e.EventTime, &e.Value, &e.Currency,
+				&e.ActionSource, &e.TestEventCode, &e.Attempts, &e.Payload, &e.PayloadStamp); err != nil {
 				return err
 			}
 			c.Events = append(c.Events, e)

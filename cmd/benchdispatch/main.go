@@ -37,6 +37,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -420,8 +421,8 @@ func load(ctx context.Context, dbURL string, acc models.Account, ds models.Datas
 }
 
 // queueEvents queues the Lead events of leads lo to hi, in their order, as
-// capture makes them (capture.LeadEvent), with the payload it prepares when
-// prepared is set.
+// capture makes them under the dataset's default send rule
+// (capture.RuleEvent), with the payload it prepares when prepared is set.
 func queueEvents(ctx context.Context, conn *sql.Conn, acc models.Account, ds models.Dataset, lo, hi int64, prepared bool) error {
 	rows, err := conn.QueryContext(ctx, `SELECT id, external_id, created_at, received_at, source, partial, event_source_url,
 		meta_lead_id, country, state, match_keys FROM leads WHERE account_id = $1 AND id BETWEEN $2 AND $3 ORDER BY id`, acc.ID, lo, hi)
@@ -444,7 +445,7 @@ func queueEvents(ctx context.Context, conn *sql.Conn, acc models.Account, ds mod
 			return err
 		}
 		l.AccountID = acc.ID
-		e := capture.LeadEvent(acc, ds, l, keys)
+		e := capture.RuleEvent(acc, ds, store.DefaultRule(ds), l, keys, rule.NewLead(&l), capi.RecordKey(l), l.CreatedAt)
 		if e.PayloadStamp == 0 {
 			rows.Close()
 			return fmt.Errorf("event %s cannot be sent as built", e.EventID)

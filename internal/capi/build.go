@@ -26,7 +26,7 @@ type BuildInput struct {
 	Dataset models.Dataset
 	Lead    models.Lead
 	Keys    normalize.Keys // the lead's stored match keys
-	Event   models.Event   // EventName, EventID, EventTime, Value, Currency, Origin
+	Event   models.Event   // EventName, EventID, EventTime, Value, Currency, Origin, ActionSource
 }
 
 // Build turns one outbox event of a lead into the ServerEvent Meta takes.
@@ -34,6 +34,10 @@ type BuildInput struct {
 // record key) and needs no clock; Validate checks the result.
 func Build(in BuildInput) ServerEvent {
 	action := ActionSource(in.Lead.Source, in.Event.Origin)
+	if in.Event.ActionSource != "" {
+		// The send rule's override.
+		action = in.Event.ActionSource
+	}
 	e := ServerEvent{
 		EventName:    in.Event.EventName,
 		EventTime:    in.Event.EventTime.Unix(),

@@ -57,10 +57,18 @@ const (
 	ActionOther             = "other"
 )
 
-var actionSources = map[string]bool{
-	ActionWebsite: true, ActionApp: true, ActionEmail: true, ActionPhoneCall: true, ActionChat: true,
-	ActionPhysicalStore: true, ActionSystemGenerated: true, ActionBusinessMessaging: true, ActionOther: true,
-}
+// ActionSources lists the action sources Meta accepts, for a send rule's
+// override.
+var ActionSources = []string{ActionWebsite, ActionSystemGenerated, ActionPhoneCall, ActionBusinessMessaging, ActionEmail,
+	ActionChat, ActionApp, ActionPhysicalStore, ActionOther}
+
+var actionSources = func() map[string]bool {
+	m := map[string]bool{}
+	for _, a := range ActionSources {
+		m[a] = true
+	}
+	return m
+}()
 
 // ServerEvent is one event as Meta's /events endpoint takes it.
 type ServerEvent struct {

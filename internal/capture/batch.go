@@ -201,7 +201,7 @@ func (c *Capturer) captureRound(batch []*job) ([]answer, []*job, error) {
 		}
 		for k := first; k < len(items); k++ {
 			it := &items[k]
-			it.events = leadEvents(it.job.acc, f.Datasets, it.lead, it.job.keys)
+			it.events = c.leadEvents(it.job.acc, f.Datasets, f.Rules, it.lead, it.job.keys)
 			w.Events = append(w.Events, it.events...)
 			if it.completed {
 				w.Completed = append(w.Completed, it.lead)

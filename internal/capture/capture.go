@@ -3,7 +3,6 @@ package capture
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -59,6 +59,7 @@ type Capturer struct {
 	store  *store.Store
 	notify func()
 	batch  *batcher
+	rules  matchers
 }
 
 // New returns a Capturer writing to s; notify (may be nil) is called after
@@ -115,48 +116,6 @@ func (c *Capturer) existing(ctx context.Context, l models.Lead) (Result, error) 
 	return Result{Lead: l, Outcome: Existing, Reasons: reasons, Events: queued}, nil
 }
 
-// leadEvents are the events a lead produces for an account's datasets:
-// the one place that decides it, for a capture and for a lead a person
-// marks not junk. Today that is the automatic_completed default, a Lead to
-// every dataset for a complete lead that is not junk; send rules replace it.
-func leadEvents(acc models.Account, datasets []models.Dataset, l models.Lead, keys normalize.Keys) []models.Event {
-	if l.Junk || l.Partial {
-		return nil
-	}
-	evs := make([]models.Event, 0, len(datasets))
-	for _, d := range datasets {
-		evs = append(evs, LeadEvent(acc, d, l, keys))
-	}
-	return evs
-}
-
-// LeadEvent is a lead's default Lead event for one dataset, with its
-// payload prepared: the dispatcher sends it as it is unless the account's or
-// dataset's settings change before then.
-//
-// An event Meta would refuse (a website event without event_source_url,
-// say) is held back at once, as the dispatcher would hold it when it came
-// to send it: failed, with the reason, and the JSON it would have sent. The
-// reply to the capture then tells the truth, and a person's retry builds it
-// again from the lead, as for any failed event.
-func LeadEvent(acc models.Account, d models.Dataset, l models.Lead, keys normalize.Keys) models.Event {
-	e := models.Event{
-		AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault, Status: models.EventQueued,
-		EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", capi.RecordKey(l)), EventTime: l.CreatedAt,
-	}
-	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e})
-	var inv *capi.Invalid
-	switch {
-	case err == nil:
-		e.Payload, e.PayloadStamp = string(body), capi.Stamp(acc, d)
-	case errors.As(err, &inv):
-		e.Status, e.LastError, e.Payload = models.EventFailed, dispatch.NotSent(inv), string(body)
-	}
-	// Else the JSON could not be encoded: the dispatcher builds it when it
-	// sends the event, and holds it back if it must.
-	return e
-}
-
 func describe(ctx context.Context, s *store.Store, accountID int64, evs []models.Event) ([]QueuedEvent, error) {
 	if len(evs) == 0 {
 		return []QueuedEvent{}, nil
@@ -189,7 +148,8 @@ const junkCancel = dispatch.JunkLead
 
 // Mark records a person's stage change or junk verdict on a lead. Marking
 // junk holds back the lead's unsent events; marking not junk makes the lead
-// eligible for sending like any other lead.
+// eligible for sending like any other lead, through the account's
+// automatic send rules. Reaching the booked stage fires its booking rules.
 func (c *Capturer) Mark(ctx context.Context, change *models.StageChange) (models.Lead, error) {
 	var l models.Lead
 	queued := false
@@ -198,6 +158,7 @@ func (c *Capturer) Mark(ctx context.Context, change *models.StageChange) (models
 		if l, err = tx.AddStageChange(ctx, change); err != nil {
 			return err
 		}
+		var wants func(rule.Mode) bool
 		switch change.Stage {
 		case models.StageJunk:
 			return tx.CancelLeadEvents(ctx, l.AccountID, l.ID, junkCancel)
@@ -205,23 +166,25 @@ func (c *Capturer) Mark(ctx context.Context, change *models.StageChange) (models
 			if err := tx.RequeueLeadEvents(ctx, l.AccountID, l.ID, junkCancel); err != nil {
 				return err
 			}
-			acc, err := tx.Account(ctx, l.AccountID)
-			if err != nil {
-				return err
-			}
-			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
-			if err != nil {
-				return fmt.Errorf("capture: lead %d match keys: %w", l.ID, err)
-			}
-			datasets, err := tx.Datasets(ctx, l.AccountID)
-			if err != nil {
-				return err
-			}
-			evs, err := tx.EnqueueEvents(ctx, leadEvents(acc, datasets, l, keys))
-			queued = len(evs) > 0
+			wants = rule.Mode.OnCapture
+		case models.StageBooked:
+			wants = func(m rule.Mode) bool { return m == rule.Booking }
+		default:
+			return nil
+		}
+		in, err := c.ruleInput(ctx, tx, l)
+		if err != nil {
 			return err
 		}
-		return nil
+		var evs []models.Event
+		if change.Stage == models.StageBooked {
+			evs = c.matchedEvents(in, wants, capi.StageRecordKey(l, change.Stage, ""), change.OccurredAt)
+		} else {
+			evs = c.leadEvents(in.acc, in.datasets, in.rules, l, in.keys)
+		}
+		stored, err := tx.EnqueueEvents(ctx, evs)
+		queued = len(stored) > 0
+		return err
 	})
 	if err == nil && queued {
 		c.notify()

@@ -396,8 +396,39 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 	if err != nil {
 		return d.pause(ctx, ds, c, ready, err.Error())
 	}
-	_, err = d.send(ctx, ds, c, target, ready)
-	return err
+	// A send rule's test code goes with its events only: one request per
+	// code, the dataset's own first.
+	for _, group := range byTestCode(ready) {
+		t := target
+		if code := group[0].event.TestEventCode; code != "" {
+			t.TestEventCode = code
+		}
+		held, err := d.send(ctx, ds, c, t, group)
+		if err != nil {
+			return err
+		}
+		if held {
+			// The rest of the claim waits for the hold, untried.
+			return s.ReleaseEvents(ctx, c)
+		}
+	}
+	return nil
+}
+
+// byTestCode groups a batch by its events' test codes, in their order.
+func byTestCode(batch []prepared) [][]prepared {
+	var groups [][]prepared
+	at := map[string]int{}
+	for _, p := range batch {
+		i, ok := at[p.event.TestEventCode]
+		if !ok {
+			i = len(groups)
+			at[p.event.TestEventCode] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], p)
+	}
+	return groups
 }
 
 // build makes the JSON of an event that has no prepared payload from its

@@ -2,6 +2,7 @@ package rule
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -320,4 +321,30 @@ func (v *Lead) junkReason(sig junk.Signal) bool {
 		}
 	}
 	return false
+}
+
+// Value is the value of the field name as a condition reads it: a built-in
+// field's, or a custom field's ("fields.<name>"); "" for a field that is
+// neither. A send rule reads its value and currency from a lead this way.
+func (v *Lead) Value(name string) string {
+	if i, ok := defIndex[name]; ok {
+		return defs[i].get(v)
+	}
+	if custom, ok := strings.CutPrefix(name, CustomPrefix); ok {
+		return v.field(custom)
+	}
+	return ""
+}
+
+// ValueProblem says what is wrong with name as the field a send rule reads
+// its value or currency from, or "" when it can be one: a built-in field
+// or a custom field of schema.
+func (s Schema) ValueProblem(name string) string {
+	if _, ok := s.known(name); ok {
+		return ""
+	}
+	if msg := s.suggest(name); msg != "" {
+		return fmt.Sprintf("unknown field %q; did you mean %s?", name, msg)
+	}
+	return fmt.Sprintf("unknown field %q", name)
 }

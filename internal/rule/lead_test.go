@@ -1,6 +1,7 @@
 package rule
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/leadsignal/leadsignal/models"
@@ -231,5 +232,22 @@ func TestPageURLQuery(t *testing.T) {
 		if got := value(t, "utm_source", l); got != tt.want {
 			t.Errorf("utm_source of %s = %q; want %q", tt.url, got, tt.want)
 		}
+	}
+}
+
+func TestValue(t *testing.T) {
+	l := models.Lead{Email: "Ann@Example.com", Fields: `{"budget":"5000","plan":"pro"}`, Source: models.SourceWebsite}
+	v := NewLead(&l)
+	for name, want := range map[string]string{"email_domain": "example.com", "fields.budget": "5000", "source": "website", "fields.none": "", "nope": ""} {
+		if got := v.Value(name); got != want {
+			t.Errorf("Value(%q) = %q; want %q", name, got, want)
+		}
+	}
+	s := Schema{Custom: []string{"budget"}}
+	if p := s.ValueProblem("fields.budget"); p != "" {
+		t.Errorf("ValueProblem(fields.budget) = %q; want none", p)
+	}
+	if p := s.ValueProblem("fields.budgt"); !strings.Contains(p, "did you mean fields.budget") {
+		t.Errorf("ValueProblem(fields.budgt) = %q; want a suggestion", p)
 	}
 }

@@ -1,6 +1,11 @@
 package rule
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/leadsignal/leadsignal/models"
+)
 
 // Mode says when a send rule sends.
 type Mode string
@@ -162,3 +167,24 @@ type Problem struct {
 
 // String is "path: message".
 func (p Problem) String() string { return p.Path + ": " + p.Message }
+
+// SpecOf is the Spec of a stored send rule. Conditions that do not decode
+// are a Problem at "conditions".
+func SpecOf(r models.SendRule) (Spec, []Problem) {
+	s := Spec{Mode: Mode(r.Mode), EventName: r.EventName, Combinator: Combinator(r.Combinator)}
+	if strings.TrimSpace(r.Conditions) != "" {
+		if err := json.Unmarshal([]byte(r.Conditions), &s.Conditions); err != nil {
+			return s, []Problem{{Path: "conditions", Message: "the stored conditions cannot be read: " + err.Error()}}
+		}
+	}
+	return s, nil
+}
+
+// CompileRule compiles a stored send rule, as Compile does its Spec.
+func CompileRule(r models.SendRule, schema Schema) (*Matcher, []Problem) {
+	s, problems := SpecOf(r)
+	if problems != nil {
+		return nil, problems
+	}
+	return Compile(s, schema)
+}

@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// SendRules lists an account's send rules in the order its page shows
+// them.
+func (s *Store) SendRules(ctx context.Context, accountID int64) ([]models.SendRule, error) {
+	var rs []models.SendRule
+	err := s.q(ctx).Where("account_id = ?", accountID).Order("position, id").Find(&rs).Error
+	return rs, wrap("send rules", err)
+}
+
+// SendRule finds one send rule of an account.
+func (s *Store) SendRule(ctx context.Context, accountID, id int64) (models.SendRule, error) {
+	var r models.SendRule
+	err := s.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Take(&r).Error
+	return r, wrap("send rule", err)
+}
+
+// CreateSendRule stores a new send rule at the end of its account's list,
+// and its first version, made by the user by (nil for none: setup apply, a
+// new dataset's default rule). ErrConflict: the account has a rule of that
+// name; ErrNotFound: the dataset is not the account's.
+func (s *Store) CreateSendRule(ctx context.Context, r *models.SendRule, by *int64) error {
+	return wrap("create send rule", s.Tx(ctx, func(tx *Store) error {
+		if err := tx.ownDataset(ctx, r.AccountID, r.DatasetID); err != nil {
+			return err
+		}
+		var last *int
+		if err := tx.q(ctx).Model(&models.SendRule{}).Where("account_id = ?", r.AccountID).
+			Select("MAX(position)").Scan(&last).Error; err != nil {
+			return err
+		}
+		r.ID, r.Position = 0, 1
+		if last != nil {
+			r.Position = *last + 1
+		}
+		now := time.Now().UTC()
+		r.CreatedAt, r.UpdatedAt = now, now
+		if err := tx.q(ctx).Create(r).Error; err != nil {
+			return err
+		}
+		return tx.addRuleVersion(ctx, r.AccountID, r.ID, by, "", ruleJSON(*r), now)
+	}))
+}
+
+// SaveSendRule writes a send rule's changes, and keeps the version when
+// anything changed. ErrNotFound: no such rule in the account, or the
+// dataset is not the account's.
+func (s *Store) SaveSendRule(ctx context.Context, r *models.SendRule, by *int64) error {
+	return wrap("save send rule", s.Tx(ctx, func(tx *Store) error {
+		old, err := tx.SendRule(ctx, r.AccountID, r.ID)
+		if err != nil {
+			return err
+		}
+		if err := tx.ownDataset(ctx, r.AccountID, r.DatasetID); err != nil {
+			return err
+		}
+		before, after := ruleJSON(old), ruleJSON(*r)
+		if before == after {
+			*r = old
+			return nil
+		}
+		r.CreatedAt, r.Position, r.UpdatedAt = old.CreatedAt, old.Position, time.Now().UTC()
+		if err := tx.q(ctx).Select("*").Omit("id", "account_id", "created_at").
+			Where("account_id = ?", r.AccountID).Updates(r).Error; err != nil {
+			return err
+		}
+		return tx.addRuleVersion(ctx, r.AccountID, r.ID, by, before, after, r.UpdatedAt)
+	}))
+}
+
+// DeleteSendRule removes a send rule; its versions stay, the last saying
+// who deleted it. The events it queued stay too.
+func (s *Store) DeleteSendRule(ctx context.Context, accountID, id int64, by *int64) error {
+	return wrap("delete send rule", s.Tx(ctx, func(tx *Store) error {
+		old, err := tx.SendRule(ctx, accountID, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Delete(&models.SendRule{}).Error; err != nil {
+			return err
+		}
+		return tx.addRuleVersion(ctx, accountID, id, by, ruleJSON(old), "", time.Now().UTC())
+	}))
+}
+
+// MoveSendRule moves a rule one place up (delta -1) or down (+1) in its
+// account's list.
+func (s *Store) MoveSendRule(ctx context.Context, accountID, id int64, delta int) error {
+	return wrap("move send rule", s.Tx(ctx, func(tx *Store) error {
+		rs, err := tx.SendRules(ctx, accountID)
+		if err != nil {
+			return err
+		}
+		i := -1
+		for k, r := range rs {
+			if r.ID == id {
+				i = k
+			}
+		}
+		if i < 0 {
+			return ErrNotFound
+		}
+		j := i + delta
+		if j < 0 || j >= len(rs) {
+			return nil
+		}
+		rs[i], rs[j] = rs[j], rs[i]
+		for k, r := range rs {
+			if r.Position != k+1 {
+				if err := tx.q(ctx).Model(&models.SendRule{}).Where("id = ?", r.ID).Update("position", k+1).Error; err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}))
+}
+
+// RuleVersion is one change of a send rule, with who made it.
+type RuleVersion struct {
+	models.SendRuleVersion
+	// Email is the user's; "" when the change was not a person's (setup
+	// apply, a new dataset) or the user is gone.
+	Email string
+}
+
+// SendRuleVersions lists a rule's changes, newest first, even of a rule
+// since deleted.
+func (s *Store) SendRuleVersions(ctx context.Context, accountID, ruleID int64, limit int) ([]RuleVersion, error) {
+	var vs []RuleVersion
+	err := s.q(ctx).Model(&models.SendRuleVersion{}).
+		Select("send_rule_versions.*, COALESCE(users.email, '') AS email").
+		Joins("LEFT JOIN users ON users.id = send_rule_versions.user_id").
+		Where("send_rule_versions.account_id = ? AND send_rule_versions.rule_id = ?", accountID, ruleID).
+		Order("send_rule_versions.created_at DESC, send_rule_versions.id DESC").Limit(limit).Find(&vs).Error
+	return vs, wrap("send rule versions", err)
+}
+
+func (s *Store) addRuleVersion(ctx context.Context, accountID, ruleID int64, by *int64, before, after string, at time.Time) error {
+	return s.q(ctx).Create(&models.SendRuleVersion{AccountID: accountID, RuleID: ruleID, UserID: by,
+		Before: before, After: after, CreatedAt: at}).Error
+}
+
+// ownDataset is ErrNotFound unless the dataset is the account's.
+func (s *Store) ownDataset(ctx context.Context, accountID, datasetID int64) error {
+	var n int64
+	if err := s.q(ctx).Model(&models.Dataset{}).Where("account_id = ? AND id = ?", accountID, datasetID).Count(&n).Error; err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// ruleJSON is what a version keeps of a rule: what a person set, not its
+// place in the list nor its times.
+func ruleJSON(r models.SendRule) string {
+	conditions := json.RawMessage(r.Conditions)
+	if !json.Valid(conditions) || strings.TrimSpace(r.Conditions) == "" {
+		conditions = json.RawMessage("[]")
+	}
+	b, _ := json.Marshal(struct {
+		Name          string          `json:"name"`
+		DatasetID     int64           `json:"dataset_id"`
+		Mode          string          `json:"mode"`
+		EventName     string          `json:"event_name"`
+		ActionSource  string          `json:"action_source,omitempty"`
+		Value         *float64        `json:"value,omitempty"`
+		ValueField    string          `json:"value_field,omitempty"`
+		Currency      string          `json:"currency,omitempty"`
+		CurrencyField string          `json:"currency_field,omitempty"`
+		TestEventCode string          `json:"test_event_code,omitempty"`
+		Combinator    string          `json:"combinator"`
+		Conditions    json.RawMessage `json:"conditions"`
+		Enabled       bool            `json:"enabled"`
+	}{r.Name, r.DatasetID, r.Mode, r.EventName, r.ActionSource, r.Value, r.ValueField, r.Currency, r.CurrencyField,
+		r.TestEventCode, r.Combinator, conditions, r.Enabled})
+	return string(b)
+}
+
+// DefaultRule is the send rule a new dataset gets: what capture did before
+// rules, every complete lead that is not junk becomes a Lead.
+func DefaultRule(d models.Dataset) models.SendRule {
+	return models.SendRule{AccountID: d.AccountID, DatasetID: d.ID, Name: "Completed leads to " + d.Name,
+		Mode: "automatic_completed", EventName: "Lead", Combinator: "and", Conditions: "[]", Enabled: true}
+}
