@@ -128,18 +128,17 @@ func (s *Store) addUnsent(ctx context.Context, evs []models.Event) error {
 // EnqueueEvents inserts events into the outbox. An event whose
 // (dataset_id, event_id) is already there is left as it is: a resent form,
 // a retried webhook or a replayed sync can never queue a second copy. It
-// returns every given event as stored, new or old.
-func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models.Event, error) {
+// returns every given event as stored, new or old, and how many are new.
+func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models.Event, int, error) {
 	if len(evs) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	for i := range evs {
 		evs[i].ID = 0
 	}
 	queue(evs, time.Now().UTC())
-	var out []models.Event
+	var out, fresh []models.Event
 	err := s.Tx(ctx, func(tx *Store) error {
-		var fresh []models.Event
 		var err error
 		if out, fresh, err = tx.insertEvents(ctx, evs); err != nil {
 			return err
@@ -149,9 +148,9 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 		return tx.addUnsent(ctx, fresh)
 	})
 	if err != nil {
-		return nil, wrap("enqueue events", err)
+		return nil, 0, wrap("enqueue events", err)
 	}
-	return out, nil
+	return out, len(fresh), nil
 }
 
 // insertEvents inserts the events that are not stored yet. It returns each

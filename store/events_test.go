@@ -20,11 +20,11 @@ func TestEnqueueEventsIsIdempotent(t *testing.T) {
 		mk := func(id string) models.Event {
 			return models.Event{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault, EventName: "Lead", EventID: id, EventTime: now}
 		}
-		first, err := s.EnqueueEvents(ctx, []models.Event{mk("e1")})
+		first, _, err := s.EnqueueEvents(ctx, []models.Event{mk("e1")})
 		if err != nil || len(first) != 1 || first[0].ID == 0 || first[0].Status != models.EventQueued {
 			t.Fatalf("first enqueue = %+v, %v", first, err)
 		}
-		again, err := s.EnqueueEvents(ctx, []models.Event{mk("e1"), mk("e2")})
+		again, _, err := s.EnqueueEvents(ctx, []models.Event{mk("e1"), mk("e2")})
 		if err != nil || len(again) != 2 || again[0].ID != first[0].ID || again[1].ID == 0 || again[1].ID == first[0].ID {
 			t.Fatalf("second enqueue = %+v, %v; want e1 as stored and e2 new", again, err)
 		}
@@ -33,7 +33,7 @@ func TestEnqueueEventsIsIdempotent(t *testing.T) {
 		for i := range 30 {
 			many = append(many, mk(fmt.Sprintf("e%d", i)))
 		}
-		got, err := s.EnqueueEvents(ctx, many)
+		got, _, err := s.EnqueueEvents(ctx, many)
 		if err != nil || len(got) != 30 || got[1].ID != first[0].ID || got[2].ID != again[1].ID {
 			t.Fatalf("batch enqueue: %v; e1/e2 ids %d %d, want %d %d", err, got[1].ID, got[2].ID, first[0].ID, again[1].ID)
 		}
@@ -82,7 +82,7 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 		d := newDataset(t, s, a, models.ModeLive)
 		now := time.Now().UTC()
 		l := storedLead(t, s, a, now, "jane@example.com")
-		evs, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID,
+		evs, _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: a.ID, DatasetID: d.ID, LeadID: l.ID,
 			Origin: models.OriginDefault, EventName: "Lead", EventID: "e1", EventTime: now}})
 		if err != nil {
 			t.Fatal(err)

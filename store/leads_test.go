@@ -89,7 +89,7 @@ func dueEvent(d models.Dataset, l models.Lead, id string, at, now time.Time) mod
 // enqueue queues events and returns them as stored.
 func enqueue(t *testing.T, s *store.Store, evs ...models.Event) []models.Event {
 	t.Helper()
-	stored, err := s.EnqueueEvents(t.Context(), evs)
+	stored, _, err := s.EnqueueEvents(t.Context(), evs)
 	if err != nil {
 		t.Fatal(err)
 	}

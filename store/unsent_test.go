@@ -283,7 +283,7 @@ func TestEnqueueSentEventAgain(t *testing.T) {
 		if err := s.SettleEvents(ctx, c, nil, "trace", now, []store.Outcome{{ID: c.Events[0].ID, Status: models.EventSent}}); err != nil {
 			t.Fatal(err)
 		}
-		again, err := s.EnqueueEvents(ctx, []models.Event{ev})
+		again, _, err := s.EnqueueEvents(ctx, []models.Event{ev})
 		if err != nil || len(again) != 1 || again[0].Status != models.EventSent {
 			t.Fatalf("enqueue again = %+v, %v; want the sent event", again, err)
 		}

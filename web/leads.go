@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
@@ -479,5 +481,37 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 		msg = "Marked as not junk: it is eligible for sending like any other lead."
 	}
 	setFlash(c, "ok", msg)
+	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)))
+}
+
+// sendRuleEvent queues a manual send rule's event for a lead: its button
+// on the lead page.
+func (h *Handler) sendRuleEvent(c echo.Context) error {
+	a := currentAccount(c)
+	l, err := h.leadParam(c)
+	if err != nil {
+		return err
+	}
+	ruleID, err := strconv.ParseInt(c.Param("rule"), 10, 64)
+	if err != nil {
+		return store.ErrNotFound
+	}
+	r, err := h.store.SendRule(c.Request().Context(), a.ID, ruleID)
+	if err != nil {
+		return err
+	}
+	queued, err := h.capture.SendManual(c.Request().Context(), a.ID, l.ID, r.ID, h.now().UTC())
+	switch {
+	case errors.Is(err, capture.ErrNotManual):
+		setFlash(c, "error", "The rule "+r.Name+" is not an enabled manual rule.")
+	case errors.Is(err, capture.ErrNoMatch):
+		setFlash(c, "error", "This lead does not meet the conditions of "+r.Name+": nothing was sent.")
+	case err != nil:
+		return err
+	case queued:
+		setFlash(c, "ok", r.EventName+" queued for Meta by "+r.Name+".")
+	default:
+		setFlash(c, "ok", r.EventName+" was already queued for this lead by "+r.Name+": nothing is sent twice.")
+	}
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)))
 }

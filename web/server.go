@@ -149,6 +149,7 @@ func New(o Options) *echo.Echo {
 	acc.GET("/leads.csv", h.exportLeads)
 	acc.GET("/leads/:lead", h.showLead)
 	acc.POST("/leads/:lead/stages", h.addLeadStage)
+	acc.POST("/leads/:lead/rules/:rule/send", h.sendRuleEvent)
 
 	editor := acc.Group("", h.requireRole("editor"))
 	editor.GET("/events", h.showEvents)
@@ -160,6 +161,7 @@ func New(o Options) *echo.Echo {
 	editor.POST("/datasets/:dataset", h.updateDataset)
 	editor.POST("/datasets/:dataset/test", h.sendTestEvent)
 	editor.POST("/datasets/:dataset/probe", h.probeDataset)
+	h.ruleRoutes(editor)
 
 	owner := acc.Group("", h.requireRole("owner"))
 	owner.GET("/settings", h.showSettings)
@@ -172,6 +174,7 @@ func New(o Options) *echo.Echo {
 	owner.POST("/junk", h.updateJunk)
 	owner.GET("/datasets/new", h.showNewDataset)
 	owner.POST("/datasets", h.createDataset)
+	h.setupFileRoutes(owner)
 
 	// The JSON API answers JSON at every /api path, and never passes
 	// through the pages' session and CSRF checks: a bearer key

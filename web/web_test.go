@@ -404,7 +404,7 @@ func TestTenantIsolation(t *testing.T) {
 		if err := s.CreateDataset(t.Context(), &otherDataset); err != nil {
 			t.Fatal(err)
 		}
-		otherEvents, err := s.EnqueueEvents(t.Context(), []models.Event{{AccountID: other.ID, DatasetID: otherDataset.ID, LeadID: otherLead.ID,
+		otherEvents, _, err := s.EnqueueEvents(t.Context(), []models.Event{{AccountID: other.ID, DatasetID: otherDataset.ID, LeadID: otherLead.ID,
 			Origin: models.OriginDefault, EventName: "Lead", EventID: "beta-1", EventTime: a.clock(), Status: models.EventFailed}})
 		if err != nil {
 			t.Fatal(err)

@@ -182,8 +182,8 @@ func (c *Capturer) Mark(ctx context.Context, change *models.StageChange) (models
 		} else {
 			evs = c.leadEvents(in.acc, in.datasets, in.rules, l, in.keys)
 		}
-		stored, err := tx.EnqueueEvents(ctx, evs)
-		queued = len(stored) > 0
+		_, fresh, err := tx.EnqueueEvents(ctx, evs)
+		queued = fresh > 0
 		return err
 	})
 	if err == nil && queued {

@@ -234,7 +234,7 @@ func TestCaptureLeavesATakenEventID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: acc.ID, DatasetID: d.ID, LeadID: seed.Lead.ID, Origin: models.OriginDefault,
+		if _, _, err := s.EnqueueEvents(ctx, []models.Event{{AccountID: acc.ID, DatasetID: d.ID, LeadID: seed.Lead.ID, Origin: models.OriginDefault,
 			EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", "clash"), EventTime: time.Now()}}); err != nil {
 			t.Fatal(err)
 		}

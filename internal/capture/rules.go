@@ -172,3 +172,111 @@ func (c *Capturer) matchedEvents(in ruleInput, wants func(rule.Mode) bool, recor
 	}
 	return evs
 }
+
+// RecentWindow is how far back "apply to recent leads" and the rule
+// preview look: Meta takes events up to 7 days old.
+const RecentWindow = 7 * 24 * time.Hour
+
+// ApplyRule queues the events of an account's automatic send rule for the
+// leads captured since that it matches, as capture would have: the
+// deterministic event ids mean a lead that has the event already, from
+// capture or an earlier apply, gets nothing twice. It returns how many
+// events it queued.
+func (c *Capturer) ApplyRule(ctx context.Context, accountID, ruleID int64, since time.Time) (int, error) {
+	r, err := c.store.SendRule(ctx, accountID, ruleID)
+	if err != nil {
+		return 0, err
+	}
+	if !rule.Mode(r.Mode).OnCapture() {
+		return 0, fmt.Errorf("capture: apply rule %d: a %s rule does not send on capture", r.ID, r.Mode)
+	}
+	m, problems := rule.CompileRule(r, rule.Schema{Open: true})
+	if len(problems) > 0 {
+		return 0, fmt.Errorf("capture: apply rule %d: %s", r.ID, problems[0])
+	}
+	acc, err := c.store.Account(ctx, accountID)
+	if err != nil {
+		return 0, err
+	}
+	d, err := c.store.Dataset(ctx, accountID, r.DatasetID)
+	if err != nil {
+		return 0, err
+	}
+	var batch []models.Event
+	queued := 0
+	flush := func() error {
+		_, fresh, err := c.store.EnqueueEvents(ctx, batch)
+		queued += fresh
+		batch = batch[:0]
+		return err
+	}
+	view := rule.NewLead(&models.Lead{})
+	err = c.store.EachRecentLead(ctx, accountID, since, func(l *models.Lead) error {
+		view.Reset(l)
+		if !m.Match(view).Matched {
+			return nil
+		}
+		keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+		if err != nil {
+			return fmt.Errorf("capture: lead %d match keys: %w", l.ID, err)
+		}
+		batch = append(batch, RuleEvent(acc, d, r, *l, keys, view, capi.RecordKey(*l), l.CreatedAt))
+		if len(batch) == 500 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = flush()
+	}
+	if queued > 0 {
+		c.notify()
+	}
+	return queued, err
+}
+
+// ErrNotManual is SendManual's answer for a rule that is not a manual one,
+// or is disabled.
+var ErrNotManual = errors.New("capture: not an enabled manual send rule")
+
+// SendManual queues the event of an account's manual send rule for one
+// lead, when a person clicks its button on the lead page. The lead must
+// match the rule's conditions. Clicking again queues nothing twice: the
+// event id is the rule's and the lead's. It reports whether it queued.
+func (c *Capturer) SendManual(ctx context.Context, accountID, leadID, ruleID int64, at time.Time) (bool, error) {
+	queued := false
+	err := c.store.Tx(ctx, func(tx *store.Store) error {
+		l, err := tx.Lead(ctx, accountID, leadID)
+		if err != nil {
+			return err
+		}
+		r, err := tx.SendRule(ctx, accountID, ruleID)
+		if err != nil {
+			return err
+		}
+		if !r.Enabled || r.Mode != string(rule.Manual) {
+			return ErrNotManual
+		}
+		in, err := c.ruleInput(ctx, tx, l)
+		if err != nil {
+			return err
+		}
+		in.rules = []models.SendRule{r}
+		key := capi.RecordKey(l) + ":manual:" + strconv.FormatInt(r.ID, 10)
+		evs := c.matchedEvents(in, func(m rule.Mode) bool { return m == rule.Manual }, key, at)
+		if len(evs) == 0 {
+			return ErrNoMatch
+		}
+		_, fresh, err := tx.EnqueueEvents(ctx, evs)
+		queued = fresh > 0
+		return err
+	})
+	if queued {
+		c.notify()
+	}
+	return queued, err
+}
+
+// ErrNoMatch is SendManual's answer for a lead the rule's conditions rule
+// out.
+var ErrNoMatch = errors.New("capture: the lead does not match the rule")

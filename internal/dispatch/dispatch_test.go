@@ -127,7 +127,7 @@ func (b *bench) queue(n int, eventTime time.Time, edit func(*models.Lead)) []mod
 		}
 		evs = append(evs, e)
 	}
-	stored, err := b.store.EnqueueEvents(ctx, evs)
+	stored, _, err := b.store.EnqueueEvents(ctx, evs)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -624,7 +624,7 @@ func TestLeadEventsStayInOrder(t *testing.T) {
 		b := newBench(t, s, models.ModeLive)
 		first := b.queue(1, b.clock.now().Add(-2*time.Hour), nil)[0]
 		// A later event of the same lead (a stage change).
-		later, err := s.EnqueueEvents(t.Context(), []models.Event{{AccountID: b.account.ID, DatasetID: b.dataset.ID, LeadID: first.LeadID,
+		later, _, err := s.EnqueueEvents(t.Context(), []models.Event{{AccountID: b.account.ID, DatasetID: b.dataset.ID, LeadID: first.LeadID,
 			Origin: models.OriginStage, EventName: "Schedule", EventID: "later-1", EventTime: b.clock.now().Add(-time.Hour), NextAttemptAt: b.clock.now()}})
 		if err != nil {
 			t.Fatal(err)
