@@ -19,6 +19,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -293,13 +294,18 @@ func (h *Handler) renderLead(c echo.Context, status int, l models.Lead, form vie
 	if err != nil {
 		return err
 	}
+	datasets, err := h.store.Datasets(ctx, a.ID)
+	if err != nil {
+		return err
+	}
 	if len(evs) > 0 {
-		datasets, err := h.store.Datasets(ctx, a.ID)
-		if err != nil {
-			return err
-		}
 		v.Events = h.eventRows(a, evs, datasets)
 	}
+	rules, err := h.store.SendRules(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	v.Rules = leadRuleRows(l, rules, datasets)
 	var custom map[string]string
 	_ = json.Unmarshal([]byte(l.Fields), &custom)
 	names := make([]string, 0, len(custom))
@@ -514,4 +520,34 @@ func (h *Handler) sendRuleEvent(c echo.Context) error {
 		setFlash(c, "ok", r.EventName+" was already queued for this lead by "+r.Name+": nothing is sent twice.")
 	}
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)))
+}
+
+// leadRuleRows judges a lead by each send rule of its account, with the
+// matcher capture uses: which match, and for the others why not.
+func leadRuleRows(l models.Lead, rules []models.SendRule, datasets []models.Dataset) []views.LeadRuleRow {
+	names := map[int64]string{}
+	for _, d := range datasets {
+		names[d.ID] = d.Name
+	}
+	view := rule.NewLead(&l)
+	rows := make([]views.LeadRuleRow, 0, len(rules))
+	for _, r := range rules {
+		row := views.LeadRuleRow{ID: r.ID, Name: r.Name, Mode: r.Mode, EventName: r.EventName, Dataset: names[r.DatasetID],
+			Enabled: r.Enabled, Manual: r.Mode == string(rule.Manual)}
+		m, problems := rule.CompileRule(r, rule.Schema{Open: true})
+		if len(problems) > 0 {
+			row.Why = "the rule cannot be used: " + problems[0].String()
+		} else {
+			res := m.Match(view)
+			row.Matched, row.Why = res.Matched, m.Explain(res)
+			switch {
+			case res.Matched && r.Mode == string(rule.Booking):
+				row.Why = "sends when the lead is booked: " + row.Why
+			case res.Matched && row.Manual:
+				row.Why = "sends when a person clicks: " + row.Why
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }

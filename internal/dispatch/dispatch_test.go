@@ -907,3 +907,40 @@ func TestBacklogDrainsInParallelAfterAnOutage(t *testing.T) {
 		}
 	})
 }
+
+// A send rule's test code goes with its events only: a live dataset sends
+// them in a request of their own, with the code, and the others without;
+// the rule's action_source replaces the lead's.
+func TestRuleTestCodeAndActionSource(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		b.unprepared = true
+		b.queue(2, b.clock.now().Add(-time.Hour), nil)
+		b.editEvent = func(e *models.Event) {
+			e.EventName, e.TestEventCode, e.ActionSource = "QualifiedLead", "RULE9", capi.ActionSystemGenerated
+			e.EventID = capi.EventID(b.dataset.PixelID, e.EventName, fmt.Sprint(e.LeadID))
+		}
+		b.queue(1, b.clock.now().Add(-time.Hour), nil)
+		if n := b.drain(b.dispatcher()); n != 3 {
+			t.Fatalf("drained %d; want 3", n)
+		}
+		reqs := b.meta.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("requests %+v; want two", reqs)
+		}
+		for _, r := range reqs {
+			switch r.TestEventCode {
+			case "":
+				if len(r.Events) != 2 || r.Events[0]["action_source"] != "website" {
+					t.Errorf("request without a code = %+v; want the 2 Lead events, from the website", r.Events)
+				}
+			case "RULE9":
+				if len(r.Events) != 1 || r.Events[0]["event_name"] != "QualifiedLead" || r.Events[0]["action_source"] != "system_generated" {
+					t.Errorf("request with the rule's code = %+v; want its event, system_generated", r.Events)
+				}
+			default:
+				t.Errorf("request with test code %q", r.TestEventCode)
+			}
+		}
+	})
+}
