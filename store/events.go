@@ -195,12 +195,17 @@ func (s *Store) insertEvents(ctx context.Context, evs []models.Event) (all, fres
 }
 
 // CancelLeadEvents fails a lead's unsent events with a reason, when a
-// person marks the lead junk. Events being sent are left to their claim.
-func (s *Store) CancelLeadEvents(ctx context.Context, accountID, leadID int64, reason string) error {
+// person marks the lead junk, but those of the send rules keep (the ones
+// that name junk). Events being sent are left to their claim.
+func (s *Store) CancelLeadEvents(ctx context.Context, accountID, leadID int64, reason string, keep []int64) error {
 	now := time.Now().UTC()
+	events := s.q(ctx).Model(&models.Event{}).Select("id").Where("account_id = ? AND lead_id = ?", accountID, leadID)
+	if len(keep) > 0 {
+		events = events.Where("NOT (origin = ? AND origin_id IN ?)", models.OriginRule, keep)
+	}
 	err := s.q(ctx).Model(&unsentEvent{}).
 		Where("status = ? AND (lease_until IS NULL OR lease_until <= ?)", models.EventQueued, now).
-		Where("event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ?)", accountID, leadID).
+		Where("event_id IN (?)", events).
 		Updates(map[string]any{"status": models.EventFailed, "last_error": reason, "updated_at": now}).Error
 	return wrap("cancel lead events", err)
 }

@@ -315,7 +315,7 @@ func TestCancelAndRequeueLeadEvents(t *testing.T) {
 		if err != nil || len(leased.Events) != 1 {
 			t.Fatalf("claim = %+v, %v", leased.Events, err)
 		}
-		if err := s.CancelLeadEvents(ctx, a.ID, l.ID, "junk"); err != nil {
+		if err := s.CancelLeadEvents(ctx, a.ID, l.ID, "junk", nil); err != nil {
 			t.Fatal(err)
 		}
 		status := func(id int64) models.EventStatus {

@@ -161,7 +161,15 @@ func (c *Capturer) Mark(ctx context.Context, change *models.StageChange) (models
 		var wants func(rule.Mode) bool
 		switch change.Stage {
 		case models.StageJunk:
-			return tx.CancelLeadEvents(ctx, l.AccountID, l.ID, junkCancel)
+			rules, err := tx.SendRules(ctx, l.AccountID)
+			if err != nil {
+				return err
+			}
+			var keep []int64
+			for id := range rule.NamingJunk(rules) {
+				keep = append(keep, id)
+			}
+			return tx.CancelLeadEvents(ctx, l.AccountID, l.ID, junkCancel, keep)
 		case models.StageNotJunk:
 			if err := tx.RequeueLeadEvents(ctx, l.AccountID, l.ID, junkCancel); err != nil {
 				return err

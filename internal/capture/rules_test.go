@@ -241,3 +241,29 @@ func TestApplyRule(t *testing.T) {
 		}
 	})
 }
+
+// A person marking a lead junk holds back its events but those of a rule
+// that names junk: a junk audience is built on purpose.
+func TestMarkJunkKeepsJunkRuleEvents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, d := setup(t, s)
+		addRule(t, s, acc, d, models.SendRule{Name: "Vendors", Mode: "automatic_match", EventName: "VendorPitch", Enabled: true},
+			rule.Condition{Field: "junk_reason.vendor_pitch", MatchType: rule.Equals, Pattern: "false"})
+		c := New(s, nil)
+		r, err := c.Capture(ctx, acc, valid(t, webLead("who@acme.example")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := eventsByName(t, s, acc.ID, r.Lead.ID); len(got) != 2 {
+			t.Fatalf("events = %v; want Lead and VendorPitch", got)
+		}
+		if _, err := c.Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageJunk, OccurredAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		got := eventsByName(t, s, acc.ID, r.Lead.ID)
+		if got["Lead"].Status != models.EventFailed || got["VendorPitch"].Status != models.EventQueued {
+			t.Errorf("after marking junk: Lead %s, VendorPitch %s; want failed and still queued", got["Lead"].Status, got["VendorPitch"].Status)
+		}
+	})
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -326,8 +327,12 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 	// others are built now from their leads.
 	stamp := capi.Stamp(acc, ds)
 	var leads map[int64]models.Lead
+	var junkRules map[int64]bool
 	if ids := unprepared(c.Events, stamp); len(ids) > 0 {
 		if leads, err = s.PayloadLeads(ctx, ds.AccountID, ids); err != nil {
+			return err
+		}
+		if junkRules, err = rulesNamingJunk(ctx, s, ds.AccountID, leads); err != nil {
 			return err
 		}
 	}
@@ -359,7 +364,7 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 			ready = append(ready, prepared{event: e, payload: json.RawMessage(e.Payload)})
 			continue
 		}
-		body, held, err := build(acc, ds, e, leads)
+		body, held, err := build(acc, ds, e, leads, junkRules)
 		if err != nil {
 			return err
 		}
@@ -434,7 +439,10 @@ func byTestCode(batch []prepared) [][]prepared {
 // build makes the JSON of an event that has no prepared payload from its
 // lead, as capture prepares it. An event that cannot be sent comes back as
 // the outcome that holds it back, with the reason.
-func build(acc models.Account, ds models.Dataset, e models.Event, leads map[int64]models.Lead) (json.RawMessage, *store.Outcome, error) {
+//
+// A junk lead's event is held back too, unless a send rule that names junk
+// made it (junkRules): an audience of junk leads is built on purpose.
+func build(acc models.Account, ds models.Dataset, e models.Event, leads map[int64]models.Lead, junkRules map[int64]bool) (json.RawMessage, *store.Outcome, error) {
 	held := func(reason, payload string) (json.RawMessage, *store.Outcome, error) {
 		return nil, &store.Outcome{ID: e.ID, Status: models.EventFailed, Error: reason, Payload: payload}, nil
 	}
@@ -442,7 +450,7 @@ func build(acc models.Account, ds models.Dataset, e models.Event, leads map[int6
 	if !ok {
 		return held("the lead no longer exists", "")
 	}
-	if l.Junk {
+	if l.Junk && !(e.Origin == models.OriginRule && e.OriginID != nil && junkRules[*e.OriginID]) {
 		return held(JunkLead, "")
 	}
 	keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
@@ -454,6 +462,23 @@ func build(acc models.Account, ds models.Dataset, e models.Event, leads map[int6
 		return held(NotSent(inv), string(body))
 	}
 	return body, nil, err
+}
+
+// rulesNamingJunk is the set of an account's send rules that name junk,
+// read only when one of leads is junk.
+func rulesNamingJunk(ctx context.Context, s *store.Store, accountID int64, leads map[int64]models.Lead) (map[int64]bool, error) {
+	junk := false
+	for _, l := range leads {
+		junk = junk || l.Junk
+	}
+	if !junk {
+		return nil, nil
+	}
+	rules, err := s.SendRules(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	return rule.NamingJunk(rules), nil
 }
 
 // unprepared lists the leads of the events that have no payload prepared

@@ -944,3 +944,31 @@ func TestRuleTestCodeAndActionSource(t *testing.T) {
 		}
 	})
 }
+
+// An event built at send time for a junk lead is held back, unless a send
+// rule that names junk made it.
+func TestJunkLeadEventsOfJunkRulesGo(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		b := newBench(t, s, models.ModeLive)
+		b.unprepared = true
+		junkRule := models.SendRule{AccountID: b.account.ID, DatasetID: b.dataset.ID, Name: "Junk audience", Mode: "automatic_match",
+			EventName: "JunkLead", Combinator: "and", Conditions: `[{"field":"junk","match_type":"equals","pattern":"true"}]`, Enabled: true}
+		if err := s.CreateSendRule(t.Context(), &junkRule, nil); err != nil {
+			t.Fatal(err)
+		}
+		junk := func(l *models.Lead) { l.Junk = true }
+		held := b.queue(1, b.clock.now().Add(-time.Hour), junk)
+		b.editEvent = func(e *models.Event) {
+			e.EventName, e.Origin, e.OriginID = "JunkLead", models.OriginRule, &junkRule.ID
+			e.EventID = capi.EventID(b.dataset.PixelID, e.EventName, fmt.Sprint(e.LeadID))
+		}
+		sent := b.queue(1, b.clock.now().Add(-time.Hour), junk)
+		b.drain(b.dispatcher())
+		if e, err := s.Event(t.Context(), b.account.ID, held[0].ID); err != nil || e.Status != models.EventFailed || e.LastError != dispatch.JunkLead {
+			t.Errorf("the default rule's event of a junk lead = %s %q, %v; want held back", e.Status, e.LastError, err)
+		}
+		if e, err := s.Event(t.Context(), b.account.ID, sent[0].ID); err != nil || e.Status != models.EventSent {
+			t.Errorf("the junk rule's event = %s %q, %v; want sent", e.Status, e.LastError, err)
+		}
+	})
+}
