@@ -22,7 +22,15 @@ const setupJSON = `{
     {"name": "Main", "pixel_id": "123456789012345", "access_token_env": "META_TOKEN_ACME",
      "mode": "live", "ldu": "off"}
   ],
-  "junk": {"too_fast": {"enabled": true, "threshold": 3}}
+  "junk": {"too_fast": {"enabled": true, "threshold": 3}},
+  "send_rules": [
+    {"name": "Big budgets", "dataset": "Main", "mode": "automatic_match", "event_name": "QualifiedLead",
+     "combinator": "or", "conditions": [{"field": "fields.budget", "match_type": "gt", "pattern": "5000"},
+                                        {"field": "email_is_work", "match_type": "equals", "pattern": "true"}],
+     "value": {"field": "fields.budget"}, "currency": "EUR", "enabled": true},
+    {"name": "Completed leads", "dataset": "Main", "mode": "automatic_completed", "event_name": "Lead",
+     "combinator": "and", "conditions": [], "enabled": false}
+  ]
 }`
 
 func writeSetup(t *testing.T, content string) string {
@@ -63,7 +71,9 @@ func TestSetupApplyAndExport(t *testing.T) {
 			t.Errorf("setup apply --owner says the account has no members:\n%s", r.stdout)
 		}
 		for _, want := range []string{"account: created acme", `datasets[0]: created "Main"`,
-			"datasets[0].access_token_env: token set (from $META_TOKEN_ACME)", "junk.too_fast: default → on, threshold 3", "4 changes"} {
+			"datasets[0].access_token_env: token set (from $META_TOKEN_ACME)", "junk.too_fast: default → on, threshold 3",
+			`send_rules[0]: created "Big budgets" (QualifiedLead to Main, automatic_match, 2 conditions)`,
+			`send_rules[1]: created "Completed leads" (Lead to Main, automatic_completed, disabled)`, "6 changes"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("setup apply stdout = %q; want it to contain %q", r.stdout, want)
 			}
@@ -151,12 +161,12 @@ func TestSetupApplyProblems(t *testing.T) {
 		t.Errorf("an invalid setup file opened the database")
 	}
 
-	unknown := writeSetup(t, `{"account": {"slug": "acme"}, "send_rules": []}`)
+	unknown := writeSetup(t, `{"account": {"slug": "acme"}, "stage_mappings": []}`)
 	args = []string{"setup", "apply", "-f", unknown}
 	r = d.run(t, "", args...)
 	wantErr(t, r, args, "setup file has 1 problem")
-	if !strings.Contains(r.stderr, "send_rules: not supported by this version") {
-		t.Errorf("stderr = %q; want the send_rules problem", r.stderr)
+	if !strings.Contains(r.stderr, "stage_mappings: not supported by this version") {
+		t.Errorf("stderr = %q; want the stage_mappings problem", r.stderr)
 	}
 
 	for _, args := range [][]string{
@@ -170,4 +180,65 @@ func TestSetupApplyProblems(t *testing.T) {
 			t.Errorf("leadsignal %s = nil error; want one", strings.Join(args, " "))
 		}
 	}
+}
+
+// TestSetupApplyRuleProblems: a send rule's problems come with their JSON
+// paths, the matcher's under the rule's, and a rule's dataset that neither
+// the file nor the account has is found once the database is open.
+func TestSetupApplyRuleProblems(t *testing.T) {
+	eachDB(t, func(t *testing.T, d db) {
+		file := writeSetup(t, `{
+  "account": {"slug": "acme", "name": "Acme", "timezone": "UTC", "currency": "EUR"},
+  "datasets": [{"name": "Main", "pixel_id": "123456789", "mode": "dry_run"}],
+  "send_rules": [
+    {"name": "Partial", "dataset": "Main", "mode": "automatic_partial", "event_name": "Lead"},
+    {"name": "partial", "dataset": "Main", "mode": "automatic_match", "event_name": "Lead",
+     "conditions": [{"field": "email", "match_type": "gt", "pattern": "5"}], "currency": "euro", "value": "100"}
+  ]
+}`)
+		args := []string{"setup", "apply", "-f", file}
+		r := d.run(t, "", args...)
+		wantErr(t, r, args, "setup file has 1 problem")
+		if want := `send_rules[1].value: must be a number like 250, or {"field": "fields.budget"} to read it from each lead, not a string`; !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr = %q; want %q", r.stderr, want)
+		}
+
+		file = writeSetup(t, strings.Replace(readFile(t, file), `"value": "100"`, `"value": 100`, 1))
+		args = []string{"setup", "apply", "-f", file}
+		r = d.run(t, "", args...)
+		wantErr(t, r, args, "setup file has 4 problems")
+		for _, want := range []string{
+			"send_rules[0].event_name: partial leads need a custom event name, like PartialLead",
+			`send_rules[1].name: "partial" is also the name of send_rules[0]`,
+			"send_rules[1].conditions[0].match_type: email is text: gt compares numbers",
+			`send_rules[1].currency: "euro" is not an ISO 4217 code`,
+		} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("stderr = %q; want a line starting %q", r.stderr, want)
+			}
+		}
+
+		file = writeSetup(t, `{
+  "account": {"slug": "acme", "name": "Acme", "timezone": "UTC", "currency": "EUR"},
+  "send_rules": [{"name": "Leads", "dataset": "Elsewhere", "event_name": "Lead"}]
+}`)
+		args = []string{"setup", "apply", "-f", file}
+		r = d.run(t, "", args...)
+		wantErr(t, r, args, "setup file has 1 problem")
+		if want := `send_rules[0].dataset: no dataset is named "Elsewhere": the account has no dataset yet; add it to datasets`; !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr = %q; want %q", r.stderr, want)
+		}
+		if _, err := d.open(t).AccountBySlug(t.Context(), "acme"); err == nil {
+			t.Errorf("an invalid setup file created the account")
+		}
+	})
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

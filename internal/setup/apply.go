@@ -2,6 +2,8 @@ package setup
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +43,38 @@ func (n Note) String() string { return n.Path + ": " + n.Message }
 type Report struct {
 	Changes []Change
 	Notes   []Note
+	// Summary counts the changes by section, for a short overview.
+	Summary Summary
+}
+
+// Summary counts what an apply changed in each section of the file.
+type Summary struct {
+	AccountCreated bool
+	// AccountSettings is how many settings of an existing account changed.
+	AccountSettings int
+	DatasetsAdded   int
+	DatasetsChanged int
+	// JunkChanges is how many changes the junk section made: one a signal.
+	JunkChanges  int
+	RulesAdded   int
+	RulesChanged int
+	RulesDeleted int
+	// RulesReordered is true when rules the account kept changed places.
+	RulesReordered bool
+}
+
+// Fingerprint identifies the report's changes and notes: a preview shows
+// a report, and Apply with Options.Expect set to its fingerprint applies
+// only while it would still make exactly those changes.
+func (r Report) Fingerprint() string {
+	h := sha256.New()
+	for _, c := range r.Changes {
+		fmt.Fprintf(h, "c\x00%s\x00%s\n", c.Path, c.What)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(h, "n\x00%s\x00%s\n", n.Path, n.Message)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Invalid is Apply's error for a file with problems; nothing was changed.
@@ -56,6 +90,11 @@ func (e *Invalid) Error() string {
 	return fmt.Sprintf("setup file has %s: %s", plural(len(e.Problems), "problem"), strings.Join(ps, "; "))
 }
 
+// ErrChanged is Apply's error when Options.Expect is set and the apply
+// would no longer make the changes of that preview: the account changed
+// in between. Nothing was changed.
+var ErrChanged = errors.New("setup: the account changed since the preview")
+
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
@@ -63,14 +102,23 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// Apply makes the database match the file: it validates the whole file
-// first (an *Invalid error, nothing changed), then in one transaction
-// creates the account when its slug is new or updates its settings,
-// creates or updates the datasets by name (ignoring case), seals their
-// secrets from the environment variables the file names, and replaces
-// the junk settings when the file has a junk section. Datasets in the
-// database but not in the file are left alone, with a note. Applying the
-// same file again reports no changes.
+// Apply makes the database match the file. In one transaction it
+// validates the whole file against the account as it is (an *Invalid
+// error, nothing changed), then creates the account when its slug is new
+// or updates its settings, creates or updates the datasets by name
+// (ignoring case), seals their secrets from the environment variables the
+// file names, replaces the junk settings when the file has a junk section,
+// and replaces the send rules when it has send_rules: rules are found by
+// name (ignoring case), created, updated, deleted when the list leaves
+// them out, and put in the file's order. Datasets in the database but not
+// in the file are left alone, with a note. Applying the same file again
+// reports no changes and writes nothing.
+//
+// getenv looks up the secrets' environment variables. A nil getenv reads
+// none: an upload in the web UI must not reach the server's environment,
+// which holds the server's own secrets and perhaps other accounts' tokens.
+// Secrets then stay as stored, and a live or test dataset must already
+// have a token.
 func Apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File, o Options) (Report, error) {
 	return apply(ctx, s, box, getenv, f, o, false)
 }
@@ -80,6 +128,14 @@ type Options struct {
 	// OwnerID, when not 0, is the user who owns the account if the apply
 	// creates it. An existing account's members are left as they are.
 	OwnerID int64
+	// UserID, when not 0, is the person applying (in the web UI), kept
+	// with each send rule version the apply records; 0 records none (the
+	// command line).
+	UserID int64
+	// Expect, when set, is the Fingerprint of the Report a preview
+	// showed: the apply then changes nothing and returns ErrChanged unless
+	// it makes exactly those changes.
+	Expect string
 }
 
 // Plan is Apply without the changes: it reports what Apply would change
@@ -92,29 +148,63 @@ func Plan(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string
 var errPlanOnly = errors.New("setup: plan only")
 
 func apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File, o Options, plan bool) (Report, error) {
-	if ps := f.Validate(getenv); len(ps) > 0 {
-		return Report{}, &Invalid{Problems: ps}
-	}
-	f = f.clean()
 	var r Report
 	err := s.Tx(ctx, func(tx *store.Store) error {
 		r = Report{}
-		a := applier{tx: tx, box: box, getenv: getenv, owner: o.OwnerID, report: &r}
-		if err := a.run(ctx, f); err != nil {
+		k, err := knownAccount(ctx, tx, strings.TrimSpace(f.Account.Slug))
+		if err != nil {
 			return err
+		}
+		if ps := f.validate(getenv, k); len(ps) > 0 {
+			return &Invalid{Problems: ps}
+		}
+		a := applier{tx: tx, box: box, getenv: getenv, owner: o.OwnerID, report: &r}
+		if o.UserID != 0 {
+			a.by = &o.UserID
+		}
+		if err := a.run(ctx, f.clean()); err != nil {
+			return err
+		}
+		if o.Expect != "" && r.Fingerprint() != o.Expect {
+			return ErrChanged
 		}
 		if plan {
 			return errPlanOnly
 		}
 		return nil
 	})
-	if plan && errors.Is(err, errPlanOnly) {
-		err = nil
+	if inv, ok := errors.AsType[*Invalid](err); ok {
+		return Report{}, inv
 	}
-	if err != nil {
+	switch {
+	case plan && errors.Is(err, errPlanOnly):
+	case errors.Is(err, ErrChanged):
+		return Report{}, ErrChanged
+	case err != nil:
 		return Report{}, fmt.Errorf("setup: apply: %w", err)
 	}
 	return r, nil
+}
+
+// knownAccount reads what validation needs of the account with the slug:
+// its datasets, none when there is no such account yet.
+func knownAccount(ctx context.Context, tx *store.Store, slug string) (*known, error) {
+	k := &known{datasets: map[string]models.Dataset{}}
+	acc, err := tx.AccountBySlug(ctx, slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return k, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ds, err := tx.Datasets(ctx, acc.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
+		k.datasets[strings.ToLower(d.Name)] = d
+	}
+	return k, nil
 }
 
 // applier carries one apply's transaction and report.
@@ -123,7 +213,13 @@ type applier struct {
 	box    *seal.Box
 	getenv func(string) string
 	owner  int64
-	report *Report
+	// by is the person applying, for the send rules' versions; nil for
+	// none.
+	by *int64
+	// keepRules is true when the file has no send_rules: a new dataset
+	// keeps the default rule the store gives it.
+	keepRules bool
+	report    *Report
 }
 
 func (a *applier) change(path, format string, args ...any) {
@@ -139,11 +235,22 @@ func (a *applier) run(ctx context.Context, f File) error {
 	if err != nil {
 		return err
 	}
+	// The rules as they were, before a new dataset adds its default one.
+	before, err := a.tx.SendRules(ctx, acc.ID)
+	if err != nil {
+		return err
+	}
+	a.keepRules = f.SendRules == nil
 	if err := a.datasets(ctx, acc.ID, f.Datasets); err != nil {
 		return err
 	}
 	if f.Junk != nil {
-		return a.junk(ctx, acc, f.Junk)
+		if err := a.junk(ctx, acc, f.Junk); err != nil {
+			return err
+		}
+	}
+	if f.SendRules != nil {
+		return a.rules(ctx, acc.ID, before, f.SendRules)
 	}
 	return nil
 }
@@ -159,6 +266,7 @@ func (a *applier) account(ctx context.Context, spec AccountSpec) (models.Account
 			return acc, err
 		}
 		a.change("account", "created %s (%s)", acc.Slug, acc.Name)
+		a.report.Summary.AccountCreated = true
 		if a.owner == 0 {
 			a.note("account", "the new account has no members, so nobody can open it in the web UI yet; "+
 				"apply with --owner EMAIL to give it an owner")
@@ -186,6 +294,7 @@ func (a *applier) account(ctx context.Context, spec AccountSpec) (models.Account
 	if len(a.report.Changes) == n {
 		return acc, nil
 	}
+	a.report.Summary.AccountSettings += len(a.report.Changes) - n
 	return a.tx.UpdateAccountSettings(ctx, want)
 }
 
@@ -245,6 +354,15 @@ func (a *applier) createDataset(ctx context.Context, path string, accountID int6
 		return err
 	}
 	a.change(path, "created %q (dataset id %s, %s)", d.Name, d.PixelID, d.Mode)
+	a.report.Summary.DatasetsAdded++
+	if a.keepRules {
+		a.note(path, "the new dataset sends every completed lead that is not junk as Lead (its default send rule); "+
+			"give the file send_rules to choose its rules")
+	}
+	if a.getenv == nil {
+		a.secretsNotRead(path, d, spec)
+		return nil
+	}
 	// The seal labels name the dataset's id, known only after the insert.
 	if !a.secrets(path, &d, spec) {
 		return nil
@@ -254,6 +372,7 @@ func (a *applier) createDataset(ctx context.Context, path string, accountID int6
 
 func (a *applier) updateDataset(ctx context.Context, path string, d models.Dataset, spec DatasetSpec) error {
 	before := d
+	n := len(a.report.Changes)
 	a.set(path+".name", &d.Name, spec.Name)
 	a.set(path+".pixel_id", &d.PixelID, spec.PixelID)
 	a.set(path+".test_event_code", &d.TestEventCode, spec.TestEventCode)
@@ -266,7 +385,11 @@ func (a *applier) updateDataset(ctx context.Context, path string, d models.Datas
 		a.change(path+".ldu", "%s → %s", show(string(d.LDU)), spec.LDU)
 		d.LDU = spec.LDU
 	}
-	a.secrets(path, &d, spec)
+	if a.getenv == nil {
+		a.secretsNotRead(path, d, spec)
+	} else {
+		a.secrets(path, &d, spec)
+	}
 	if spec.AccessTokenEnv == "" && d.TokenSealed != "" {
 		a.note(path+".access_token_env", "not given; the stored token (…%s) is kept", d.TokenLast4)
 	}
@@ -275,6 +398,9 @@ func (a *applier) updateDataset(ctx context.Context, path string, d models.Datas
 	}
 	if d == before {
 		return nil
+	}
+	if len(a.report.Changes) > n {
+		a.report.Summary.DatasetsChanged++
 	}
 	if err := a.tx.SaveDataset(ctx, &d); err != nil {
 		return err
@@ -302,6 +428,26 @@ func (a *applier) secrets(path string, d *models.Dataset, spec DatasetSpec) (tok
 		a.secret(path+".app_secret_env", "app secret", &d.AppSecretSealed, &d.AppSecretEnv, spec.AppSecretEnv, dispatch.AppSecretLabel(d.ID))
 	}
 	return tokenReplaced
+}
+
+// secretsNotRead notes, for an apply that reads no environment variable,
+// the secrets the spec names that it leaves as they are.
+func (a *applier) secretsNotRead(path string, d models.Dataset, spec DatasetSpec) {
+	const why = "not read: an upload in the web UI reads no environment variables"
+	if spec.AccessTokenEnv != "" {
+		if d.TokenSealed != "" {
+			a.note(path+".access_token_env", "%s; the stored token (…%s) is kept", why, d.TokenLast4)
+		} else {
+			a.note(path+".access_token_env", "%s; save the token on the dataset's page", why)
+		}
+	}
+	if spec.AppSecretEnv != "" {
+		if d.AppSecretSealed != "" {
+			a.note(path+".app_secret_env", "%s; the stored app secret is kept", why)
+		} else {
+			a.note(path+".app_secret_env", "%s; save the app secret on the dataset's page", why)
+		}
+	}
 }
 
 // secret seals the value of the environment variable env into *sealed
@@ -351,6 +497,7 @@ func (a *applier) junk(ctx context.Context, acc models.Account, want junk.Settin
 	if err := a.tx.UpdateJunkSettings(ctx, acc.ID, string(b)); err != nil {
 		return err
 	}
+	n := len(a.report.Changes)
 	if !readable {
 		a.change("junk", "unreadable stored settings replaced")
 	}
@@ -377,6 +524,7 @@ func (a *applier) junk(ctx context.Context, acc models.Account, want junk.Settin
 		}
 		a.change("junk."+string(sig), "%s → %s", from, to)
 	}
+	a.report.Summary.JunkChanges = len(a.report.Changes) - n
 	return nil
 }
 

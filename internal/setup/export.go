@@ -6,14 +6,19 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
 
 // Export reads an account's setup as a File that Apply turns back into the
-// same settings. Secrets appear only as the names of the environment
-// variables they were applied from; a secret saved in the web UI, whose
-// variable is unknown, gets a suggested name and a note saying so. Junk
-// settings appear as stored, and not at all when they are the defaults.
+// same settings, on this account or another. Secrets appear only as the
+// names of the environment variables they were applied from; a secret
+// saved in the web UI, whose variable is unknown, gets a suggested name
+// and a note saying so. Junk settings appear as stored, and not at all when
+// they are the defaults. Send rules appear in their order, with their
+// datasets by name, and always as a list (empty when the account has
+// none), so that applying the export elsewhere leaves exactly these rules.
 func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, error) {
 	acc, err := s.AccountBySlug(ctx, slug)
 	if errors.Is(err, store.ErrNotFound) {
@@ -79,5 +84,51 @@ func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, err
 	if len(settings) > 0 {
 		f.Junk = settings
 	}
+	rs, err := s.SendRules(ctx, acc.ID)
+	if err != nil {
+		return File{}, nil, fmt.Errorf("setup: export: %w", err)
+	}
+	names := map[int64]string{}
+	for _, d := range ds {
+		names[d.ID] = d.Name
+	}
+	f.SendRules = make([]RuleSpec, 0, len(rs))
+	for _, r := range rs {
+		spec, problems := rule.SpecOf(r)
+		if len(problems) > 0 {
+			return File{}, nil, fmt.Errorf("setup: export: send rule %q: %s", r.Name, problems[0])
+		}
+		f.SendRules = append(f.SendRules, ruleSpecOf(r, spec, names[r.DatasetID]))
+	}
 	return f, notes, nil
+}
+
+// ruleSpecOf is a stored rule as the file writes it.
+func ruleSpecOf(r models.SendRule, spec rule.Spec, dataset string) RuleSpec {
+	out := RuleSpec{
+		Name: r.Name, Dataset: dataset, Mode: spec.Mode, EventName: r.EventName, ActionSource: r.ActionSource,
+		Combinator: spec.Combinator, Conditions: spec.Conditions, TestEventCode: r.TestEventCode, Enabled: r.Enabled,
+	}
+	if out.Mode == "" {
+		out.Mode = rule.AutomaticCompleted
+	}
+	if out.Combinator == "" {
+		out.Combinator = rule.And
+	}
+	if out.Conditions == nil {
+		out.Conditions = []rule.Condition{}
+	}
+	switch {
+	case r.ValueField != "":
+		out.Value = &ValueSpec{Field: r.ValueField}
+	case r.Value != nil:
+		out.Value = &ValueSpec{Fixed: *r.Value}
+	}
+	switch {
+	case r.CurrencyField != "":
+		out.Currency = &CurrencySpec{Field: r.CurrencyField}
+	case r.Currency != "":
+		out.Currency = &CurrencySpec{Code: r.Currency}
+	}
+	return out
 }

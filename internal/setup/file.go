@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -19,6 +21,10 @@ type File struct {
 	// Junk, when present, replaces the account's junk settings; signals it
 	// leaves out use their defaults. Absent (nil), the settings are kept.
 	Junk junk.Settings `json:"junk,omitempty"`
+	// SendRules, when present (not nil), replaces the account's send rules,
+	// in this order; an empty list deletes them all. Absent (nil), the
+	// rules are kept.
+	SendRules []RuleSpec `json:"send_rules,omitzero"`
 }
 
 // AccountSpec is the account's settings. The slug identifies the account:
@@ -59,6 +65,67 @@ type DatasetSpec struct {
 	LDU models.LDU `json:"ldu"`
 }
 
+// RuleSpec is one send rule of the account, found by its name (ignoring
+// case). Its dataset is named too: one of the file or of the account.
+type RuleSpec struct {
+	Name    string `json:"name"`
+	Dataset string `json:"dataset"`
+	// Mode is when the rule sends; empty means automatic_completed.
+	Mode      rule.Mode `json:"mode"`
+	EventName string    `json:"event_name"`
+	// ActionSource, when set, replaces the action_source the lead's source
+	// gives (one of capi.ActionSources).
+	ActionSource string `json:"action_source,omitempty"`
+	// Combinator joins the conditions; empty means and.
+	Combinator rule.Combinator  `json:"combinator"`
+	Conditions []rule.Condition `json:"conditions"`
+	// Value and Currency are nil when the rule sets none (no value; the
+	// account's currency).
+	Value    *ValueSpec    `json:"value,omitempty"`
+	Currency *CurrencySpec `json:"currency,omitempty"`
+	// TestEventCode, when set, sends this rule's events to Meta's Test
+	// Events tool, whatever the dataset's mode.
+	TestEventCode string `json:"test_event_code,omitempty"`
+	// Enabled is true unless the file says false.
+	Enabled bool `json:"enabled"`
+}
+
+// ValueSpec is a send rule's event value: a fixed number, written as one
+// (250), or the lead field each lead's value is read from, written
+// {"field": "fields.budget"}.
+type ValueSpec struct {
+	Fixed float64
+	Field string
+}
+
+// MarshalJSON writes a number, or {"field": name}.
+func (v ValueSpec) MarshalJSON() ([]byte, error) {
+	if v.Field != "" {
+		return json.Marshal(fieldRef{Field: v.Field})
+	}
+	return json.Marshal(v.Fixed)
+}
+
+// CurrencySpec is a send rule's currency: a fixed ISO 4217 code ("EUR"),
+// or the lead field it is read from, written {"field": "fields.currency"}.
+type CurrencySpec struct {
+	Code  string
+	Field string
+}
+
+// MarshalJSON writes the code, or {"field": name}.
+func (c CurrencySpec) MarshalJSON() ([]byte, error) {
+	if c.Field != "" {
+		return json.Marshal(fieldRef{Field: c.Field})
+	}
+	return json.Marshal(c.Code)
+}
+
+// fieldRef is the JSON of a value or currency read from a lead field.
+type fieldRef struct {
+	Field string `json:"field"`
+}
+
 // Problem is one thing wrong with a setup file, at a JSON path such as
 // datasets[1].pixel_id.
 type Problem struct {
@@ -79,7 +146,7 @@ const maxFileSize = 10 << 20
 
 // later names the top-level sections that later versions add, so a file
 // written for them is refused with a clear word instead of half-applied.
-var later = map[string]bool{"send_rules": true, "stage_mappings": true, "sequences": true}
+var later = map[string]bool{"stage_mappings": true, "sequences": true}
 
 // Decode reads a setup file strictly: unknown fields, fields given twice
 // and values of the wrong type are problems, each with its JSON path. The
@@ -109,11 +176,13 @@ func Decode(r io.Reader) (File, []Problem) {
 			f.Datasets = d.datasets(m.key, m.value)
 		case "junk":
 			f.Junk = d.junk(m.key, m.value)
+		case "send_rules":
+			f.SendRules = d.rules(m.key, m.value)
 		default:
 			if later[m.key] {
 				d.add(m.key, "not supported by this version of leadsignal yet")
 			} else {
-				d.add(m.key, "unknown field; the file has account, datasets and junk")
+				d.add(m.key, "unknown field; the file has account, datasets, junk and send_rules")
 			}
 		}
 	}
@@ -240,6 +309,9 @@ func (d *decoder) fields(path string, raw json.RawMessage, notObject string, fs 
 		present[m.key] = true
 		if err := json.Unmarshal(m.value, fs[i].dst); err != nil {
 			d.add(p, "must be "+fs[i].want+", not "+kind(m.value))
+		} else if hasNUL(fs[i].dst) {
+			// No setting takes one, and Postgres cannot store it.
+			d.add(p, `contains a NUL character (\u0000); remove it`)
 		}
 	}
 	return present
@@ -303,6 +375,159 @@ func (d *decoder) junk(path string, raw json.RawMessage) junk.Settings {
 		out[junk.Signal(m.key)] = st
 	}
 	return out
+}
+
+// maxRules bounds the send rules of one file; the rule list of a real
+// account is a few dozen at most.
+const maxRules = 200
+
+func (d *decoder) rules(path string, raw json.RawMessage) []RuleSpec {
+	if isNull(raw) {
+		return nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		d.add(path, "must be a list of send rules, not "+kind(raw))
+		return nil
+	}
+	if len(items) > maxRules {
+		d.add(path, fmt.Sprintf("use at most %d send rules, not %d", maxRules, len(items)))
+		return nil
+	}
+	out := make([]RuleSpec, len(items))
+	for i, item := range items {
+		r := &out[i]
+		p := fmt.Sprintf("%s[%d]", path, i)
+		var conditions []json.RawMessage
+		var value, currency json.RawMessage
+		var enabled *bool
+		d.fields(p, item, `must be an object like {"name": "Qualified leads", "dataset": "Main", "mode": "automatic_match", "event_name": "Lead", ...}`, []field{
+			{"name", &r.Name, "a string"},
+			{"dataset", &r.Dataset, "a string: the name of a dataset"},
+			{"mode", &r.Mode, "a string: " + joinModes()},
+			{"event_name", &r.EventName, "a string like Lead or QualifiedLead"},
+			{"action_source", &r.ActionSource, "a string like website or system_generated"},
+			{"combinator", &r.Combinator, "a string: and or or"},
+			{"conditions", &conditions, "a list of conditions"},
+			{"value", &value, "a number"},
+			{"currency", &currency, "a string"},
+			{"test_event_code", &r.TestEventCode, "a string"},
+			{"enabled", &enabled, "true or false"},
+		})
+		r.Enabled = enabled == nil || *enabled
+		r.Conditions = d.conditions(join(p, "conditions"), conditions)
+		r.Value = d.value(join(p, "value"), value)
+		r.Currency = d.currency(join(p, "currency"), currency)
+	}
+	return out
+}
+
+func joinModes() string {
+	s := make([]string, len(rule.Modes))
+	for i, m := range rule.Modes {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (d *decoder) conditions(path string, items []json.RawMessage) []rule.Condition {
+	out := make([]rule.Condition, len(items))
+	for i, item := range items {
+		c := &out[i]
+		d.fields(fmt.Sprintf("%s[%d]", path, i), item, `must be an object like {"field": "email_domain", "match_type": "equals", "pattern": "acme.com"}`, []field{
+			{"field", &c.Field, "a string: a lead field like email_domain, or fields.<name> for a custom form field"},
+			{"match_type", &c.MatchType, "a string like equals or contains"},
+			{"pattern", &c.Pattern, "a string (numbers too: \"5000\")"},
+		})
+	}
+	return out
+}
+
+// value reads a rule's value: absent or null for none, a number, or
+// {"field": name}.
+func (d *decoder) value(path string, raw json.RawMessage) *ValueSpec {
+	if raw == nil || isNull(raw) {
+		return nil
+	}
+	const want = `must be a number like 250, or {"field": "fields.budget"} to read it from each lead`
+	if kind(raw) == "a number" {
+		var n float64
+		if err := json.Unmarshal(raw, &n); err != nil {
+			d.add(path, want)
+			return nil
+		}
+		return &ValueSpec{Fixed: n}
+	}
+	if kind(raw) != "an object" {
+		d.add(path, want+", not "+kind(raw))
+		return nil
+	}
+	ref, ok := d.fieldRef(path, raw, want)
+	if !ok {
+		return nil
+	}
+	return &ValueSpec{Field: ref}
+}
+
+// currency reads a rule's currency: absent, null or "" for the account's,
+// a code, or {"field": name}.
+func (d *decoder) currency(path string, raw json.RawMessage) *CurrencySpec {
+	if raw == nil || isNull(raw) {
+		return nil
+	}
+	const want = `must be an ISO 4217 code like "EUR", or {"field": "fields.currency"} to read it from each lead`
+	switch kind(raw) {
+	case "a string":
+		var code string
+		if err := json.Unmarshal(raw, &code); err != nil {
+			d.add(path, want)
+			return nil
+		}
+		if strings.TrimSpace(code) == "" {
+			return nil
+		}
+		return &CurrencySpec{Code: code}
+	case "an object":
+		ref, ok := d.fieldRef(path, raw, want)
+		if !ok {
+			return nil
+		}
+		return &CurrencySpec{Field: ref}
+	}
+	d.add(path, want+", not "+kind(raw))
+	return nil
+}
+
+// fieldRef reads {"field": name}; field is required.
+func (d *decoder) fieldRef(path string, raw json.RawMessage, want string) (string, bool) {
+	var ref string
+	n := len(d.problems)
+	present := d.fields(path, raw, want, []field{{"field", &ref, "a string: a lead field like fields.budget"}})
+	if len(d.problems) > n {
+		return "", false
+	}
+	if !present["field"] {
+		d.add(join(path, "field"), "required: the lead field to read, like fields.budget")
+		return "", false
+	}
+	return ref, true
+}
+
+// hasNUL reports whether a decoded string, or a string of a decoded list,
+// holds a NUL character.
+func hasNUL(dst any) bool {
+	v := reflect.Indirect(reflect.ValueOf(dst))
+	switch v.Kind() {
+	case reflect.String:
+		return strings.ContainsRune(v.String(), 0)
+	case reflect.Slice:
+		for i := range v.Len() {
+			if e := v.Index(i); e.Kind() == reflect.String && strings.ContainsRune(e.String(), 0) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func join(path, key string) string {

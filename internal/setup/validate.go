@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -30,9 +33,28 @@ const (
 
 // Validate lists every problem of the file at once, each with its JSON
 // path: account settings, datasets (unique names, ids, modes, and the
-// environment variables that must hold their secrets) and junk settings.
-// getenv looks the secrets up; no message ever shows a secret's value.
+// environment variables that must hold their secrets), junk settings and
+// send rules (as rule.Compile checks them, with their dataset, value,
+// currency and names). getenv looks the secrets up; no message ever shows
+// a secret's value. A rule's dataset that is not in the file is checked by
+// Apply, which knows the account's datasets.
 func (f File) Validate(getenv func(string) string) []Problem {
+	return f.validate(getenv, nil)
+}
+
+// known is what the database holds of the file's account, for the checks
+// that need it.
+type known struct {
+	// datasets are the account's, by lower-case name; empty for an
+	// account the apply creates.
+	datasets map[string]models.Dataset
+}
+
+// validate is Validate, with what the database knows when k is not nil. A
+// nil getenv reads no environment variable (an upload in the web UI, see
+// Apply): variable names are only checked for their form, and a live or
+// test dataset must have a stored token.
+func (f File) validate(getenv func(string) string, k *known) []Problem {
 	f = f.clean()
 	var ps []Problem
 	add := func(path, format string, args ...any) {
@@ -104,7 +126,14 @@ func (f File) Validate(getenv func(string) string) []Problem {
 		if len(d.TestEventCode) > maxCodeLen {
 			add(p+".test_event_code", "use at most %d characters", maxCodeLen)
 		}
-		if (d.Mode == models.ModeLive || d.Mode == models.ModeTest) && d.AccessTokenEnv == "" {
+		sends := d.Mode == models.ModeLive || d.Mode == models.ModeTest
+		switch {
+		case getenv == nil:
+			if stored, ok := k.dataset(d.Name); sends && k != nil && (!ok || stored.TokenSealed == "") {
+				add(p+".access_token_env", "%s mode needs an access token, and an upload in the web UI reads no environment variables: "+
+					"upload this dataset in dry_run mode and save its token on the dataset's page, or apply the file with leadsignal setup apply", d.Mode)
+			}
+		case sends && d.AccessTokenEnv == "":
 			add(p+".access_token_env", "%s mode needs an access token: name the environment variable that holds it, like %s (or use dry_run until you have one)", d.Mode, SuggestedTokenEnv(d.Name))
 		}
 		if d.AccessTokenEnv != "" {
@@ -129,7 +158,115 @@ func (f File) Validate(getenv func(string) string) []Problem {
 	for _, sig := range sigs {
 		add("junk."+string(sig), "%s", jp[sig])
 	}
+
+	firstRule := map[string]int{}
+	for i, r := range f.SendRules {
+		p := fmt.Sprintf("send_rules[%d]", i)
+		if msg := nameProblem(r.Name); msg != "" {
+			add(p+".name", "%s", msg)
+		} else if j, ok := firstRule[strings.ToLower(r.Name)]; ok {
+			add(p+".name", "%q is also the name of send_rules[%d]; rule names must differ (ignoring case)", r.Name, j)
+		} else {
+			firstRule[strings.ToLower(r.Name)] = i
+		}
+		_, inAccount := k.dataset(r.Dataset)
+		_, inFile := firstByName[strings.ToLower(r.Dataset)]
+		switch {
+		case r.Dataset == "":
+			add(p+".dataset", "required: the name of one of the datasets")
+		case inFile || inAccount:
+		case k != nil:
+			add(p+".dataset", "%s", datasetRefProblem(r.Dataset, f.Datasets, k))
+		}
+		// The rule's mode, event name and conditions are checked by the
+		// matcher that will run it; a custom field no lead has carried yet
+		// is fine (the form may not be live).
+		_, rps := rule.Compile(r.spec(), ruleSchema)
+		for _, rp := range rps {
+			add(p+"."+rp.Path, "%s", rp.Message)
+		}
+		if r.ActionSource != "" && !slices.Contains(capi.ActionSources, r.ActionSource) {
+			add(p+".action_source", "%q is not an action source; use one of %s, or leave it out to take it from the lead's source",
+				r.ActionSource, strings.Join(capi.ActionSources, ", "))
+		}
+		if v := r.Value; v != nil {
+			if v.Field != "" {
+				if msg := ruleSchema.ValueProblem(v.Field); msg != "" {
+					add(p+".value.field", "%s", msg)
+				}
+			} else if !(v.Fixed >= 0 && v.Fixed <= maxValue) { // NaN too
+				add(p+".value", "must be between 0 and %.0f", float64(maxValue))
+			}
+		}
+		if c := r.Currency; c != nil {
+			if c.Field != "" {
+				if msg := ruleSchema.ValueProblem(c.Field); msg != "" {
+					add(p+".currency.field", "%s", msg)
+				}
+			} else if !country.ValidCurrency(c.Code) {
+				add(p+".currency", "%q is not an ISO 4217 code; write one like USD or EUR, in upper case", c.Code)
+			}
+		}
+		if len(r.TestEventCode) > maxCodeLen {
+			add(p+".test_event_code", "use at most %d characters", maxCodeLen)
+		}
+	}
 	return ps
+}
+
+// ruleSchema is what a rule of a file may name: any custom form field,
+// since the account may have no leads yet.
+var ruleSchema = rule.Schema{Open: true}
+
+// maxValue is the largest value an event may carry, as for stage values.
+const maxValue = 1e12
+
+// dataset finds the account's dataset of that name, ignoring case; never
+// on a nil k.
+func (k *known) dataset(name string) (models.Dataset, bool) {
+	if k == nil {
+		return models.Dataset{}, false
+	}
+	d, ok := k.datasets[strings.ToLower(name)]
+	return d, ok
+}
+
+// datasetRefProblem says that a rule names a dataset neither the file nor
+// the account has, and which ones there are.
+func datasetRefProblem(name string, inFile []DatasetSpec, k *known) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, d := range inFile {
+		if l := strings.ToLower(d.Name); d.Name != "" && !seen[l] {
+			seen[l] = true
+			names = append(names, d.Name)
+		}
+	}
+	var more []string
+	for l, d := range k.datasets {
+		if !seen[l] {
+			more = append(more, d.Name)
+		}
+	}
+	slices.Sort(more)
+	names = append(names, more...)
+	if len(names) == 0 {
+		return fmt.Sprintf("no dataset is named %q: the account has no dataset yet; add it to datasets", name)
+	}
+	return fmt.Sprintf("no dataset is named %q in the file or the account; there are %s", name, strings.Join(quoteAll(names), ", "))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// spec is the rule's part that internal/rule checks and matches.
+func (r RuleSpec) spec() rule.Spec {
+	return rule.Spec{Mode: r.Mode, EventName: r.EventName, Combinator: r.Combinator, Conditions: r.Conditions}
 }
 
 func nameProblem(s string) string {
@@ -143,13 +280,17 @@ func nameProblem(s string) string {
 }
 
 // secretEnvProblem checks the name of an environment variable that must
-// hold a secret, and the secret it holds, without ever showing the value.
+// hold a secret, and the secret it holds (unless getenv is nil), without
+// ever showing the value.
 func secretEnvProblem(name string, getenv func(string) string) string {
 	if looksLikeToken(name) {
 		return "this looks like a secret itself, not the name of an environment variable: put the secret in an environment variable and write its name here"
 	}
 	if len(name) > maxEnvNameLen || !envNameRE.MatchString(name) {
 		return "must be the name of an environment variable: letters, digits and underscores, like META_TOKEN_ACME"
+	}
+	if getenv == nil {
+		return ""
 	}
 	v := strings.TrimSpace(getenv(name))
 	if v == "" {
@@ -185,6 +326,41 @@ func (f File) clean() File {
 		ds[i] = d
 	}
 	f.Datasets = ds
+	if f.SendRules != nil {
+		rs := make([]RuleSpec, len(f.SendRules))
+		for i, r := range f.SendRules {
+			r.Name, r.Dataset, r.EventName, r.ActionSource, r.TestEventCode =
+				t(r.Name), t(r.Dataset), t(r.EventName), t(r.ActionSource), t(r.TestEventCode)
+			r.Mode, r.Combinator = rule.Mode(t(string(r.Mode))), rule.Combinator(t(string(r.Combinator)))
+			if r.Mode == "" {
+				r.Mode = rule.AutomaticCompleted
+			}
+			if r.Combinator == "" {
+				r.Combinator = rule.And
+			}
+			// Patterns are kept as written: a regular expression may
+			// mean its spaces.
+			cs := make([]rule.Condition, len(r.Conditions))
+			for j, c := range r.Conditions {
+				cs[j] = rule.Condition{Field: t(c.Field), MatchType: rule.MatchType(t(string(c.MatchType))), Pattern: c.Pattern}
+			}
+			r.Conditions = cs
+			if r.Value != nil {
+				v := *r.Value
+				v.Field = t(v.Field)
+				r.Value = &v
+			}
+			if r.Currency != nil {
+				c := CurrencySpec{Code: t(r.Currency.Code), Field: t(r.Currency.Field)}
+				r.Currency = &c
+				if c.Code == "" && c.Field == "" {
+					r.Currency = nil
+				}
+			}
+			rs[i] = r
+		}
+		f.SendRules = rs
+	}
 	return f
 }
 

@@ -1,0 +1,278 @@
+package setup
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// rules makes the account's send rules the file's list: before are the
+// rules the account had when the apply began. A rule is found by its name,
+// ignoring case; the others are deleted, new ones created, and all put in
+// the file's order. Only what differs is written, so an unchanged rule
+// gets no new version. A default rule that a dataset created by this
+// apply brought is the file's to keep or drop, reported only when kept.
+func (a *applier) rules(ctx context.Context, accountID int64, before []models.SendRule, specs []RuleSpec) error {
+	datasets, err := a.tx.Datasets(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	datasetID := map[string]int64{}
+	datasetName := map[int64]string{}
+	for _, d := range datasets {
+		datasetID[strings.ToLower(d.Name)] = d.ID
+		datasetName[d.ID] = d.Name
+	}
+	existed := map[int64]bool{}
+	for _, r := range before {
+		existed[r.ID] = true
+	}
+	cur, err := a.tx.SendRules(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	byName := map[string]models.SendRule{}
+	for _, r := range cur {
+		byName[strings.ToLower(r.Name)] = r
+	}
+	kept := map[int64]bool{}
+	for _, spec := range specs {
+		if r, ok := byName[strings.ToLower(spec.Name)]; ok {
+			kept[r.ID] = true
+		}
+	}
+
+	// Deleted first, so that no name is taken twice on the way.
+	for _, r := range cur {
+		if kept[r.ID] {
+			continue
+		}
+		if err := a.tx.DeleteSendRule(ctx, accountID, r.ID, a.by); err != nil {
+			return err
+		}
+		if existed[r.ID] {
+			a.change("send_rules", "deleted %q (%s)", r.Name, ruleSummary(r, datasetName))
+			a.report.Summary.RulesDeleted++
+		}
+	}
+
+	order := make([]int64, len(specs))
+	for i, spec := range specs {
+		path := fmt.Sprintf("send_rules[%d]", i)
+		old, found := byName[strings.ToLower(spec.Name)]
+		if !found {
+			old = models.SendRule{AccountID: accountID}
+		}
+		want := ruleOf(old, spec, datasetID[strings.ToLower(spec.Dataset)])
+		switch {
+		case !found:
+			if err := a.tx.CreateSendRule(ctx, &want, a.by); err != nil {
+				return err
+			}
+		case !reflect.DeepEqual(old, want):
+			if err := a.tx.SaveSendRule(ctx, &want, a.by); err != nil {
+				return err
+			}
+		}
+		if found && existed[old.ID] {
+			if a.ruleChanges(path, old, want, datasetName) {
+				a.report.Summary.RulesChanged++
+			}
+		} else {
+			a.change(path, "created %q (%s)", want.Name, ruleSummary(want, datasetName))
+			a.report.Summary.RulesAdded++
+		}
+		order[i] = want.ID
+	}
+	return a.order(ctx, accountID, before, order)
+}
+
+// ruleOf is the stored rule old as spec wants it, in dataset datasetID.
+// Conditions equal to old's keep their stored JSON, so that an unchanged
+// rule compares equal.
+func ruleOf(old models.SendRule, spec RuleSpec, datasetID int64) models.SendRule {
+	r := old
+	r.DatasetID, r.Name, r.Mode, r.EventName = datasetID, spec.Name, string(spec.Mode), spec.EventName
+	r.ActionSource, r.TestEventCode, r.Combinator, r.Enabled = spec.ActionSource, spec.TestEventCode, string(spec.Combinator), spec.Enabled
+	r.Value, r.ValueField = nil, ""
+	if v := spec.Value; v != nil {
+		if v.Field != "" {
+			r.ValueField = v.Field
+		} else {
+			n := v.Fixed
+			r.Value = &n
+		}
+	}
+	r.Currency, r.CurrencyField = "", ""
+	if c := spec.Currency; c != nil {
+		r.Currency, r.CurrencyField = c.Code, c.Field
+	}
+	if !slices.Equal(conditionsOf(old), spec.Conditions) || old.Conditions == "" {
+		cs := spec.Conditions
+		if cs == nil {
+			cs = []rule.Condition{}
+		}
+		b, _ := json.Marshal(cs) // plain strings: cannot fail
+		r.Conditions = string(b)
+	}
+	return r
+}
+
+// conditionsOf reads a stored rule's conditions; unreadable ones read as
+// none, which no file asks for when the rule has any.
+func conditionsOf(r models.SendRule) []rule.Condition {
+	s, _ := rule.SpecOf(r)
+	return s.Conditions
+}
+
+// ruleChanges reports how want differs from old, one change a setting,
+// and whether it does.
+func (a *applier) ruleChanges(path string, old, want models.SendRule, datasetName map[int64]string) bool {
+	n := len(a.report.Changes)
+	a.set(path+".name", &old.Name, want.Name)
+	if old.DatasetID != want.DatasetID {
+		a.change(path+".dataset", "%s → %s", datasetName[old.DatasetID], datasetName[want.DatasetID])
+	}
+	a.set(path+".mode", &old.Mode, want.Mode)
+	a.set(path+".event_name", &old.EventName, want.EventName)
+	if old.ActionSource != want.ActionSource {
+		a.change(path+".action_source", "%s → %s", actionSourceText(old), actionSourceText(want))
+	}
+	if old.Combinator != want.Combinator {
+		a.change(path+".combinator", "%s → %s", show(old.Combinator), want.Combinator)
+	}
+	if oc, wc := conditionsOf(old), conditionsOf(want); !slices.Equal(oc, wc) {
+		a.change(path+".conditions", "%s → %s", conditionsText(old.Combinator, oc), conditionsText(want.Combinator, wc))
+	}
+	if from, to := valueText(old), valueText(want); from != to {
+		a.change(path+".value", "%s → %s", from, to)
+	}
+	if from, to := currencyText(old), currencyText(want); from != to {
+		a.change(path+".currency", "%s → %s", from, to)
+	}
+	a.set(path+".test_event_code", &old.TestEventCode, want.TestEventCode)
+	if old.Enabled != want.Enabled {
+		a.change(path+".enabled", "%s → %s", enabledText(old.Enabled), enabledText(want.Enabled))
+	}
+	return len(a.report.Changes) > n
+}
+
+// order puts the account's rules in the order of ids (every rule the
+// account has), reporting a new order of the rules it had before.
+func (a *applier) order(ctx context.Context, accountID int64, before []models.SendRule, ids []int64) error {
+	place := map[int64]int{}
+	for i, id := range ids {
+		place[id] = i
+	}
+	var was, now []models.SendRule
+	for _, r := range before {
+		if _, ok := place[r.ID]; ok {
+			was = append(was, r)
+		}
+	}
+	now = slices.Clone(was)
+	slices.SortStableFunc(now, func(x, y models.SendRule) int { return place[x.ID] - place[y.ID] })
+	if !slices.EqualFunc(was, now, func(x, y models.SendRule) bool { return x.ID == y.ID }) {
+		a.change("send_rules", "order %s → %s", ruleNames(was), ruleNames(now))
+		a.report.Summary.RulesReordered = true
+	}
+
+	cur, err := a.tx.SendRules(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	at := make([]int64, len(cur))
+	for i, r := range cur {
+		at[i] = r.ID
+	}
+	// One place up at a time, as the Rules page moves them: a few moves
+	// for the usual change of order.
+	for k, id := range ids {
+		for i := slices.Index(at, id); i > k; i-- {
+			if err := a.tx.MoveSendRule(ctx, accountID, id, -1); err != nil {
+				return err
+			}
+			at[i], at[i-1] = at[i-1], at[i]
+		}
+	}
+	return nil
+}
+
+func ruleNames(rs []models.SendRule) string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = strconv.Quote(r.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ruleSummary says in a few words what a rule sends: `QualifiedLead to
+// Main, automatic_match, 2 conditions`.
+func ruleSummary(r models.SendRule, datasetName map[int64]string) string {
+	s := fmt.Sprintf("%s to %s, %s", r.EventName, datasetName[r.DatasetID], r.Mode)
+	if n := len(conditionsOf(r)); n > 0 {
+		s += ", " + plural(n, "condition")
+	}
+	if !r.Enabled {
+		s += ", disabled"
+	}
+	return s
+}
+
+// conditionsText says a rule's conditions in words, joined by its
+// combinator.
+func conditionsText(combinator string, cs []rule.Condition) string {
+	if len(cs) == 0 {
+		return "none"
+	}
+	word := " and "
+	if combinator == string(rule.Or) {
+		word = " or "
+	}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, word)
+}
+
+func valueText(r models.SendRule) string {
+	switch {
+	case r.ValueField != "":
+		return "from " + r.ValueField
+	case r.Value != nil:
+		return strconv.FormatFloat(*r.Value, 'f', -1, 64)
+	}
+	return "none"
+}
+
+func currencyText(r models.SendRule) string {
+	switch {
+	case r.CurrencyField != "":
+		return "from " + r.CurrencyField
+	case r.Currency != "":
+		return r.Currency
+	}
+	return "the account's"
+}
+
+func actionSourceText(r models.SendRule) string {
+	if r.ActionSource == "" {
+		return "from the lead's source"
+	}
+	return r.ActionSource
+}
+
+func enabledText(on bool) string {
+	if on {
+		return "enabled"
+	}
+	return "disabled"
+}
