@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/leadsignal/leadsignal/store"
@@ -35,4 +36,17 @@ func TestPagesRefuseNUL(t *testing.T) {
 		wantStatus(t, "leads search with NUL", b.get(base+"/leads?q=%00x"), http.StatusBadRequest)
 		wantStatus(t, "leads search", b.get(base+"/leads?q=x"), http.StatusOK)
 	})
+}
+
+// TestPagesRefuseHugeBodies: a page request's body is bounded before the
+// session and CSRF checks read it; the largest real one is a setup file.
+func TestPagesRefuseHugeBodies(t *testing.T) {
+	a := newApp(t, storetest.New(t))
+	ada := a.user("ada@example.com", false)
+	acc := a.account("acme", ada)
+	b := a.browser()
+	b.login(ada.Email)
+	huge := url.Values{"name": {strings.Repeat("x", 3<<20)}, "timezone": {"UTC"}, "currency": {"USD"}}
+	wantStatus(t, "a 3 MiB settings form", b.post(fmt.Sprintf("/accounts/%d/settings", acc.ID), huge), http.StatusRequestEntityTooLarge)
+	wantStatus(t, "a 3 MiB login", a.browser().post("/login", url.Values{"email": {strings.Repeat("a", 3<<20)}}), http.StatusRequestEntityTooLarge)
 }

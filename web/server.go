@@ -58,6 +58,10 @@ type Handler struct {
 	notify     func()
 }
 
+// maxPageBody bounds a page request's body: twice the largest setup file
+// an owner may upload, for the multipart framing.
+const maxPageBody = "2M"
+
 // New builds the echo server with every route of the product.
 func New(o Options) *echo.Echo {
 	if o.Now == nil {
@@ -122,7 +126,9 @@ func New(o Options) *echo.Echo {
 		e.GET("/metrics", echo.WrapHandler(o.Metrics))
 	}
 
-	ui := e.Group("", h.loadSession, refuseNUL, h.csrf)
+	// A page's form is small; the largest, a setup file upload, is at most
+	// 1 MiB. The limit comes before the CSRF check, which reads the form.
+	ui := e.Group("", middleware.BodyLimit(maxPageBody), h.loadSession, refuseNUL, h.csrf)
 	ui.GET("/", h.home)
 	ui.GET("/setup", h.showSetup)
 	ui.POST("/setup", h.createFirstAdmin)
