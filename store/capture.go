@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,7 +60,8 @@ type CaptureFacts struct {
 }
 
 // captureRulesSQL selects an account's ($1) enabled send rules that a
-// capture consults, with the columns ruleArgs scans.
+// capture consults, with the columns ruleArgs scans. SQLite reads "$1" as
+// its first parameter too.
 const captureRulesSQL = `SELECT id, dataset_id, name, mode, event_name, action_source, value, value_field, currency,
 	currency_field, test_event_code, combinator, conditions, updated_at
 FROM send_rules WHERE account_id = $1 AND enabled
@@ -222,7 +222,7 @@ WHERE account_id = ? AND phone_hash IN ? AND partial = ?`,
 	if f.Datasets, err = s.Datasets(ctx, q.AccountID); err != nil {
 		return err
 	}
-	rows, err := s.conn().QueryContext(ctx, strings.ReplaceAll(captureRulesSQL, "$1", "?"), q.AccountID)
+	rows, err := s.conn().QueryContext(ctx, captureRulesSQL, q.AccountID)
 	if err != nil {
 		return err
 	}
