@@ -88,7 +88,7 @@ lint: check-generate fmt-check vet
 	fi
 
 bench:
-	GO="$(GO)" $(TESTENV) bash -c 'bash .ci/bench; rc=$$?; bash .ci/bench-dispatch || rc=1; bash .ci/bench-outage || rc=1; bash .ci/bench-pages || rc=1; exit $$rc'
+	GO="$(GO)" $(TESTENV) bash -c 'bash .ci/bench; rc=$$?; bash .ci/bench-dispatch || rc=1; bash .ci/bench-outage || rc=1; bash .ci/bench-pages || rc=1; bash .ci/bench-preview || rc=1; exit $$rc'
 
 clean:
 	rm -rf bin

@@ -1,6 +1,956 @@
 package web
 
-import "github.com/labstack/echo/v4"
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/capture"
+	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/views"
+)
 
 // ruleRoutes adds the Rules pages (editors and owners) to g.
-func (h *Handler) ruleRoutes(g *echo.Group) {}
+func (h *Handler) ruleRoutes(g *echo.Group) {
+	g.GET("/rules", h.showRules)
+	g.GET("/rules/new", h.showNewRule)
+	g.POST("/rules", h.createRule)
+	g.GET("/rules/condition-row", h.ruleConditionRow)
+	g.POST("/rules/preview", h.previewRule)
+	g.GET("/rules/:rule", h.showRule)
+	g.POST("/rules/:rule", h.updateRule)
+	g.POST("/rules/:rule/delete", h.deleteRule)
+	g.POST("/rules/:rule/move", h.moveRule)
+	g.POST("/rules/:rule/apply", h.applyRule)
+}
+
+// customFieldsSince is how far back the rule form looks for the custom
+// form fields a condition may name.
+const customFieldsSince = 30 * 24 * time.Hour
+
+// ruleVersionsShown is how many changes a rule's page lists.
+const ruleVersionsShown = 50
+
+// modeChoices names each send mode and explains it in a line; the form
+// lists them in the order of rule.Modes.
+var modeChoices = map[rule.Mode]views.RuleMode{
+	rule.AutomaticCompleted: {Label: "Every completed lead",
+		Help: "sends each completed lead that is not junk as it is captured; takes no conditions."},
+	rule.AutomaticPartial: {Label: "Partial leads",
+		Help: "sends leads who left the form unfinished, under a custom event name such as PartialLead: under Lead, Meta would count unfinished forms as conversions and look for more people who abandon forms."},
+	rule.AutomaticMatch: {Label: "Leads that meet conditions",
+		Help: "sends each completed lead that meets the conditions below, as it is captured."},
+	rule.Booking: {Label: "When a lead is booked",
+		Help: "sends when a lead reaches the booked stage (the lead page's Booked button, or your CRM)."},
+	rule.Manual: {Label: "Only when a person clicks",
+		Help: "adds a Send button to the lead page; sends nothing on its own."},
+}
+
+// ruleEnv is what checking and showing a rule form of an account needs.
+type ruleEnv struct {
+	account  models.Account
+	datasets []models.Dataset
+	schema   rule.Schema
+}
+
+// ruleEnv loads the account's datasets and the custom fields its leads
+// carried lately, with those the saved rule (0 for none) already names,
+// so a saved rule stays savable when its fields grow old.
+func (h *Handler) ruleEnv(ctx context.Context, a models.Account, ruleID int64) (ruleEnv, error) {
+	env := ruleEnv{account: a}
+	var err error
+	if env.datasets, err = h.store.Datasets(ctx, a.ID); err != nil {
+		return env, err
+	}
+	if env.schema.Custom, err = h.store.CustomFieldNames(ctx, a.ID, h.now().Add(-customFieldsSince)); err != nil {
+		return env, err
+	}
+	if ruleID != 0 {
+		saved, err := h.store.SendRule(ctx, a.ID, ruleID)
+		if err != nil {
+			return env, err
+		}
+		spec, _ := rule.SpecOf(saved)
+		for _, c := range spec.Conditions {
+			if name, ok := strings.CutPrefix(c.Field, rule.CustomPrefix); ok {
+				env.schema.Custom = append(env.schema.Custom, name)
+			}
+		}
+		for _, f := range []string{saved.ValueField, saved.CurrencyField} {
+			if name, ok := strings.CutPrefix(f, rule.CustomPrefix); ok {
+				env.schema.Custom = append(env.schema.Custom, name)
+			}
+		}
+	}
+	return env, nil
+}
+
+// choices are the options of the rule form's selects.
+func (env ruleEnv) choices() views.RuleChoices {
+	ch := views.RuleChoices{Events: rule.StandardEvents, AccountCurrency: env.account.Currency}
+	if ch.AccountCurrency == "" {
+		ch.AccountCurrency = "none set"
+	}
+	for _, d := range env.datasets {
+		ch.Datasets = append(ch.Datasets, views.Option{Value: strconv.FormatInt(d.ID, 10), Label: d.Name})
+	}
+	for _, m := range rule.Modes {
+		c := modeChoices[m]
+		c.Value = string(m)
+		ch.Modes = append(ch.Modes, c)
+	}
+	ch.ActionSources = []views.Option{{Value: "", Label: "From the lead's source"}}
+	for _, s := range capi.ActionSources {
+		ch.ActionSources = append(ch.ActionSources, views.Option{Value: s, Label: s})
+	}
+	groups := []views.OptionGroup{{Label: "Lead"}, {Label: "Form fields"}, {Label: "Junk signals"}}
+	for _, f := range env.schema.Fields() {
+		g := &groups[0]
+		switch {
+		case strings.HasPrefix(f.Name, rule.CustomPrefix):
+			g = &groups[1]
+		case strings.HasPrefix(f.Name, rule.JunkReasonPrefix):
+			g = &groups[2]
+		}
+		g.Options = append(g.Options, views.Option{Value: f.Name, Label: f.Label})
+		ch.ValueFields = append(ch.ValueFields, f.Name)
+	}
+	for _, g := range groups {
+		if len(g.Options) > 0 {
+			ch.Fields = append(ch.Fields, g)
+		}
+	}
+	for _, t := range rule.MatchTypes {
+		ch.MatchTypes = append(ch.MatchTypes, views.Option{Value: string(t), Label: matchTypeLabels[t]})
+	}
+	return ch
+}
+
+// matchTypeLabels are the match types as the form's select shows them.
+var matchTypeLabels = map[rule.MatchType]string{
+	rule.Equals: "equals", rule.NotEquals: "does not equal", rule.Contains: "contains",
+	rule.NotContains: "does not contain", rule.StartsWith: "starts with", rule.EndsWith: "ends with",
+	rule.Regex: "matches regex", rule.InList: "is one of (a, b, c)", rule.NotInList: "is none of (a, b, c)",
+	rule.IsEmpty: "is empty", rule.NotEmpty: "is not empty", rule.GT: "is greater than", rule.LT: "is less than",
+}
+
+// ruleInput is the rule form as posted, or as a saved rule fills it.
+type ruleInput struct {
+	ID            int64 // the saved rule the form edits; 0 for a new one
+	Name          string
+	DatasetID     string
+	Mode          string
+	EventName     string
+	ActionSource  string
+	ValueMode     string // none, fixed or field
+	Value         string
+	ValueField    string
+	CurrencyMode  string // account, fixed or field
+	Currency      string
+	CurrencyField string
+	TestEventCode string
+	Enabled       bool
+	Combinator    string
+	Conditions    []rule.Condition
+}
+
+// readRuleInput reads the posted rule form. Condition rows are the
+// repeated cond_field, cond_match_type and cond_pattern values, in order.
+func readRuleInput(c echo.Context) ruleInput {
+	form, _ := c.FormParams()
+	in := ruleInput{
+		Name:          strings.TrimSpace(form.Get("name")),
+		DatasetID:     form.Get("dataset_id"),
+		Mode:          form.Get("mode"),
+		EventName:     form.Get("event_name"),
+		ActionSource:  form.Get("action_source"),
+		ValueMode:     form.Get("value_mode"),
+		Value:         strings.TrimSpace(form.Get("value")),
+		ValueField:    strings.TrimSpace(form.Get("value_field")),
+		CurrencyMode:  form.Get("currency_mode"),
+		Currency:      strings.ToUpper(strings.TrimSpace(form.Get("currency"))),
+		CurrencyField: strings.TrimSpace(form.Get("currency_field")),
+		TestEventCode: strings.TrimSpace(form.Get("test_event_code")),
+		Enabled:       form.Get("enabled") != "",
+		Combinator:    form.Get("combinator"),
+	}
+	in.ID, _ = strconv.ParseInt(form.Get("rule_id"), 10, 64)
+	fields, types, patterns := form["cond_field"], form["cond_match_type"], form["cond_pattern"]
+	// One more than a rule may have, so that Compile says so.
+	rows := min(max(len(fields), len(types), len(patterns)), rule.MaxConditions+1)
+	at := func(vs []string, i int) string {
+		if i < len(vs) {
+			return vs[i]
+		}
+		return ""
+	}
+	for i := range rows {
+		in.Conditions = append(in.Conditions, rule.Condition{Field: at(fields, i), MatchType: rule.MatchType(at(types, i)),
+			Pattern: at(patterns, i)})
+	}
+	return in
+}
+
+// ruleInputOf fills the form from a saved rule.
+func ruleInputOf(r models.SendRule) ruleInput {
+	spec, _ := rule.SpecOf(r)
+	in := ruleInput{ID: r.ID, Name: r.Name, DatasetID: strconv.FormatInt(r.DatasetID, 10), Mode: r.Mode, EventName: r.EventName,
+		ActionSource: r.ActionSource, ValueMode: "none", ValueField: r.ValueField, CurrencyMode: "account", Currency: r.Currency,
+		CurrencyField: r.CurrencyField, TestEventCode: r.TestEventCode, Enabled: r.Enabled, Combinator: r.Combinator,
+		Conditions: spec.Conditions}
+	switch {
+	case r.Value != nil:
+		in.ValueMode, in.Value = "fixed", strconv.FormatFloat(*r.Value, 'f', -1, 64)
+	case r.ValueField != "":
+		in.ValueMode = "field"
+	}
+	switch {
+	case r.Currency != "":
+		in.CurrencyMode = "fixed"
+	case r.CurrencyField != "":
+		in.CurrencyMode = "field"
+	}
+	return in
+}
+
+// newRuleInput is the form of a new rule: conditions on the account's
+// first dataset, with one condition to fill in.
+func newRuleInput(env ruleEnv) ruleInput {
+	in := ruleInput{Mode: string(rule.AutomaticMatch), EventName: "Lead", ValueMode: "none", CurrencyMode: "account",
+		Enabled: true, Combinator: string(rule.And), Conditions: []rule.Condition{{MatchType: rule.Equals}}}
+	if len(env.datasets) > 0 {
+		in.DatasetID = strconv.FormatInt(env.datasets[0].ID, 10)
+	}
+	return in
+}
+
+// sendRule is the rule the form describes, for the account, without its
+// checks (checkRule). Value and currency inputs that the chosen modes do
+// not use are dropped.
+func (in ruleInput) sendRule(accountID int64) models.SendRule {
+	r := models.SendRule{ID: in.ID, AccountID: accountID, Name: in.Name, Mode: in.Mode, EventName: in.EventName,
+		ActionSource: in.ActionSource, TestEventCode: in.TestEventCode, Enabled: in.Enabled, Combinator: in.Combinator}
+	if r.Combinator == "" {
+		r.Combinator = string(rule.And)
+	}
+	r.DatasetID, _ = strconv.ParseInt(in.DatasetID, 10, 64)
+	conds := in.Conditions
+	if conds == nil {
+		conds = []rule.Condition{}
+	}
+	b, _ := json.Marshal(conds)
+	r.Conditions = string(b)
+	switch in.ValueMode {
+	case "fixed":
+		if v, ok := ruleValue(in.Value); ok {
+			r.Value = &v
+		}
+	case "field":
+		r.ValueField = in.ValueField
+	}
+	if in.ValueMode == "fixed" || in.ValueMode == "field" {
+		switch in.CurrencyMode {
+		case "fixed":
+			r.Currency = in.Currency
+		case "field":
+			r.CurrencyField = in.CurrencyField
+		}
+	}
+	return r
+}
+
+// maxRuleValue is the largest fixed value a rule may send, as for a stage.
+const maxRuleValue = 1e12
+
+// ruleValue reads a fixed value: a plain number from 0 to maxRuleValue.
+func ruleValue(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil && !math.IsNaN(v) && v >= 0 && v <= maxRuleValue
+}
+
+// checkRule builds the rule the form describes and checks all of it: the
+// matcher's Compile (mode, event name, combinator, conditions) and the
+// rest. Each problem has the path of the input at fault.
+func checkRule(in ruleInput, env ruleEnv) (models.SendRule, []rule.Problem) {
+	r := in.sendRule(env.account.ID)
+	var problems []rule.Problem
+	add := func(path, msg string) { problems = append(problems, rule.Problem{Path: path, Message: msg}) }
+	if msg := validName(in.Name); msg != "" {
+		add("name", msg)
+	}
+	if !ownsDataset(env.datasets, r.DatasetID) {
+		add("dataset_id", "Choose one of this account's datasets.")
+	}
+	_, compileProblems := rule.CompileRule(r, env.schema)
+	if in.Mode == "" {
+		add("mode", "Choose a send mode.")
+	}
+	problems = append(problems, compileProblems...)
+	if in.ActionSource != "" && !isActionSource(in.ActionSource) {
+		add("action_source", "Choose one of Meta's action sources, or the lead's source.")
+	}
+	switch in.ValueMode {
+	case "none":
+	case "fixed":
+		if _, ok := ruleValue(in.Value); !ok {
+			add("value", fmt.Sprintf("Enter a number from 0 to %.0f, like 250 or 99.5, without a currency sign.", float64(maxRuleValue)))
+		}
+	case "field":
+		if in.ValueField == "" {
+			add("value_field", "Name the lead field that holds the value, like fields.deal_value.")
+		} else if msg := env.schema.ValueProblem(in.ValueField); msg != "" {
+			add("value_field", msg)
+		}
+	default:
+		add("value_mode", "Choose how the value is set.")
+	}
+	if in.ValueMode == "fixed" || in.ValueMode == "field" {
+		switch in.CurrencyMode {
+		case "account":
+		case "fixed":
+			if !country.ValidCurrency(in.Currency) {
+				add("currency", "Enter a three-letter ISO 4217 code, like USD or EUR.")
+			}
+		case "field":
+			if in.CurrencyField == "" {
+				add("currency_field", "Name the lead field that holds the currency, like fields.currency.")
+			} else if msg := env.schema.ValueProblem(in.CurrencyField); msg != "" {
+				add("currency_field", msg)
+			}
+		default:
+			add("currency_mode", "Choose how the currency is set.")
+		}
+	}
+	switch {
+	case len(in.TestEventCode) > 100:
+		add("test_event_code", "Use at most 100 characters.")
+	case strings.ContainsAny(in.TestEventCode, " \t\r\n"):
+		add("test_event_code", "A test event code has no spaces, like TEST12345.")
+	}
+	return r, problems
+}
+
+func ownsDataset(ds []models.Dataset, id int64) bool {
+	for _, d := range ds {
+		if d.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func isActionSource(s string) bool {
+	for _, a := range capi.ActionSources {
+		if s == a {
+			return true
+		}
+	}
+	return false
+}
+
+// conditionPath matches the path of one input of a condition row.
+var conditionPath = regexp.MustCompile(`^conditions\[(\d+)\]\.(field|match_type|pattern)$`)
+
+// ruleForm shows the form as typed, with each problem at its input.
+func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm {
+	f := views.RuleForm{
+		ID:   in.ID,
+		Name: views.Field{Name: "name", Label: "Name", Required: true, Value: in.Name, Hint: "Unique in the account, like Qualified leads from Facebook."},
+		Dataset: views.Field{Name: "dataset_id", Label: "Dataset", Value: in.DatasetID,
+			Hint: "The Meta dataset (pixel) the events go to."},
+		Mode: views.Field{Name: "mode", Label: "Send mode", Value: in.Mode},
+		EventName: views.Field{Name: "event_name", Label: "Event name", Value: in.EventName, List: "rule-events",
+			Hint: "One of Meta's standard events, or a custom name such as QualifiedLead: letters, digits, _, - and spaces."},
+		ActionSource: views.Field{Name: "action_source", Label: "Action source", Value: in.ActionSource,
+			Hint: "Where Meta is told the conversion happened."},
+		ValueMode: views.Field{Name: "value_mode", Label: "Value", Value: in.ValueMode},
+		Value:     views.Field{Name: "value", Label: "Fixed value", Value: in.Value, Hint: "A number, like 250."},
+		ValueField: views.Field{Name: "value_field", Label: "Value from the field", Value: in.ValueField, List: "rule-value-fields",
+			Hint: "A lead field, like fields.deal_value; leads without a number send no value."},
+		CurrencyMode: views.Field{Name: "currency_mode", Label: "Currency", Value: in.CurrencyMode},
+		Currency:     views.Field{Name: "currency", Label: "Fixed currency", Value: in.Currency, Hint: "ISO 4217, like USD."},
+		CurrencyField: views.Field{Name: "currency_field", Label: "Currency from the field", Value: in.CurrencyField, List: "rule-value-fields",
+			Hint: "A lead field holding a code like EUR; other values send the account's currency."},
+		TestEventCode: views.Field{Name: "test_event_code", Label: "Test event code for this rule only", Value: in.TestEventCode,
+			Hint: "Sends this rule's events to Events Manager's Test Events tab only, whatever the dataset's mode. Leave empty to send for real."},
+		Combinator: views.Field{Name: "combinator", Label: "Combine conditions", Value: in.Combinator},
+		Enabled:    in.Enabled,
+		Choices:    env.choices(),
+	}
+	for i, c := range in.Conditions {
+		f.Conditions = append(f.Conditions, views.RuleCondition{Key: strconv.Itoa(i), Field: c.Field,
+			MatchType: string(c.MatchType), Pattern: c.Pattern})
+	}
+	fields := map[string]*views.Field{"name": &f.Name, "dataset_id": &f.Dataset, "mode": &f.Mode, "event_name": &f.EventName,
+		"action_source": &f.ActionSource, "value_mode": &f.ValueMode, "value": &f.Value, "value_field": &f.ValueField,
+		"currency_mode": &f.CurrencyMode, "currency": &f.Currency, "currency_field": &f.CurrencyField,
+		"test_event_code": &f.TestEventCode, "combinator": &f.Combinator}
+	for _, p := range problems {
+		msg := sentence(p.Message)
+		if fd, ok := fields[p.Path]; ok {
+			if fd.Error == "" {
+				fd.Error = msg
+			}
+			continue
+		}
+		if m := conditionPath.FindStringSubmatch(p.Path); m != nil {
+			if i, _ := strconv.Atoi(m[1]); i < len(f.Conditions) {
+				c := &f.Conditions[i]
+				target := map[string]*string{"field": &c.FieldError, "match_type": &c.MatchError, "pattern": &c.PatternError}[m[2]]
+				if *target == "" {
+					*target = msg
+				}
+				continue
+			}
+		}
+		if p.Path == "conditions" {
+			f.ConditionsError = msg
+			continue
+		}
+		f.Error = strings.TrimSpace(f.Error + " " + msg)
+	}
+	return f
+}
+
+// sentence makes a problem's words a sentence: capital first, full stop.
+func sentence(s string) string {
+	s = capitalize(strings.TrimSpace(s))
+	if s != "" && !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "?") {
+		s += "."
+	}
+	return s
+}
+
+func (h *Handler) showRules(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	items, err := h.ruleItems(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	p := h.page(c, "Rules")
+	p.Nav = "rules"
+	return render(c, http.StatusOK, views.RulesPage(p, items))
+}
+
+// ruleItems lists the account's rules as the Rules page shows them.
+func (h *Handler) ruleItems(ctx context.Context, accountID int64) ([]views.RuleListItem, error) {
+	rules, err := h.store.SendRules(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	datasets, err := h.store.Datasets(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]views.RuleListItem, 0, len(rules))
+	for i, r := range rules {
+		it := views.RuleListItem{ID: r.ID, Name: r.Name, Mode: modeLabel(r.Mode), EventName: r.EventName, Enabled: r.Enabled,
+			Conditions: ruleSummary(r), First: i == 0, Last: i == len(rules)-1}
+		for _, d := range datasets {
+			if d.ID == r.DatasetID {
+				it.Dataset = d.Name
+				it.Default = r.Mode == string(rule.AutomaticCompleted) && r.EventName == "Lead" && r.Name == store.DefaultRule(d).Name
+			}
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+func modeLabel(mode string) string {
+	if c, ok := modeChoices[rule.Mode(mode)]; ok {
+		return c.Label
+	}
+	return mode
+}
+
+// ruleSummary says in words which leads a rule sends: its conditions
+// joined by AND or OR, after what its mode implies.
+func ruleSummary(r models.SendRule) string {
+	spec, problems := rule.SpecOf(r)
+	if len(problems) > 0 {
+		return "conditions that cannot be read"
+	}
+	var start string
+	switch rule.Mode(r.Mode) {
+	case rule.AutomaticCompleted:
+		start = "Every completed lead that is not junk"
+	case rule.AutomaticPartial:
+		start = "Every partial lead"
+	case rule.AutomaticMatch:
+		start = "Completed leads"
+	case rule.Booking:
+		start = "When a lead is booked"
+	case rule.Manual:
+		start = "When a person clicks Send on the lead page"
+	}
+	if len(spec.Conditions) == 0 {
+		return start
+	}
+	join := " AND "
+	if spec.Combinator == rule.Or {
+		join = " OR "
+	}
+	words := make([]string, len(spec.Conditions))
+	for i, cd := range spec.Conditions {
+		words[i] = cd.String()
+	}
+	return start + " where " + strings.Join(words, join)
+}
+
+func (h *Handler) showNewRule(c echo.Context) error {
+	env, err := h.ruleEnv(c.Request().Context(), currentAccount(c).Account, 0)
+	if err != nil {
+		return err
+	}
+	f := ruleForm(newRuleInput(env), env, nil)
+	if len(env.datasets) == 0 {
+		f.Error = "Connect a dataset first: a rule sends its events to one of the account's datasets."
+	}
+	return h.renderRule(c, http.StatusOK, f, nil)
+}
+
+// ruleParam is the account's rule named in the URL: ErrNotFound (404) for
+// another account's.
+func (h *Handler) ruleParam(c echo.Context) (models.SendRule, error) {
+	id, err := strconv.ParseInt(c.Param("rule"), 10, 64)
+	if err != nil {
+		return models.SendRule{}, store.ErrNotFound
+	}
+	return h.store.SendRule(c.Request().Context(), currentAccount(c).ID, id)
+}
+
+func (h *Handler) showRule(c echo.Context) error {
+	r, err := h.ruleParam(c)
+	if err != nil {
+		return err
+	}
+	env, err := h.ruleEnv(c.Request().Context(), currentAccount(c).Account, r.ID)
+	if err != nil {
+		return err
+	}
+	return h.renderRule(c, http.StatusOK, ruleForm(ruleInputOf(r), env, nil), &r)
+}
+
+// renderRule shows the rule page: the form, and for a saved rule its
+// history.
+func (h *Handler) renderRule(c echo.Context, status int, f views.RuleForm, saved *models.SendRule) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c).Account
+	v := views.RuleView{Form: f}
+	title := "New rule"
+	if saved != nil {
+		title, v.Name, v.EventName = saved.Name, saved.Name, saved.EventName
+		v.CanApply = saved.Enabled && rule.Mode(saved.Mode).OnCapture()
+		versions, err := h.store.SendRuleVersions(ctx, a.ID, saved.ID, ruleVersionsShown)
+		if err != nil {
+			return err
+		}
+		datasets, err := h.store.Datasets(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		for _, ver := range versions {
+			v.Versions = append(v.Versions, h.ruleVersion(a, ver, datasets))
+		}
+	}
+	p := h.page(c, title)
+	p.Nav = "rules"
+	return render(c, status, views.RulePage(p, v))
+}
+
+// fragmentPage is what a fragment swapped into a page needs of it: the
+// account for its URLs and the CSRF token for its forms. Unlike h.page it
+// leaves the flash for the next full page.
+func fragmentPage(c echo.Context) views.Page {
+	return views.Page{Account: currentAccount(c), CSRF: csrfToken(c)}
+}
+
+func (h *Handler) createRule(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	env, err := h.ruleEnv(ctx, a.Account, 0)
+	if err != nil {
+		return err
+	}
+	in := readRuleInput(c)
+	in.ID = 0
+	r, problems := checkRule(in, env)
+	if len(problems) == 0 {
+		err = h.store.CreateSendRule(ctx, &r, &currentUser(c).ID)
+		if problems = saveProblems(err); problems == nil && err != nil {
+			return err
+		}
+	}
+	if len(problems) > 0 {
+		return h.renderRule(c, http.StatusUnprocessableEntity, ruleForm(in, env, problems), nil)
+	}
+	h.log.Info("send rule created", "account_id", a.ID, "rule_id", r.ID, "mode", r.Mode)
+	msg := "Rule " + r.Name + " created."
+	if r.Enabled && rule.Mode(r.Mode).OnCapture() {
+		msg += " It checks the leads captured from now on; apply it to those of the last 7 days below."
+	}
+	setFlash(c, "ok", msg)
+	return redirect(c, views.AccountURL(a.ID, "/rules/"+strconv.FormatInt(r.ID, 10)))
+}
+
+// saveProblems turns the store's refusals of a rule into the form's
+// problems; nil for other errors (and none).
+func saveProblems(err error) []rule.Problem {
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return []rule.Problem{{Path: "name", Message: "Another rule of this account has this name."}}
+	case errors.Is(err, store.ErrNotFound):
+		return []rule.Problem{{Path: "dataset_id", Message: "Choose one of this account's datasets."}}
+	}
+	return nil
+}
+
+func (h *Handler) updateRule(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	saved, err := h.ruleParam(c)
+	if err != nil {
+		return err
+	}
+	env, err := h.ruleEnv(ctx, a.Account, saved.ID)
+	if err != nil {
+		return err
+	}
+	in := readRuleInput(c)
+	in.ID = saved.ID
+	r, problems := checkRule(in, env)
+	if len(problems) == 0 {
+		err = h.store.SaveSendRule(ctx, &r, &currentUser(c).ID)
+		if problems = saveProblems(err); problems == nil && err != nil {
+			return err
+		}
+	}
+	if len(problems) > 0 {
+		return h.renderRule(c, http.StatusUnprocessableEntity, ruleForm(in, env, problems), &saved)
+	}
+	setFlash(c, "ok", "Rule "+r.Name+" saved.")
+	return redirect(c, views.AccountURL(a.ID, "/rules/"+strconv.FormatInt(r.ID, 10)))
+}
+
+// ruleConditionRow answers the form's "Add condition" with a new empty
+// row, and its remove buttons (remove=1) with nothing, after which the
+// preview counts again (HX-Trigger-After-Swap: rule-changed).
+func (h *Handler) ruleConditionRow(c echo.Context) error {
+	if c.QueryParam("remove") != "" {
+		c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
+		return c.HTML(http.StatusOK, "")
+	}
+	env, err := h.ruleEnv(c.Request().Context(), currentAccount(c).Account, 0)
+	if err != nil {
+		return err
+	}
+	row := views.RuleCondition{Key: strings.ToLower(rand.Text()[:8]), MatchType: string(rule.Equals)}
+	return render(c, http.StatusOK, views.RuleConditionRow(fragmentPage(c), env.choices(), row))
+}
+
+// previewRule counts what the rule being edited would have done with every
+// lead of the last 7 days, with the matcher capture uses; a rule that does
+// not compile shows its problems instead.
+func (h *Handler) previewRule(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	in := readRuleInput(c)
+	env, err := h.ruleEnv(ctx, a.Account, in.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		env, err = h.ruleEnv(ctx, a.Account, 0) // the rule was deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	r := in.sendRule(a.ID)
+	m, problems := rule.CompileRule(r, env.schema)
+	if len(problems) > 0 {
+		v := views.RulePreview{}
+		for _, p := range problems {
+			v.Problems = append(v.Problems, sentence(p.Message))
+		}
+		return render(c, http.StatusOK, views.RulePreviewView(v))
+	}
+	res, err := h.preview(ctx, a.ID, m)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RulePreviewView(h.previewView(a.Account, m, res)))
+}
+
+// preview runs m over every lead of the account captured in the last 7
+// days (capture.RecentWindow), newest first.
+func (h *Handler) preview(ctx context.Context, accountID int64, m *rule.Matcher) (rule.PreviewResult, error) {
+	now := h.now()
+	p := rule.NewPreview(m, now)
+	err := h.store.EachRecentLead(ctx, accountID, now.Add(-capture.RecentWindow), func(l *models.Lead) error {
+		p.Add(l)
+		return nil
+	})
+	return p.Result(), err
+}
+
+func (h *Handler) previewView(a models.Account, m *rule.Matcher, res rule.PreviewResult) views.RulePreview {
+	v := views.RulePreview{Leads: res.Leads, Matched: res.Matched, OutJunk: res.OutJunk, OutPartial: res.OutPartial,
+		OutCompleted: res.OutCompleted, MatchedJunk: res.MatchedJunk, MatchedPartial: res.MatchedPartial, Sendable: res.Sendable,
+		Or: m.Spec().Combinator == rule.Or}
+	switch m.Mode() {
+	case rule.Booking:
+		v.Note = "A booking rule sends when a lead is booked: these are the leads that would qualify once booked."
+	case rule.Manual:
+		v.Note = "A manual rule sends only when a person clicks: these are the leads whose page would offer the button."
+	}
+	considered := res.Considered()
+	for _, cc := range res.Conditions {
+		v.Conditions = append(v.Conditions, views.RulePreviewCondition{Text: cc.Condition.String(), Holds: cc.Holds,
+			RulesOut: considered - cc.Holds, Alone: cc.Alone})
+	}
+	k := res.Keys
+	v.Keys = []views.RuleKeyShare{
+		{Key: "em", Label: "Email (em)", Count: k.Email}, {Key: "ph", Label: "Phone (ph)", Count: k.Phone},
+		{Key: "fbc", Label: "Click id (fbc)", Count: k.FBC}, {Key: "fbp", Label: "Browser id (fbp)", Count: k.FBP},
+		{Key: "external_id", Label: "External id", Count: k.ExternalID}, {Key: "client_ip_address", Label: "IP address", Count: k.IP},
+		{Key: "client_user_agent", Label: "User agent", Count: k.UserAgent},
+	}
+	lead := func(l rule.PreviewLead) views.RulePreviewLead {
+		title := l.Email
+		switch {
+		case title == "" && l.Name != "":
+			title = l.Name
+		case title == "" && l.Phone != "":
+			title = l.Phone
+		case title == "":
+			title = "Lead " + strconv.FormatInt(l.ID, 10)
+		}
+		return views.RulePreviewLead{URL: views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)), Title: title,
+			When: h.formatTime(a, &l.CreatedAt), Why: capitalize(l.Why) + ".", Junk: l.Junk, Partial: l.Partial}
+	}
+	for _, l := range res.Matches {
+		v.Matches = append(v.Matches, lead(l))
+	}
+	for _, l := range res.Misses {
+		v.Misses = append(v.Misses, lead(l))
+	}
+	return v
+}
+
+func (h *Handler) deleteRule(c echo.Context) error {
+	a := currentAccount(c)
+	r, err := h.ruleParam(c)
+	if err != nil {
+		return err
+	}
+	ruleURL := views.AccountURL(a.ID, "/rules/"+strconv.FormatInt(r.ID, 10))
+	if c.FormValue("confirm") != "yes" {
+		p := h.page(c, "Delete "+r.Name)
+		p.Nav = "rules"
+		return render(c, http.StatusOK, views.RuleConfirmPage(p, views.RuleConfirm{
+			Title:   "Delete the rule " + r.Name + "?",
+			Message: "New leads will no longer be checked against it, and its conditions are gone.",
+			Detail:  "Events it already queued stay, and its history is kept.",
+			Action:  ruleURL + "/delete", Button: "Delete the rule", Cancel: ruleURL, Danger: true,
+		}))
+	}
+	if err := h.store.DeleteSendRule(c.Request().Context(), a.ID, r.ID, &currentUser(c).ID); err != nil {
+		return err
+	}
+	h.log.Info("send rule deleted", "account_id", a.ID, "rule_id", r.ID)
+	setFlash(c, "ok", "Rule "+r.Name+" deleted.")
+	return redirect(c, views.AccountURL(a.ID, "/rules"))
+}
+
+func (h *Handler) moveRule(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	r, err := h.ruleParam(c)
+	if err != nil {
+		return err
+	}
+	delta := 0
+	switch c.FormValue("direction") {
+	case "up":
+		delta = -1
+	case "down":
+		delta = 1
+	default:
+		return echo.NewHTTPError(http.StatusBadRequest, "Move a rule up or down")
+	}
+	if err := h.store.MoveSendRule(ctx, a.ID, r.ID, delta); err != nil {
+		return err
+	}
+	if !isHTMX(c) {
+		return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/rules"))
+	}
+	items, err := h.ruleItems(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RulesList(fragmentPage(c), items))
+}
+
+// applyRule queues a saved automatic rule's events for the matching leads
+// of the last 7 days, after a confirmation that states how many leads
+// match. Event ids are deterministic, so a lead that has the event already
+// gets nothing twice.
+func (h *Handler) applyRule(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	r, err := h.ruleParam(c)
+	if err != nil {
+		return err
+	}
+	ruleURL := views.AccountURL(a.ID, "/rules/"+strconv.FormatInt(r.ID, 10))
+	if !r.Enabled || !rule.Mode(r.Mode).OnCapture() {
+		setFlash(c, "error", "Only an enabled rule that sends on capture can be applied to recent leads.")
+		return redirect(c, ruleURL)
+	}
+	// As ApplyRule compiles it: a custom field the form checked when the
+	// rule was saved is taken as it is.
+	m, problems := rule.CompileRule(r, rule.Schema{Open: true})
+	if len(problems) > 0 {
+		setFlash(c, "error", "The rule cannot be applied: "+sentence(problems[0].Message))
+		return redirect(c, ruleURL)
+	}
+	if c.FormValue("confirm") != "yes" {
+		res, err := h.preview(ctx, a.ID, m)
+		if err != nil {
+			return err
+		}
+		p := h.page(c, "Apply "+r.Name)
+		p.Nav = "rules"
+		return render(c, http.StatusOK, views.RuleConfirmPage(p, views.RuleConfirm{
+			Title: "Apply " + r.Name + " to the leads of the last 7 days?",
+			Message: fmt.Sprintf("%s of the last 7 days match this rule: each gets a %s event, as if the rule had been there when it arrived.",
+				views.Plural(int64(res.Matched), "lead", "leads"), r.EventName),
+			Detail: "A lead that already has this event gets nothing twice: applying again queues only what is missing.",
+			Action: ruleURL + "/apply", Button: "Queue the events", Cancel: ruleURL,
+		}))
+	}
+	n, err := h.capture.ApplyRule(ctx, a.ID, r.ID, h.now().Add(-capture.RecentWindow))
+	if err != nil {
+		return err
+	}
+	h.log.Info("send rule applied", "account_id", a.ID, "rule_id", r.ID, "queued", n)
+	msg := views.Plural(int64(n), r.EventName+" event", r.EventName+" events") + " queued."
+	if n == 0 {
+		msg = "Nothing new to queue: every matching lead of the last 7 days has its " + r.EventName + " event already."
+	}
+	setFlash(c, "ok", msg)
+	return redirect(c, ruleURL)
+}
+
+// versionRule is what a version keeps of a rule (store's ruleJSON).
+type versionRule struct {
+	Name          string           `json:"name"`
+	DatasetID     int64            `json:"dataset_id"`
+	Mode          string           `json:"mode"`
+	EventName     string           `json:"event_name"`
+	ActionSource  string           `json:"action_source"`
+	Value         *float64         `json:"value"`
+	ValueField    string           `json:"value_field"`
+	Currency      string           `json:"currency"`
+	CurrencyField string           `json:"currency_field"`
+	TestEventCode string           `json:"test_event_code"`
+	Combinator    string           `json:"combinator"`
+	Conditions    []rule.Condition `json:"conditions"`
+	Enabled       bool             `json:"enabled"`
+}
+
+// settings lists the version's settings as people read them, in the
+// form's order.
+func (v versionRule) settings(datasets []models.Dataset) [][2]string {
+	dataset := strconv.FormatInt(v.DatasetID, 10)
+	for _, d := range datasets {
+		if d.ID == v.DatasetID {
+			dataset = d.Name
+		}
+	}
+	value := "none"
+	switch {
+	case v.Value != nil:
+		value = strconv.FormatFloat(*v.Value, 'f', -1, 64)
+	case v.ValueField != "":
+		value = "from " + v.ValueField
+	}
+	currency := "the account's"
+	switch {
+	case v.Currency != "":
+		currency = v.Currency
+	case v.CurrencyField != "":
+		currency = "from " + v.CurrencyField
+	}
+	actionSource := v.ActionSource
+	if actionSource == "" {
+		actionSource = "from the lead's source"
+	}
+	enabled := "no"
+	if v.Enabled {
+		enabled = "yes"
+	}
+	conds := make([]string, len(v.Conditions))
+	for i, c := range v.Conditions {
+		conds[i] = c.String()
+	}
+	join := " AND "
+	if v.Combinator == string(rule.Or) {
+		join = " OR "
+	}
+	conditions := strings.Join(conds, join)
+	if conditions == "" {
+		conditions = "none"
+	}
+	return [][2]string{{"Name", v.Name}, {"Dataset", dataset}, {"Send mode", modeLabel(v.Mode)}, {"Event name", v.EventName},
+		{"Action source", actionSource}, {"Value", value}, {"Currency", currency}, {"Test event code", v.TestEventCode},
+		{"Conditions", conditions}, {"Enabled", enabled}}
+}
+
+// ruleVersion shows one change of a rule: who, when, and each setting it
+// changed, before and after.
+func (h *Handler) ruleVersion(a models.Account, ver store.RuleVersion, datasets []models.Dataset) views.RuleVersion {
+	out := views.RuleVersion{When: h.formatTime(a, &ver.CreatedAt), Who: ver.Email}
+	switch {
+	case ver.UserID == nil:
+		out.Who = "setup file or leadsignal"
+	case ver.Email == "":
+		out.Who = "a removed user"
+	}
+	var before, after versionRule
+	hasBefore := ver.Before != "" && json.Unmarshal([]byte(ver.Before), &before) == nil
+	hasAfter := ver.After != "" && json.Unmarshal([]byte(ver.After), &after) == nil
+	switch {
+	case !hasBefore && hasAfter:
+		out.Kind = "created"
+		for _, s := range after.settings(datasets) {
+			if s[1] != "" {
+				out.Changes = append(out.Changes, views.RuleChange{Setting: s[0], After: s[1]})
+			}
+		}
+	case hasBefore && !hasAfter:
+		out.Kind = "deleted"
+	default:
+		out.Kind = "changed"
+		b, af := before.settings(datasets), after.settings(datasets)
+		for i := range b {
+			if b[i][1] != af[i][1] {
+				out.Changes = append(out.Changes, views.RuleChange{Setting: b[i][0], Before: b[i][1], After: af[i][1]})
+			}
+		}
+	}
+	return out
+}

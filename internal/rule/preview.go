@@ -1,0 +1,246 @@
+package rule
+
+import (
+	"slices"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// PreviewExamples is how many of the newest matched, and of the newest
+// unmatched, leads a preview keeps.
+const PreviewExamples = 10
+
+// sendWindow is how old an event Meta still takes: 7 days. A match older
+// than that at the preview's time could not be sent.
+const sendWindow = 7 * 24 * time.Hour
+
+// Preview counts what a rule would have done with a stream of leads: the
+// rule form's live preview. It asks the Matcher exactly what capture asks
+// it, so a lead it counts as matched is a lead capture would have queued.
+// Add each lead, then read Result. It holds no lead, only counts and the
+// few examples it copies. A Preview is not safe for concurrent use.
+type Preview struct {
+	m    *Matcher
+	now  time.Time
+	view Lead
+	held []bool
+	res  PreviewResult
+}
+
+// PreviewResult is what a Preview counted.
+type PreviewResult struct {
+	// Leads is every lead added; Matched how many the rule matches.
+	Leads   int
+	Matched int
+	// MatchedJunk and MatchedPartial are the matches that are junk (the
+	// rule names junk) or partial leads.
+	MatchedJunk    int
+	MatchedPartial int
+	// Leads ruled out before any condition (Matcher.Match's gates): junk
+	// leads of a rule that does not name junk, partial leads of a rule for
+	// completed ones, completed leads of an automatic_partial rule.
+	OutJunk      int
+	OutPartial   int
+	OutCompleted int
+	// Conditions counts each condition of the rule, in order, over the
+	// leads past the gates (Considered).
+	Conditions []ConditionCount
+	// Keys counts the matches that carry each match key.
+	Keys KeyCounts
+	// Sendable is how many matches could be sent now: inside Meta's 7-day
+	// window, with at least one strong key (em, ph, external_id or fbc).
+	Sendable int
+	// Matches and Misses are the newest matched and unmatched leads, newest
+	// first, at most PreviewExamples of each.
+	Matches []PreviewLead
+	Misses  []PreviewLead
+}
+
+// Considered is how many leads got past the gates to the conditions.
+func (r PreviewResult) Considered() int {
+	return r.Leads - r.OutJunk - r.OutPartial - r.OutCompleted
+}
+
+// ConditionCount is what one condition did over the leads past the gates.
+type ConditionCount struct {
+	Condition Condition
+	// Holds is how many leads the condition holds for, on its own: the
+	// others (Considered - Holds) it rules out on its own.
+	Holds int
+	// Alone is how many leads this condition alone decided. In an "and"
+	// rule: the leads it rules out while every other condition holds,
+	// which would match without it. In an "or" rule: the leads it lets in
+	// while no other condition holds, which would not match without it.
+	Alone int
+}
+
+// KeyCounts counts leads by the match keys they carry: the hashed email
+// and phone, the fbc cookie or an fbclid to rebuild it from, and the
+// others as they were captured.
+type KeyCounts struct {
+	Email      int // em
+	Phone      int // ph
+	FBC        int
+	FBP        int
+	ExternalID int
+	IP         int // client_ip_address
+	UserAgent  int // client_user_agent
+}
+
+// PreviewLead is an example lead of a preview, with why the rule matched
+// it or not (Matcher.Explain).
+type PreviewLead struct {
+	ID        int64
+	CreatedAt time.Time
+	Email     string
+	Phone     string
+	Name      string
+	Junk      bool
+	Partial   bool
+	Why       string
+}
+
+// NewPreview starts a preview of m at now, the time that decides which
+// matches Meta would still take.
+func NewPreview(m *Matcher, now time.Time) *Preview {
+	p := &Preview{m: m, now: now}
+	p.res.Conditions = make([]ConditionCount, len(m.spec.Conditions))
+	for i, c := range m.spec.Conditions {
+		p.res.Conditions[i].Condition = c
+	}
+	return p
+}
+
+// Add counts one lead. l is read during the call only: the caller may
+// reuse it for the next lead.
+func (p *Preview) Add(l *models.Lead) {
+	p.view.Reset(l)
+	var r Result
+	r, p.held = p.m.MatchEach(&p.view, p.held)
+	res := &p.res
+	res.Leads++
+	switch r.Reason {
+	case ReasonJunk:
+		res.OutJunk++
+	case ReasonPartial:
+		res.OutPartial++
+	case ReasonCompleted:
+		res.OutCompleted++
+	default:
+		p.countConditions()
+	}
+	if !r.Matched {
+		p.res.Misses = p.example(p.res.Misses, l, r)
+		return
+	}
+	res.Matched++
+	if l.Junk {
+		res.MatchedJunk++
+	}
+	if l.Partial {
+		res.MatchedPartial++
+	}
+	k := &res.Keys
+	// fbc is sent as the cookie was, or rebuilt from the fbclid (capture
+	// keeps the rebuilt one in the match keys, which the preview does not
+	// parse).
+	email, phone, fbc := l.EmailHash != "", l.PhoneHash != "", l.FBC != "" || l.FBCLID != ""
+	externalID := l.ExternalID != nil && *l.ExternalID != ""
+	k.Email += b2i(email)
+	k.Phone += b2i(phone)
+	k.FBC += b2i(fbc)
+	k.FBP += b2i(l.FBP != "")
+	k.ExternalID += b2i(externalID)
+	k.IP += b2i(l.ClientIP != "")
+	k.UserAgent += b2i(l.ClientUserAgent != "")
+	if (email || phone || fbc || externalID) && p.now.Sub(l.CreatedAt) < sendWindow {
+		res.Sendable++
+	}
+	p.res.Matches = p.example(p.res.Matches, l, r)
+}
+
+// countConditions counts the conditions' verdicts on a lead past the
+// gates, from p.held.
+func (p *Preview) countConditions() {
+	held, cs := p.held, p.res.Conditions
+	n := 0
+	for i, ok := range held {
+		if ok {
+			cs[i].Holds++
+			n++
+		}
+	}
+	// In an "and" rule a condition alone rules a lead out when it is the
+	// one that fails; in an "or" rule it alone lets one in when it is the
+	// one that holds.
+	switch {
+	case !p.m.or && n == len(held)-1:
+		for i, ok := range held {
+			if !ok {
+				cs[i].Alone++
+			}
+		}
+	case p.m.or && n == 1:
+		for i, ok := range held {
+			if ok {
+				cs[i].Alone++
+			}
+		}
+	}
+}
+
+// example adds l to list, the newest leads first, when it is among the
+// PreviewExamples newest. Leads usually come newest first, so that past
+// the first few this is one comparison.
+func (p *Preview) example(list []PreviewLead, l *models.Lead, r Result) []PreviewLead {
+	i := len(list)
+	for i > 0 && newer(l, list[i-1]) {
+		i--
+	}
+	if i >= PreviewExamples {
+		return list
+	}
+	e := PreviewLead{ID: l.ID, CreatedAt: l.CreatedAt, Email: l.Email, Phone: l.Phone, Junk: l.Junk, Partial: l.Partial,
+		Name: joinName(l.FirstName, l.LastName), Why: p.m.Explain(r)}
+	if len(list) < PreviewExamples {
+		list = append(list, PreviewLead{})
+	}
+	copy(list[i+1:], list[i:])
+	list[i] = e
+	return list
+}
+
+// newer orders leads as the preview lists them: by capture time, then id.
+func newer(l *models.Lead, e PreviewLead) bool {
+	if !l.CreatedAt.Equal(e.CreatedAt) {
+		return l.CreatedAt.After(e.CreatedAt)
+	}
+	return l.ID > e.ID
+}
+
+func joinName(first, last string) string {
+	switch {
+	case first == "":
+		return last
+	case last == "":
+		return first
+	}
+	return first + " " + last
+}
+
+// Result returns the counts so far.
+func (p *Preview) Result() PreviewResult {
+	r := p.res
+	r.Conditions = slices.Clone(p.res.Conditions)
+	r.Matches = slices.Clone(p.res.Matches)
+	r.Misses = slices.Clone(p.res.Misses)
+	return r
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

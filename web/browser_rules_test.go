@@ -1,0 +1,222 @@
+//go:build browser
+
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// fill sets an input's or a select's value as a person would, firing the
+// input and change events htmx listens to.
+func fill(sel, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		js := fmt.Sprintf(`(() => { const el = document.querySelector(%q); el.value = %q;
+			el.dispatchEvent(new Event("input", {bubbles: true})); el.dispatchEvent(new Event("change", {bubbles: true})); return true })()`, sel, value)
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		return err
+	})
+}
+
+// previewSays waits until the live preview has counted want matches.
+func (b *tab) previewSays(want string) {
+	b.t.Helper()
+	b.waitJS("the preview to count "+want, fmt.Sprintf(
+		`(document.querySelector('[data-testid="preview-matched"]') || {}).textContent === %q`, want))
+}
+
+// TestBrowserRulesBuildPreviewSave builds a two-condition OR rule in the
+// form, watches the live preview count as a condition is added in place,
+// saves it, and checks that capture then queues its event for a lead that
+// matches and not for one that does not.
+func TestBrowserRulesBuildPreviewSave(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a := newApp(t, s)
+		acc, key := a.ingestAccount("acme", "US")
+		d := models.Dataset{AccountID: acc.ID, Name: "Main", PixelID: "123456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}
+		if err := s.CreateDataset(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		// A week of leads: Berlin with a big budget, Berlin with a small
+		// one, Paris with a big one, Paris with a small one.
+		for i, l := range []struct{ city, budget string }{{"Berlin", "9000"}, {"Berlin", "100"}, {"Paris", "9000"}, {"Paris", "100"}} {
+			r := a.postLead(key, ruleLead(i+1, fmt.Sprintf("lead%d@acme-roofing.com", i+1), l.city, l.budget,
+				fmt.Sprintf("2026-11-%02dT10:00:00Z", 30-i), nil))
+			if r.status != http.StatusCreated || r.Junk {
+				t.Fatalf("lead %d: %d %s", i+1, r.status, r.raw)
+			}
+		}
+		base := a.srv.URL + "/accounts/" + itoa(acc.ID)
+		b := chrome(t)
+		b.login(a.srv.URL, "acme-owner@example.com")
+
+		// A rule with a bad regular expression: the preview shows the
+		// problem instead of numbers, and saving keeps what was typed
+		// with the error at the pattern.
+		b.do(
+			chromedp.Navigate(base+"/rules/new"),
+			visible(`[data-testid="rule-form"]`),
+			typeInto(`#f-name`, "Roofers"),
+			fill(`[data-testid="condition-row"] select[name="cond_field"]`, "message"),
+			fill(`[data-testid="condition-row"] select[name="cond_match_type"]`, "regex"),
+			fill(`[data-testid="condition-row"] input[name="cond_pattern"]`, "roof(ing"),
+		)
+		b.waitJS("the preview's problems", `!!document.querySelector('[data-testid="preview-problems"]')`)
+		b.do(click(`[data-testid="save-rule"]`))
+		b.waitJS("the inline error", `!!document.querySelector('[data-testid="error-cond-pattern"]')`)
+		if v := b.value(`[data-testid="condition-row"] input[name="cond_pattern"]`); v != "roof(ing" {
+			t.Errorf("pattern after a refused save = %q; want what was typed", v)
+		}
+		b.do(shot("rules-form-errors"))
+
+		b.do(
+			chromedp.Navigate(base+"/rules"),
+			visible(`[data-testid="rules-table"]`),
+			shot("rules-list"),
+			click(`[data-testid="new-rule"]`),
+			visible(`[data-testid="rule-form"]`),
+			markNoReload(),
+			typeInto(`#f-name`, "Berlin or big budget"),
+			fill(`#f-event_name`, "QualifiedLead"),
+			fill(`#f-combinator`, "or"),
+			fill(`[data-testid="condition-row"]:nth-child(1) select[name="cond_field"]`, "city"),
+			fill(`[data-testid="condition-row"]:nth-child(1) select[name="cond_match_type"]`, "equals"),
+			fill(`[data-testid="condition-row"]:nth-child(1) input[name="cond_pattern"]`, "berlin"),
+		)
+		b.previewSays("2")
+		if got := b.text(`[data-testid="preview-total"]`); got != "4" {
+			t.Errorf("preview total %q; want 4", got)
+		}
+
+		// A second condition, added in place: the count grows.
+		b.do(click(`[data-testid="add-condition"]`))
+		b.waitJS("a second condition row", `document.querySelectorAll('[data-testid="condition-row"]').length === 2`)
+		b.do(
+			fill(`[data-testid="condition-row"]:nth-child(2) select[name="cond_field"]`, "fields.budget"),
+			fill(`[data-testid="condition-row"]:nth-child(2) select[name="cond_match_type"]`, "gt"),
+			fill(`[data-testid="condition-row"]:nth-child(2) input[name="cond_pattern"]`, "5000"),
+		)
+		b.previewSays("3")
+		if !b.pageKept() {
+			t.Error("adding a condition reloaded the page")
+		}
+		if why := b.text(`[data-testid="preview-misses"] li`); !strings.Contains(why, "None of the conditions matched") {
+			t.Errorf("unmatched example says %q", why)
+		}
+		b.do(shot("rules-form-preview"))
+
+		// A third condition, removed again in place: back to 3.
+		b.do(click(`[data-testid="add-condition"]`))
+		b.waitJS("a third condition row", `document.querySelectorAll('[data-testid="condition-row"]').length === 3`)
+		b.do(
+			fill(`[data-testid="condition-row"]:nth-child(3) select[name="cond_field"]`, "email_domain"),
+			fill(`[data-testid="condition-row"]:nth-child(3) input[name="cond_pattern"]`, "acme-roofing.com"),
+		)
+		b.previewSays("4")
+		b.do(click(`[data-testid="condition-row"]:nth-child(3) [data-testid="remove-condition"]`))
+		b.waitJS("two condition rows again", `document.querySelectorAll('[data-testid="condition-row"]').length === 2`)
+		b.previewSays("3")
+
+		// Saved: the rule page, its history, and the same preview.
+		b.do(click(`[data-testid="save-rule"]`))
+		b.waitJS("the saved rule's page", `!!document.querySelector('[data-testid="rule-title"]')`)
+		b.previewSays("3")
+		if got := b.text(`[data-testid="flash"]`); !strings.HasPrefix(got, "Rule Berlin or big budget created. It checks the leads captured from now on") {
+			t.Errorf("flash %q", got)
+		}
+		b.do(shot("rules-rule"))
+		rules, err := s.SendRules(ctx, acc.ID)
+		if err != nil || len(rules) != 2 {
+			t.Fatalf("rules %+v, %v", rules, err)
+		}
+		saved := rules[1]
+		if saved.Combinator != "or" || saved.EventName != "QualifiedLead" ||
+			saved.Conditions != `[{"field":"city","match_type":"equals","pattern":"berlin"},{"field":"fields.budget","match_type":"gt","pattern":"5000"}]` {
+			t.Errorf("saved rule %+v", saved)
+		}
+
+		// The list, reordered in place.
+		b.do(
+			chromedp.Navigate(base+"/rules"),
+			visible(`[data-testid="rules-table"]`),
+			markNoReload(),
+			click(`[data-testid="rule-row"]:nth-child(2) [data-testid="move-up"]`),
+		)
+		b.waitJS("the new rule first", `document.querySelector('[data-testid="rule-name"]').textContent === "Berlin or big budget"`)
+		if !b.pageKept() {
+			t.Error("moving a rule reloaded the page")
+		}
+		if rs, _ := s.SendRules(ctx, acc.ID); rs[0].ID != saved.ID {
+			t.Errorf("stored order %d, %d; want the new rule first", rs[0].ID, rs[1].ID)
+		}
+		b.do(shot("rules-list-moved"), chromedp.Navigate(fmt.Sprintf("%s/rules/%d", base, saved.ID)), visible(`[data-testid="rule-form"]`))
+
+		// The same page on a phone.
+		b.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Reload(), visible(`[data-testid="rule-form"]`))
+		b.previewSays("3")
+		b.do(shot("rules-rule-phone"))
+		b.do(chromedp.EmulateViewport(1280, 900))
+
+		// A lead that matches is queued under the rule's event name and
+		// shows in the send log; one that does not gets only the default
+		// rule's Lead, and its page says why.
+		match := a.postLead(key, ruleLead(10, "new@acme-roofing.com", "Paris", "12000", "2026-12-01T11:00:00Z", nil))
+		miss := a.postLead(key, ruleLead(11, "other@acme-roofing.com", "Paris", "10", "2026-12-01T11:05:00Z", nil))
+		if names := replyEventNames(t, match); names != "Lead QualifiedLead" {
+			t.Errorf("matching lead queued %q; want Lead and QualifiedLead", names)
+		}
+		if names := replyEventNames(t, miss); names != "Lead" {
+			t.Errorf("other lead queued %q; want only Lead", names)
+		}
+		b.do(
+			chromedp.Navigate(base+"/events?event=QualifiedLead"),
+			visible(`[data-testid="events-table"]`),
+			shot("rules-sendlog"),
+		)
+		if rows := b.text(`[data-testid="events-table"] tbody`); !strings.Contains(rows, "QualifiedLead") {
+			t.Errorf("send log rows %q; want the QualifiedLead event", rows)
+		}
+		b.do(
+			chromedp.Navigate(fmt.Sprintf("%s/leads/%d", base, miss.LeadID)),
+			visible(`[data-testid="lead-rules"]`),
+		)
+		if why := b.text(`[data-testid="lead-rules"]`); !strings.Contains(why, "none of the conditions matched") {
+			t.Errorf("the unmatched lead's page says %q", why)
+		}
+	})
+}
+
+// replyEventNames are the event names an ingest reply queued, sorted, in
+// one string.
+func replyEventNames(t *testing.T, r apiReply) string {
+	t.Helper()
+	var names []string
+	for _, raw := range r.Events {
+		var e struct {
+			EventName string `json:"event_name"`
+			Status    string `json:"status"`
+		}
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Status != "queued" {
+			t.Errorf("event %s is %s", e.EventName, e.Status)
+		}
+		names = append(names, e.EventName)
+	}
+	if len(names) == 2 && names[0] > names[1] {
+		names[0], names[1] = names[1], names[0]
+	}
+	return strings.Join(names, " ")
+}
