@@ -40,3 +40,24 @@ func TestSendRulesMigration(t *testing.T) {
 		})
 	}
 }
+
+// Migration 0016 copies each lead's phone country out of its match keys.
+func TestLeadPhoneCountryMigration(t *testing.T) {
+	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
+		t.Run(dialect, func(t *testing.T) {
+			db, exec, step := migratedBefore(t, dialect, 16)
+			exec(`INSERT INTO accounts (id, slug, name, created_at, updated_at) VALUES (1, 'a', 'A', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO leads (id, account_id, source, phone_e164, match_keys, created_at, received_at, updated_at)
+				VALUES (1, 1, 'website', '4930901820', '{"ph":{"normalized":"4930901820","hash":"x"},"phone_country":"DE"}', '2026-01-01 00:00:00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(`INSERT INTO leads (id, account_id, source, phone_e164, match_keys, created_at, received_at, updated_at)
+				VALUES (2, 1, 'website', '', '{}', '2026-01-01 00:00:00', '2026-01-01 00:00:00', '2026-01-01 00:00:00')`)
+			exec(step.SQL)
+			for id, want := range map[int]string{1: "DE", 2: ""} {
+				var got string
+				if err := db.QueryRowContext(t.Context(), "SELECT phone_country FROM leads WHERE id = $1", id).Scan(&got); err != nil || got != want {
+					t.Errorf("lead %d phone_country = %q, %v; want %q", id, got, err, want)
+				}
+			}
+		})
+	}
+}

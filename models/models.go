@@ -159,6 +159,9 @@ type Lead struct {
 	Phone      string
 	// PhoneE164 is the normalised phone, digits only, for search.
 	PhoneE164       string `gorm:"column:phone_e164"`
+	// PhoneCountry is the phone's region as capture parsed it ("US"); ""
+	// when it did not parse.
+	PhoneCountry string
 	FirstName       string
 	LastName        string
 	City            string

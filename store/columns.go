@@ -81,6 +81,7 @@ var leadText = []textColumn[models.Lead]{
 	{"email", func(l *models.Lead) string { return l.Email }},
 	{"phone", func(l *models.Lead) string { return l.Phone }},
 	{"phone_e164", func(l *models.Lead) string { return l.PhoneE164 }},
+	{"phone_country", func(l *models.Lead) string { return l.PhoneCountry }},
 	{"first_name", func(l *models.Lead) string { return l.FirstName }},
 	{"last_name", func(l *models.Lead) string { return l.LastName }},
 	{"city", func(l *models.Lead) string { return l.City }},

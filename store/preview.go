@@ -13,7 +13,7 @@ import (
 // every one but account_id (the caller's), junk_override, received_at and
 // updated_at, which neither a rule, the preview nor an event reads. The
 // preview benchmark streams the same columns for its baseline.
-const RecentLeadColumns = "id, external_id, source, partial, email, phone, phone_e164, first_name, last_name, " +
+const RecentLeadColumns = "id, external_id, source, partial, email, phone, phone_e164, phone_country, first_name, last_name, " +
 	"city, state, zip, country, gender, date_of_birth, message, fbclid, fbc, fbp, client_ip_address, " +
 	"client_user_agent, event_source_url, fill_seconds, honeypot, meta_lead_id, fields, match_keys, " +
 	"email_hash, phone_hash, junk, junk_reasons, stage, created_at"
@@ -41,7 +41,7 @@ func (s *Store) EachRecentLead(ctx context.Context, accountID int64, since time.
 		externalID  sql.NullString
 		fillSeconds sql.NullFloat64
 	)
-	dest := []any{&l.ID, &externalID, &source, &l.Partial, &l.Email, &l.Phone, &l.PhoneE164, &l.FirstName, &l.LastName,
+	dest := []any{&l.ID, &externalID, &source, &l.Partial, &l.Email, &l.Phone, &l.PhoneE164, &l.PhoneCountry, &l.FirstName, &l.LastName,
 		&l.City, &l.State, &l.Zip, &l.Country, &l.Gender, &l.DateOfBirth, &l.Message, &l.FBCLID, &l.FBC, &l.FBP, &l.ClientIP,
 		&l.ClientUserAgent, &l.EventSourceURL, &fillSeconds, &l.Honeypot, &l.MetaLeadID, &l.Fields, &l.MatchKeys,
 		&l.EmailHash, &l.PhoneHash, &l.Junk, &l.JunkReasons, &l.Stage, &l.CreatedAt}

@@ -22,12 +22,12 @@ func loadLeads(ctx context.Context, dbURL string, accountID int64, n int) error 
 	}
 	defer db.Close()
 	if _, err := db.ExecContext(ctx, `
-INSERT INTO leads (account_id, external_id, source, partial, email, phone, phone_e164, first_name, last_name,
+INSERT INTO leads (account_id, external_id, source, partial, email, phone, phone_e164, phone_country, first_name, last_name,
 	city, state, zip, country, message, fbclid, fbc, fbp, client_ip_address, client_user_agent, event_source_url,
 	fill_seconds, fields, match_keys, email_hash, phone_hash, junk, junk_reasons, created_at, received_at, updated_at)
 SELECT $1, CASE WHEN i % 3 = 0 THEN 'crm-' || i END,
 	(ARRAY['website', 'website', 'website', 'instant_form', 'crm'])[i % 5 + 1], i % 50 = 7,
-	c.email, c.phone, c.e164, c.fn, c.ln, c.city, c.st, c.zip, 'US',
+	c.email, c.phone, c.e164, CASE WHEN c.e164 <> '' THEN c.region ELSE '' END, c.fn, c.ln, c.city, c.st, c.zip, 'US',
 	(ARRAY['Need a quote for a new roof before winter, the old one leaks in two places.',
 		'Looking for an appointment next week. My tooth hurts since Tuesday, mornings are best for me.',
 		'We offer SEO services: guaranteed first page rankings on Google in 30 days, reply for our price list.',

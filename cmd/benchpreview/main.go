@@ -14,10 +14,7 @@
 //     thrown away;
 //   - the preview of a five-condition rule as the rule page computes it:
 //     rule.CompileRule with the account's custom fields, then
-//     store.EachRecentLead into a rule.Preview;
-//   - for context, not judged, the same rule with phone_country in place of
-//     state: the dearest field a rule names often (it parses the lead's
-//     stored match keys).
+//     store.EachRecentLead into a rule.Preview.
 //
 // It prints the median of each, the judged ratio and PASS or FAIL, as
 // key=value lines too, and exits non-zero when the budget is missed.
@@ -109,14 +106,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	withPhone, err := createRule(ctx, st, d, "Qualified by phone", phoneConditions)
-	if err != nil {
-		return err
-	}
 
 	pgPID := benchkit.PostgresPID(ctx, dbURL)
 	var copies []time.Duration
-	var m [2]measure // judged, withPhone
+	var m measure
 	var rows int64
 	var prof *os.File
 	// One unmeasured round of each warms the caches.
@@ -139,15 +132,13 @@ func run() error {
 				return err
 			}
 		}
-		for k, r := range []models.SendRule{judged, withPhone} {
-			if err := m[k].run(ctx, st, r, now, pgPID, i >= 0); err != nil {
-				return err
-			}
+		if err := m.run(ctx, st, judged, now, pgPID, i >= 0); err != nil {
+			return err
 		}
 		if i >= 0 {
 			copies = append(copies, c)
-			fmt.Fprintf(os.Stderr, "benchpreview: run %d: copy %.0f ms; preview %.0f ms, with phone_country %.0f ms\n",
-				i+1, benchkit.Millis(c), benchkit.Millis(m[0].wall[i]), benchkit.Millis(m[1].wall[i]))
+			fmt.Fprintf(os.Stderr, "benchpreview: run %d: copy %.0f ms; preview %.0f ms\n",
+				i+1, benchkit.Millis(c), benchkit.Millis(m.wall[i]))
 		}
 	}
 	if prof != nil {
@@ -155,25 +146,22 @@ func run() error {
 		prof.Close()
 		fmt.Fprintf(os.Stderr, "benchpreview: CPU profile of the previews in %s\n", cfg.cpuprofile)
 	}
-	if int64(m[0].res.Leads) != rows || int64(m[1].res.Leads) != rows {
-		return fmt.Errorf("the previews read %d and %d leads, COPY %d", m[0].res.Leads, m[1].res.Leads, rows)
+	if int64(m.res.Leads) != rows {
+		return fmt.Errorf("the preview read %d leads, COPY %d", m.res.Leads, rows)
 	}
 
 	c := median(copies)
-	ratio := float64(median(m[0].wall)) / float64(c)
+	ratio := float64(median(m.wall)) / float64(c)
 	verdict := "PASS"
 	if ratio > budget {
 		verdict = "FAIL"
 	}
 	fmt.Printf("leads in the last 7 days: %d\n", rows)
 	fmt.Printf("%-28s %8.1f ms (median of %d)\n", "COPY to the client:", benchkit.Millis(c), len(copies))
-	m[0].print("preview:", c, pgPID)
+	m.print("preview:", c, pgPID)
 	fmt.Printf("%-28s %8.2f (budget %.1f) %s\n", "ratio:", ratio, budget, verdict)
-	fmt.Println("for context, not judged: the same rule with phone_country in place of state")
-	m[1].print("preview with phone_country:", c, pgPID)
-	fmt.Printf("preview_leads=%d preview_matched=%d copy_ms=%.1f preview_ms=%.1f ratio=%.3f budget=%.1f result=%s phone_preview_ms=%.1f phone_ratio=%.3f\n",
-		rows, m[0].res.Matched, benchkit.Millis(c), benchkit.Millis(median(m[0].wall)), ratio, budget, verdict,
-		benchkit.Millis(median(m[1].wall)), float64(median(m[1].wall))/float64(c))
+	fmt.Printf("preview_leads=%d preview_matched=%d copy_ms=%.1f preview_ms=%.1f ratio=%.3f budget=%.1f result=%s\n",
+		rows, m.res.Matched, benchkit.Millis(c), benchkit.Millis(median(m.wall)), ratio, budget, verdict)
 	if verdict != "PASS" {
 		return fmt.Errorf("the preview took %.2f times the COPY; the budget is %.1f", ratio, budget)
 	}
@@ -182,22 +170,13 @@ func run() error {
 
 // fiveConditions is the judged rule, of the kind marketers write: each
 // condition reads a different part of a lead, the email, the page URL, a
-// custom field, the state and the message.
+// custom field, the phone's country and the message.
 var fiveConditions = []rule.Condition{
 	{Field: "email_is_free", MatchType: rule.Equals, Pattern: "false"},
 	{Field: "utm_source", MatchType: rule.InList, Pattern: "facebook, instagram, fb, ig"},
 	{Field: "fields.budget", MatchType: rule.GT, Pattern: "5000"},
-	{Field: "state", MatchType: rule.InList, Pattern: "TX, CA, WA"},
-	{Field: "message", MatchType: rule.NotContains, Pattern: "seo services"},
-}
-
-// phoneConditions is fiveConditions with phone_country in place of state:
-// phone_country parses the lead's stored match keys, the dearest field a
-// rule can name after phone_valid (internal/rule's BenchmarkField).
-var phoneConditions = []rule.Condition{
-	fiveConditions[0], fiveConditions[1], fiveConditions[2],
 	{Field: "phone_country", MatchType: rule.InList, Pattern: "US, CA"},
-	fiveConditions[4],
+	{Field: "message", MatchType: rule.NotContains, Pattern: "seo services"},
 }
 
 func createRule(ctx context.Context, st *store.Store, d models.Dataset, name string, conds []rule.Condition) (models.SendRule, error) {

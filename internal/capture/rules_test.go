@@ -267,3 +267,36 @@ func TestMarkJunkKeepsJunkRuleEvents(t *testing.T) {
 		}
 	})
 }
+
+// Capture keeps the phone's country in its own column, which a rule on
+// phone_country reads.
+func TestCaptureKeepsPhoneCountry(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, d := setup(t, s)
+		addRule(t, s, acc, d, models.SendRule{Name: "Germany", Mode: "automatic_match", EventName: "GermanLead", Enabled: true},
+			rule.Condition{Field: "phone_country", MatchType: rule.Equals, Pattern: "DE"})
+		c := New(s, nil)
+		de := webLead("de@acme.example")
+		de.Phone = "+49 30 901820"
+		r, err := c.Capture(ctx, acc, valid(t, de))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, err := s.Lead(ctx, acc.ID, r.Lead.ID); err != nil || l.PhoneCountry != "DE" {
+			t.Errorf("stored phone country = %q, %v; want DE", l.PhoneCountry, err)
+		}
+		if got := eventsByName(t, s, acc.ID, r.Lead.ID); got["GermanLead"].ID == 0 {
+			t.Errorf("events = %v; want GermanLead", got)
+		}
+		us := webLead("us@acme.example")
+		us.Phone = "+1 415 692 4281"
+		r, err = c.Capture(ctx, acc, valid(t, us))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := eventsByName(t, s, acc.ID, r.Lead.ID); got["GermanLead"].ID != 0 {
+			t.Errorf("a US phone's events = %v; want no GermanLead", got)
+		}
+	})
+}

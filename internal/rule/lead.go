@@ -11,7 +11,6 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/leadsignal/leadsignal/internal/junk"
-	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -27,7 +26,6 @@ type Lead struct {
 	domain, local string // of the email, lowercased; local without a +tag
 	badEmail      bool
 	disposable    bool
-	phoneRegion   string
 	validPhone    bool
 	path          string
 	utms          [len(utmParams)]string
@@ -44,7 +42,6 @@ type derived uint8
 const (
 	haveEmail derived = 1 << iota
 	haveEmailChecks
-	havePhoneRegion
 	havePhoneValid
 	haveURL
 	haveFields
@@ -153,15 +150,10 @@ func (v *Lead) emailWork() bool {
 }
 
 // phoneCountry is the region capture found for the phone number, taking
-// the lead's or the account's country into account (match keys'
-// phone_country); "" when the phone did not parse.
+// the lead's or the account's country into account (its PhoneCountry);
+// "" when the phone did not parse.
 func (v *Lead) phoneCountry() string {
-	if v.todo(havePhoneRegion) && v.m.PhoneE164 != "" {
-		if keys, err := normalize.ParseKeys([]byte(v.m.MatchKeys)); err == nil {
-			v.phoneRegion = keys.PhoneCountry
-		}
-	}
-	return v.phoneRegion
+	return v.m.PhoneCountry
 }
 
 // phoneValid is stricter than what capture needs to hash a phone: the

@@ -41,9 +41,9 @@ func keyed(l models.Lead, defaultCountry string) models.Lead {
 	if err != nil {
 		panic(err)
 	}
-	l.MatchKeys, l.PhoneE164 = string(b), ""
+	l.MatchKeys, l.PhoneE164, l.PhoneCountry = string(b), "", ""
 	if keys.Phone.Present() {
-		l.PhoneE164 = keys.Phone.Normalized
+		l.PhoneE164, l.PhoneCountry = keys.Phone.Normalized, keys.PhoneCountry
 	}
 	return l
 }
