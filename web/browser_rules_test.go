@@ -166,6 +166,9 @@ func TestBrowserRulesBuildPreviewSave(t *testing.T) {
 		b.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Reload(), visible(`[data-testid="rule-form"]`))
 		b.previewSays("3")
 		b.do(shot("rules-rule-phone"))
+		if w := evalJS[int](b, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("on a 390 px phone the page is %d px wide; want no sideways scrolling", w)
+		}
 		b.do(chromedp.EmulateViewport(1280, 900))
 
 		// A lead that matches is queued under the rule's event name and
