@@ -158,10 +158,10 @@ type Lead struct {
 	Email      string
 	Phone      string
 	// PhoneE164 is the normalised phone, digits only, for search.
-	PhoneE164       string `gorm:"column:phone_e164"`
+	PhoneE164 string `gorm:"column:phone_e164"`
 	// PhoneCountry is the phone's region as capture parsed it ("US"); ""
 	// when it did not parse.
-	PhoneCountry string
+	PhoneCountry    string
 	FirstName       string
 	LastName        string
 	City            string
