@@ -130,7 +130,7 @@ func (s *Store) SetMember(ctx context.Context, accountID, userID int64, role mod
 		var cur models.Membership
 		err := tx.q(ctx).Where("account_id = ? AND user_id = ?", accountID, userID).Take(&cur).Error
 		switch {
-		case translate(err) == ErrNotFound:
+		case errors.Is(translate(err), ErrNotFound):
 			return tx.q(ctx).Create(&models.Membership{AccountID: accountID, UserID: userID, Role: role}).Error
 		case err != nil:
 			return err

@@ -15,7 +15,7 @@ import (
 )
 
 // An event's state is in one of two places, never on its own row: while
-// it is not sent, its unsentEvent; once sent, its eventSend. Sent means
+// it is not sent, its unsentEvent; once sent, its event_sends row. Sent means
 // not unsent. Every reader goes through withState and findShown.
 
 // unsentEvent is the state of an event that is not sent (migrations 0006
@@ -39,19 +39,6 @@ type unsentEvent struct {
 }
 
 func (unsentEvent) TableName() string { return "unsent_events" }
-
-// eventSend is the send of an event (migration 0010): which request carried
-// it, on which attempt, with which trace and when. An event is sent when it
-// has one; sending writes nothing to the event's own row.
-type eventSend struct {
-	EventID   int64 `gorm:"primaryKey;autoIncrement:false"`
-	RequestID *int64
-	Attempts  int
-	FBTraceID string `gorm:"column:fbtrace_id"`
-	SentAt    time.Time
-}
-
-func (eventSend) TableName() string { return "event_sends" }
 
 // shownEvent is an event read with its state: its unsent row's columns or
 // its send's, whichever it has.
@@ -336,9 +323,10 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 			if err := tx.q(ctx).Raw(claimSQLiteSQL, args).Scan(&claimed).Error; err != nil || len(claimed) == 0 {
 				return err
 			}
-			list, err := json.Marshal(claimed)
-			if err != nil {
-				return err
+			// The outer err, checked below, takes the SELECT's.
+			list, merr := json.Marshal(claimed)
+			if merr != nil {
+				return merr
 			}
 			rows, err = tx.q(ctx).Raw(`SELECT `+claimedCols+` FROM events e JOIN (
 				SELECT json_extract(value, '$.EventID') AS event_id, json_extract(value, '$.Attempt') AS attempt FROM json_each(?)

@@ -88,7 +88,7 @@ func TestEachRecentLead(t *testing.T) {
 			n++
 			return stop
 		})
-		if err != stop || n != 1 {
+		if !errors.Is(err, stop) || n != 1 {
 			t.Errorf("stopping: err %v after %d leads; want stop after 1", err, n)
 		}
 	})

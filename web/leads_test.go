@@ -87,10 +87,9 @@ func TestLeadsPages(t *testing.T) {
 			t.Error("an unreadable date should be explained")
 		}
 
-		csvURL, _ := r.doc.Find(`[data-testid="csv-link"]`).Attr("href")
-		if csvURL == "" {
-			r = b.get(base + "/leads?junk=junk")
-			csvURL, _ = r.doc.Find(`[data-testid="csv-link"]`).Attr("href")
+		r = b.get(base + "/leads?junk=junk")
+		if csvURL, _ := r.doc.Find(`[data-testid="csv-link"]`).Attr("href"); !strings.Contains(csvURL, "junk=junk") {
+			t.Errorf("CSV link %q; want the filter carried over", csvURL)
 		}
 		res := b.get(base + "/leads.csv?junk=junk")
 		if !strings.HasPrefix(res.header.Get("Content-Type"), "text/csv") {

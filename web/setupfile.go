@@ -46,7 +46,7 @@ func (h *Handler) downloadSetup(c echo.Context) error {
 	// Slugs are lowercase letters, digits and dashes: safe in the header.
 	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="leadsignal-setup-`+a.Slug+`.json"`)
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSONCharsetUTF8, buf.Bytes())
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, buf.Bytes())
 }
 
 // previewSetup shows what an uploaded setup file would change, computed

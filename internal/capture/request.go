@@ -202,7 +202,7 @@ func (r Request) Validate(now time.Time) (Validated, *Error) {
 	if r.FillSeconds != nil && *r.FillSeconds < 0 {
 		return v, invalid("fill_seconds", "fill_seconds must not be negative")
 	}
-	for _, f := range v.Request.texts() {
+	for _, f := range v.texts() {
 		if len(*f.value) > f.max {
 			return v, invalid(f.name, "%s is longer than %d bytes", f.name, f.max)
 		}
