@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -418,24 +417,6 @@ func rawFields(l models.Lead) []views.FieldRow {
 	return rows
 }
 
-// maxStageValue bounds a stage's value: no deal is worth more, and a typo
-// such as 1e308 would otherwise go to Meta as a purchase.
-const maxStageValue = 1e12
-
-// stageValueRE is an amount as people write it: digits, then maybe a
-// decimal point and decimals. It leaves out what ParseFloat would also take
-// (NaN, Inf, 1e308, 0x1p4, a sign).
-var stageValueRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
-
-// parseStageValue reads a typed stage value, from 0 to maxStageValue.
-func parseStageValue(s string) (float64, bool) {
-	if !stageValueRE.MatchString(s) {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	return v, err == nil && v <= maxStageValue
-}
-
 var markable = []string{models.StageQualified, models.StageBooked, models.StageWon, models.StageJunk, models.StageNotJunk}
 
 // addLeadStage records a person's stage change or junk verdict on a lead.
@@ -457,7 +438,7 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 	}
 	sc := models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: stage, OccurredAt: h.now().UTC(), UserID: &currentUser(c).ID}
 	if form.Value.Value != "" {
-		if v, ok := parseStageValue(form.Value.Value); ok {
+		if v, ok := rule.Amount(form.Value.Value); ok {
 			sc.Value = &v
 		} else {
 			form.Value.Error = "Enter an amount from 0 to 1,000,000,000,000 (a trillion), in digits, like 1250 or 99.90."

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/capture"
-	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -256,7 +254,7 @@ func (in ruleInput) sendRule(accountID int64) models.SendRule {
 	r.Conditions = string(b)
 	switch in.ValueMode {
 	case "fixed":
-		if v, ok := ruleValue(in.Value); ok {
+		if v, ok := rule.Amount(in.Value); ok {
 			r.Value = &v
 		}
 	case "field":
@@ -273,18 +271,10 @@ func (in ruleInput) sendRule(accountID int64) models.SendRule {
 	return r
 }
 
-// maxRuleValue is the largest fixed value a rule may send, as for a stage.
-const maxRuleValue = 1e12
-
-// ruleValue reads a fixed value: a plain number from 0 to maxRuleValue.
-func ruleValue(s string) (float64, bool) {
-	v, err := strconv.ParseFloat(s, 64)
-	return v, err == nil && !math.IsNaN(v) && v >= 0 && v <= maxRuleValue
-}
-
-// checkRule builds the rule the form describes and checks all of it: the
-// matcher's Compile (mode, event name, combinator, conditions) and the
-// rest. Each problem has the path of the input at fault.
+// checkRule builds the rule the form describes and checks all of it, as
+// rule.CheckRule checks any rule, and what only a form can get wrong (a
+// choice left out, a value that is no amount, a field left empty). Each
+// problem has the path of the input at fault.
 func checkRule(in ruleInput, env ruleEnv) (models.SendRule, []rule.Problem) {
 	r := in.sendRule(env.account.ID)
 	var problems []rule.Problem
@@ -295,25 +285,20 @@ func checkRule(in ruleInput, env ruleEnv) (models.SendRule, []rule.Problem) {
 	if !ownsDataset(env.datasets, r.DatasetID) {
 		add("dataset_id", "Choose one of this account's datasets.")
 	}
-	_, compileProblems := rule.CompileRule(r, env.schema)
 	if in.Mode == "" {
 		add("mode", "Choose a send mode.")
 	}
-	problems = append(problems, compileProblems...)
-	if in.ActionSource != "" && !isActionSource(in.ActionSource) {
-		add("action_source", "Choose one of Meta's action sources, or the lead's source.")
-	}
+	_, ruleProblems := rule.CheckRule(r, env.schema)
+	problems = append(problems, ruleProblems...)
 	switch in.ValueMode {
 	case "none":
 	case "fixed":
-		if _, ok := ruleValue(in.Value); !ok {
-			add("value", fmt.Sprintf("Enter a number from 0 to %.0f, like 250 or 99.5, without a currency sign.", float64(maxRuleValue)))
+		if _, ok := rule.Amount(in.Value); !ok {
+			add("value", fmt.Sprintf("Enter a number from 0 to %.0f, like 250 or 99.5, without a currency sign.", float64(rule.MaxValue)))
 		}
 	case "field":
 		if in.ValueField == "" {
 			add("value_field", "Name the lead field that holds the value, like fields.deal_value.")
-		} else if msg := env.schema.ValueProblem(in.ValueField); msg != "" {
-			add("value_field", msg)
 		}
 	default:
 		add("value_mode", "Choose how the value is set.")
@@ -322,24 +307,16 @@ func checkRule(in ruleInput, env ruleEnv) (models.SendRule, []rule.Problem) {
 		switch in.CurrencyMode {
 		case "account":
 		case "fixed":
-			if !country.ValidCurrency(in.Currency) {
+			if in.Currency == "" {
 				add("currency", "Enter a three-letter ISO 4217 code, like USD or EUR.")
 			}
 		case "field":
 			if in.CurrencyField == "" {
 				add("currency_field", "Name the lead field that holds the currency, like fields.currency.")
-			} else if msg := env.schema.ValueProblem(in.CurrencyField); msg != "" {
-				add("currency_field", msg)
 			}
 		default:
 			add("currency_mode", "Choose how the currency is set.")
 		}
-	}
-	switch {
-	case len(in.TestEventCode) > 100:
-		add("test_event_code", "Use at most 100 characters.")
-	case strings.ContainsAny(in.TestEventCode, " \t\r\n"):
-		add("test_event_code", "A test event code has no spaces, like TEST12345.")
 	}
 	return r, problems
 }
@@ -347,15 +324,6 @@ func checkRule(in ruleInput, env ruleEnv) (models.SendRule, []rule.Problem) {
 func ownsDataset(ds []models.Dataset, id int64) bool {
 	for _, d := range ds {
 		if d.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
-func isActionSource(s string) bool {
-	for _, a := range capi.ActionSources {
-		if s == a {
 			return true
 		}
 	}
@@ -502,15 +470,7 @@ func ruleSummary(r models.SendRule) string {
 	if len(spec.Conditions) == 0 {
 		return start
 	}
-	join := " AND "
-	if spec.Combinator == rule.Or {
-		join = " OR "
-	}
-	words := make([]string, len(spec.Conditions))
-	for i, cd := range spec.Conditions {
-		words[i] = cd.String()
-	}
-	return start + " where " + strings.Join(words, join)
+	return start + " where " + rule.ConditionsText(spec.Combinator, spec.Conditions)
 }
 
 func (h *Handler) showNewRule(c echo.Context) error {
@@ -881,42 +841,18 @@ func (v versionRule) settings(datasets []models.Dataset) [][2]string {
 			dataset = d.Name
 		}
 	}
-	value := "none"
-	switch {
-	case v.Value != nil:
-		value = strconv.FormatFloat(*v.Value, 'f', -1, 64)
-	case v.ValueField != "":
-		value = "from " + v.ValueField
-	}
-	currency := "the account's"
-	switch {
-	case v.Currency != "":
-		currency = v.Currency
-	case v.CurrencyField != "":
-		currency = "from " + v.CurrencyField
-	}
-	actionSource := v.ActionSource
-	if actionSource == "" {
-		actionSource = "from the lead's source"
-	}
+	// What the words need of the rule, as it was.
+	r := models.SendRule{ActionSource: v.ActionSource, Value: v.Value, ValueField: v.ValueField, Currency: v.Currency, CurrencyField: v.CurrencyField}
 	enabled := "no"
 	if v.Enabled {
 		enabled = "yes"
 	}
-	conds := make([]string, len(v.Conditions))
-	for i, c := range v.Conditions {
-		conds[i] = c.String()
-	}
-	join := " AND "
-	if v.Combinator == string(rule.Or) {
-		join = " OR "
-	}
-	conditions := strings.Join(conds, join)
+	conditions := rule.ConditionsText(rule.Combinator(v.Combinator), v.Conditions)
 	if conditions == "" {
 		conditions = "none"
 	}
 	return [][2]string{{"Name", v.Name}, {"Dataset", dataset}, {"Send mode", modeLabel(v.Mode)}, {"Event name", v.EventName},
-		{"Action source", actionSource}, {"Value", value}, {"Currency", currency}, {"Test event code", v.TestEventCode},
+		{"Action source", rule.ActionSourceText(r)}, {"Value", rule.ValueText(r)}, {"Currency", rule.CurrencyText(r)}, {"Test event code", v.TestEventCode},
 		{"Conditions", conditions}, {"Enabled", enabled}}
 }
 

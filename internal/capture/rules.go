@@ -105,14 +105,14 @@ func RuleEvent(acc models.Account, d models.Dataset, r models.SendRule, l models
 }
 
 // ruleValue is the value and currency r gives an event of the lead v: fixed,
-// or read from a field. A field that holds no plain number gives no value;
+// or read from a field. A field that holds no amount (rule.Amount) gives no value;
 // one that holds no currency code gives the account's currency (""), as
 // does a rule without one.
 func ruleValue(r models.SendRule, v *rule.Lead) (*float64, string) {
 	value := r.Value
 	if r.ValueField != "" {
 		value = nil
-		if f, err := strconv.ParseFloat(strings.TrimSpace(v.Value(r.ValueField)), 64); err == nil && f >= 0 && f <= 1e12 {
+		if f, ok := rule.Amount(v.Value(r.ValueField)); ok {
 			value = &f
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/junk"
@@ -178,37 +177,17 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 		case k != nil:
 			add(p+".dataset", "%s", datasetRefProblem(r.Dataset, f.Datasets, k))
 		}
-		// The rule's mode, event name and conditions are checked by the
-		// matcher that will run it; a custom field no lead has carried yet
-		// is fine (the form may not be live).
-		_, rps := rule.Compile(r.spec(), ruleSchema)
+		// The rule is checked as the rule form checks it, by the package
+		// whose matcher will run it; a custom field no lead has carried yet
+		// is fine (the form may not be live). The file names the field a
+		// value or currency is read from inside that key.
+		_, rps := rule.CheckRule(ruleOf(models.SendRule{}, r, 0), ruleSchema)
 		for _, rp := range rps {
-			add(p+"."+rp.Path, "%s", rp.Message)
-		}
-		if r.ActionSource != "" && !slices.Contains(capi.ActionSources, r.ActionSource) {
-			add(p+".action_source", "%q is not an action source; use one of %s, or leave it out to take it from the lead's source",
-				r.ActionSource, strings.Join(capi.ActionSources, ", "))
-		}
-		if v := r.Value; v != nil {
-			if v.Field != "" {
-				if msg := ruleSchema.ValueProblem(v.Field); msg != "" {
-					add(p+".value.field", "%s", msg)
-				}
-			} else if !(v.Fixed >= 0 && v.Fixed <= maxValue) { // NaN too
-				add(p+".value", "must be between 0 and %.0f", float64(maxValue))
+			path := map[string]string{"value_field": "value.field", "currency_field": "currency.field"}[rp.Path]
+			if path == "" {
+				path = rp.Path
 			}
-		}
-		if c := r.Currency; c != nil {
-			if c.Field != "" {
-				if msg := ruleSchema.ValueProblem(c.Field); msg != "" {
-					add(p+".currency.field", "%s", msg)
-				}
-			} else if !country.ValidCurrency(c.Code) {
-				add(p+".currency", "%q is not an ISO 4217 code; write one like USD or EUR, in upper case", c.Code)
-			}
-		}
-		if len(r.TestEventCode) > maxCodeLen {
-			add(p+".test_event_code", "use at most %d characters", maxCodeLen)
+			add(p+"."+path, "%s", rp.Message)
 		}
 	}
 	return ps
@@ -217,9 +196,6 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 // ruleSchema is what a rule of a file may name: any custom form field,
 // since the account may have no leads yet.
 var ruleSchema = rule.Schema{Open: true}
-
-// maxValue is the largest value an event may carry, as for stage values.
-const maxValue = 1e12
 
 // dataset finds the account's dataset of that name, ignoring case; never
 // on a nil k.
@@ -262,11 +238,6 @@ func quoteAll(ss []string) []string {
 		out[i] = strconv.Quote(s)
 	}
 	return out
-}
-
-// spec is the rule's part that internal/rule checks and matches.
-func (r RuleSpec) spec() rule.Spec {
-	return rule.Spec{Mode: r.Mode, EventName: r.EventName, Combinator: r.Combinator, Conditions: r.Conditions}
 }
 
 func nameProblem(s string) string {

@@ -1,0 +1,77 @@
+package rule
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// MaxValue is the largest value an event may carry: no deal is worth more,
+// and a typo such as 1e308 would otherwise reach Meta as a purchase.
+const MaxValue = 1e12
+
+// MaxTestEventCodeLen bounds a rule's test event code.
+const MaxTestEventCodeLen = 100
+
+// amountRE is an amount as people write it: digits, then maybe a decimal
+// point and decimals. It leaves out what ParseFloat would also take (NaN,
+// Inf, 1e308, 0x1p4, a sign).
+var amountRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+// Amount reads s (trimmed) as an event's value: a plain amount from 0 to
+// MaxValue. "$250", "1,000", "-5" and "1e3" are not amounts. A stage's
+// value, a rule's fixed value and a value a rule reads from a lead field
+// are all read this way.
+func Amount(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	if !amountRE.MatchString(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil && v <= MaxValue
+}
+
+// CheckRule checks a stored send rule whole: its Spec as Compile does, and
+// what it sets beyond it (action_source, value, currency, test event
+// code). Problems carry the column's name as their path (action_source,
+// value, value_field, currency, currency_field, test_event_code). The rule
+// form and the setup file both check rules this way.
+func CheckRule(r models.SendRule, schema Schema) (*Matcher, []Problem) {
+	m, problems := CompileRule(r, schema)
+	add := func(path, format string, args ...any) {
+		problems = append(problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	if r.ActionSource != "" && !slices.Contains(capi.ActionSources, r.ActionSource) {
+		add("action_source", "%q is not an action source; use one of %s (Meta's action sources), or leave it empty to take it from the lead's source",
+			r.ActionSource, strings.Join(capi.ActionSources, ", "))
+	}
+	if r.Value != nil && !(*r.Value >= 0 && *r.Value <= MaxValue) { // NaN too
+		add("value", "must be between 0 and %.0f", float64(MaxValue))
+	}
+	for _, f := range []struct{ path, name string }{{"value_field", r.ValueField}, {"currency_field", r.CurrencyField}} {
+		if f.name != "" {
+			if msg := schema.ValueProblem(f.name); msg != "" {
+				add(f.path, "%s", msg)
+			}
+		}
+	}
+	if r.Currency != "" && !country.ValidCurrency(r.Currency) {
+		add("currency", "%q is not an ISO 4217 code; write one like USD or EUR, in upper case", r.Currency)
+	}
+	switch {
+	case len(r.TestEventCode) > MaxTestEventCodeLen:
+		add("test_event_code", "use at most %d characters", MaxTestEventCodeLen)
+	case strings.ContainsAny(r.TestEventCode, " \t\r\n"):
+		add("test_event_code", "a test event code has no spaces, like TEST12345")
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return m, nil
+}
