@@ -214,7 +214,7 @@ func TestSetupUploadPreviewThenApply(t *testing.T) {
 			"too_fast: default → on, threshold 4 junk.too_fast",
 			`deleted "Partial" (PartialLead to Demo, automatic_partial) send_rules`,
 			`Big budgets combinator: and → or send_rules[0].combinator`,
-			`Big budgets conditions: Form field budget is greater than 5000 → Form field budget is greater than 10000 or Work email is true send_rules[0].conditions`,
+			`Big budgets conditions: Form field budget is greater than 5000 → Form field budget is greater than 10000 OR Work email is true send_rules[0].conditions`,
 			`Big budgets currency: the account's → EUR send_rules[0].currency`,
 			`created "Booked" (Schedule to New, booking) send_rules[2]`,
 			`order "Completed leads", "Big budgets" → "Big budgets", "Completed leads" send_rules`,

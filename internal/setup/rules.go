@@ -143,7 +143,7 @@ func (a *applier) ruleChanges(path string, old, want models.SendRule, datasetNam
 	a.set(path+".mode", &old.Mode, want.Mode)
 	a.set(path+".event_name", &old.EventName, want.EventName)
 	if old.ActionSource != want.ActionSource {
-		a.change(path+".action_source", "%s → %s", actionSourceText(old), actionSourceText(want))
+		a.change(path+".action_source", "%s → %s", rule.ActionSourceText(old), rule.ActionSourceText(want))
 	}
 	if old.Combinator != want.Combinator {
 		a.change(path+".combinator", "%s → %s", show(old.Combinator), want.Combinator)
@@ -151,10 +151,10 @@ func (a *applier) ruleChanges(path string, old, want models.SendRule, datasetNam
 	if oc, wc := conditionsOf(old), conditionsOf(want); !slices.Equal(oc, wc) {
 		a.change(path+".conditions", "%s → %s", conditionsText(old.Combinator, oc), conditionsText(want.Combinator, wc))
 	}
-	if from, to := valueText(old), valueText(want); from != to {
+	if from, to := rule.ValueText(old), rule.ValueText(want); from != to {
 		a.change(path+".value", "%s → %s", from, to)
 	}
-	if from, to := currencyText(old), currencyText(want); from != to {
+	if from, to := rule.CurrencyText(old), rule.CurrencyText(want); from != to {
 		a.change(path+".currency", "%s → %s", from, to)
 	}
 	a.set(path+".test_event_code", &old.TestEventCode, want.TestEventCode)
@@ -226,48 +226,12 @@ func ruleSummary(r models.SendRule, datasetName map[int64]string) string {
 	return s
 }
 
-// conditionsText says a rule's conditions in words, joined by its
-// combinator.
+// conditionsText says a rule's conditions in words; "none" for none.
 func conditionsText(combinator string, cs []rule.Condition) string {
 	if len(cs) == 0 {
 		return "none"
 	}
-	word := " and "
-	if combinator == string(rule.Or) {
-		word = " or "
-	}
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = c.String()
-	}
-	return strings.Join(parts, word)
-}
-
-func valueText(r models.SendRule) string {
-	switch {
-	case r.ValueField != "":
-		return "from " + r.ValueField
-	case r.Value != nil:
-		return strconv.FormatFloat(*r.Value, 'f', -1, 64)
-	}
-	return "none"
-}
-
-func currencyText(r models.SendRule) string {
-	switch {
-	case r.CurrencyField != "":
-		return "from " + r.CurrencyField
-	case r.Currency != "":
-		return r.Currency
-	}
-	return "the account's"
-}
-
-func actionSourceText(r models.SendRule) string {
-	if r.ActionSource == "" {
-		return "from the lead's source"
-	}
-	return r.ActionSource
+	return rule.ConditionsText(rule.Combinator(combinator), cs)
 }
 
 func enabledText(on bool) string {

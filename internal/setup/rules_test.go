@@ -177,7 +177,7 @@ func TestApplyRulesUpdatesDeletesAndReorders(t *testing.T) {
 			{Path: "send_rules[3].event_name", What: "QualifiedLead → Lead"},
 			{Path: "send_rules[3].action_source", What: "system_generated → from the lead's source"},
 			{Path: "send_rules[3].combinator", What: "or → and"},
-			{Path: "send_rules[3].conditions", What: `Form field budget is greater than 5000 or Email domain is one of "acme.com", "example.org" → Form field budget is greater than 5000`},
+			{Path: "send_rules[3].conditions", What: `Form field budget is greater than 5000 OR Email domain is one of "acme.com", "example.org" → Form field budget is greater than 5000`},
 			{Path: "send_rules[3].value", What: "from fields.budget → 99.5"},
 			{Path: "send_rules[3].currency", What: "EUR → the account's"},
 			{Path: "send_rules[3].test_event_code", What: `TEST1 → ""`},
