@@ -166,7 +166,7 @@ func (c *Capturer) Mark(ctx context.Context, change *models.StageChange) (models
 				return err
 			}
 			var keep []int64
-			for id := range rule.NamingJunk(rules) {
+			for id := range rule.RequiringJunk(rules) {
 				keep = append(keep, id)
 			}
 			return tx.CancelLeadEvents(ctx, l.AccountID, l.ID, junkCancel, keep)

@@ -478,7 +478,7 @@ func rulesNamingJunk(ctx context.Context, s *store.Store, accountID int64, leads
 	if err != nil {
 		return nil, err
 	}
-	return rule.NamingJunk(rules), nil
+	return rule.RequiringJunk(rules), nil
 }
 
 // unprepared lists the leads of the events that have no payload prepared

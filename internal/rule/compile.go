@@ -26,9 +26,12 @@ const (
 	MaxListLen   = 20000
 	MaxListItems = 1000
 	// MaxRegexSize is the most instructions a compiled regular expression
-	// may have. Matching costs up to this many steps per character of the
-	// value, and a message can be 20,000 bytes long.
+	// may have. Matching costs up to this many steps per byte of the value
+	// it reads (at most MaxFieldRead).
 	MaxRegexSize = 1000
+	// MaxFieldRead is how much of a field's value a condition reads, in
+	// bytes: a 20,000-byte message is judged on its first 4 KB.
+	MaxFieldRead = 4096
 )
 
 // Compile checks s and turns it into a Matcher. schema says which custom
@@ -70,8 +73,8 @@ func Compile(s Spec, schema Schema) (*Matcher, []Problem) {
 	}
 	for i, cd := range s.Conditions {
 		m.conds = append(m.conds, c.condition(fmt.Sprintf("conditions[%d]", i), cd))
-		m.namesJunk = m.namesJunk || cd.Field == "junk" || strings.HasPrefix(cd.Field, JunkReasonPrefix)
 	}
+	m.requiresJunk = requiresJunk(m.or, m.conds)
 	if len(c.problems) > 0 {
 		return nil, c.problems
 	}
@@ -92,6 +95,8 @@ func (c *compiler) add(path, format string, args ...any) {
 func (c *compiler) condition(path string, cd Condition) cond {
 	k := cond{op: cd.MatchType}
 	f, known := c.field(path+".field", cd.Field, &k)
+	k.boolean = f.Kind == Bool
+	k.junk = cd.Field == "junk" || strings.HasPrefix(cd.Field, JunkReasonPrefix)
 
 	switch {
 	case cd.MatchType == "":
@@ -141,7 +146,7 @@ func (c *compiler) field(path, name string, k *cond) (Field, bool) {
 func kindProblem(f Field, t MatchType) string {
 	switch f.Kind {
 	case Bool:
-		return fmt.Sprintf("%s is true or false: use equals or not_equals, with true or false", f.Name)
+		return fmt.Sprintf("%s is true or false: use equals or not_equals, with true or false, or is_empty for unknown", f.Name)
 	case Number:
 		return fmt.Sprintf("%s is a number: use gt, lt, is_empty or not_empty", f.Name)
 	}
@@ -183,11 +188,11 @@ func (c *compiler) pattern(path string, f Field, cd Condition, k *cond) {
 		}
 		k.num = n
 	case t == Regex:
-		re, msg := compileRegex(p)
+		re, size, msg := compileRegex(p)
 		if msg != "" {
 			c.add(path, "%s", msg)
 		}
-		k.re = re
+		k.re, k.cost = re, size
 	case f.Kind == Bool:
 		if k.text = fold(trimmed); k.text != "true" && k.text != "false" {
 			c.add(path, "%s is true or false: write true or false, not %q", f.Name, trimmed)
@@ -221,27 +226,28 @@ func (c *compiler) pattern(path string, f Field, cd Condition, k *cond) {
 }
 
 // compileRegex compiles a condition's regular expression: Go's RE2 syntax,
-// case-insensitive unless the pattern says (?-i). It returns why the
-// pattern cannot be used instead, in words for the rule form.
-func compileRegex(p string) (*regexp.Regexp, string) {
+// case-insensitive unless the pattern says (?-i). It returns the program's
+// size (its cost per byte matched), or why the pattern cannot be used
+// instead, in words for the rule form.
+func compileRegex(p string) (*regexp.Regexp, int, string) {
 	p = "(?i)" + norm.NFC.String(p)
 	parsed, err := syntax.Parse(p, syntax.Perl)
 	if err != nil {
 		var se *syntax.Error
 		if errors.As(err, &se) {
-			return nil, "this regular expression does not compile: " + se.Code.String()
+			return nil, 0, "this regular expression does not compile: " + se.Code.String()
 		}
-		return nil, "this regular expression does not compile"
+		return nil, 0, "this regular expression does not compile"
 	}
 	prog, err := syntax.Compile(parsed.Simplify())
 	if err != nil || len(prog.Inst) > MaxRegexSize {
-		return nil, "this regular expression is too complex: make it shorter, or split it into several conditions"
+		return nil, 0, "this regular expression is too complex: make it shorter, or split it into several conditions"
 	}
 	re, err := regexp.Compile(p)
 	if err != nil {
-		return nil, "this regular expression does not compile"
+		return nil, 0, "this regular expression does not compile"
 	}
-	return re, ""
+	return re, len(prog.Inst), ""
 }
 
 // fold prepares text for a caseless comparison: NFC with Unicode full case

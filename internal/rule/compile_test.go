@@ -189,25 +189,37 @@ func TestCompileOpenSchema(t *testing.T) {
 	}
 }
 
-func TestNamesJunk(t *testing.T) {
+func TestRequiresJunk(t *testing.T) {
+	cond := func(field string, mt MatchType, pattern string) Condition {
+		return Condition{Field: field, MatchType: mt, Pattern: pattern}
+	}
 	tests := []struct {
-		field, pattern string
-		want           bool
+		name  string
+		comb  Combinator
+		conds []Condition
+		want  bool
 	}{
-		{"email", "x", false},
-		{"junk", "true", true},
-		{"junk", "false", true},
-		{"junk_reason.duplicate", "true", true},
-		{"fields.junk", "x", false},
+		{"email only", And, []Condition{cond("email", Equals, "x")}, false},
+		{"junk equals true", And, []Condition{cond("junk", Equals, "true")}, true},
+		{"junk equals TRUE", And, []Condition{cond("junk", Equals, "TRUE")}, true},
+		{"junk not_equals false", And, []Condition{cond("junk", NotEquals, "false")}, true},
+		{"junk equals false", And, []Condition{cond("junk", Equals, "false")}, false},
+		{"junk_reason equals true", And, []Condition{cond("junk_reason.duplicate", Equals, "true")}, true},
+		{"junk_reason equals false", And, []Condition{cond("junk_reason.duplicate", Equals, "false")}, false},
+		{"a custom field named junk", And, []Condition{cond("fields.junk", Equals, "true")}, false},
+		{"and: one condition requires junk", And, []Condition{cond("email", NotEmpty, ""), cond("junk", Equals, "true")}, true},
+		{"or: one of two requires junk", Or, []Condition{cond("email", NotEmpty, ""), cond("junk", Equals, "true")}, false},
+		{"or: every condition requires junk", Or, []Condition{cond("junk_reason.too_fast", Equals, "true"), cond("junk", Equals, "true")}, true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.field, func(t *testing.T) {
-			m, problems := Compile(withCondition(Condition{Field: tt.field, MatchType: Equals, Pattern: tt.pattern}), Schema{Open: true})
+		t.Run(tt.name, func(t *testing.T) {
+			s := Spec{Mode: AutomaticMatch, EventName: "JunkLead", Combinator: tt.comb, Conditions: tt.conds}
+			m, problems := Compile(s, Schema{Open: true})
 			if problems != nil {
 				t.Fatal(problems)
 			}
-			if got := m.NamesJunk(); got != tt.want {
-				t.Errorf("NamesJunk() with a condition on %s = %v; want %v", tt.field, got, tt.want)
+			if got := m.RequiresJunk(); got != tt.want {
+				t.Errorf("RequiresJunk() = %v; want %v", got, tt.want)
 			}
 		})
 	}

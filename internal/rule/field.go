@@ -14,8 +14,9 @@ import (
 // condition on the field may use (Field.MatchTypes).
 type Kind string
 
-// Kinds of fields. A Bool field reads "true" or "false"; a Number field
-// reads as a decimal number, or "" when unknown.
+// Kinds of fields. A Bool field reads "true" or "false", or "" when
+// unknown (a derived email field of a lead without an email); a Number
+// field reads as a decimal number, or "" when unknown.
 const (
 	Text   Kind = "text"
 	Number Kind = "number"
@@ -40,6 +41,9 @@ type Field struct {
 	// Values lists every value the field can have, when there are few
 	// (source); nil otherwise.
 	Values []string
+	// MayBeUnknown: a Bool field derived from something a lead may lack,
+	// which is then neither true nor false (see derivedFlag).
+	MayBeUnknown bool
 }
 
 // MatchTypes lists the match types a condition on f may use. Custom form
@@ -47,6 +51,8 @@ type Field struct {
 // holds whatever the form sent ("5000").
 func (f Field) MatchTypes() []MatchType {
 	switch {
+	case f.Kind == Bool && f.MayBeUnknown:
+		return []MatchType{Equals, NotEquals, IsEmpty, NotEmpty}
 	case f.Kind == Bool:
 		return []MatchType{Equals, NotEquals}
 	case f.Kind == Number:
@@ -153,6 +159,19 @@ func flag(name, label string, get func(*Lead) bool) def {
 	return def{Field: Field{Name: name, Label: label, Kind: Bool}, get: func(v *Lead) string { return strconv.FormatBool(get(v)) }}
 }
 
+// derivedFlag is a Bool field that is unknown ("") when the lead lacks
+// what it is derived from: a lead without an email is neither a free nor
+// a work address, so it fails both "equals true" and "equals false", and
+// passes is_empty.
+func derivedFlag(name, label string, get func(*Lead) (value, known bool)) def {
+	return def{Field: Field{Name: name, Label: label, Kind: Bool, MayBeUnknown: true}, get: func(v *Lead) string {
+		if b, ok := get(v); ok {
+			return strconv.FormatBool(b)
+		}
+		return ""
+	}}
+}
+
 func builtinDefs() []def {
 	sources := make([]string, len(models.Sources))
 	for i, s := range models.Sources {
@@ -188,12 +207,12 @@ func builtinDefs() []def {
 		text("meta_lead_id", "Meta lead ID", func(v *Lead) string { return v.m.MetaLeadID }),
 
 		text("email_domain", "Email domain", (*Lead).emailDomain),
-		flag("email_is_free", "Free email provider (gmail.com, ...)", (*Lead).emailFree),
-		flag("email_is_role", "Role address (info@, sales@, ...)", (*Lead).emailRole),
-		flag("email_is_disposable", "Disposable email", (*Lead).emailDisposable),
-		flag("email_is_work", "Work email", (*Lead).emailWork),
+		derivedFlag("email_is_free", "Free email provider (gmail.com, ...)", (*Lead).emailFree),
+		derivedFlag("email_is_role", "Role address (info@, sales@, ...)", (*Lead).emailRole),
+		derivedFlag("email_is_disposable", "Disposable email", (*Lead).emailDisposable),
+		derivedFlag("email_is_work", "Work email", (*Lead).emailWork),
 		{Field: Field{Name: "phone_country", Label: "Phone country", Kind: Text}, get: (*Lead).phoneCountry, item: countryItem},
-		flag("phone_valid", "Valid phone number", (*Lead).phoneValid),
+		derivedFlag("phone_valid", "Valid phone number", (*Lead).phoneValid),
 		text("landing_path", "Landing page path", (*Lead).landingPath),
 	}
 	for i, p := range utmParams {

@@ -102,16 +102,23 @@ func (v *Lead) emailDomain() string {
 	return v.domain
 }
 
-func (v *Lead) emailFree() bool {
+// hasEmail reports whether the lead has an address to derive the email
+// fields from: without one they are unknown.
+func (v *Lead) hasEmail() bool {
 	v.email()
-	_, ok := freeDomains[v.domain]
-	return ok
+	return v.domain != ""
 }
 
-func (v *Lead) emailRole() bool {
-	v.email()
+func (v *Lead) emailFree() (value, known bool) {
+	known = v.hasEmail()
+	_, ok := freeDomains[v.domain]
+	return ok, known
+}
+
+func (v *Lead) emailRole() (value, known bool) {
+	known = v.hasEmail()
 	_, ok := roleLocals[v.local]
-	return ok
+	return ok, known
 }
 
 // emailSignals are the junk signals that judge an address on its own. The
@@ -137,16 +144,17 @@ func (v *Lead) emailChecks() {
 	}
 }
 
-func (v *Lead) emailDisposable() bool {
+func (v *Lead) emailDisposable() (value, known bool) {
 	v.emailChecks()
-	return v.disposable
+	return v.disposable, v.hasEmail()
 }
 
 // emailWork is an address that can receive mail at a domain that is
 // neither a free nor a disposable mailbox provider.
-func (v *Lead) emailWork() bool {
+func (v *Lead) emailWork() (value, known bool) {
 	v.emailChecks()
-	return v.emailDomain() != "" && !v.badEmail && !v.disposable && !v.emailFree()
+	free, known := v.emailFree()
+	return !v.badEmail && !v.disposable && !free, known
 }
 
 // phoneCountry is the region capture found for the phone number, taking
@@ -158,13 +166,14 @@ func (v *Lead) phoneCountry() string {
 
 // phoneValid is stricter than what capture needs to hash a phone: the
 // number must be in a range its country assigns (libphonenumber's
-// IsValidNumber), which fictional numbers like 555-0100 are not.
-func (v *Lead) phoneValid() bool {
+// IsValidNumber), which fictional numbers like 555-0100 are not. It is
+// unknown for a lead without a phone.
+func (v *Lead) phoneValid() (value, known bool) {
 	if v.todo(havePhoneValid) && digits(v.m.PhoneE164) {
 		num, err := phonenumbers.Parse("+"+v.m.PhoneE164, "")
 		v.validPhone = err == nil && phonenumbers.IsValidNumber(num)
 	}
-	return v.validPhone
+	return v.validPhone, strings.TrimSpace(v.m.Phone) != "" || v.m.PhoneE164 != ""
 }
 
 func digits(s string) bool {

@@ -14,11 +14,11 @@ import (
 // Matcher is a compiled Spec: it decides which leads the rule sends. It is
 // safe for concurrent use.
 type Matcher struct {
-	spec      Spec
-	mode      Mode
-	or        bool
-	conds     []cond
-	namesJunk bool
+	spec         Spec
+	mode         Mode
+	or           bool
+	conds        []cond
+	requiresJunk bool
 }
 
 // Spec returns the Spec m was compiled from.
@@ -28,17 +28,31 @@ func (m *Matcher) Spec() Spec { return m.spec }
 // empty.
 func (m *Matcher) Mode() Mode { return m.mode }
 
-// NamesJunk reports whether a condition names junk or a junk signal's
-// field. Junk leads match only rules that do: a rule has to ask for junk
-// to get it.
-func (m *Matcher) NamesJunk() bool { return m.namesJunk }
+// RequiresJunk reports whether the rule's conditions require a junk lead:
+// for an "and" rule one condition, for an "or" rule every one, that junk
+// or a junk signal is true. Junk leads match only rules that do: a rule
+// has to ask for junk to get it ("junk equals false" does not).
+func (m *Matcher) RequiresJunk() bool { return m.requiresJunk }
+
+// requiresJunk decides RequiresJunk for compiled conditions.
+func requiresJunk(or bool, conds []cond) bool {
+	if len(conds) == 0 {
+		return false
+	}
+	for _, c := range conds {
+		if c.requiresJunk() != or {
+			return c.requiresJunk()
+		}
+	}
+	return or
+}
 
 // Reason says why a lead did not match.
 type Reason string
 
 // Reasons a lead did not match.
 const (
-	// ReasonJunk: the lead is junk and the rule does not name junk.
+	// ReasonJunk: the lead is junk and the rule does not require junk.
 	ReasonJunk Reason = "junk"
 	// ReasonPartial: the lead is partial and the rule sends completed
 	// leads (automatic_completed, automatic_match).
@@ -68,7 +82,7 @@ type Result struct {
 // the conditions name, stopping at the first condition that decides.
 //
 // Before the conditions come two gates: a junk lead matches only a rule
-// that names junk (NamesJunk), and a partial lead matches automatic_partial
+// that requires junk (RequiresJunk), and a partial lead matches automatic_partial
 // rules while a completed one matches the other automatic modes. booking
 // and manual rules take both: a partial lead can be booked too.
 func (m *Matcher) Match(v *Lead) Result { return m.eval(v, nil) }
@@ -122,7 +136,7 @@ func (m *Matcher) eval(v *Lead, held []bool) Result {
 
 func (m *Matcher) gate(v *Lead) Reason {
 	switch {
-	case v.m.Junk && !m.namesJunk:
+	case v.m.Junk && !m.requiresJunk:
 		return ReasonJunk
 	case m.mode == AutomaticPartial && !v.m.Partial:
 		return ReasonCompleted
@@ -154,7 +168,7 @@ func (m *Matcher) Explain(r Result) string {
 	}
 	switch r.Reason {
 	case ReasonJunk:
-		return "the lead is junk, and the rule has no condition on junk"
+		return "the lead is junk, and the rule does not require junk"
 	case ReasonPartial:
 		return "the lead is partial, and this rule sends completed leads"
 	case ReasonCompleted:
@@ -175,20 +189,38 @@ type cond struct {
 	list map[string]struct{} // the folded values of in_list and not_in_list
 	re   *regexp.Regexp
 	num  float64
+	// boolean: the field is true, false or unknown ("").
+	boolean bool
+	// junk: the field is junk or a junk signal's.
+	junk bool
+	// cost is the regex's size; 0 for other match types.
+	cost int
+}
+
+// requiresJunk reports whether the condition holds only for a lead that
+// is junk or has a junk signal: "junk equals true", "junk_reason.x
+// not_equals false".
+func (c *cond) requiresJunk() bool {
+	return c.junk && (c.op == Equals && c.text == "true" || c.op == NotEquals && c.text == "false")
 }
 
 // match reports whether the condition holds for v. Values are read with
-// surrounding space trimmed, and compared folded (see fold). An empty
-// value holds for not_equals, not_contains and not_in_list (it is none of
-// the pattern's values) and fails gt and lt (it is no number); a regex sees
-// it as "".
+// surrounding space trimmed, at most their first MaxFieldRead bytes, and
+// compared folded (see fold). An empty value holds for not_equals,
+// not_contains and not_in_list (it is none of the pattern's values) and
+// fails gt and lt (it is no number); a regex sees it as "". An unknown
+// true/false value fails equals and not_equals alike.
 func (c *cond) match(v *Lead) bool {
-	s := strings.TrimSpace(c.get(v))
-	switch c.op {
-	case IsEmpty:
+	s := strings.TrimSpace(prefix(c.get(v)))
+	switch {
+	case c.op == IsEmpty:
 		return s == ""
-	case NotEmpty:
+	case c.op == NotEmpty:
 		return s != ""
+	case c.boolean && s == "":
+		return false
+	}
+	switch c.op {
 	case GT, LT:
 		n, ok := number(s)
 		return ok && (c.op == GT && n > c.num || c.op == LT && n < c.num)
@@ -217,6 +249,19 @@ func (c *cond) match(v *Lead) bool {
 		return !ok
 	}
 	return false
+}
+
+// prefix is the part of s a condition reads: its first MaxFieldRead bytes,
+// cut at a character boundary.
+func prefix(s string) string {
+	if len(s) <= MaxFieldRead {
+		return s
+	}
+	n := MaxFieldRead
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // maxQuoted is how much of a pattern Condition.String shows.

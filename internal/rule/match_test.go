@@ -3,7 +3,9 @@ package rule
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
@@ -287,11 +289,11 @@ func TestMatchGates(t *testing.T) {
 	}{
 		{"completed takes completed", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, l, Result{Matched: true, Condition: -1}, "the rule has no conditions"},
 		{"completed skips junk", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, junk, Result{Reason: ReasonJunk, Condition: -1},
-			"the lead is junk, and the rule has no condition on junk"},
+			"the lead is junk, and the rule does not require junk"},
 		{"completed skips partial", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, partial, Result{Reason: ReasonPartial, Condition: -1},
 			"the lead is partial, and this rule sends completed leads"},
 		{"junk comes first", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, both, Result{Reason: ReasonJunk, Condition: -1},
-			"the lead is junk, and the rule has no condition on junk"},
+			"the lead is junk, and the rule does not require junk"},
 		{"match skips partial", Spec{Mode: AutomaticMatch, EventName: "Lead", Conditions: anyLead}, partial, Result{Reason: ReasonPartial, Condition: -1},
 			"the lead is partial, and this rule sends completed leads"},
 		{"match naming junk takes junk", Spec{Mode: AutomaticMatch, EventName: "JunkLead", Conditions: junkOnly}, junk, Result{Matched: true, Condition: -1},
@@ -302,11 +304,11 @@ func TestMatchGates(t *testing.T) {
 		{"partial skips completed", Spec{Mode: AutomaticPartial, EventName: "PartialLead"}, l, Result{Reason: ReasonCompleted, Condition: -1},
 			"the lead is completed, and this rule sends partial leads"},
 		{"partial skips junk", Spec{Mode: AutomaticPartial, EventName: "PartialLead"}, both, Result{Reason: ReasonJunk, Condition: -1},
-			"the lead is junk, and the rule has no condition on junk"},
+			"the lead is junk, and the rule does not require junk"},
 		{"booking takes partial", Spec{Mode: Booking, EventName: "Schedule"}, partial, Result{Matched: true, Condition: -1}, "the rule has no conditions"},
 		{"manual takes completed", Spec{Mode: Manual, EventName: "Contact", Conditions: anyLead}, l, Result{Matched: true, Condition: -1}, "the condition matched"},
 		{"manual skips junk", Spec{Mode: Manual, EventName: "Contact"}, junk, Result{Reason: ReasonJunk, Condition: -1},
-			"the lead is junk, and the rule has no condition on junk"},
+			"the lead is junk, and the rule does not require junk"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -353,5 +355,56 @@ func TestExplainForeignResult(t *testing.T) {
 	m, _ := Compile(valid(), schema)
 	if got := m.Explain(Result{Reason: ReasonCondition, Condition: 7}); got != "a condition did not match" {
 		t.Errorf("Explain(result naming condition 7 of 1) = %q", got)
+	}
+}
+
+// A derived true/false field of a lead that lacks what it derives from is
+// unknown: it fails equals and not_equals, true or false, and passes
+// is_empty.
+func TestMatchUnknownBool(t *testing.T) {
+	phoneOnly := lead()
+	phoneOnly.Email = ""
+	noPhone := lead()
+	noPhone.Phone, noPhone.PhoneE164 = "", ""
+	tests := []struct {
+		c    Condition
+		l    models.Lead
+		want bool
+	}{
+		{Condition{"email_is_free", Equals, "false"}, phoneOnly, false},
+		{Condition{"email_is_free", Equals, "true"}, phoneOnly, false},
+		{Condition{"email_is_free", NotEquals, "true"}, phoneOnly, false},
+		{Condition{"email_is_work", NotEquals, "false"}, phoneOnly, false},
+		{Condition{"email_is_free", IsEmpty, ""}, phoneOnly, true},
+		{Condition{"email_is_free", NotEmpty, ""}, phoneOnly, false},
+		{Condition{"email_is_free", Equals, "false"}, lead(), true},
+		{Condition{"email_is_free", NotEmpty, ""}, lead(), true},
+		{Condition{"phone_valid", Equals, "false"}, noPhone, false},
+		{Condition{"phone_valid", IsEmpty, ""}, noPhone, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.c.String(), func(t *testing.T) {
+			if got := holds(t, tt.c, tt.l); got != tt.want {
+				t.Errorf("%s holds = %v; want %v", tt.c, got, tt.want)
+			}
+		})
+	}
+}
+
+// A condition reads at most MaxFieldRead bytes of a field: what comes
+// after is never matched, however costly the pattern.
+func TestMatchReadsAPrefix(t *testing.T) {
+	long := withField("")
+	long.Message = strings.Repeat("é", MaxFieldRead) + "needle"
+	if holds(t, Condition{"message", Contains, "needle"}, long) {
+		t.Error("a condition read past MaxFieldRead bytes")
+	}
+	short := withField("")
+	short.Message = "hay needle"
+	if !holds(t, Condition{"message", Contains, "needle"}, short) {
+		t.Error("a short message lost its end")
+	}
+	if got := prefix(strings.Repeat("é", MaxFieldRead)); len(got) > MaxFieldRead || !utf8.ValidString(got) {
+		t.Errorf("prefix cut into a character: %d bytes, valid %v", len(got), utf8.ValidString(got))
 	}
 }

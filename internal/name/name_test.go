@@ -1,0 +1,35 @@
+package name
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestProblem(t *testing.T) {
+	tests := []struct {
+		name, in string
+		bad      bool
+	}{
+		{"plain", "Qualified leads", false},
+		{"accents and emoji", "Leads à Paris 👩‍💻", false},
+		{"persian joiner", "می\u200cخواهم", false},
+		{"empty", "", true},
+		{"too long", strings.Repeat("a", MaxLen+1), true},
+		{"exactly the limit", strings.Repeat("é", MaxLen), false},
+		{"invalid utf-8", "bad\xff", true},
+		{"right-to-left override", "gpj\u202eexe", true},
+		{"zero-width space", "a\u200bb", true},
+		{"byte-order mark", "\ufeffname", true},
+		{"nul", "a\x00b", true},
+		{"tab", "a\tb", true},
+		{"tag character", "a\U000E0041", true},
+		{"leading space", " a", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Problem(tt.in); (got != "") != tt.bad {
+				t.Errorf("Problem(%q) = %q; want a problem: %v", tt.in, got, tt.bad)
+			}
+		})
+	}
+}
