@@ -43,6 +43,7 @@ var (
 	all    []Country
 	isCode map[string]bool
 	byName map[string]string
+	short  []string // keys an abbreviation may shorten, in order
 )
 
 func load() {
@@ -53,6 +54,7 @@ func load() {
 			isCode[c.Code] = true
 		}
 		byName, _ = nameTable(all)
+		short = shortKeys(all, byName)
 		slices.SortFunc(all, func(x, y Country) int { return strings.Compare(x.Name, y.Name) })
 	})
 }
@@ -93,6 +95,30 @@ func nameTable(countries []Country) (table map[string]string, conflicts []string
 		delete(table, fold(n))
 	}
 	return table, conflicts
+}
+
+// shortKeys are the keys of table an abbreviation may shorten, in order:
+// the countries' CLDR names and the everyday names. ISO's official names
+// are left out, as people shorten a country's name, not its title ("Can."
+// is Canada; "Hash." is not the Hashemite Kingdom of Jordan, nor "For."
+// the former Yugoslav Republic of Macedonia).
+func shortKeys(countries []Country, table map[string]string) []string {
+	var keys []string
+	add := func(name string) {
+		if k := fold(name); table[k] != "" { // not an ambiguous name
+			keys = append(keys, k)
+		}
+	}
+	for _, c := range countries {
+		add(c.Name)
+	}
+	for _, ns := range everyday {
+		for _, n := range ns {
+			add(n)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // fold is the lookup key of a country name: lower case, accents removed,
@@ -189,9 +215,10 @@ func Valid(code string) bool {
 }
 
 // Code turns a country code or a country name into its upper-case alpha-2
-// code: "us", "US", "United States", "USA", "U.S.A." and "United States of
-// America" all give "US". See the package documentation for the names it
-// knows; an ambiguous name ("Korea") gives false.
+// code: "us", "US", "United States", "USA", "U.S.A.", "United States of
+// America" and "U-S" all give "US", and "Can." gives "CA". See the package
+// documentation for the names it knows; an ambiguous name ("Korea") gives
+// false.
 func Code(s string) (string, bool) {
 	load()
 	s = strings.TrimSpace(s)
@@ -200,8 +227,61 @@ func Code(s string) (string, bool) {
 			return up, true
 		}
 	}
-	code, ok := byName[fold(s)]
-	return code, ok
+	k := fold(s)
+	if code, ok := byName[k]; ok {
+		return code, true
+	}
+	if code, ok := punctuatedCode(s, k); ok {
+		return code, true
+	}
+	return abbreviation(s, k)
+}
+
+// punctuatedCode reads a code written with punctuation or spaces in or
+// after it ("C-A", "G@B", "J!P", "Fr."): s's only letters and digits are
+// two ASCII letters, they are its key k too, and they are a code. Other
+// letters do not count, as fold spells some as two ("ß" is "ss", not South
+// Sudan), and a key of other letters is a word ("St." is Saint, "A&E" is
+// "aande"). A slash separates two answers rather than joining one ("N/A",
+// "M/F", "C/O"), and NA written so ("n.a.") means not available, not Namibia.
+func punctuatedCode(s, k string) (string, bool) {
+	code := make([]byte, 0, 2)
+	for _, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z':
+			if len(code) == 2 {
+				return "", false
+			}
+			code = append(code, byte(unicode.ToUpper(r)))
+		case r == '/' || unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Mn, r):
+			return "", false
+		}
+	}
+	if c := string(code); len(c) == 2 && k == strings.ToLower(c) && c != "NA" && isCode[c] {
+		return c, true
+	}
+	return "", false
+}
+
+// abbreviation reads one word cut short with a dot ("Can.", "Ger.",
+// "Switz."): three letters or more that start the short names (shortKeys)
+// of one country only. Without the dot a short word is just a word ("Can"),
+// and a start that two countries share gives none ("Aus.", "Kor.").
+func abbreviation(s, k string) (string, bool) {
+	word, ok := strings.CutSuffix(s, ".")
+	if !ok || utf8.RuneCountInString(word) < 3 || len(k) < 3 ||
+		strings.IndexFunc(word, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) }) >= 0 {
+		return "", false
+	}
+	code := ""
+	i, _ := slices.BinarySearch(short, k)
+	for ; i < len(short) && strings.HasPrefix(short[i], k); i++ {
+		if code != "" && byName[short[i]] != code {
+			return "", false
+		}
+		code = byName[short[i]]
+	}
+	return code, code != ""
 }
 
 // Name is the English name of a code, or the code itself when unknown.

@@ -61,6 +61,13 @@ func TestCode(t *testing.T) {
 		{"People's Republic of China", "CN", true},
 		{"Czech Republic", "CZ", true},
 
+		// Names ISO 3166 gave before, which old country lists still offer.
+		{"Holy See (Vatican City State)", "VA", true},
+		{"Macedonia, the former Yugoslav Republic of", "MK", true},
+		{"The former Yugoslav Republic of Macedonia", "MK", true},
+		{"Libyan Arab Jamahiriya", "LY", true},
+		{"Palestinian Territory, Occupied", "PS", true},
+
 		// CLDR's English names.
 		{"Hong Kong SAR China", "HK", true},
 		{"Congo - Kinshasa", "CD", true},
@@ -142,6 +149,48 @@ func TestCode(t *testing.T) {
 		{"Sao Tome and Principe", "ST", true},
 		{"Hongkong", "HK", true},
 		{"\tNew Zealand\n", "NZ", true},
+		{"UnitedStatesAmerica", "US", true},
+		{"United States America", "US", true},
+
+		// A code written with punctuation or spaces.
+		{"C-A", "CA", true},
+		{"G@B", "GB", true},
+		{"J!P", "JP", true},
+		{"Fr.", "FR", true},
+		{"G.B.", "GB", true},
+		{"c a", "CA", true},
+		{"U-S", "US", true},
+		{"(DE)", "DE", true},
+		{"G-X", "", false},      // not a code
+		{"C-A-N", "", false},    // three letters
+		{"U2", "", false},       // a digit
+		{"M/F", "", false},      // a slash separates two answers: not Saint Martin
+		{"C/O", "", false},      // care of, not Colombia
+		{"n.a.", "", false},     // not available, not Namibia
+		{"N.A.", "", false},     // the same
+		{"St.", "", false},      // Saint, not São Tomé
+		{"A&E", "", false},      // "and" is a word
+		{"ß", "", false},        // fold spells it "ss", not South Sudan
+		{"Æ", "", false},        // nor "ae" the Emirates
+		{"Ca\u0301", "", false}, // an accented letter is no code letter
+
+		// One word cut short with a dot: the one country whose name it starts.
+		{"Can.", "CA", true},
+		{"Ger.", "DE", true},
+		{"Switz.", "CH", true},
+		{"Eng.", "GB", true},
+		{"Vat.", "VA", true},
+		{"Can", "", false},     // without the dot, a word
+		{"Ja.", "", false},     // fewer than three letters, and no code
+		{"Aus.", "", false},    // Australia or Austria
+		{"Kor.", "", false},    // either Korea
+		{"Congo.", "", false},  // either Congo
+		{"Virgin.", "", false}, // either Virgin Islands
+		{"Uni.", "", false},    // United States, Kingdom or Arab Emirates
+		{"For.", "", false},    // official names are not shortened ("former Yugoslav...")
+		{"Hash.", "", false},   // nor titles (Hashemite Kingdom of Jordan)
+		{"Gr. Britain", "", false},
+		{"Xyz.", "", false},
 
 		// Ambiguous: two countries answer to these (see doc.go).
 		{"Korea", "", false},
@@ -158,6 +207,9 @@ func TestCode(t *testing.T) {
 		{"United", "", false},
 		{"Republic of", "", false},
 		{"N/A", "", false},
+		{"Random", "", false},
+		{"Random.", "", false},
+		{"Lorem ipsum", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -231,7 +283,7 @@ func BenchmarkCode(b *testing.B) {
 }
 
 func TestValid(t *testing.T) {
-	for in, want := range map[string]bool{"US": true, "br": true, " gb ": true, "United States": false, "UK": false, "ZZ": false, "": false} {
+	for in, want := range map[string]bool{"US": true, "br": true, " gb ": true, "United States": false, "UK": false, "ZZ": false, "": false, "C-A": false, "Can.": false} {
 		if got := Valid(in); got != want {
 			t.Errorf("Valid(%q) = %v; want %v", in, got, want)
 		}

@@ -5,7 +5,9 @@ package country
 // "Korea (the Republic of)" one key, so each name is listed in one form.
 var names = map[string][]string{
 	// ISO 3166-1 English short names and, where ISO gives one, the official
-	// (full) name, for the codes whose names differ from CLDR's.
+	// (full) name, for the codes whose names differ from CLDR's; and the
+	// short names ISO gave before ("Holy See (Vatican City State)"), which
+	// old country lists still offer.
 	"AE": {"United Arab Emirates"},
 	"AF": {"Islamic Republic of Afghanistan"},
 	"AG": {"Antigua and Barbuda"},
@@ -103,14 +105,14 @@ var names = map[string][]string{
 	"LT": {"Republic of Lithuania"},
 	"LU": {"Grand Duchy of Luxembourg"},
 	"LV": {"Republic of Latvia"},
-	"LY": {"State of Libya"},
+	"LY": {"State of Libya", "Libyan Arab Jamahiriya"},
 	"MA": {"Kingdom of Morocco"},
 	"MC": {"Principality of Monaco"},
 	"MD": {"Moldova, Republic of", "Republic of Moldova"},
 	"MF": {"Saint Martin (French part)"},
 	"MG": {"Republic of Madagascar"},
 	"MH": {"Republic of the Marshall Islands"},
-	"MK": {"North Macedonia", "Republic of North Macedonia"},
+	"MK": {"North Macedonia", "Republic of North Macedonia", "Macedonia, the former Yugoslav Republic of", "The former Yugoslav Republic of Macedonia"},
 	"ML": {"Republic of Mali"},
 	"MM": {"Myanmar", "Republic of the Union of Myanmar"},
 	"MO": {"Macao", "Macao Special Administrative Region of China"},
@@ -139,7 +141,7 @@ var names = map[string][]string{
 	"PL": {"Republic of Poland"},
 	"PM": {"Saint Pierre and Miquelon"},
 	"PN": {"Pitcairn"},
-	"PS": {"Palestine, State of"},
+	"PS": {"Palestine, State of", "Palestinian Territory, Occupied"},
 	"PT": {"Portuguese Republic"},
 	"PW": {"Republic of Palau"},
 	"PY": {"Republic of Paraguay"},
@@ -184,7 +186,7 @@ var names = map[string][]string{
 	"US": {"United States of America"},
 	"UY": {"Eastern Republic of Uruguay"},
 	"UZ": {"Republic of Uzbekistan"},
-	"VA": {"Holy See"},
+	"VA": {"Holy See", "Holy See (Vatican City State)"},
 	"VC": {"Saint Vincent and the Grenadines"},
 	"VE": {"Venezuela (Bolivarian Republic of)", "Bolivarian Republic of Venezuela"},
 	"VG": {"Virgin Islands (British)"},
@@ -230,7 +232,7 @@ var everyday = map[string][]string{
 	"SZ": {"Swaziland"},
 	"TL": {"East Timor"},
 	"TR": {"Turkey"},
-	"US": {"USA", "U.S.", "America"},
+	"US": {"USA", "U.S.", "America", "United States America"},
 	"VA": {"Vatican", "Vatican City State"},
 	"VC": {"Saint Vincent"},
 	"VN": {"Vietnam"},
