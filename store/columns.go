@@ -153,13 +153,17 @@ var eventTyped = []column{
 // it was created; an event already stored is left as it is. Its parameters
 // are the events' columns, then two arrays more, each event's status and
 // last error, matched to it by dataset and event id ($2 and the event_id
-// column's array).
+// column's array). Of several given events with the same dataset and event
+// id, the first is stored and gives the state: the same event made twice
+// never fails the write.
 var insertEventsSQL = "WITH ev AS (" + unnestInsert("events", eventTyped, eventText) +
 	fmt.Sprintf(` ON CONFLICT (dataset_id, event_id) DO NOTHING RETURNING id, dataset_id, lead_id, event_id, event_time, created_at)
 INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at, last_error, updated_at)
 SELECT ev.id, ev.dataset_id, ev.lead_id, s.status, ev.event_time, ev.created_at, s.last_error, ev.created_at
-FROM ev JOIN unnest(CAST($2 AS bigint[]), CAST($%d AS text[]), CAST($%d AS text[]), CAST($%d AS text[]))
-	AS s(dataset_id, event_id, status, last_error) ON s.dataset_id = ev.dataset_id AND s.event_id = ev.event_id`,
+FROM ev JOIN (SELECT DISTINCT ON (dataset_id, event_id) dataset_id, event_id, status, last_error
+	FROM unnest(CAST($2 AS bigint[]), CAST($%d AS text[]), CAST($%d AS text[]), CAST($%d AS text[]))
+		WITH ORDINALITY AS u(dataset_id, event_id, status, last_error, n)
+	ORDER BY dataset_id, event_id, n) AS s ON s.dataset_id = ev.dataset_id AND s.event_id = ev.event_id`,
 		len(eventTyped)+3, len(eventTyped)+len(eventText)+1, len(eventTyped)+len(eventText)+2)
 
 // eventArgs are the parameters of insertEventsSQL.

@@ -15,8 +15,30 @@ import (
 )
 
 // An event's state is in one of two places, never on its own row: while
-// it is not sent, its unsentEvent; once sent, its event_sends row. Sent means
-// not unsent. Every reader goes through withState and findShown.
+// it is not sent, its unsentEvent; once sent, its event_sends row. Every
+// reader asks the same two questions, each answered in one place:
+//
+//   - sent: the event has an event_sends row (sentSQL; findShown);
+//   - sending: the event is queued under a claim's lease that still runs
+//     (sendingSQL; shownStatus, the same test in Go).
+//
+// Listings go through withState and findShown.
+
+// sentSQL is "sent" in SQL, the one test of it: the events row in scope
+// has its send, an event_sends row.
+const sentSQL = "EXISTS (SELECT 1 FROM event_sends s WHERE s.event_id = events.id)"
+
+// sendingSQL is "sending" in SQL, the one test of it: a queued unsent event
+// whose claim's lease still runs at now is being sent. With sending false it
+// tests the other queued events, with no lease or one that ran out: the
+// ones a claim may take once they are due. row prefixes the unsent_events
+// columns ("" or "q."); now is the placeholder of the time ("?" or "@now").
+func sendingSQL(row, now string, sending bool) string {
+	if sending {
+		return row + "status = 'queued' AND " + row + "lease_until > " + now
+	}
+	return row + "status = 'queued' AND (" + row + "lease_until IS NULL OR " + row + "lease_until <= " + now + ")"
+}
 
 // unsentEvent is the state of an event that is not sent (migrations 0006
 // and 0014): its status, indexed here and not on events, its attempts and
@@ -181,33 +203,6 @@ func (s *Store) insertEvents(ctx context.Context, evs []models.Event) (all, fres
 	return all, fresh, nil
 }
 
-// CancelLeadEvents fails a lead's unsent events with a reason, when a
-// person marks the lead junk, but those of the send rules keep (the ones
-// that name junk). Events being sent are left to their claim.
-func (s *Store) CancelLeadEvents(ctx context.Context, accountID, leadID int64, reason string, keep []int64) error {
-	now := time.Now().UTC()
-	events := s.q(ctx).Model(&models.Event{}).Select("id").Where("account_id = ? AND lead_id = ?", accountID, leadID)
-	if len(keep) > 0 {
-		events = events.Where("NOT (origin = ? AND origin_id IN ?)", models.OriginRule, keep)
-	}
-	err := s.q(ctx).Model(&unsentEvent{}).
-		Where("status = ? AND (lease_until IS NULL OR lease_until <= ?)", models.EventQueued, now).
-		Where("event_id IN (?)", events).
-		Updates(map[string]any{"status": models.EventFailed, "last_error": reason, "updated_at": now}).Error
-	return wrap("cancel lead events", err)
-}
-
-// RequeueLeadEvents queues again a lead's events that failed with reason
-// (the lead was marked junk, then not junk).
-func (s *Store) RequeueLeadEvents(ctx context.Context, accountID, leadID int64, reason string) error {
-	now := time.Now().UTC()
-	err := s.q(ctx).Model(&unsentEvent{}).
-		Where("status = ? AND last_error = ?", models.EventFailed, reason).
-		Where("event_id IN (SELECT id FROM events WHERE account_id = ? AND lead_id = ?)", accountID, leadID).
-		Updates(map[string]any{"status": models.EventQueued, "last_error": "", "next_attempt_at": now, "lease_until": nil, "updated_at": now}).Error
-	return wrap("requeue lead events", err)
-}
-
 // LeadEvents lists a lead's events, in event_time order.
 func (s *Store) LeadEvents(ctx context.Context, accountID, leadID int64) ([]models.Event, error) {
 	evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
@@ -223,15 +218,16 @@ func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error)
 	var ids []int64
 	err := s.q(ctx).Model(&models.Dataset{}).
 		Where("paused_at IS NULL AND (held_since IS NULL OR hold_until <= ?)", now).
-		Where(`EXISTS (SELECT 1 FROM unsent_events q WHERE q.dataset_id = datasets.id AND q.status = 'queued'
-			AND q.next_attempt_at <= ? AND (q.lease_until IS NULL OR q.lease_until < ?))`, now, now).
+		Where(`EXISTS (SELECT 1 FROM unsent_events q WHERE q.dataset_id = datasets.id AND `+sendingSQL("q.", "?", false)+`
+			AND q.next_attempt_at <= ?)`, now, now).
 		Order("id").Pluck("id", &ids).Error
 	return ids, wrap("due datasets", err)
 }
 
 // dueSQL picks up to @limit due events of one dataset, in event_time order.
 // An event waits while an earlier event of the same lead and dataset is
-// still queued and not due itself, so a lead's events reach Meta in order.
+// still queued and either being sent or not due itself, so a lead's events
+// reach Meta in order.
 // A paused dataset gives nothing, nor a held one but to its probe (@probe):
 // another batch of it may have just been refused. "+ 0" keeps the check of
 // a lead's earlier events on the lead's index whatever the statistics say:
@@ -239,17 +235,17 @@ func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error)
 // index looks cheaper, and reads every earlier queued event of the dataset
 // for each candidate. Its blanks: what to select, a fence for the NOT
 // EXISTS, and the row locking.
-const dueSQL = `
+var dueSQL = `
 	SELECT %[1]s FROM unsent_events q
-	WHERE q.dataset_id = @dataset AND q.status = 'queued'
-	  AND q.next_attempt_at <= @now AND (q.lease_until IS NULL OR q.lease_until < @now)
+	WHERE q.dataset_id = @dataset AND ` + sendingSQL("q.", "@now", false) + `
+	  AND q.next_attempt_at <= @now
 	  AND EXISTS (SELECT 1 FROM datasets d WHERE d.id = @dataset
 		AND d.paused_at IS NULL AND (d.held_since IS NULL OR @probe))
 	  AND NOT EXISTS (
 		SELECT 1 FROM unsent_events p
 		WHERE p.lead_id = q.lead_id AND (p.event_time, p.event_id) < (q.event_time, q.event_id)
-		  AND p.dataset_id + 0 = q.dataset_id AND p.status = 'queued'
-		  AND NOT (p.next_attempt_at <= @now AND (p.lease_until IS NULL OR p.lease_until < @now))
+		  AND p.dataset_id + 0 = q.dataset_id
+		  AND (` + sendingSQL("p.", "@now", true) + ` OR (p.status = 'queued' AND p.next_attempt_at > @now))
 		%[2]s)
 	ORDER BY q.event_time, q.event_id
 	LIMIT @limit %[3]s`
@@ -562,7 +558,7 @@ func (s *Store) InsertSendRequest(ctx context.Context, r *models.SendRequest) er
 func (s *Store) QueueDepth(ctx context.Context) (map[models.EventStatus]int64, error) {
 	var row struct{ Pending, Sending int64 }
 	err := s.q(ctx).Model(&unsentEvent{}).
-		Select("COUNT(*) AS pending, COUNT(CASE WHEN lease_until > ? THEN 1 END) AS sending", time.Now().UTC()).
+		Select("COUNT(*) AS pending, COUNT(CASE WHEN "+sendingSQL("", "?", true)+" THEN 1 END) AS sending", time.Now().UTC()).
 		Where("status = ?", models.EventQueued).Scan(&row).Error
 	return map[models.EventStatus]int64{models.EventQueued: row.Pending - row.Sending, models.EventSending: row.Sending}, wrap("queue depth", err)
 }

@@ -191,10 +191,9 @@ func (s *Store) StageChanges(ctx context.Context, accountID, leadID int64) ([]mo
 	return cs, wrap("stage changes", err)
 }
 
-// AddStageChange records a stage change and updates the lead to match: a
-// junk / not_junk marker sets the person's verdict, any other stage becomes
-// the lead's current stage when it is the newest change. It returns the
-// lead as it is afterwards.
+// AddStageChange records a stage change and updates the lead to match
+// (AfterStageChange), leaving its events as they are: internal/decide's
+// Mark decides them too. It returns the lead as it is afterwards.
 func (s *Store) AddStageChange(ctx context.Context, c *models.StageChange) (models.Lead, error) {
 	var l models.Lead
 	err := s.Tx(ctx, func(tx *Store) error {
@@ -202,34 +201,8 @@ func (s *Store) AddStageChange(ctx context.Context, c *models.StageChange) (mode
 		if l, err = tx.lockLead(ctx, c.AccountID, c.LeadID); err != nil {
 			return err
 		}
-		if err := tx.q(ctx).Create(c).Error; err != nil {
-			return err
-		}
-		upd := map[string]any{"updated_at": time.Now().UTC()}
-		switch c.Stage {
-		case models.StageJunk:
-			upd["junk"], upd["junk_override"] = true, "junk"
-		case models.StageNotJunk:
-			upd["junk"], upd["junk_override"] = false, "not_junk"
-		default:
-			var newer int64
-			if err := tx.q(ctx).Model(&models.StageChange{}).
-				Where("lead_id = ? AND stage NOT IN (?, ?) AND (occurred_at > ? OR (occurred_at = ? AND id > ?))",
-					c.LeadID, models.StageJunk, models.StageNotJunk, c.OccurredAt, c.OccurredAt, c.ID).
-				Count(&newer).Error; err != nil {
-				return err
-			}
-			if newer == 0 {
-				upd["stage"] = c.Stage
-			}
-		}
-		if err := tx.q(ctx).Model(&models.Lead{}).Where("id = ?", l.ID).Updates(upd).Error; err != nil {
-			return err
-		}
-		if err := tx.unprepare(ctx, l.ID); err != nil {
-			return err
-		}
-		return tx.q(ctx).Take(&l, l.ID).Error
+		l, err = tx.addStageChange(ctx, l, c)
+		return err
 	})
 	return l, wrap("add stage change", err)
 }

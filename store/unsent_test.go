@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -296,10 +297,11 @@ func TestEnqueueSentEventAgain(t *testing.T) {
 	})
 }
 
-// Marking a lead junk fails its queued events, but not one being sent;
-// marking it not junk queues them again, and they are claimed. A batch put
-// back unsent (a paused dataset) counts no attempt.
-func TestCancelAndRequeueLeadEvents(t *testing.T) {
+// A change of a lead cancels the queued events its decision says, but not
+// one being sent; a later change queues them again, and they are claimed.
+// A decision made from a lead that changed since writes nothing. A batch
+// put back unsent (a paused dataset) counts no attempt.
+func TestChangeLeadCancelsAndRequeues(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -315,8 +317,18 @@ func TestCancelAndRequeueLeadEvents(t *testing.T) {
 		if err != nil || len(leased.Events) != 1 {
 			t.Fatalf("claim = %+v, %v", leased.Events, err)
 		}
-		if err := s.CancelLeadEvents(ctx, a.ID, l.ID, "junk", nil); err != nil {
-			t.Fatal(err)
+		junkAt := now.Add(time.Minute)
+		changed, _, err := s.ChangeLead(ctx, &models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: models.StageJunk, OccurredAt: junkAt},
+			l.UpdatedAt, store.EventChanges{Cancel: []store.EventCancel{{ID: evs[0].ID, Reason: "junk"}, {ID: evs[1].ID, Reason: "junk"}}})
+		if err != nil || !changed.Junk {
+			t.Fatalf("change lead = %+v, %v; want it junk", changed, err)
+		}
+		if _, _, err := s.ChangeLead(ctx, &models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: models.StageNotJunk, OccurredAt: junkAt},
+			l.UpdatedAt, store.EventChanges{Requeue: []int64{evs[1].ID}}); !errors.Is(err, store.ErrStale) {
+			t.Fatalf("a decision from the lead before the change: %v; want ErrStale", err)
+		}
+		if cs, err := s.StageChanges(ctx, a.ID, l.ID); err != nil || len(cs) != 1 {
+			t.Errorf("stage changes = %v, %v; want the one that was not stale", cs, err)
 		}
 		status := func(id int64) models.EventStatus {
 			t.Helper()
@@ -343,7 +355,8 @@ func TestCancelAndRequeueLeadEvents(t *testing.T) {
 		if e, _ := s.Event(ctx, a.ID, evs[0].ID); e.Status != models.EventQueued || e.Attempts != 0 {
 			t.Errorf("put back = %s after %d attempts; want queued, no attempt counted", e.Status, e.Attempts)
 		}
-		if err := s.RequeueLeadEvents(ctx, a.ID, l.ID, "junk"); err != nil {
+		if _, _, err := s.ChangeLead(ctx, &models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: models.StageNotJunk, OccurredAt: junkAt},
+			changed.UpdatedAt, store.EventChanges{Requeue: []int64{evs[1].ID}}); err != nil {
 			t.Fatal(err)
 		}
 		if got := status(evs[1].ID); got != models.EventQueued {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leadsignal/leadsignal/internal/capture"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
@@ -457,7 +457,7 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 	if form.Stage.Error != "" || form.Value.Error != "" || form.Currency.Error != "" {
 		return h.renderLead(c, http.StatusUnprocessableEntity, l, form)
 	}
-	if _, err := h.capture.Mark(c.Request().Context(), &sc); err != nil {
+	if _, err := h.capture.Decider().Mark(c.Request().Context(), &sc); err != nil {
 		return err
 	}
 	msg := "Stage set to " + stage + "."
@@ -487,11 +487,11 @@ func (h *Handler) sendRuleEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	queued, err := h.capture.SendManual(c.Request().Context(), a.ID, l.ID, r.ID, h.now().UTC())
+	queued, err := h.capture.Decider().SendManual(c.Request().Context(), a.ID, l.ID, r.ID, h.now().UTC())
 	switch {
-	case errors.Is(err, capture.ErrNotManual):
+	case errors.Is(err, decide.ErrNotManual):
 		setFlash(c, "error", "The rule "+r.Name+" is not an enabled manual rule.")
-	case errors.Is(err, capture.ErrNoMatch):
+	case errors.Is(err, decide.ErrNoMatch):
 		setFlash(c, "error", "This lead does not meet the conditions of "+r.Name+": nothing was sent.")
 	case err != nil:
 		return err

@@ -15,7 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
-	"github.com/leadsignal/leadsignal/internal/capture"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -655,11 +655,11 @@ func (h *Handler) previewRule(c echo.Context) error {
 }
 
 // preview runs m over every lead of the account captured in the last 7
-// days (capture.RecentWindow), newest first.
+// days (decide.RecentWindow), newest first.
 func (h *Handler) preview(ctx context.Context, accountID int64, m *rule.Matcher) (rule.PreviewResult, error) {
 	now := h.now()
 	p := rule.NewPreview(m, now)
-	err := h.store.EachRecentLead(ctx, accountID, now.Add(-capture.RecentWindow), func(l *models.Lead) error {
+	err := h.store.EachRecentLead(ctx, accountID, now.Add(-decide.RecentWindow), func(l *models.Lead) error {
 		p.Add(l)
 		return nil
 	})
@@ -780,39 +780,47 @@ func (h *Handler) applyRule(c echo.Context) error {
 		setFlash(c, "error", "Only an enabled rule that sends on capture can be applied to recent leads.")
 		return redirect(c, ruleURL)
 	}
-	// As ApplyRule compiles it: a custom field the form checked when the
-	// rule was saved is taken as it is.
-	m, problems := rule.CompileRule(r, rule.Schema{Open: true})
-	if len(problems) > 0 {
-		setFlash(c, "error", "The rule cannot be applied: "+sentence(problems[0].Message))
-		return redirect(c, ruleURL)
-	}
+	since := h.now().Add(-decide.RecentWindow)
 	if c.FormValue("confirm") != "yes" {
-		res, err := h.preview(ctx, a.ID, m)
+		res, err := h.capture.Decider().ApplyRule(ctx, a.ID, r.ID, since, true)
 		if err != nil {
 			return err
 		}
 		p := h.page(c, "Apply "+r.Name)
 		p.Nav = "rules"
 		return render(c, http.StatusOK, views.RuleConfirmPage(p, views.RuleConfirm{
-			Title: "Apply " + r.Name + " to the leads of the last 7 days?",
-			Message: fmt.Sprintf("%s of the last 7 days match this rule: each gets a %s event, as if the rule had been there when it arrived.",
-				views.Plural(int64(res.Matched), "lead", "leads"), r.EventName),
-			Detail: "A lead that already has this event gets nothing twice: applying again queues only what is missing.",
+			Title:   "Apply " + r.Name + " to the leads of the last 7 days?",
+			Message: applyMessage(r.EventName, res),
+			Detail: "These are the leads as they are now. A lead that already has this event gets nothing twice: " +
+				"applying again queues only what is missing.",
 			Action: ruleURL + "/apply", Button: "Queue the events", Cancel: ruleURL,
 		}))
 	}
-	n, err := h.capture.ApplyRule(ctx, a.ID, r.ID, h.now().Add(-capture.RecentWindow))
+	res, err := h.capture.Decider().ApplyRule(ctx, a.ID, r.ID, since, false)
 	if err != nil {
 		return err
 	}
-	h.log.Info("send rule applied", "account_id", a.ID, "rule_id", r.ID, "queued", n)
-	msg := views.Plural(int64(n), r.EventName+" event", r.EventName+" events") + " queued."
-	if n == 0 {
+	h.log.Info("send rule applied", "account_id", a.ID, "rule_id", r.ID, "matched", res.Matched, "queued", res.Queued)
+	msg := views.Plural(int64(res.Queued), r.EventName+" event", r.EventName+" events") + " queued."
+	if res.Queued == 0 {
 		msg = "Nothing new to queue: every matching lead of the last 7 days has its " + r.EventName + " event already."
 	}
 	setFlash(c, "ok", msg)
 	return redirect(c, ruleURL)
+}
+
+// applyMessage says what applying a rule would do: how many recent leads
+// match it as they are now, how many of those have its event already, and
+// how many events it would queue.
+func applyMessage(eventName string, res decide.Applied) string {
+	queue := res.Matched - res.Had
+	msg := fmt.Sprintf("%s of the last 7 days match this rule as they are now; %s the %s event already, so applying queues %s.",
+		views.Plural(int64(res.Matched), "lead", "leads"), views.Plural(int64(res.Had), "has", "have"), eventName,
+		views.Plural(int64(queue), eventName+" event", eventName+" events"))
+	if queue == 0 {
+		msg += " There is nothing to queue."
+	}
+	return msg
 }
 
 // versionRule is what a version keeps of a rule (store's ruleJSON).

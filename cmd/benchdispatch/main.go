@@ -34,7 +34,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/benchkit"
 	"github.com/leadsignal/leadsignal/internal/capi"
-	"github.com/leadsignal/leadsignal/internal/capture"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/internal/rule"
@@ -445,7 +445,7 @@ func queueEvents(ctx context.Context, conn *sql.Conn, acc models.Account, ds mod
 			return err
 		}
 		l.AccountID = acc.ID
-		e := capture.RuleEvent(acc, ds, store.DefaultRule(ds), l, keys, rule.NewLead(&l), capi.RecordKey(l), l.CreatedAt)
+		e := decide.Event(acc, ds, store.DefaultRule(ds), l, keys, rule.NewLead(&l), capi.RecordKey(l), l.CreatedAt)
 		if e.PayloadStamp == 0 {
 			rows.Close()
 			return fmt.Errorf("event %s cannot be sent as built", e.EventID)

@@ -37,7 +37,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leadsignal/leadsignal/internal/benchkit"
-	"github.com/leadsignal/leadsignal/internal/capture"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -101,7 +101,7 @@ func run() error {
 	defer conn.Close(ctx)
 
 	now := time.Now()
-	since := now.Add(-capture.RecentWindow)
+	since := now.Add(-decide.RecentWindow)
 	judged, err := createRule(ctx, st, d, "Qualified", fiveConditions)
 	if err != nil {
 		return err
@@ -228,7 +228,7 @@ func preview(ctx context.Context, st *store.Store, r models.SendRule, now time.T
 		return rule.PreviewResult{}, fmt.Errorf("the rule does not compile: %v", problems)
 	}
 	p := rule.NewPreview(m, now)
-	err = st.EachRecentLead(ctx, r.AccountID, now.Add(-capture.RecentWindow), func(l *models.Lead) error {
+	err = st.EachRecentLead(ctx, r.AccountID, now.Add(-decide.RecentWindow), func(l *models.Lead) error {
 		p.Add(l)
 		return nil
 	})

@@ -8,18 +8,26 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
 
-// Leads posted at the same time are written together: a writer goroutine
-// takes every capture waiting in line and stores them in one transaction,
-// with a few set-at-a-time statements instead of several round trips per
-// lead (group commit). Each caller still gets its own answer, and its lead
-// and events still land together or not at all. A single lead is a batch
-// of one: there is one capture path.
+// Leads posted at the same time are written together: each account has a
+// writer goroutine, while it has captures waiting, that takes every
+// capture of the account waiting in line and stores them in one
+// transaction, with a few set-at-a-time statements instead of several
+// round trips per lead (group commit). Each caller still gets its own
+// answer, and its lead and events still land together or not at all. A
+// single lead is a batch of one: there is one capture path.
+//
+// One writer per account: an account's batches never race each other, so
+// two leads of one person posted at once are told apart deterministically
+// (the second is the duplicate), and what one account's send rules cost to
+// match is spent in its own writer, never in another account's. Replicas
+// still write side by side.
 
 // maxBatch bounds how many captures share one transaction.
 const maxBatch = 64
@@ -42,48 +50,29 @@ type jobResult struct {
 	err error
 }
 
-// batcher owns the writer goroutines.
+// batcher keeps a line of waiting captures per account, and a writer for
+// each line that is not empty.
 type batcher struct {
-	c       *Capturer
-	jobs    chan *job
-	once    sync.Once
-	writers int
+	c     *Capturer
+	mu    sync.Mutex
+	lines map[int64][]*job // by account; present while its writer runs
 	// observe, when set (tests), learns each batch's size.
 	observe func(size int)
 }
 
-func (b *batcher) start() {
-	b.once.Do(func() {
-		for range b.writers {
-			go b.loop()
-		}
-	})
-}
-
-func (b *batcher) loop() {
-	for first := range b.jobs {
-		batch := []*job{first}
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case j := <-b.jobs:
-				batch = append(batch, j)
-			default:
-				break fill
-			}
-		}
-		b.run(batch)
-	}
-}
-
-// submit hands a capture to the writers and waits for its answer.
+// submit hands a capture to its account's writer, starting one when the
+// account has none, and waits for its answer.
 func (b *batcher) submit(ctx context.Context, j *job) (Result, error) {
-	b.start()
 	j.ctx, j.done = ctx, make(chan jobResult, 1)
-	select {
-	case b.jobs <- j:
-	case <-ctx.Done():
-		return Result{}, ctx.Err()
+	b.mu.Lock()
+	if b.lines == nil {
+		b.lines = map[int64][]*job{}
+	}
+	line, running := b.lines[j.acc.ID]
+	b.lines[j.acc.ID] = append(line, j)
+	b.mu.Unlock()
+	if !running {
+		go b.write(j.acc.ID)
 	}
 	// Once queued the capture is written even if the caller gives up: a
 	// retry with the same external_id then finds it.
@@ -91,11 +80,26 @@ func (b *batcher) submit(ctx context.Context, j *job) (Result, error) {
 	return r.res, r.err
 }
 
-func (b *batcher) run(batch []*job) {
-	if b.observe != nil {
-		b.observe(len(batch))
+// write is an account's writer: it takes up to maxBatch of the account's
+// waiting captures at a time and writes them, until none waits.
+func (b *batcher) write(accountID int64) {
+	for {
+		b.mu.Lock()
+		line := b.lines[accountID]
+		if len(line) == 0 {
+			delete(b.lines, accountID)
+			b.mu.Unlock()
+			return
+		}
+		n := min(len(line), maxBatch)
+		batch := line[:n:n]
+		b.lines[accountID] = line[n:]
+		b.mu.Unlock()
+		if b.observe != nil {
+			b.observe(len(batch))
+		}
+		b.c.write(batch)
 	}
-	b.c.write(batch)
 }
 
 // conflictTries bounds how often a batch is tried again after another
@@ -201,7 +205,8 @@ func (c *Capturer) captureRound(batch []*job) ([]answer, []*job, error) {
 		}
 		for k := first; k < len(items); k++ {
 			it := &items[k]
-			it.events = c.leadEvents(it.job.acc, f.Datasets, f.Rules, it.lead, it.job.keys)
+			it.events = c.decide.Matchers.Decide(decide.Input{Account: it.job.acc, Datasets: f.Datasets, Rules: f.Rules,
+				Lead: it.lead, Keys: it.job.keys}).New
 			w.Events = append(w.Events, it.events...)
 			if it.completed {
 				w.Completed = append(w.Completed, it.lead)

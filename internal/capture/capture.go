@@ -11,11 +11,9 @@ import (
 
 	"github.com/nyaruka/phonenumbers"
 
-	"github.com/leadsignal/leadsignal/internal/capi"
-	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
-	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -59,7 +57,7 @@ type Capturer struct {
 	store  *store.Store
 	notify func()
 	batch  *batcher
-	rules  matchers
+	decide *decide.Decider
 }
 
 // New returns a Capturer writing to s; notify (may be nil) is called after
@@ -68,13 +66,15 @@ func New(s *store.Store, notify func()) *Capturer {
 	if notify == nil {
 		notify = func() {}
 	}
-	c := &Capturer{store: s, notify: notify}
-	// One writer per process: batches then never race each other, so two
-	// leads of one person posted at once are told apart deterministically
-	// (the second is the duplicate). Replicas still write side by side.
-	c.batch = &batcher{c: c, jobs: make(chan *job), writers: 1}
+	c := &Capturer{store: s, notify: notify, decide: decide.New(s, notify)}
+	c.batch = &batcher{c: c}
 	return c
 }
+
+// Decider decides the events of the leads c stores, for the triggers after
+// capture (a stage or junk mark, a manual send, "apply"), with the rules
+// compiled that capture compiled.
+func (c *Capturer) Decider() *decide.Decider { return c.decide }
 
 // Capture stores a validated lead for an account. The same external_id
 // again returns the stored lead untouched, unless the stored one is partial
@@ -141,63 +141,6 @@ func describeWith(evs []models.Event, datasets []models.Dataset) []QueuedEvent {
 		out = append(out, q)
 	}
 	return out
-}
-
-// junkCancel is the reason on events a person's junk verdict held back.
-const junkCancel = dispatch.JunkLead
-
-// Mark records a person's stage change or junk verdict on a lead. Marking
-// junk holds back the lead's unsent events; marking not junk makes the lead
-// eligible for sending like any other lead, through the account's
-// automatic send rules. Reaching the booked stage fires its booking rules.
-func (c *Capturer) Mark(ctx context.Context, change *models.StageChange) (models.Lead, error) {
-	var l models.Lead
-	queued := false
-	err := c.store.Tx(ctx, func(tx *store.Store) error {
-		var err error
-		if l, err = tx.AddStageChange(ctx, change); err != nil {
-			return err
-		}
-		var wants func(rule.Mode) bool
-		switch change.Stage {
-		case models.StageJunk:
-			rules, err := tx.SendRules(ctx, l.AccountID)
-			if err != nil {
-				return err
-			}
-			var keep []int64
-			for id := range rule.RequiringJunk(rules) {
-				keep = append(keep, id)
-			}
-			return tx.CancelLeadEvents(ctx, l.AccountID, l.ID, junkCancel, keep)
-		case models.StageNotJunk:
-			if err := tx.RequeueLeadEvents(ctx, l.AccountID, l.ID, junkCancel); err != nil {
-				return err
-			}
-			wants = rule.Mode.OnCapture
-		case models.StageBooked:
-			wants = func(m rule.Mode) bool { return m == rule.Booking }
-		default:
-			return nil
-		}
-		in, err := c.ruleInput(ctx, tx, l)
-		if err != nil {
-			return err
-		}
-		var evs []models.Event
-		if change.Stage == models.StageBooked {
-			evs = c.matchedEvents(in, wants, capi.StageRecordKey(l, change.Stage, ""), change.OccurredAt)
-		} else {
-			evs = c.leadEvents(in.acc, in.datasets, in.rules, l, in.keys)
-		}
-		_, fresh, err := tx.EnqueueEvents(ctx, evs)
-		queued = fresh > 0
-		return err
-	})
-	if err == nil && queued {
-		c.notify()
-	}
-	return l, err
 }
 
 // JunkSettings reads an account's junk settings, filled with defaults.

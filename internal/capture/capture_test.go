@@ -328,7 +328,7 @@ func TestCapturePreparesPayloads(t *testing.T) {
 		if err != nil || len(junked.Events) != 0 {
 			t.Fatalf("junk capture = %+v, %v; want no event", junked, err)
 		}
-		if _, err := c.Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: junked.Lead.ID, Stage: models.StageNotJunk, OccurredAt: time.Now()}); err != nil {
+		if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: junked.Lead.ID, Stage: models.StageNotJunk, OccurredAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 

@@ -3,10 +3,12 @@ package capture
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -144,7 +146,7 @@ func TestMarkFiresRules(t *testing.T) {
 		}
 		at := time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
 		for range 2 {
-			if _, err := c.Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageBooked, OccurredAt: at}); err != nil {
+			if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageBooked, OccurredAt: at}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -166,7 +168,7 @@ func TestMarkFiresRules(t *testing.T) {
 		if got := eventsByName(t, s, acc.ID, r.Lead.ID); len(got) != 0 {
 			t.Fatalf("a junk lead's events = %v; want none", got)
 		}
-		if _, err := c.Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageNotJunk, OccurredAt: at}); err != nil {
+		if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageNotJunk, OccurredAt: at}); err != nil {
 			t.Fatal(err)
 		}
 		if got := eventsByName(t, s, acc.ID, r.Lead.ID); len(got) != 1 || got["Lead"].ID == 0 {
@@ -193,23 +195,23 @@ func TestSendManual(t *testing.T) {
 			t.Fatal("a manual rule sent on capture")
 		}
 		now := time.Now().UTC()
-		if queued, err := c.SendManual(ctx, acc.ID, r.Lead.ID, m.ID, now); err != nil || !queued {
+		if queued, err := c.Decider().SendManual(ctx, acc.ID, r.Lead.ID, m.ID, now); err != nil || !queued {
 			t.Fatalf("first click = %v, %v; want queued", queued, err)
 		}
-		if queued, err := c.SendManual(ctx, acc.ID, r.Lead.ID, m.ID, now.Add(time.Minute)); err != nil || queued {
+		if queued, err := c.Decider().SendManual(ctx, acc.ID, r.Lead.ID, m.ID, now.Add(time.Minute)); err != nil || queued {
 			t.Errorf("second click = %v, %v; want nothing queued twice", queued, err)
 		}
-		if _, err := c.SendManual(ctx, acc.ID, r.Lead.ID, auto.ID, now); !errors.Is(err, ErrNotManual) {
+		if _, err := c.Decider().SendManual(ctx, acc.ID, r.Lead.ID, auto.ID, now); !errors.Is(err, decide.ErrNotManual) {
 			t.Errorf("an automatic rule's button: %v; want ErrNotManual", err)
 		}
 		other, err := c.Capture(ctx, acc, valid(t, webLead("else@other.example")))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.SendManual(ctx, acc.ID, other.Lead.ID, m.ID, now); !errors.Is(err, ErrNoMatch) {
+		if _, err := c.Decider().SendManual(ctx, acc.ID, other.Lead.ID, m.ID, now); !errors.Is(err, decide.ErrNoMatch) {
 			t.Errorf("a lead the conditions rule out: %v; want ErrNoMatch", err)
 		}
-		if _, err := c.SendManual(ctx, acc.ID+1, r.Lead.ID, m.ID, now); !errors.Is(err, store.ErrNotFound) {
+		if _, err := c.Decider().SendManual(ctx, acc.ID+1, r.Lead.ID, m.ID, now); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("another account: %v; want ErrNotFound", err)
 		}
 	})
@@ -229,12 +231,15 @@ func TestApplyRule(t *testing.T) {
 		}
 		r := addRule(t, s, acc, d, models.SendRule{Name: "Acme", Mode: "automatic_match", EventName: "QualifiedLead", Enabled: true},
 			rule.Condition{Field: "email_domain", MatchType: rule.Equals, Pattern: "acme.example"})
-		since := time.Now().Add(-RecentWindow)
-		if n, err := c.ApplyRule(ctx, acc.ID, r.ID, since); err != nil || n != 2 {
-			t.Fatalf("apply = %d, %v; want 2", n, err)
+		since := time.Now().Add(-decide.RecentWindow)
+		if n, err := c.Decider().ApplyRule(ctx, acc.ID, r.ID, since, true); err != nil || n != (decide.Applied{Matched: 2}) {
+			t.Fatalf("count before applying = %+v, %v; want 2 matched, none had", n, err)
 		}
-		if n, err := c.ApplyRule(ctx, acc.ID, r.ID, since); err != nil || n != 0 {
-			t.Errorf("apply again = %d, %v; want 0", n, err)
+		if n, err := c.Decider().ApplyRule(ctx, acc.ID, r.ID, since, false); err != nil || n != (decide.Applied{Matched: 2, Queued: 2}) {
+			t.Fatalf("apply = %+v, %v; want 2 matched, 2 queued", n, err)
+		}
+		if n, err := c.Decider().ApplyRule(ctx, acc.ID, r.ID, since, false); err != nil || n != (decide.Applied{Matched: 2, Had: 2}) {
+			t.Errorf("apply again = %+v, %v; want 2 matched, 2 had, none queued", n, err)
 		}
 		if counts, err := s.EventCounts(ctx, acc.ID, store.EventFilter{EventName: "QualifiedLead"}, 100); err != nil || counts[models.EventQueued] != 2 {
 			t.Errorf("QualifiedLead counts = %v, %v; want 2 queued", counts, err)
@@ -242,28 +247,115 @@ func TestApplyRule(t *testing.T) {
 	})
 }
 
-// A person marking a lead junk holds back its events but those of a rule
-// that names junk: a junk audience is built on purpose.
-func TestMarkJunkKeepsJunkRuleEvents(t *testing.T) {
+// A lead's events follow the lead: marking it junk cancels the events of
+// the rules that do not require junk ("junk equals false" among them) and
+// queues those of a rule that requires junk; marking it not junk queues
+// the first again, with their ids, and cancels the second.
+func TestMarkJunkDecidesAgain(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
-		addRule(t, s, acc, d, models.SendRule{Name: "Vendors", Mode: "automatic_match", EventName: "VendorPitch", Enabled: true},
+		addRule(t, s, acc, d, models.SendRule{Name: "Clean", Mode: "automatic_match", EventName: "CleanLead", Enabled: true},
+			rule.Condition{Field: "junk", MatchType: rule.Equals, Pattern: "false"})
+		addRule(t, s, acc, d, models.SendRule{Name: "Not a vendor", Mode: "automatic_match", EventName: "NoPitch", Enabled: true},
 			rule.Condition{Field: "junk_reason.vendor_pitch", MatchType: rule.Equals, Pattern: "false"})
+		addRule(t, s, acc, d, models.SendRule{Name: "Junk audience", Mode: "automatic_match", EventName: "JunkLead", Enabled: true},
+			rule.Condition{Field: "junk", MatchType: rule.Equals, Pattern: "true"})
 		c := New(s, nil)
 		r, err := c.Capture(ctx, acc, valid(t, webLead("who@acme.example")))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := eventsByName(t, s, acc.ID, r.Lead.ID); len(got) != 2 {
-			t.Fatalf("events = %v; want Lead and VendorPitch", got)
+		before := eventsByName(t, s, acc.ID, r.Lead.ID)
+		if len(before) != 3 || before["JunkLead"].ID != 0 {
+			t.Fatalf("events = %v; want Lead, CleanLead and NoPitch", before)
 		}
-		if _, err := c.Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageJunk, OccurredAt: time.Now()}); err != nil {
+		mark := func(stage string) map[string]models.Event {
+			t.Helper()
+			if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: stage, OccurredAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			return eventsByName(t, s, acc.ID, r.Lead.ID)
+		}
+		got := mark(models.StageJunk)
+		for _, name := range []string{"Lead", "CleanLead", "NoPitch"} {
+			if e := got[name]; e.Status != models.EventFailed || e.LastError != decide.JunkLead {
+				t.Errorf("after marking junk: %s is %s (%q); want failed: %q", name, e.Status, e.LastError, decide.JunkLead)
+			}
+		}
+		if e := got["JunkLead"]; e.Status != models.EventQueued {
+			t.Errorf("after marking junk: JunkLead is %q; want queued for the junk audience", e.Status)
+		}
+
+		got = mark(models.StageNotJunk)
+		for _, name := range []string{"Lead", "CleanLead", "NoPitch"} {
+			if e := got[name]; e.Status != models.EventQueued || e.ID != before[name].ID || e.EventID != before[name].EventID {
+				t.Errorf("after marking not junk: %s is %s, id %d; want queued again as %d", name, e.Status, e.ID, before[name].ID)
+			}
+		}
+		if e := got["JunkLead"]; e.Status != models.EventFailed || !strings.HasPrefix(e.LastError, "not sent: no longer matches Junk audience: ") {
+			t.Errorf("after marking not junk: JunkLead is %s (%q); want failed: no longer matches", e.Status, e.LastError)
+		}
+	})
+}
+
+// Two automatic rules of one dataset with the same event name make one
+// event, owned by the first in order: the capture is stored, never failed.
+func TestRulesSharingAnEvent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, d := setup(t, s)
+		rules, err := s.SendRules(ctx, acc.ID)
+		if err != nil || len(rules) != 1 {
+			t.Fatalf("rules = %v, %v; want the dataset's default rule", rules, err)
+		}
+		addRule(t, s, acc, d, models.SendRule{Name: "Also Lead", Mode: "automatic_match", EventName: "Lead", Enabled: true},
+			rule.Condition{Field: "email", MatchType: rule.NotEmpty})
+		c := New(s, nil)
+		r, err := c.Capture(ctx, acc, valid(t, webLead("both@acme.example")))
+		if err != nil {
+			t.Fatalf("capture of a lead two rules send as Lead: %v", err)
+		}
+		evs, err := s.LeadEvents(ctx, acc.ID, r.Lead.ID)
+		if err != nil || len(evs) != 1 || len(r.Events) != 1 {
+			t.Fatalf("events = %v (reply %v), %v; want one", evs, r.Events, err)
+		}
+		if e := evs[0]; e.OriginID == nil || *e.OriginID != rules[0].ID || e.Status != models.EventQueued {
+			t.Errorf("the event's rule = %v, status %s; want the first rule %d, queued", e.OriginID, e.Status, rules[0].ID)
+		}
+	})
+}
+
+// A rule on what a person changes later fires when it changes, and its
+// unsent event is cancelled, with the reason, when it changes back.
+func TestRuleOnStageFollowsTheLead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, d := setup(t, s)
+		addRule(t, s, acc, d, models.SendRule{Name: "Qualified", Mode: "automatic_match", EventName: "QualifiedLead", Enabled: true},
+			rule.Condition{Field: "stage", MatchType: rule.Equals, Pattern: models.StageQualified})
+		c := New(s, nil)
+		r, err := c.Capture(ctx, acc, valid(t, webLead("q@acme.example")))
+		if err != nil {
 			t.Fatal(err)
 		}
-		got := eventsByName(t, s, acc.ID, r.Lead.ID)
-		if got["Lead"].Status != models.EventFailed || got["VendorPitch"].Status != models.EventQueued {
-			t.Errorf("after marking junk: Lead %s, VendorPitch %s; want failed and still queued", got["Lead"].Status, got["VendorPitch"].Status)
+		if got := eventsByName(t, s, acc.ID, r.Lead.ID); got["QualifiedLead"].ID != 0 {
+			t.Fatal("QualifiedLead queued before the lead was qualified")
+		}
+		at := time.Now().Add(-time.Hour).UTC()
+		if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageQualified, OccurredAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		q := eventsByName(t, s, acc.ID, r.Lead.ID)["QualifiedLead"]
+		if q.Status != models.EventQueued {
+			t.Fatalf("QualifiedLead after qualifying = %q; want queued", q.Status)
+		}
+		if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageBooked, OccurredAt: at.Add(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		q = eventsByName(t, s, acc.ID, r.Lead.ID)["QualifiedLead"]
+		if want := `not sent: no longer matches Qualified: the condition (CRM stage is "qualified") did not match`; q.Status != models.EventFailed || !strings.HasPrefix(q.LastError, "not sent: no longer matches Qualified: ") {
+			t.Errorf("QualifiedLead once booked = %s (%q); want failed like %q", q.Status, q.LastError, want)
 		}
 	})
 }

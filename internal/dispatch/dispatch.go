@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/normalize"
-	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -44,15 +44,23 @@ const (
 	// dataset: 1 s, doubling with each failed try, at most 5 minutes.
 	firstProbe = time.Second
 	maxProbe   = 5 * time.Minute
+	// probeLease is how long the probe of a held dataset, the events it
+	// claims included, belongs to the dispatcher that took it, not the batch
+	// Lease: a probe makes one request, which the client bounds
+	// (capi.DefaultTimeout), and probeMargin covers reading, building and
+	// settling its batch. A dispatcher that dies mid-probe holds the
+	// dataset up no longer than this.
+	probeLease  = capi.DefaultTimeout + probeMargin
+	probeMargin = 5 * time.Second
 )
 
 // JunkLead is the reason on events held back because a person marked their
-// lead junk.
-const JunkLead = "not sent: a person marked the lead junk"
+// lead junk (decide.JunkLead).
+const JunkLead = decide.JunkLead
 
 // NotSent is the reason on an event held back because Meta would refuse
-// it, whether capture or the dispatcher finds out.
-func NotSent(inv *capi.Invalid) string { return "not sent: " + inv.Error() }
+// it, whether capture or the dispatcher finds out (decide.NotSent).
+func NotSent(inv *capi.Invalid) string { return decide.NotSent(inv) }
 
 // Options configures a Dispatcher.
 type Options struct {
@@ -67,7 +75,8 @@ type Options struct {
 	DefaultVersion string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
-	// Lease is how long a claimed batch belongs to this dispatcher.
+	// Lease is how long a claimed batch belongs to this dispatcher; the
+	// probe of a held dataset has its own, shorter lease (probeLease).
 	Lease time.Duration
 	// Idle is how often an idle dispatcher looks for due events.
 	Idle time.Duration
@@ -79,6 +88,8 @@ type Options struct {
 type Dispatcher struct {
 	o    Options
 	wake chan struct{}
+	// matchers keeps the rules of the events built anew compiled.
+	matchers decide.Matchers
 }
 
 // New returns a Dispatcher.
@@ -264,15 +275,19 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 		return 0, nil
 	}
 	// A held dataset is tried with one batch at a time, its probe, which
-	// one dispatcher of all replicas takes when it is due.
+	// one dispatcher of all replicas takes when it is due. The probe and
+	// its events are leased for probeLease, and it has that long to finish
+	// (its request is most of it); any other batch has half its Lease.
+	lease, limit := d.o.Lease, d.o.Lease/2
 	probe := ds.HeldSince != nil
 	if probe {
-		ok, err := s.TakeProbe(ctx, ds.ID, now, d.o.Lease)
+		lease, limit = probeLease, probeLease
+		ok, err := s.TakeProbe(ctx, ds.ID, now, lease)
 		if err != nil || !ok {
 			return 0, err
 		}
 	}
-	c, err := s.ClaimEvents(ctx, ds.ID, now, d.o.Lease, MaxBatch, probe)
+	c, err := s.ClaimEvents(ctx, ds.ID, now, lease, MaxBatch, probe)
 	switch {
 	case err != nil && probe:
 		_, perr := s.ProbeNow(ctx, ds.AccountID, ds.ID, now)
@@ -288,7 +303,7 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 	}
 	// From here the batch is ours: finish it even when ctx ends (shutdown),
 	// within the lease, so nothing waits for the lease to run out.
-	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.o.Lease/2)
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
 	if err := d.process(work, ds, c); err != nil {
 		// A fresh context: work may be what ran out.
@@ -327,12 +342,12 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 	// others are built now from their leads.
 	stamp := capi.Stamp(acc, ds)
 	var leads map[int64]models.Lead
-	var junkRules map[int64]bool
+	var rules []models.SendRule
 	if ids := unprepared(c.Events, stamp); len(ids) > 0 {
 		if leads, err = s.PayloadLeads(ctx, ds.AccountID, ids); err != nil {
 			return err
 		}
-		if junkRules, err = rulesNamingJunk(ctx, s, ds.AccountID, leads); err != nil {
+		if rules, err = s.SendRules(ctx, ds.AccountID); err != nil {
 			return err
 		}
 	}
@@ -364,7 +379,7 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 			ready = append(ready, prepared{event: e, payload: json.RawMessage(e.Payload)})
 			continue
 		}
-		body, held, err := build(acc, ds, e, leads, junkRules)
+		body, held, err := d.build(acc, ds, e, leads, rules)
 		if err != nil {
 			return err
 		}
@@ -440,9 +455,11 @@ func byTestCode(batch []prepared) [][]prepared {
 // lead, as capture prepares it. An event that cannot be sent comes back as
 // the outcome that holds it back, with the reason.
 //
-// A junk lead's event is held back too, unless a send rule that names junk
-// made it (junkRules): an audience of junk leads is built on purpose.
-func build(acc models.Account, ds models.Dataset, e models.Event, leads map[int64]models.Lead, junkRules map[int64]bool) (json.RawMessage, *store.Outcome, error) {
+// Its lead changed since it was queued (or a person retried it): what the
+// lead became may hold it back (decide.Matchers.Holds: a junk lead feeds
+// only rules that require junk, an automatic rule's event goes only while
+// the lead matches it).
+func (d *Dispatcher) build(acc models.Account, ds models.Dataset, e models.Event, leads map[int64]models.Lead, rules []models.SendRule) (json.RawMessage, *store.Outcome, error) {
 	held := func(reason, payload string) (json.RawMessage, *store.Outcome, error) {
 		return nil, &store.Outcome{ID: e.ID, Status: models.EventFailed, Error: reason, Payload: payload}, nil
 	}
@@ -450,8 +467,8 @@ func build(acc models.Account, ds models.Dataset, e models.Event, leads map[int6
 	if !ok {
 		return held("the lead no longer exists", "")
 	}
-	if l.Junk && !(e.Origin == models.OriginRule && e.OriginID != nil && junkRules[*e.OriginID]) {
-		return held(JunkLead, "")
+	if reason := d.matchers.Holds(rules, l, e); reason != "" {
+		return held(reason, "")
 	}
 	keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
 	if err != nil {
@@ -462,23 +479,6 @@ func build(acc models.Account, ds models.Dataset, e models.Event, leads map[int6
 		return held(NotSent(inv), string(body))
 	}
 	return body, nil, err
-}
-
-// rulesNamingJunk is the set of an account's send rules that name junk,
-// read only when one of leads is junk.
-func rulesNamingJunk(ctx context.Context, s *store.Store, accountID int64, leads map[int64]models.Lead) (map[int64]bool, error) {
-	junk := false
-	for _, l := range leads {
-		junk = junk || l.Junk
-	}
-	if !junk {
-		return nil, nil
-	}
-	rules, err := s.SendRules(ctx, accountID)
-	if err != nil {
-		return nil, err
-	}
-	return rule.RequiringJunk(rules), nil
 }
 
 // unprepared lists the leads of the events that have no payload prepared

@@ -1,0 +1,263 @@
+package decide
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// Decider decides leads' events and writes what it decided through the
+// store, for every trigger but capture (internal/capture writes a batch of
+// captures itself, asking the same Matchers).
+type Decider struct {
+	store  *store.Store
+	notify func()
+	// Matchers keeps the account's rules compiled; capture shares it.
+	Matchers *Matchers
+}
+
+// New returns a Decider writing to s; notify (may be nil) is called after
+// events were queued, to wake the dispatcher.
+func New(s *store.Store, notify func()) *Decider {
+	if notify == nil {
+		notify = func() {}
+	}
+	return &Decider{store: s, notify: notify, Matchers: &Matchers{}}
+}
+
+// staleTries bounds how often Mark decides again because the lead changed
+// between its read and its write.
+const staleTries = 5
+
+// Mark records a person's (or a CRM's) stage change or junk verdict on a
+// lead and decides its events again from the lead as the change leaves it
+// (Decide): a lead marked junk has the unsent events of the rules that do
+// not require junk cancelled, and gets them back, with their ids, when
+// marked not junk; a rule on the stage fires when the stage changes.
+// Reaching the booked stage also fires the booking rules. The decision is
+// made outside the transaction that writes it, and made again if the lead
+// changed meanwhile.
+func (d *Decider) Mark(ctx context.Context, change *models.StageChange) (models.Lead, error) {
+	for try := 1; ; try++ {
+		l, fresh, err := d.mark(ctx, change)
+		if errors.Is(err, store.ErrStale) && try < staleTries {
+			continue
+		}
+		if err == nil && fresh > 0 {
+			d.notify()
+		}
+		return l, err
+	}
+}
+
+func (d *Decider) mark(ctx context.Context, change *models.StageChange) (models.Lead, int, error) {
+	s := d.store
+	l, err := s.Lead(ctx, change.AccountID, change.LeadID)
+	if err != nil {
+		return l, 0, err
+	}
+	newest, err := s.StageIsNewest(ctx, l.AccountID, l.ID, change.OccurredAt)
+	if err != nil {
+		return l, 0, err
+	}
+	in, err := d.input(ctx, store.AfterStageChange(l, *change, newest))
+	if err != nil {
+		return l, 0, err
+	}
+	dec := d.Matchers.Decide(in)
+	if change.Stage == models.StageBooked {
+		key := capi.StageRecordKey(in.Lead, change.Stage, "")
+		dec.New = append(dec.New, d.matched(in, func(m rule.Mode) bool { return m == rule.Booking }, key, change.OccurredAt)...)
+	}
+	c := *change
+	after, fresh, err := s.ChangeLead(ctx, &c, l.UpdatedAt, changes(dec))
+	if err == nil {
+		*change = c
+	}
+	return after, fresh, err
+}
+
+// changes is what the store writes of a decision.
+func changes(d Decision) store.EventChanges {
+	ch := store.EventChanges{New: d.New, Requeue: d.Requeue}
+	for _, c := range d.Cancel {
+		ch.Cancel = append(ch.Cancel, store.EventCancel{ID: c.ID, Reason: c.Reason})
+	}
+	return ch
+}
+
+// input reads what deciding the stored lead l's events needs.
+func (d *Decider) input(ctx context.Context, l models.Lead) (Input, error) {
+	in := Input{Lead: l}
+	s := d.store
+	var err error
+	if in.Account, err = s.Account(ctx, l.AccountID); err != nil {
+		return in, err
+	}
+	if in.Keys, err = normalize.ParseKeys([]byte(l.MatchKeys)); err != nil {
+		return in, fmt.Errorf("decide: lead %d match keys: %w", l.ID, err)
+	}
+	if in.Datasets, err = s.Datasets(ctx, l.AccountID); err != nil {
+		return in, err
+	}
+	if in.Rules, err = s.SendRules(ctx, l.AccountID); err != nil {
+		return in, err
+	}
+	in.Events, err = s.LeadEvents(ctx, l.AccountID, l.ID)
+	return in, err
+}
+
+// matched are the events of the enabled rules of the modes wants that the
+// lead matches, under recordKey's event ids, at; one per (dataset, event
+// id), the first rule's.
+func (d *Decider) matched(in Input, wants func(rule.Mode) bool, recordKey string, at time.Time) []models.Event {
+	var evs []models.Event
+	seen := map[eventKey]bool{}
+	view := rule.NewLead(&in.Lead)
+	for _, r := range in.Rules {
+		if !r.Enabled || !wants(rule.Mode(r.Mode)) {
+			continue
+		}
+		if m := d.Matchers.Get(r); m == nil || !m.Match(view).Matched {
+			continue
+		}
+		ds, ok := datasetOf(in.Datasets, r.DatasetID)
+		if !ok {
+			continue
+		}
+		e := Event(in.Account, ds, r, in.Lead, in.Keys, view, recordKey, at)
+		if k := (eventKey{e.DatasetID, e.EventID}); !seen[k] {
+			seen[k] = true
+			evs = append(evs, e)
+		}
+	}
+	return evs
+}
+
+// ErrNotManual is SendManual's answer for a rule that is not a manual one,
+// or is disabled.
+var ErrNotManual = errors.New("decide: not an enabled manual send rule")
+
+// ErrNoMatch is SendManual's answer for a lead the rule's conditions rule
+// out.
+var ErrNoMatch = errors.New("decide: the lead does not match the rule")
+
+// SendManual queues the event of an account's manual send rule for one
+// lead, when a person clicks its button on the lead page. The lead must
+// match the rule's conditions. Clicking again queues nothing twice: the
+// event id is the rule's and the lead's. It reports whether it queued.
+func (d *Decider) SendManual(ctx context.Context, accountID, leadID, ruleID int64, at time.Time) (bool, error) {
+	l, err := d.store.Lead(ctx, accountID, leadID)
+	if err != nil {
+		return false, err
+	}
+	r, err := d.store.SendRule(ctx, accountID, ruleID)
+	if err != nil {
+		return false, err
+	}
+	if !r.Enabled || r.Mode != string(rule.Manual) {
+		return false, ErrNotManual
+	}
+	in, err := d.input(ctx, l)
+	if err != nil {
+		return false, err
+	}
+	in.Rules = []models.SendRule{r}
+	key := capi.RecordKey(l) + ":manual:" + strconv.FormatInt(r.ID, 10)
+	evs := d.matched(in, func(m rule.Mode) bool { return m == rule.Manual }, key, at)
+	if len(evs) == 0 {
+		return false, ErrNoMatch
+	}
+	_, fresh, err := d.store.EnqueueEvents(ctx, evs)
+	if fresh > 0 {
+		d.notify()
+	}
+	return fresh > 0, err
+}
+
+// Applied says what applying a rule to recent leads found and did.
+type Applied struct {
+	// Matched is how many recent leads the rule matches now.
+	Matched int
+	// Had is how many of those already had the rule's event.
+	Had int
+	// Queued is how many events applying queued (Matched - Had when it
+	// ran; 0 for a dry count).
+	Queued int
+}
+
+// ApplyRule queues the events of an account's automatic send rule for the
+// leads captured since that it matches as they are now, as deciding each
+// lead's events would: the deterministic event ids mean a lead that has
+// the event already gets nothing twice. With dry set it only counts.
+func (d *Decider) ApplyRule(ctx context.Context, accountID, ruleID int64, since time.Time, dry bool) (Applied, error) {
+	var out Applied
+	r, err := d.store.SendRule(ctx, accountID, ruleID)
+	if err != nil {
+		return out, err
+	}
+	if !rule.Mode(r.Mode).OnCapture() {
+		return out, fmt.Errorf("decide: apply rule %d: a %s rule does not send on capture", r.ID, r.Mode)
+	}
+	m, problems := rule.CompileRule(r, rule.Schema{Open: true})
+	if len(problems) > 0 {
+		return out, fmt.Errorf("decide: apply rule %d: %s", r.ID, problems[0])
+	}
+	acc, err := d.store.Account(ctx, accountID)
+	if err != nil {
+		return out, err
+	}
+	ds, err := d.store.Dataset(ctx, accountID, r.DatasetID)
+	if err != nil {
+		return out, err
+	}
+	var batch []models.Event
+	flush := func() error {
+		had, err := d.store.StoredEventIDs(ctx, ds.ID, batch)
+		if err != nil {
+			return err
+		}
+		out.Had += had
+		if !dry {
+			_, fresh, err := d.store.EnqueueEvents(ctx, batch)
+			if err != nil {
+				return err
+			}
+			out.Queued += fresh
+		}
+		batch = batch[:0]
+		return nil
+	}
+	view := rule.NewLead(&models.Lead{})
+	err = d.store.EachRecentLead(ctx, accountID, since, func(l *models.Lead) error {
+		view.Reset(l)
+		if !m.Match(view).Matched {
+			return nil
+		}
+		out.Matched++
+		keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+		if err != nil {
+			return fmt.Errorf("decide: lead %d match keys: %w", l.ID, err)
+		}
+		batch = append(batch, Event(acc, ds, r, *l, keys, view, capi.RecordKey(*l), l.CreatedAt))
+		if len(batch) == 500 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = flush()
+	}
+	if out.Queued > 0 {
+		d.notify()
+	}
+	return out, err
+}
