@@ -56,8 +56,9 @@ type batcher struct {
 	c     *Capturer
 	mu    sync.Mutex
 	lines map[int64][]*job // by account; present while its writer runs
-	// observe, when set (tests), learns each batch's size.
-	observe func(size int)
+	// observe, when set (tests), learns each batch's account and size
+	// before the batch is written.
+	observe func(accountID int64, size int)
 }
 
 // submit hands a capture to its account's writer, starting one when the
@@ -96,7 +97,7 @@ func (b *batcher) write(accountID int64) {
 		b.lines[accountID] = line[n:]
 		b.mu.Unlock()
 		if b.observe != nil {
-			b.observe(len(batch))
+			b.observe(accountID, len(batch))
 		}
 		b.c.write(batch)
 	}

@@ -63,7 +63,7 @@ func TestConcurrentCapturesShareBatches(t *testing.T) {
 		c := New(s, nil)
 		var mu sync.Mutex
 		largest := 0
-		c.batch.observe = func(size int) {
+		c.batch.observe = func(_ int64, size int) {
 			mu.Lock()
 			defer mu.Unlock()
 			largest = max(largest, size)
@@ -557,4 +557,44 @@ func TestJunkInputNationalNumber(t *testing.T) {
 			t.Errorf("%s: national number %q; want %q", raw, got, want)
 		}
 	}
+}
+
+// Each account has its own writer: while one account's batch is held up
+// (its rules costly to match, say), another account's captures are
+// written and answered.
+func TestAccountsWriteSideBySide(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		slow, _ := setup(t, s)
+		other, err := s.CreateAccount(t.Context(), models.Account{Slug: "other", Name: "Other", Timezone: "UTC", Currency: "USD", JunkSettings: "{}"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := New(s, nil)
+		held, release := make(chan struct{}), make(chan struct{})
+		c.batch.observe = func(accountID int64, _ int) {
+			if accountID == slow.ID {
+				close(held)
+				<-release
+			}
+		}
+		slowDone := make(chan error, 1)
+		go func() {
+			_, err := c.Capture(t.Context(), slow, valid(t, webLead("slow@example.com")))
+			slowDone <- err
+		}()
+		<-held
+		res, err := c.Capture(t.Context(), other, valid(t, webLead("quick@example.com")))
+		if err != nil || res.Outcome != Created {
+			t.Fatalf("the other account's capture while the first is held = %+v, %v", res, err)
+		}
+		select {
+		case err := <-slowDone:
+			t.Fatalf("the held capture finished early: %v", err)
+		default:
+		}
+		close(release)
+		if err := <-slowDone; err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -1,0 +1,143 @@
+package decide
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+)
+
+var (
+	account = models.Account{ID: 1, Currency: "USD", DefaultCountry: "US"}
+	main    = models.Dataset{ID: 10, AccountID: 1, Name: "Main", PixelID: "123456789012345", Mode: models.ModeLive}
+)
+
+func newRule(id int64, name, mode, event string, conds ...rule.Condition) models.SendRule {
+	b, _ := json.Marshal(conds)
+	if conds == nil {
+		b = []byte("[]")
+	}
+	return models.SendRule{ID: id, AccountID: 1, DatasetID: main.ID, Name: name, Mode: mode, EventName: event,
+		Combinator: "and", Conditions: string(b), Enabled: true, UpdatedAt: time.Unix(int64(id), 0)}
+}
+
+func testLead() models.Lead {
+	return models.Lead{ID: 7, AccountID: 1, Source: models.SourceWebsite, Email: "jane@acme.example",
+		ClientIP: "203.0.113.7", ClientUserAgent: "Mozilla/5.0", EventSourceURL: "https://acme.example/form",
+		Fields: "{}", JunkReasons: "[]", CreatedAt: time.Now().Add(-time.Hour).UTC()}
+}
+
+// stored is the event rule r makes of l, as stored with status and reason.
+func stored(id int64, r models.SendRule, l models.Lead, status models.EventStatus, reason string) models.Event {
+	rid := r.ID
+	return models.Event{ID: id, AccountID: 1, DatasetID: main.ID, LeadID: l.ID, Origin: models.OriginRule, OriginID: &rid,
+		EventName: r.EventName, EventID: capi.EventID(main.PixelID, r.EventName, capi.RecordKey(l)), Status: status, LastError: reason}
+}
+
+func decideFor(rules []models.SendRule, l models.Lead, evs ...models.Event) Decision {
+	var ms Matchers
+	keys := normalize.Normalize(normalize.Input{Email: l.Email, ClientIP: l.ClientIP, UserAgent: l.ClientUserAgent, CapturedAt: l.CreatedAt})
+	return ms.Decide(Input{Account: account, Datasets: []models.Dataset{main}, Rules: rules, Lead: l, Keys: keys, Events: evs})
+}
+
+func TestDecideOneEventPerID(t *testing.T) {
+	first := newRule(1, "Default", "automatic_completed", "Lead")
+	second := newRule(2, "Also Lead", "automatic_match", "Lead", rule.Condition{Field: "email", MatchType: rule.NotEmpty})
+	d := decideFor([]models.SendRule{first, second}, testLead())
+	if len(d.New) != 1 || *d.New[0].OriginID != first.ID {
+		t.Fatalf("New = %+v; want one Lead event owned by rule 1", d.New)
+	}
+	if d.New[0].Status != models.EventQueued {
+		t.Errorf("status %s (%s); want queued", d.New[0].Status, d.New[0].LastError)
+	}
+}
+
+func TestDecideAgain(t *testing.T) {
+	clean := newRule(1, "Clean", "automatic_match", "CleanLead", rule.Condition{Field: "junk", MatchType: rule.Equals, Pattern: "false"})
+	junkAudience := newRule(2, "Junk audience", "automatic_match", "JunkLead", rule.Condition{Field: "junk", MatchType: rule.Equals, Pattern: "true"})
+	partial := newRule(3, "Started", "automatic_partial", "StartedForm")
+	manual := newRule(4, "By hand", "manual", "Contact")
+	off := newRule(5, "Off", "automatic_match", "OffEvent", rule.Condition{Field: "email", MatchType: rule.IsEmpty})
+	off.Enabled = false
+	rules := []models.SendRule{clean, junkAudience, partial, manual, off}
+
+	l := testLead()
+	l.Junk = true
+	d := decideFor(rules, l,
+		stored(100, clean, l, models.EventQueued, ""),
+		stored(101, partial, l, models.EventQueued, ""),
+		stored(102, manual, l, models.EventQueued, ""),
+		stored(103, off, l, models.EventQueued, ""),
+		stored(104, junkAudience, l, models.EventSent, ""),
+	)
+	if len(d.New) != 0 {
+		t.Errorf("New = %+v; want none: the junk audience's event is stored (sent)", d.New)
+	}
+	want := []Cancel{{ID: 100, Reason: JunkLead}, {ID: 101, Reason: JunkLead}}
+	if len(d.Cancel) != 2 || d.Cancel[0] != want[0] || d.Cancel[1] != want[1] {
+		t.Errorf("Cancel = %+v; want the clean and partial rules' events (100, 101), as junk, and not the manual or disabled rule's", d.Cancel)
+	}
+
+	l.Junk = false
+	d = decideFor(rules, l, stored(100, clean, l, models.EventFailed, JunkLead), stored(104, junkAudience, l, models.EventQueued, ""),
+		stored(105, clean, l, models.EventFailed, "not sent: user_data: missing"))
+	if len(d.Requeue) != 1 || d.Requeue[0] != 100 {
+		t.Errorf("Requeue = %v; want the cancelled clean event (100) only, not one Meta refused", d.Requeue)
+	}
+	if len(d.Cancel) != 1 || d.Cancel[0].ID != 104 || !strings.HasPrefix(d.Cancel[0].Reason, "not sent: no longer matches Junk audience: ") {
+		t.Errorf("Cancel = %+v; want the junk audience's event, no longer matching", d.Cancel)
+	}
+	if !Cancelled(d.Cancel[0].Reason) || Cancelled("not sent: user_data: missing") {
+		t.Error("Cancelled does not tell a decision's reasons from Meta's")
+	}
+}
+
+func TestHolds(t *testing.T) {
+	plain := newRule(1, "Default", "automatic_completed", "Lead")
+	junkAudience := newRule(2, "Junk audience", "automatic_match", "JunkLead", rule.Condition{Field: "junk", MatchType: rule.Equals, Pattern: "true"})
+	manual := newRule(3, "By hand", "manual", "Contact")
+	stage := newRule(4, "Qualified", "automatic_match", "QualifiedLead", rule.Condition{Field: "stage", MatchType: rule.Equals, Pattern: "qualified"})
+	rules := []models.SendRule{plain, junkAudience, manual, stage}
+	junk := testLead()
+	junk.Junk = true
+	var ms Matchers
+	tests := []struct {
+		name string
+		l    models.Lead
+		e    models.Event
+		want string
+	}{
+		{"a clean lead's default event", testLead(), stored(1, plain, testLead(), models.EventQueued, ""), ""},
+		{"a junk lead's default event", junk, stored(1, plain, junk, models.EventQueued, ""), JunkLead},
+		{"a junk lead's manual event", junk, stored(1, manual, junk, models.EventQueued, ""), JunkLead},
+		{"a junk audience's event", junk, stored(1, junkAudience, junk, models.EventQueued, ""), ""},
+		{"a clean lead's manual event", testLead(), stored(1, manual, testLead(), models.EventQueued, ""), ""},
+		{"a stage rule the lead left", testLead(), stored(1, stage, testLead(), models.EventQueued, ""),
+			`not sent: no longer matches Qualified: condition 1 (CRM stage is "qualified") did not match`},
+		{"a deleted rule's event, junk lead", junk, stored(1, newRule(99, "Gone", "automatic_completed", "Gone"), junk, models.EventQueued, ""), JunkLead},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ms.Holds(rules, tt.l, tt.e); got != tt.want {
+				t.Errorf("Holds = %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// A partial lead completed keeps its partial rule's event: completing a
+// form is no reason to take back that it was started.
+func TestDecideKeepsPartialEventsOnCompletion(t *testing.T) {
+	partial := newRule(1, "Started", "automatic_partial", "StartedForm")
+	completed := newRule(2, "Default", "automatic_completed", "Lead")
+	l := testLead()
+	d := decideFor([]models.SendRule{partial, completed}, l, stored(100, partial, l, models.EventQueued, ""))
+	if len(d.Cancel) != 0 || len(d.New) != 1 || d.New[0].EventName != "Lead" {
+		t.Errorf("decision = %+v; want the Lead event new and the StartedForm event kept", d)
+	}
+}
