@@ -71,7 +71,9 @@ func Steps(dialect string) ([]Step, error) {
 // Up applies every step of the dialect that the database has not recorded
 // yet, each in its own transaction, and returns the names of the steps it
 // applied. On Postgres it holds an advisory lock for the whole run, so that
-// replicas starting together migrate one after the other.
+// replicas starting together migrate one after the other. It also creates
+// schema_backfills, where the backfills that follow some steps keep their
+// progress (docs/operations.md, "Migrations").
 func Up(ctx context.Context, db *sql.DB, dialect string) ([]string, error) {
 	steps, err := Steps(dialect)
 	if err != nil {
@@ -100,6 +102,17 @@ func Up(ctx context.Context, db *sql.DB, dialect string) ([]string, error) {
 		applied_at timestamp NOT NULL
 	)`); err != nil {
 		return nil, fmt.Errorf("migrations: create schema_migrations: %w", err)
+	}
+	// A step never rewrites a big table in its one transaction: the rows
+	// it adds a value to are filled after start, in batches, by a backfill
+	// (store.Backfill), whose progress and end are kept here. A backfill
+	// without a row has not started.
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_backfills (
+		name text PRIMARY KEY,
+		after_id bigint NOT NULL DEFAULT 0,
+		done_at timestamp
+	)`); err != nil {
+		return nil, fmt.Errorf("migrations: create schema_backfills: %w", err)
 	}
 
 	done := map[int]bool{}

@@ -225,6 +225,14 @@ func serve(ctx context.Context, e env) error {
 		return nil
 	})
 	g.Go(func() error {
+		// Until it is done, readers derive what it fills; a failure leaves
+		// the rest to the next start.
+		if err := s.Backfill(gctx, log); err != nil && gctx.Err() == nil {
+			log.Error("backfill", slog.Any("error", err))
+		}
+		return nil
+	})
+	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/nyaruka/phonenumbers"
 
 	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -26,6 +27,7 @@ type Lead struct {
 	domain, local string // of the email, lowercased; local without a +tag
 	badEmail      bool
 	disposable    bool
+	phoneRegion   string // from the match keys, for a lead not backfilled yet
 	validPhone    bool
 	path          string
 	utms          [len(utmParams)]string
@@ -42,6 +44,7 @@ type derived uint8
 const (
 	haveEmail derived = 1 << iota
 	haveEmailChecks
+	havePhoneRegion
 	havePhoneValid
 	haveURL
 	haveFields
@@ -159,9 +162,20 @@ func (v *Lead) emailWork() (value, known bool) {
 
 // phoneCountry is the region capture found for the phone number, taking
 // the lead's or the account's country into account (its PhoneCountry);
-// "" when the phone did not parse.
+// "" when the phone did not parse. A lead captured before migration 0016
+// has no PhoneCountry until the backfill after start reaches it
+// (docs/operations.md, "Migrations"): until then its match keys say it,
+// as they did to capture.
 func (v *Lead) phoneCountry() string {
-	return v.m.PhoneCountry
+	if v.m.PhoneCountry != "" || v.m.PhoneE164 == "" {
+		return v.m.PhoneCountry
+	}
+	if v.todo(havePhoneRegion) {
+		if keys, err := normalize.ParseKeys([]byte(v.m.MatchKeys)); err == nil {
+			v.phoneRegion = keys.PhoneCountry
+		}
+	}
+	return v.phoneRegion
 }
 
 // phoneValid is stricter than what capture needs to hash a phone: the
