@@ -848,9 +848,14 @@ func TestJunkLeadIsNeverSent(t *testing.T) {
 		if e := b.event(evs[0].ID); e.Status != models.EventFailed || e.LastError != dispatch.JunkLead {
 			t.Errorf("junk lead's event = %s %q", e.Status, e.LastError)
 		}
-		// "Retry all failed" leaves it alone.
-		if n, err := s.RetryEvents(t.Context(), b.account.ID, nil, b.clock.now()); err != nil || n != 0 {
-			t.Errorf("RetryEvents = %d, %v; want the junk lead's event left alone", n, err)
+		// "Retry all failed" tries it again, and the dispatcher holds it
+		// back again: its rule does not require junk.
+		if n, err := s.RetryEvents(t.Context(), b.account.ID, nil, b.clock.now()); err != nil || n != 1 {
+			t.Errorf("RetryEvents = %d, %v; want the junk lead's event retried", n, err)
+		}
+		b.drain(b.dispatcher())
+		if e := b.event(evs[0].ID); e.Status != models.EventFailed || e.LastError != dispatch.JunkLead {
+			t.Errorf("junk lead's event after a retry = %s %q; want held back again", e.Status, e.LastError)
 		}
 		if b.meta.EventsReceived() != 1 {
 			t.Errorf("Meta received %d; want only the other lead", b.meta.EventsReceived())
@@ -969,6 +974,22 @@ func TestJunkLeadEventsOfJunkRulesGo(t *testing.T) {
 		}
 		if e, err := s.Event(t.Context(), b.account.ID, sent[0].ID); err != nil || e.Status != models.EventSent {
 			t.Errorf("the junk rule's event = %s %q, %v; want sent", e.Status, e.LastError, err)
+		}
+		// A failed event of the junk rule is retried and sent.
+		failed := b.queue(1, b.clock.now().Add(-time.Hour), junk)
+		c, err := s.ClaimEvents(t.Context(), b.dataset.ID, b.clock.now(), time.Minute, 10, false)
+		if err != nil || len(c.Events) != 1 {
+			t.Fatalf("claim = %+v, %v", c.Events, err)
+		}
+		if err := s.SettleEvents(t.Context(), c, nil, "", b.clock.now(), []store.Outcome{{ID: failed[0].ID, Status: models.EventFailed, Error: "Meta refused it"}}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.RetryEvents(t.Context(), b.account.ID, []int64{failed[0].ID}, b.clock.now()); err != nil || n != 1 {
+			t.Fatalf("retry of the junk rule's failed event = %d, %v; want 1", n, err)
+		}
+		b.drain(b.dispatcher())
+		if e, err := s.Event(t.Context(), b.account.ID, failed[0].ID); err != nil || e.Status != models.EventSent {
+			t.Errorf("the junk rule's retried event = %s %q, %v; want sent", e.Status, e.LastError, err)
 		}
 	})
 }
