@@ -175,7 +175,7 @@ func build(acc models.Account, v Validated) (models.Lead, normalize.Keys, error)
 	}
 	return models.Lead{
 		AccountID: acc.ID, ExternalID: v.ExternalID, Source: v.Source, Partial: v.Partial,
-		Email: v.Email, Phone: v.Phone, PhoneE164: phoneDigits(keys), PhoneCountry: phoneCountry(keys),
+		Email: v.Email, Phone: v.Phone, PhoneE164: phoneDigits(keys), PhoneCountry: keys.PhoneRegion(),
 		FirstName: v.FirstName, LastName: v.LastName, City: v.City, State: v.State, Zip: v.Zip,
 		Country: v.Country, Gender: v.Gender, DateOfBirth: v.DateOfBirth, Message: v.Message,
 		FBCLID: v.FBCLID, FBC: v.FBC, FBP: v.FBP, ClientIP: v.ClientIP, ClientUserAgent: v.ClientUserAgent,
@@ -214,14 +214,6 @@ func WebsiteURLProblem(s string) string {
 		return "write the full address of a page of your site, starting with https://, like https://www.example.com/contact"
 	}
 	return ""
-}
-
-// phoneCountry is the region of the phone when it parsed, for send rules.
-func phoneCountry(k normalize.Keys) string {
-	if k.Phone.Hash == "" {
-		return ""
-	}
-	return k.PhoneCountry
 }
 
 // phoneDigits is the normalised phone when it parsed, for search.

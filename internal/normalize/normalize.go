@@ -66,6 +66,15 @@ type Keys struct {
 	Problems []Problem `json:"problems,omitempty"`
 }
 
+// PhoneRegion is the region of the phone when it parsed (it has a hash),
+// "" otherwise: what a lead's phone_country holds.
+func (k Keys) PhoneRegion() string {
+	if k.Phone.Hash == "" {
+		return ""
+	}
+	return k.PhoneCountry
+}
+
 // Problem is a value that was given but could not be used as a match key.
 // Field is Meta's name of the key (em, ph, ..., fbc, fbp), as in Keys.Missing.
 type Problem struct {

@@ -30,9 +30,15 @@
 //     the verdict in force).
 //
 // Bool fields read "true" or "false"; fill_seconds reads as a number, ""
-// when unknown. phone_country reads the lead's stored match keys, and
-// phone_valid parses the phone: they cost a few and about twenty
-// microseconds a lead, where other fields cost well under one.
+// when unknown; a derived true/false field of something the lead lacks
+// (the email fields without an email, phone_valid without a phone) is
+// unknown, "", which fails equals and not_equals and passes is_empty.
+// phone_country reads the lead's column (its match keys until the backfill
+// reaches a lead captured before migration 0016), and phone_valid parses
+// the phone: about twenty microseconds a lead, where other fields cost
+// well under one. A condition reads at most a field's first 4 KB
+// (MaxFieldRead), and a junk lead matches only a rule whose conditions
+// require junk (Matcher.RequiresJunk).
 //
 // Choices where the design is silent:
 //   - Text compares caseless and canonical (NFC and Unicode full case

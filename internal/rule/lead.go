@@ -172,7 +172,7 @@ func (v *Lead) phoneCountry() string {
 	}
 	if v.todo(havePhoneRegion) {
 		if keys, err := normalize.ParseKeys([]byte(v.m.MatchKeys)); err == nil {
-			v.phoneRegion = keys.PhoneCountry
+			v.phoneRegion = keys.PhoneRegion()
 		}
 	}
 	return v.phoneRegion
