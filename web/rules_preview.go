@@ -1,0 +1,162 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+// previewRule counts what the rule being edited would have done with every
+// lead of the last 7 days, with the matcher capture uses; a rule that does
+// not compile shows its problems instead.
+func (h *Handler) previewRule(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	in := readRuleInput(c)
+	env, err := h.ruleEnv(ctx, a.Account, in.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		env, err = h.ruleEnv(ctx, a.Account, 0) // the rule was deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	r := in.sendRule(a.ID)
+	m, problems := rule.CompileRule(r, env.schema)
+	if len(problems) > 0 {
+		v := views.RulePreview{}
+		for _, p := range problems {
+			v.Problems = append(v.Problems, sentence(p.Message))
+		}
+		return render(c, http.StatusOK, views.RulePreviewView(v))
+	}
+	res, err := h.preview(ctx, a.ID, m)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RulePreviewView(h.previewView(a.Account, m, res)))
+}
+
+// preview runs m over every lead of the account captured in the last 7
+// days (decide.RecentWindow), newest first.
+func (h *Handler) preview(ctx context.Context, accountID int64, m *rule.Matcher) (rule.PreviewResult, error) {
+	now := h.now()
+	p := rule.NewPreview(m, now)
+	err := h.store.EachRecentLead(ctx, accountID, now.Add(-decide.RecentWindow), func(l *models.Lead) error {
+		p.Add(l)
+		return nil
+	})
+	return p.Result(), err
+}
+
+func (h *Handler) previewView(a models.Account, m *rule.Matcher, res rule.PreviewResult) views.RulePreview {
+	v := views.RulePreview{Leads: res.Leads, Matched: res.Matched, OutJunk: res.OutJunk, OutPartial: res.OutPartial,
+		OutCompleted: res.OutCompleted, MatchedJunk: res.MatchedJunk, MatchedPartial: res.MatchedPartial, Sendable: res.Sendable,
+		Or: m.Spec().Combinator == rule.Or}
+	switch m.Mode() {
+	case rule.Booking:
+		v.Note = "A booking rule sends when a lead is booked: these are the leads that would qualify once booked."
+	case rule.Manual:
+		v.Note = "A manual rule sends only when a person clicks: these are the leads whose page would offer the button."
+	}
+	considered := res.Considered()
+	for _, cc := range res.Conditions {
+		v.Conditions = append(v.Conditions, views.RulePreviewCondition{Text: cc.Condition.String(), Holds: cc.Holds,
+			RulesOut: considered - cc.Holds, Alone: cc.Alone})
+	}
+	k := res.Keys
+	v.Keys = []views.RuleKeyShare{
+		{Key: "em", Label: "Email (em)", Count: k.Email}, {Key: "ph", Label: "Phone (ph)", Count: k.Phone},
+		{Key: "fbc", Label: "Click id (fbc)", Count: k.FBC}, {Key: "fbp", Label: "Browser id (fbp)", Count: k.FBP},
+		{Key: "external_id", Label: "External id", Count: k.ExternalID}, {Key: "client_ip_address", Label: "IP address", Count: k.IP},
+		{Key: "client_user_agent", Label: "User agent", Count: k.UserAgent},
+	}
+	lead := func(l rule.PreviewLead) views.RulePreviewLead {
+		title := l.Email
+		switch {
+		case title == "" && l.Name != "":
+			title = l.Name
+		case title == "" && l.Phone != "":
+			title = l.Phone
+		case title == "":
+			title = "Lead " + strconv.FormatInt(l.ID, 10)
+		}
+		return views.RulePreviewLead{URL: views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)), Title: title,
+			When: h.formatTime(a, &l.CreatedAt), Why: capitalize(l.Why) + ".", Junk: l.Junk, Partial: l.Partial}
+	}
+	for _, l := range res.Matches {
+		v.Matches = append(v.Matches, lead(l))
+	}
+	for _, l := range res.Misses {
+		v.Misses = append(v.Misses, lead(l))
+	}
+	return v
+}
+
+// applyRule queues a saved automatic rule's events for the matching leads
+// of the last 7 days, after a confirmation that states how many leads
+// match. Event ids are deterministic, so a lead that has the event already
+// gets nothing twice.
+func (h *Handler) applyRule(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	r, err := h.ruleParam(c)
+	if err != nil {
+		return err
+	}
+	ruleURL := views.AccountURL(a.ID, "/rules/"+strconv.FormatInt(r.ID, 10))
+	if !r.Enabled || !rule.Mode(r.Mode).OnCapture() {
+		setFlash(c, "error", "Only an enabled rule that sends on capture can be applied to recent leads.")
+		return redirect(c, ruleURL)
+	}
+	since := h.now().Add(-decide.RecentWindow)
+	if c.FormValue("confirm") != "yes" {
+		res, err := h.capture.Decider().ApplyRule(ctx, a.ID, r.ID, since, true)
+		if err != nil {
+			return err
+		}
+		p := h.page(c, "Apply "+r.Name)
+		p.Nav = "rules"
+		return render(c, http.StatusOK, views.RuleConfirmPage(p, views.RuleConfirm{
+			Title:   "Apply " + r.Name + " to the leads of the last 7 days?",
+			Message: applyMessage(r.EventName, res),
+			Detail: "These are the leads as they are now. A lead that already has this event gets nothing twice: " +
+				"applying again queues only what is missing.",
+			Action: ruleURL + "/apply", Button: "Queue the events", Cancel: ruleURL,
+		}))
+	}
+	res, err := h.capture.Decider().ApplyRule(ctx, a.ID, r.ID, since, false)
+	if err != nil {
+		return err
+	}
+	h.log.Info("send rule applied", "account_id", a.ID, "rule_id", r.ID, "matched", res.Matched, "queued", res.Queued)
+	msg := views.Plural(int64(res.Queued), r.EventName+" event", r.EventName+" events") + " queued."
+	if res.Queued == 0 {
+		msg = "Nothing new to queue: every matching lead of the last 7 days has its " + r.EventName + " event already."
+	}
+	setFlash(c, "ok", msg)
+	return redirect(c, ruleURL)
+}
+
+// applyMessage says what applying a rule would do: how many recent leads
+// match it as they are now, how many of those have its event already, and
+// how many events it would queue.
+func applyMessage(eventName string, res decide.Applied) string {
+	queue := res.Matched - res.Had
+	msg := fmt.Sprintf("%s of the last 7 days match this rule as they are now; %s the %s event already, so applying queues %s.",
+		views.Plural(int64(res.Matched), "lead", "leads"), views.Plural(int64(res.Had), "has", "have"), eventName,
+		views.Plural(int64(queue), eventName+" event", eventName+" events"))
+	if queue == 0 {
+		msg += " There is nothing to queue."
+	}
+	return msg
+}
