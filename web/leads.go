@@ -513,7 +513,7 @@ func leadRuleRows(l models.Lead, rules []models.SendRule, datasets []models.Data
 	view := rule.NewLead(&l)
 	rows := make([]views.LeadRuleRow, 0, len(rules))
 	for _, r := range rules {
-		row := views.LeadRuleRow{ID: r.ID, Name: r.Name, Mode: r.Mode, EventName: r.EventName, Dataset: names[r.DatasetID],
+		row := views.LeadRuleRow{ID: r.ID, Name: r.Name, Sends: modeOf(r.Mode).label, EventName: r.EventName, Dataset: names[r.DatasetID],
 			Enabled: r.Enabled, Manual: r.Mode == string(rule.Manual)}
 		m, problems := rule.CompileRule(r, rule.Schema{Open: true})
 		if len(problems) > 0 {

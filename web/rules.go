@@ -27,21 +27,6 @@ func (h *Handler) ruleRoutes(g *echo.Group) {
 	g.POST("/rules/:rule/apply", h.applyRule)
 }
 
-// modeChoices names each send mode and explains it in a line; the form
-// lists them in the order of rule.Modes.
-var modeChoices = map[rule.Mode]views.RuleMode{
-	rule.AutomaticCompleted: {Label: "Every completed lead",
-		Help: "sends each completed lead that is not junk as it is captured; takes no conditions."},
-	rule.AutomaticPartial: {Label: "Partial leads",
-		Help: "sends leads who left the form unfinished, under a custom event name such as PartialLead: under Lead, Meta would count unfinished forms as conversions and look for more people who abandon forms."},
-	rule.AutomaticMatch: {Label: "Leads that meet conditions",
-		Help: "sends each completed lead that meets the conditions below, as it is captured."},
-	rule.Booking: {Label: "When a lead is booked",
-		Help: "sends when a lead reaches the booked stage (the lead page's Booked button, or your CRM)."},
-	rule.Manual: {Label: "Only when a person clicks",
-		Help: "adds a Send button to the lead page; sends nothing on its own."},
-}
-
 func (h *Handler) showRules(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := currentAccount(c)
@@ -66,7 +51,7 @@ func (h *Handler) ruleItems(ctx context.Context, accountID int64) ([]views.RuleL
 	}
 	items := make([]views.RuleListItem, 0, len(rules))
 	for i, r := range rules {
-		it := views.RuleListItem{ID: r.ID, Name: r.Name, Mode: modeLabel(r.Mode), EventName: r.EventName, Enabled: r.Enabled,
+		it := views.RuleListItem{ID: r.ID, Name: r.Name, Mode: modeOf(r.Mode).label, EventName: r.EventName, Enabled: r.Enabled,
 			Conditions: ruleSummary(r), First: i == 0, Last: i == len(rules)-1}
 		for _, d := range datasets {
 			if d.ID == r.DatasetID {
@@ -79,13 +64,6 @@ func (h *Handler) ruleItems(ctx context.Context, accountID int64) ([]views.RuleL
 	return items, nil
 }
 
-func modeLabel(mode string) string {
-	if c, ok := modeChoices[rule.Mode(mode)]; ok {
-		return c.Label
-	}
-	return mode
-}
-
 // ruleSummary says in words which leads a rule sends: its conditions
 // joined by AND or OR, after what its mode implies.
 func ruleSummary(r models.SendRule) string {
@@ -93,19 +71,7 @@ func ruleSummary(r models.SendRule) string {
 	if len(problems) > 0 {
 		return "conditions that cannot be read"
 	}
-	var start string
-	switch rule.Mode(r.Mode) {
-	case rule.AutomaticCompleted:
-		start = "Every completed lead that is not junk"
-	case rule.AutomaticPartial:
-		start = "Every partial lead"
-	case rule.AutomaticMatch:
-		start = "Completed leads"
-	case rule.Booking:
-		start = "When a lead is booked"
-	case rule.Manual:
-		start = "When a person clicks Send on the lead page"
-	}
+	start := modeOf(r.Mode).leads
 	if len(spec.Conditions) == 0 {
 		return start
 	}

@@ -74,9 +74,8 @@ func (env ruleEnv) choices() views.RuleChoices {
 		ch.Datasets = append(ch.Datasets, views.Option{Value: strconv.FormatInt(d.ID, 10), Label: d.Name})
 	}
 	for _, m := range rule.Modes {
-		c := modeChoices[m]
-		c.Value = string(m)
-		ch.Modes = append(ch.Modes, c)
+		w := modes[m]
+		ch.Modes = append(ch.Modes, views.RuleMode{Value: string(m), Label: w.label, Help: w.help})
 	}
 	ch.ActionSources = []views.Option{{Value: "", Label: "From the lead's source"}}
 	for _, s := range capi.ActionSources {

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/leadsignal/leadsignal/internal/rule"
@@ -13,44 +12,28 @@ import (
 // ruleVersionsShown is how many changes a rule's page lists.
 const ruleVersionsShown = 50
 
-// versionRule is what a version keeps of a rule (store's ruleJSON).
-type versionRule struct {
-	Name          string           `json:"name"`
-	DatasetID     int64            `json:"dataset_id"`
-	Mode          string           `json:"mode"`
-	EventName     string           `json:"event_name"`
-	ActionSource  string           `json:"action_source"`
-	Value         *float64         `json:"value"`
-	ValueField    string           `json:"value_field"`
-	Currency      string           `json:"currency"`
-	CurrencyField string           `json:"currency_field"`
-	TestEventCode string           `json:"test_event_code"`
-	Combinator    string           `json:"combinator"`
-	Conditions    []rule.Condition `json:"conditions"`
-	Enabled       bool             `json:"enabled"`
-}
-
-// settings lists the version's settings as people read them, in the
-// form's order.
-func (v versionRule) settings(datasets []models.Dataset) [][2]string {
-	dataset := strconv.FormatInt(v.DatasetID, 10)
+// ruleSettings lists a rule's settings as people read them, in the form's
+// order: a version's before and after (store.RuleSnapshot).
+func ruleSettings(r models.SendRule, datasets []models.Dataset) [][2]string {
+	dataset := strconv.FormatInt(r.DatasetID, 10)
 	for _, d := range datasets {
-		if d.ID == v.DatasetID {
+		if d.ID == r.DatasetID {
 			dataset = d.Name
 		}
 	}
-	// What the words need of the rule, as it was.
-	r := models.SendRule{ActionSource: v.ActionSource, Value: v.Value, ValueField: v.ValueField, Currency: v.Currency, CurrencyField: v.CurrencyField}
 	enabled := "no"
-	if v.Enabled {
+	if r.Enabled {
 		enabled = "yes"
 	}
-	conditions := rule.ConditionsText(rule.Combinator(v.Combinator), v.Conditions)
+	conditions := "conditions that cannot be read"
+	if spec, problems := rule.SpecOf(r); len(problems) == 0 {
+		conditions = rule.ConditionsText(spec.Combinator, spec.Conditions)
+	}
 	if conditions == "" {
 		conditions = "none"
 	}
-	return [][2]string{{"Name", v.Name}, {"Dataset", dataset}, {"Send mode", modeLabel(v.Mode)}, {"Event name", v.EventName},
-		{"Action source", rule.ActionSourceText(r)}, {"Value", rule.ValueText(r)}, {"Currency", rule.CurrencyText(r)}, {"Test event code", v.TestEventCode},
+	return [][2]string{{"Name", r.Name}, {"Dataset", dataset}, {"Send mode", modeOf(r.Mode).label}, {"Event name", r.EventName},
+		{"Action source", rule.ActionSourceText(r)}, {"Value", rule.ValueText(r)}, {"Currency", rule.CurrencyText(r)}, {"Test event code", r.TestEventCode},
 		{"Conditions", conditions}, {"Enabled", enabled}}
 }
 
@@ -64,13 +47,12 @@ func (h *Handler) ruleVersion(a models.Account, ver store.RuleVersion, datasets 
 	case ver.Email == "":
 		out.Who = "a removed user"
 	}
-	var before, after versionRule
-	hasBefore := ver.Before != "" && json.Unmarshal([]byte(ver.Before), &before) == nil
-	hasAfter := ver.After != "" && json.Unmarshal([]byte(ver.After), &after) == nil
+	before, hasBefore := ver.BeforeRule()
+	after, hasAfter := ver.AfterRule()
 	switch {
 	case !hasBefore && hasAfter:
 		out.Kind = "created"
-		for _, s := range after.settings(datasets) {
+		for _, s := range ruleSettings(after, datasets) {
 			if s[1] != "" {
 				out.Changes = append(out.Changes, views.RuleChange{Setting: s[0], After: s[1]})
 			}
@@ -79,7 +61,7 @@ func (h *Handler) ruleVersion(a models.Account, ver store.RuleVersion, datasets 
 		out.Kind = "deleted"
 	default:
 		out.Kind = "changed"
-		b, af := before.settings(datasets), after.settings(datasets)
+		b, af := ruleSettings(before, datasets), ruleSettings(after, datasets)
 		for i := range b {
 			if b[i][1] != af[i][1] {
 				out.Changes = append(out.Changes, views.RuleChange{Setting: b[i][0], Before: b[i][1], After: af[i][1]})
