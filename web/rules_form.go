@@ -5,9 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,26 +29,34 @@ const customFieldsSince = 30 * 24 * time.Hour
 type ruleEnv struct {
 	account  models.Account
 	datasets []models.Dataset
-	schema   rule.Schema
+	// rules are the account's send rules, in their order: the cost budget
+	// and the warnings of a shared event read them.
+	rules  []models.SendRule
+	schema rule.Schema
 }
 
-// ruleEnv loads the account's datasets and the custom fields its leads
-// carried lately, with those the saved rule (0 for none) already names,
-// so a saved rule stays savable when its fields grow old.
+// ruleEnv loads the account's datasets, its rules, and the custom fields
+// its leads carried lately, with those the saved rule (0 for none) already
+// names, so a saved rule stays savable when its fields grow old.
+// ErrNotFound: the account has no such rule.
 func (h *Handler) ruleEnv(ctx context.Context, a models.Account, ruleID int64) (ruleEnv, error) {
 	env := ruleEnv{account: a}
 	var err error
 	if env.datasets, err = h.store.Datasets(ctx, a.ID); err != nil {
 		return env, err
 	}
+	if env.rules, err = h.store.SendRules(ctx, a.ID); err != nil {
+		return env, err
+	}
 	if env.schema.Custom, err = h.store.CustomFieldNames(ctx, a.ID, h.now().Add(-customFieldsSince)); err != nil {
 		return env, err
 	}
 	if ruleID != 0 {
-		saved, err := h.store.SendRule(ctx, a.ID, ruleID)
-		if err != nil {
-			return env, err
+		i := slices.IndexFunc(env.rules, func(r models.SendRule) bool { return r.ID == ruleID })
+		if i < 0 {
+			return env, store.ErrNotFound
 		}
+		saved := env.rules[i]
 		spec, _ := rule.SpecOf(saved)
 		for _, c := range spec.Conditions {
 			if name, ok := strings.CutPrefix(c.Field, rule.CustomPrefix); ok {
@@ -237,65 +245,6 @@ func (in ruleInput) sendRule(accountID int64) models.SendRule {
 	return r
 }
 
-// checkRule builds the rule the form describes and checks all of it, as
-// rule.CheckRule checks any rule, and what only a form can get wrong (a
-// choice left out, a value that is no amount, a field left empty). Each
-// problem has the path of the input at fault.
-func checkRule(in ruleInput, env ruleEnv) (models.SendRule, []rule.Problem) {
-	r := in.sendRule(env.account.ID)
-	var problems []rule.Problem
-	add := func(path, msg string) { problems = append(problems, rule.Problem{Path: path, Message: msg}) }
-	if msg := validName(in.Name); msg != "" {
-		add("name", msg)
-	}
-	if !ownsDataset(env.datasets, r.DatasetID) {
-		add("dataset_id", "Choose one of this account's datasets.")
-	}
-	if in.Mode == "" {
-		add("mode", "Choose a send mode.")
-	}
-	_, ruleProblems := rule.CheckRule(r, env.schema)
-	problems = append(problems, ruleProblems...)
-	switch in.ValueMode {
-	case "none":
-	case "fixed":
-		if _, ok := rule.Amount(in.Value); !ok {
-			add("value", fmt.Sprintf("Enter a number from 0 to %.0f, like 250 or 99.5, without a currency sign.", float64(rule.MaxValue)))
-		}
-	case "field":
-		if in.ValueField == "" {
-			add("value_field", "Name the lead field that holds the value, like fields.deal_value.")
-		}
-	default:
-		add("value_mode", "Choose how the value is set.")
-	}
-	if in.ValueMode == "fixed" || in.ValueMode == "field" {
-		switch in.CurrencyMode {
-		case "account":
-		case "fixed":
-			if in.Currency == "" {
-				add("currency", "Enter a three-letter ISO 4217 code, like USD or EUR.")
-			}
-		case "field":
-			if in.CurrencyField == "" {
-				add("currency_field", "Name the lead field that holds the currency, like fields.currency.")
-			}
-		default:
-			add("currency_mode", "Choose how the currency is set.")
-		}
-	}
-	return r, problems
-}
-
-func ownsDataset(ds []models.Dataset, id int64) bool {
-	for _, d := range ds {
-		if d.ID == id {
-			return true
-		}
-	}
-	return false
-}
-
 // conditionPath matches the path of one input of a condition row.
 var conditionPath = regexp.MustCompile(`^conditions\[(\d+)\]\.(field|match_type|pattern)$`)
 
@@ -324,6 +273,7 @@ func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm
 		Combinator: views.Field{Name: "combinator", Label: "Combine conditions", Value: in.Combinator},
 		Enabled:    in.Enabled,
 		Choices:    env.choices(),
+		Warnings:   sharedEvents(in.sendRule(env.account.ID), env.rules),
 	}
 	for i, c := range in.Conditions {
 		f.Conditions = append(f.Conditions, views.RuleCondition{Key: strconv.Itoa(i), Field: c.Field,

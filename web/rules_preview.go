@@ -31,9 +31,10 @@ func (h *Handler) previewRule(c echo.Context) error {
 		return err
 	}
 	r := in.sendRule(a.ID)
+	warnings := sharedEvents(r, env.rules)
 	m, problems := rule.CompileRule(r, env.schema)
 	if len(problems) > 0 {
-		v := views.RulePreview{}
+		v := views.RulePreview{Warnings: warnings}
 		for _, p := range problems {
 			v.Problems = append(v.Problems, sentence(p.Message))
 		}
@@ -43,7 +44,9 @@ func (h *Handler) previewRule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.RulePreviewView(h.previewView(a.Account, m, res)))
+	v := h.previewView(a.Account, m, res)
+	v.Warnings = warnings
+	return render(c, http.StatusOK, views.RulePreviewView(v))
 }
 
 // preview runs m over every lead of the account captured in the last 7

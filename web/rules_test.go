@@ -704,3 +704,154 @@ func TestRulesTenancyAndRoles(t *testing.T) {
 		}
 	})
 }
+
+// A rule's name is refused, where it was typed, with invisible or
+// bidi-control characters or bytes that are not UTF-8; so is a pattern
+// that is not UTF-8.
+func TestRuleNameAndTextChecks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newRulesFixture(t, s)
+		good := [3]string{"city", "equals", "Berlin"}
+		tests := []struct {
+			name, ruleName string
+			cond           [3]string
+			testid, says   string
+		}{
+			{"right-to-left override", "Leads gpj\u202eexe", good, "error-name", "invisible character U+202E"},
+			{"zero-width space", "Qualified\u200bleads", good, "error-name", "invisible character U+200B"},
+			{"not UTF-8 name", "Qualified \xff leads", good, "error-name", "not valid UTF-8"},
+			{"not UTF-8 pattern", "Berlin", [3]string{"city", "equals", "Ber\xfflin"}, "error-cond-pattern", "not valid UTF-8"},
+			{"too long", strings.Repeat("n", 101), good, "error-name", "at most 100 characters"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				r := f.b.post(f.url(""), ruleValues(tt.ruleName, f.d, "automatic_match", "QualifiedLead", "and", tt.cond))
+				wantStatus(t, tt.name, r, http.StatusUnprocessableEntity)
+				if got := r.text(tt.testid); !strings.Contains(got, tt.says) {
+					t.Errorf("%s = %q; want it to say %q", tt.testid, got, tt.says)
+				}
+				if r.inputValue("event_name") != "QualifiedLead" || r.doc.Find(`[data-testid="condition-row"]`).Length() != 1 {
+					t.Error("what was typed is not kept")
+				}
+			})
+		}
+		if rs, _ := s.SendRules(t.Context(), f.acc.ID); len(rs) != 1 {
+			t.Errorf("%d rules; want the default one only", len(rs))
+		}
+		// Joiners stay: Persian words and emoji need them.
+		createRuleForm(t, f, ruleValues("می\u200cخواهم 👩\u200d💻", f.d, "automatic_match", "QualifiedLead", "and", good))
+	})
+}
+
+// The account's enabled rules together stay within rule.MaxAccountCost:
+// a save that would pass it is refused at the conditions, counting the
+// rule's new version in place of its old one.
+func TestRuleCostBudget(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newRulesFixture(t, s)
+		costly := [3]string{"message", "regex", "(.*a){150}x"} // 753 units
+		six := ruleValues("Costly", f.d, "automatic_match", "CostlyLead", "or", costly, costly, costly, costly, costly, costly)
+		saved := createRuleForm(t, f, six) // 4518 units
+
+		// One more costly condition in a new rule passes the budget.
+		more := ruleValues("One more", f.d, "automatic_match", "MoreLead", "and", costly, [3]string{"city", "equals", "Berlin"})
+		r := f.b.post(f.url(""), more)
+		wantStatus(t, "a rule past the budget", r, http.StatusUnprocessableEntity)
+		if got := r.text("error-conditions"); !strings.Contains(got, "5272 units per lead, over the limit of 5000") {
+			t.Errorf("conditions error %q", got)
+		}
+		if r.inputValue("name") != "One more" || r.doc.Find(`[data-testid="condition-row"] input[name="cond_pattern"]`).First().AttrOr("value", "") != "(.*a){150}x" {
+			t.Error("what was typed is not kept")
+		}
+		// Disabled, it costs nothing and saves.
+		more.Del("enabled")
+		createRuleForm(t, f, more)
+
+		// The costly rule's new version replaces its old one: renaming it
+		// keeps it within the budget; a seventh condition does not.
+		six.Set("name", "Costly renamed")
+		wantStatus(t, "rename the costly rule", f.b.post(f.url("/"+itoa(saved.ID)), six), http.StatusSeeOther)
+		six.Add("cond_field", costly[0])
+		six.Add("cond_match_type", costly[1])
+		six.Add("cond_pattern", costly[2])
+		r = f.b.post(f.url("/"+itoa(saved.ID)), six)
+		wantStatus(t, "a seventh costly condition", r, http.StatusUnprocessableEntity)
+		if got := r.text("error-conditions"); !strings.Contains(got, "5271 units per lead") {
+			t.Errorf("conditions error %q", got)
+		}
+		if got, _ := s.SendRule(t.Context(), f.acc.ID, saved.ID); got.Name != "Costly renamed" || strings.Count(got.Conditions, "regex") != 6 {
+			t.Errorf("stored rule %q with %d regex conditions; want the renamed one with 6", got.Name, strings.Count(got.Conditions, "regex"))
+		}
+	})
+}
+
+// The form warns, before saving and as the rule changes, when the rule
+// would send the same event to the same dataset as another enabled
+// automatic rule; saving still works.
+func TestRuleSharedEventWarning(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newRulesFixture(t, s)
+		want := "Leads that match both this rule and Completed leads to Main get one Lead event, owned by Completed leads to Main, " +
+			"the first of the two in the rules order."
+		warnings := func(r resp) []string {
+			var out []string
+			r.doc.Find(`[data-testid="rule-warning"]`).Each(func(_ int, s *goquery.Selection) {
+				out = append(out, strings.Join(strings.Fields(s.Text()), " "))
+			})
+			return out
+		}
+		// The new rule form's defaults: conditions, Lead, the first dataset.
+		page := f.b.get(f.url("/new"))
+		if w := warnings(page); len(w) != 1 || !strings.HasSuffix(w[0], want) {
+			t.Errorf("new rule form warns %q; want %q", w, want)
+		}
+
+		htmx := http.Header{"Hx-Request": {"true"}}
+		cond := [3]string{"city", "equals", "Berlin"}
+		for _, tt := range []struct {
+			name   string
+			values url.Values
+			warns  bool
+		}{
+			{"same event and dataset", ruleValues("Berlin", f.d, "automatic_match", "Lead", "and", cond), true},
+			{"another event name", ruleValues("Berlin", f.d, "automatic_match", "QualifiedLead", "and", cond), false},
+			{"a manual rule", ruleValues("Berlin", f.d, "manual", "Lead", "and", cond), false},
+			{"disabled", func() url.Values {
+				v := ruleValues("Berlin", f.d, "automatic_match", "Lead", "and", cond)
+				v.Del("enabled")
+				return v
+			}(), false},
+			{"a rule that does not compile", ruleValues("Berlin", f.d, "automatic_match", "Lead", "and", [3]string{"city", "regex", "("}), true},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				r := f.b.postWith(f.url("/preview"), tt.values, htmx)
+				wantStatus(t, "preview", r, http.StatusOK)
+				box := r.doc.Find(`#rule-warnings`)
+				if oob, _ := box.Attr("hx-swap-oob"); box.Length() != 1 || oob != "true" {
+					t.Fatalf("the preview does not send the warnings out of band: %s", r.body)
+				}
+				if w := warnings(r); (len(w) == 1) != tt.warns || tt.warns && !strings.HasSuffix(w[0], want) {
+					t.Errorf("preview warns %q; want a warning: %v", w, tt.warns)
+				}
+			})
+		}
+
+		// Saved anyway; moved first, it owns the event.
+		shared := createRuleForm(t, f, ruleValues("Berlin", f.d, "automatic_match", "Lead", "and", cond))
+		page = f.b.get(f.url("/" + itoa(shared.ID)))
+		if w := warnings(page); len(w) != 1 || !strings.HasSuffix(w[0], want) {
+			t.Errorf("saved rule warns %q", w)
+		}
+		f.b.post(f.url("/"+itoa(shared.ID)+"/move"), url.Values{"direction": {"up"}})
+		page = f.b.get(f.url("/" + itoa(shared.ID)))
+		if w := warnings(page); len(w) != 1 || !strings.Contains(w[0], "get one Lead event, owned by Berlin, the first") {
+			t.Errorf("first in order, the rule warns %q", w)
+		}
+		// A save that is refused keeps the warning with the errors.
+		r := f.b.post(f.url("/"+itoa(shared.ID)), ruleValues("Berlin", f.d, "automatic_match", "Lead", "and", [3]string{"city", "gt", "5"}))
+		wantStatus(t, "refused save", r, http.StatusUnprocessableEntity)
+		if len(warnings(r)) != 1 {
+			t.Errorf("the refused form does not warn: %q", warnings(r))
+		}
+	})
+}

@@ -1,0 +1,162 @@
+package web
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/leadsignal/leadsignal/internal/name"
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// checkRule builds the rule the form describes and checks all of it, as
+// rule.CheckRule checks any rule, and what only a form can get wrong (a
+// choice left out, a value that is no amount, a field left empty, text
+// that is not UTF-8), and the account's cost budget with the rule in it.
+// Each problem has the path of the input at fault.
+func checkRule(in ruleInput, env ruleEnv) (models.SendRule, []rule.Problem) {
+	r := in.sendRule(env.account.ID)
+	var problems []rule.Problem
+	add := func(path, msg string) { problems = append(problems, rule.Problem{Path: path, Message: msg}) }
+	// Text that is not UTF-8 is refused where it was typed, before any
+	// other check reads it (JSON would replace it silently).
+	for _, t := range in.texts() {
+		if !utf8.ValidString(t.text) {
+			add(t.path, "This is not valid UTF-8 text: type it again.")
+		}
+	}
+	if msg := ruleNameProblem(in.Name); msg != "" {
+		add("name", msg)
+	}
+	if !ownsDataset(env.datasets, r.DatasetID) {
+		add("dataset_id", "Choose one of this account's datasets.")
+	}
+	if in.Mode == "" {
+		add("mode", "Choose a send mode.")
+	}
+	_, ruleProblems := rule.CheckRule(r, env.schema)
+	problems = append(problems, ruleProblems...)
+	if len(ruleProblems) == 0 {
+		if msg := rule.CostProblem(rule.AccountCost(withRule(env.rules, r))); msg != "" {
+			add("conditions", msg)
+		}
+	}
+	switch in.ValueMode {
+	case "none":
+	case "fixed":
+		if _, ok := rule.Amount(in.Value); !ok {
+			add("value", fmt.Sprintf("Enter a number from 0 to %.0f, like 250 or 99.5, without a currency sign.", float64(rule.MaxValue)))
+		}
+	case "field":
+		if in.ValueField == "" {
+			add("value_field", "Name the lead field that holds the value, like fields.deal_value.")
+		}
+	default:
+		add("value_mode", "Choose how the value is set.")
+	}
+	if in.ValueMode == "fixed" || in.ValueMode == "field" {
+		switch in.CurrencyMode {
+		case "account":
+		case "fixed":
+			if in.Currency == "" {
+				add("currency", "Enter a three-letter ISO 4217 code, like USD or EUR.")
+			}
+		case "field":
+			if in.CurrencyField == "" {
+				add("currency_field", "Name the lead field that holds the currency, like fields.currency.")
+			}
+		default:
+			add("currency_mode", "Choose how the currency is set.")
+		}
+	}
+	return r, problems
+}
+
+// typed is one text the form took, with its path.
+type typed struct{ path, text string }
+
+// texts are the form's typed inputs, in the form's order.
+func (in ruleInput) texts() []typed {
+	t := []typed{{"name", in.Name}, {"event_name", in.EventName}}
+	for i, c := range in.Conditions {
+		t = append(t, typed{fmt.Sprintf("conditions[%d].field", i), c.Field}, typed{fmt.Sprintf("conditions[%d].pattern", i), c.Pattern})
+	}
+	return append(t, typed{"value", in.Value}, typed{"value_field", in.ValueField}, typed{"currency", in.Currency},
+		typed{"currency_field", in.CurrencyField}, typed{"test_event_code", in.TestEventCode})
+}
+
+// ruleNameProblem says what is wrong with a rule's name (name.Problem), as
+// the form shows it; "" when it can be one.
+func ruleNameProblem(s string) string {
+	switch p := name.Problem(s); {
+	case p == "":
+		return ""
+	case p == "required":
+		return "Enter a name."
+	case strings.HasPrefix(p, "is "):
+		return sentence("the name " + p)
+	default:
+		return sentence(p)
+	}
+}
+
+func ownsDataset(ds []models.Dataset, id int64) bool {
+	for _, d := range ds {
+		if d.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// withRule is the account's rules in their order with r, a new version,
+// in place of its saved one; a new rule (no id) comes last, where it is
+// created.
+func withRule(rules []models.SendRule, r models.SendRule) []models.SendRule {
+	out := make([]models.SendRule, 0, len(rules)+1)
+	placed := false
+	for _, o := range rules {
+		if r.ID != 0 && o.ID == r.ID {
+			o, placed = r, true
+		}
+		out = append(out, o)
+	}
+	if !placed {
+		out = append(out, r)
+	}
+	return out
+}
+
+// sharedEvents warns, before the rule is saved, of each other enabled
+// automatic rule that sends the same event to the same dataset: both make
+// the same event id for a lead, and a lead that matches both gets one
+// event, owned by the first of the two in the rules order (see
+// internal/decide). nil when r sends on no capture or is disabled.
+func sharedEvents(r models.SendRule, rules []models.SendRule) []string {
+	if !r.Enabled || !rule.Mode(r.Mode).OnCapture() {
+		return nil
+	}
+	all := withRule(rules, r)
+	var warnings []string
+	thisFirst := false // r comes before the others met so far
+	for _, o := range all {
+		if o.ID == r.ID {
+			thisFirst = true
+			continue
+		}
+		if !o.Enabled || !rule.Mode(o.Mode).OnCapture() || o.DatasetID != r.DatasetID || o.EventName != r.EventName {
+			continue
+		}
+		owner := o.Name
+		if thisFirst {
+			owner = r.Name
+			if owner == "" {
+				owner = "this rule"
+			}
+		}
+		warnings = append(warnings, fmt.Sprintf("Leads that match both this rule and %s get one %s event, owned by %s, "+
+			"the first of the two in the rules order.", o.Name, r.EventName, owner))
+	}
+	return warnings
+}
