@@ -11,6 +11,12 @@ import (
 	"github.com/leadsignal/leadsignal/models"
 )
 
+// MaxDatasets is the most datasets an account may have. Each automatic
+// send rule of each dataset may queue an event for every lead, so the
+// count bounds what one lead costs; the Datasets page and the setup file
+// refuse more.
+const MaxDatasets = 50
+
 // CreateDataset stores a new dataset; ErrConflict when the account
 // already has one with this name.
 //

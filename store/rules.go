@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -125,6 +127,48 @@ func (s *Store) MoveSendRule(ctx context.Context, accountID, id int64, delta int
 	}))
 }
 
+// OrderSendRules puts an account's rules in the order of ids, in one
+// write a rule that changes place; the rules ids leaves out follow, in
+// their order. ErrNotFound: an id is not a rule of the account, or is
+// given twice.
+func (s *Store) OrderSendRules(ctx context.Context, accountID int64, ids []int64) error {
+	return wrap("order send rules", s.Tx(ctx, func(tx *Store) error {
+		rs, err := tx.SendRules(ctx, accountID)
+		if err != nil {
+			return err
+		}
+		place := make(map[int64]int, len(rs))
+		for i, id := range ids {
+			place[id] = i
+		}
+		if len(place) != len(ids) {
+			return ErrNotFound
+		}
+		ordered := make([]models.SendRule, len(ids))
+		var rest []models.SendRule
+		for _, r := range rs {
+			i, ok := place[r.ID]
+			if !ok {
+				rest = append(rest, r)
+				continue
+			}
+			ordered[i] = r
+			delete(place, r.ID)
+		}
+		if len(place) > 0 {
+			return ErrNotFound
+		}
+		for k, r := range append(ordered, rest...) {
+			if r.Position != k+1 {
+				if err := tx.q(ctx).Model(&models.SendRule{}).Where("id = ?", r.ID).Update("position", k+1).Error; err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}))
+}
+
 // RuleVersion is one change of a send rule, with who made it.
 type RuleVersion struct {
 	models.SendRuleVersion
@@ -189,8 +233,15 @@ func ruleJSON(r models.SendRule) string {
 }
 
 // DefaultRule is the send rule a new dataset gets: what capture did before
-// rules, every complete lead that is not junk becomes a Lead.
+// rules, every complete lead that is not junk becomes a Lead. Its name,
+// "Completed leads to <dataset>", is cut to name.MaxLen characters (the
+// dataset's name ending in "…") so that it is a name every form and setup
+// file takes: an export of the account always applies again.
 func DefaultRule(d models.Dataset) models.SendRule {
-	return models.SendRule{AccountID: d.AccountID, DatasetID: d.ID, Name: "Completed leads to " + d.Name,
+	n := "Completed leads to " + d.Name
+	if utf8.RuneCountInString(n) > name.MaxLen {
+		n = string([]rune(n)[:name.MaxLen-1]) + "…"
+	}
+	return models.SendRule{AccountID: d.AccountID, DatasetID: d.ID, Name: n,
 		Mode: "automatic_completed", EventName: "Lead", Combinator: "and", Conditions: "[]", Enabled: true}
 }

@@ -166,6 +166,10 @@ func (h *Handler) readDatasetForm(c echo.Context, d *models.Dataset, canSecrets 
 	return f, token, appSecret, ok
 }
 
+// errTooManyDatasets ends the creation of a dataset beyond
+// store.MaxDatasets.
+var errTooManyDatasets = errors.New("too many datasets")
+
 func (h *Handler) createDataset(c echo.Context) error {
 	a := currentAccount(c)
 	d := models.Dataset{AccountID: a.ID}
@@ -175,6 +179,13 @@ func (h *Handler) createDataset(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	err := h.store.Tx(ctx, func(tx *store.Store) error {
+		ds, err := tx.Datasets(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		if len(ds) >= store.MaxDatasets {
+			return errTooManyDatasets
+		}
 		if err := tx.CreateDataset(ctx, &d); err != nil {
 			return err
 		}
@@ -187,6 +198,10 @@ func (h *Handler) createDataset(c echo.Context) error {
 	})
 	if errors.Is(err, store.ErrConflict) {
 		f.Name.Error = "Another dataset of this account has this name."
+		return h.renderDataset(c, http.StatusUnprocessableEntity, f, nil, nil)
+	}
+	if errors.Is(err, errTooManyDatasets) {
+		f.Error = fmt.Sprintf("An account has at most %d datasets: delete one it no longer needs first.", store.MaxDatasets)
 		return h.renderDataset(c, http.StatusUnprocessableEntity, f, nil, nil)
 	}
 	if err != nil {

@@ -111,12 +111,15 @@ func New(o Options) *echo.Echo {
 			return err
 		},
 	}))
+	// The CSP's base-uri 'none' keeps an injected <base> from moving the
+	// pages' relative URLs; form-action 'self' keeps every form, and the
+	// redirect after it, on this site.
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection:         "",
 		ContentTypeNosniff:    "nosniff",
 		XFrameOptions:         "DENY",
 		ReferrerPolicy:        "same-origin",
-		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
 	}))
 
 	e.GET("/healthz", h.healthz)

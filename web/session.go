@@ -244,8 +244,11 @@ func csrfToken(c echo.Context) string {
 	return t
 }
 
-// csrf refuses a state-changing request whose token (form field _csrf or
-// header X-CSRF-Token, which htmx sends) does not match the session's.
+// csrf refuses a state-changing request whose token does not match the
+// session's. The token comes from the header X-CSRF-Token (htmx sends it,
+// set by the layout's hx-headers) or the body's form field _csrf, never
+// from the query string: a token in a URL ends up in access logs, the
+// browser's history and Referer headers.
 func (h *Handler) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		switch c.Request().Method {
@@ -255,7 +258,7 @@ func (h *Handler) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 		want, _ := session(c).Values[keyCSRF].(string)
 		got := c.Request().Header.Get("X-CSRF-Token")
 		if got == "" {
-			got = c.FormValue("_csrf")
+			got = c.Request().PostFormValue("_csrf")
 		}
 		if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
 			return echo.NewHTTPError(http.StatusForbidden, "Your session expired or the form is stale")
@@ -332,6 +335,9 @@ func takeFlash(c echo.Context) views.Flash {
 }
 
 // requireUser sends anonymous visitors to the login page, back here after.
+// The page to come back to rides along only when the login would accept
+// it (a local path of bounded length), so a hostile or 40,000-character
+// address is not copied into the Location header.
 func (h *Handler) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if currentUser(c) == nil {
@@ -340,8 +346,8 @@ func (h *Handler) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 				return c.NoContent(http.StatusUnauthorized)
 			}
 			target := "/login"
-			if c.Request().Method == http.MethodGet {
-				target += "?next=" + url.QueryEscape(c.Request().URL.RequestURI())
+			if uri := c.Request().URL.RequestURI(); c.Request().Method == http.MethodGet && localPath(uri) {
+				target += "?next=" + url.QueryEscape(uri)
 			}
 			return c.Redirect(http.StatusSeeOther, target)
 		}

@@ -173,6 +173,9 @@ func (h *Handler) planSetup(c echo.Context, name, raw, notice string) error {
 	for _, n := range r.Notes {
 		v.Notes = append(v.Notes, views.SetupProblem{Path: n.Path, Message: n.Message})
 	}
+	for _, w := range r.Warnings {
+		v.Warnings = append(v.Warnings, views.SetupProblem{Path: w.Path, Message: w.Message})
+	}
 	v.Changes, v.Raw, v.Expect = len(r.Changes), raw, r.Fingerprint()
 	status := http.StatusOK
 	if notice != "" {

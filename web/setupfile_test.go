@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"fmt"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -470,6 +471,141 @@ func TestSetupFileOwnersOnly(t *testing.T) {
 		}
 		if got, _ := s.AccountBySlug(t.Context(), "beta"); got.Name != "Beta" {
 			t.Errorf("beta renamed to %q", got.Name)
+		}
+	})
+}
+
+// TestSetupUploadBOMAndWarnings: a file saved with a UTF-8 byte-order
+// mark previews and applies like one without; a rule that shares its
+// dataset and event name with an earlier automatic rule is a warning
+// shown with the preview, and the file applies all the same.
+func TestSetupUploadBOMAndWarnings(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc := setupAccount(t, a)
+		b := a.browser()
+		b.login("ada@example.com")
+		b.get(views.AccountURL(acc.ID, "/settings"))
+		preview := views.AccountURL(acc.ID, "/settings/setup/preview")
+
+		r := b.upload(preview, nil, "acme.json", "\ufeff"+changedSetup)
+		wantStatus(t, "preview with a BOM", r, http.StatusOK)
+		if r.text("setup-apply") != "Apply 10 changes" || r.has("setup-warnings") {
+			t.Errorf("preview with a BOM: Apply button %q, warnings %q; want Apply 10 changes and no warning",
+				r.text("setup-apply"), texts(r, "setup-warning"))
+		}
+
+		clash := strings.Replace(changedSetup, `{"name": "Completed leads", "dataset": "Main", "event_name": "Lead"},`,
+			`{"name": "Completed leads", "dataset": "Main", "event_name": "Lead"},
+    {"name": "Work emails", "dataset": "main", "mode": "automatic_match", "event_name": "Lead",
+     "conditions": [{"field": "email_is_work", "match_type": "equals", "pattern": "true"}]},`, 1)
+		r = b.upload(preview, nil, "acme.json", "\ufeff"+clash)
+		wantStatus(t, "preview of rules that share an event", r, http.StatusOK)
+		want := []string{`send_rules[2]: shares dataset "main" and event Lead with send_rules[1]; leads that match both get one event, owned by send_rules[1]`}
+		if got := texts(r, "setup-warning"); !slices.Equal(got, want) {
+			t.Errorf("warnings = %q; want %q", got, want)
+		}
+		r = b.upload(views.AccountURL(acc.ID, "/settings/setup/apply"), applyFields(t, r), "", "")
+		wantStatus(t, "apply of rules that share an event", r, http.StatusSeeOther)
+		rs, err := s.SendRules(t.Context(), acc.ID)
+		if err != nil || len(rs) != 4 || rs[2].Name != "Work emails" {
+			t.Errorf("rules = %+v, %v; want the file's 4", rs, err)
+		}
+	})
+}
+
+// TestSetupUploadNamesAndLimits: text that is not UTF-8, invisible
+// characters in names, more datasets than an account may have and rules
+// over the account's cost budget are problems at their JSON paths.
+func TestSetupUploadNamesAndLimits(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc := setupAccount(t, a)
+		b := a.browser()
+		b.login("ada@example.com")
+		b.get(views.AccountURL(acc.ID, "/settings"))
+		preview := views.AccountURL(acc.ID, "/settings/setup/preview")
+
+		var datasets strings.Builder
+		for i := range store.MaxDatasets - 1 {
+			fmt.Fprintf(&datasets, `, {"name": "Extra %d", "pixel_id": "%d", "mode": "dry_run"}`, i, 700000+i)
+		}
+		var costly strings.Builder
+		for i := range 30 {
+			fmt.Fprintf(&costly, `, {"name": "Costly %d", "dataset": "Main", "mode": "automatic_match", "event_name": "Lead%d",
+			  "conditions": [{"field": "message", "match_type": "regex", "pattern": "%s%d"}]}`, i, i, strings.Repeat("[a-z]x", 100), i)
+		}
+		tests := []struct {
+			name, content string
+			want          []string
+		}{
+			{"rule name not UTF-8", strings.Replace(changedSetup, `"name": "Booked"`, "\"name\": \"Book\xffed\"", 1),
+				[]string{"send_rules[2].name: is not valid UTF-8 text; save the file as UTF-8"}},
+			{"Latin-1 account name", strings.Replace(changedSetup, `"Acme Roofing"`, "\"Acme Caf\xe9\"", 1),
+				[]string{"account.name: is not valid UTF-8 text"}},
+			{"pattern not UTF-8", strings.Replace(changedSetup, `"pattern": "10000"`, "\"pattern\": \"10\xc0\"", 1),
+				[]string{"send_rules[0].conditions[0].pattern: is not valid UTF-8 text"}},
+			{"bidi override in the account name", strings.Replace(changedSetup, `"Acme Roofing"`, `"Acme \u202egnifooR"`, 1),
+				[]string{"account.name: remove the invisible character U+202E"}},
+			{"zero-width space in a rule name", strings.Replace(changedSetup, `"name": "Completed leads"`, `"name": "Completed\u200bleads"`, 1),
+				[]string{"send_rules[1].name: remove the invisible character U+200B"}},
+			{"too many datasets", strings.Replace(changedSetup, `"mode": "dry_run"}]`, `"mode": "dry_run"}`+datasets.String()+`]`, 1),
+				[]string{"datasets: use at most 50 datasets, not 51"}},
+			{"rules over the cost budget", strings.Replace(changedSetup, `"value": 150}`, `"value": 150}`+costly.String(), 1),
+				[]string{"send_rules: the account's enabled rules together would cost"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				r := b.upload(preview, nil, "acme.json", tt.content)
+				wantStatus(t, tt.name, r, http.StatusUnprocessableEntity)
+				got := texts(r, "setup-problem")
+				if len(got) != len(tt.want) {
+					t.Fatalf("problems = %q; want %q", got, tt.want)
+				}
+				for i := range got {
+					if !strings.HasPrefix(got[i], tt.want[i]) {
+						t.Errorf("problem %d = %q; want it to start with %q", i, got[i], tt.want[i])
+					}
+				}
+			})
+		}
+		if got, _ := s.AccountBySlug(t.Context(), "acme"); got.Name != "Acme" {
+			t.Errorf("a refused upload renamed the account to %q", got.Name)
+		}
+	})
+}
+
+// TestDatasetFormCap: the Datasets page's form refuses the dataset after
+// store.MaxDatasets with an inline error, as the setup file does.
+func TestDatasetFormCap(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc := setupAccount(t, a) // Main and Demo
+		for i := range store.MaxDatasets - 3 {
+			d := models.Dataset{AccountID: acc.ID, Name: fmt.Sprintf("Extra %d", i), PixelID: "123456", Mode: models.ModeDryRun, LDU: models.LDUOff}
+			if err := s.CreateDataset(t.Context(), &d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := a.browser()
+		b.login("ada@example.com")
+		base := views.AccountURL(acc.ID, "/datasets")
+		b.get(base + "/new")
+		form := func(name string) url.Values {
+			return url.Values{"name": {name}, "pixel_id": {"123456789"}, "mode": {"dry_run"}, "ldu": {"off"}}
+		}
+		wantStatus(t, "the 50th dataset", b.post(base, form("Fiftieth")), http.StatusSeeOther)
+		b.get(base + "/new")
+		r := b.post(base, form("Fifty-first"))
+		wantStatus(t, "the 51st dataset", r, http.StatusUnprocessableEntity)
+		if got := r.text("form-error"); !strings.HasPrefix(got, "An account has at most 50 datasets") {
+			t.Errorf("form error = %q; want the limit", got)
+		}
+		if r.inputValue("name") != "Fifty-first" {
+			t.Error("the refused form lost its name")
+		}
+		if ds, _ := s.Datasets(t.Context(), acc.ID); len(ds) != store.MaxDatasets {
+			t.Errorf("the account has %d datasets; want %d", len(ds), store.MaxDatasets)
 		}
 	})
 }

@@ -82,6 +82,9 @@ func setupApply(ctx context.Context, args []string, e env) error {
 	for _, n := range report.Notes {
 		fmt.Fprintln(e.stdout, "note:", n)
 	}
+	for _, w := range report.Warnings {
+		fmt.Fprintln(e.stderr, "warning:", w)
+	}
 	switch n := len(report.Changes); {
 	case n == 0:
 		fmt.Fprintf(e.stdout, "no changes: the database already matches %s\n", *file)

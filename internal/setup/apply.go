@@ -43,6 +43,10 @@ func (n Note) String() string { return n.Path + ": " + n.Message }
 type Report struct {
 	Changes []Change
 	Notes   []Note
+	// Warnings are what the file asks for that a person may not mean; they
+	// follow from the file alone, so a preview's Fingerprint leaves them
+	// out.
+	Warnings []Warning
 	// Summary counts the changes by section, for a short overview.
 	Summary Summary
 }
@@ -112,7 +116,9 @@ func plural(n int, word string) string {
 // name (ignoring case), created, updated, deleted when the list leaves
 // them out, and put in the file's order. Datasets in the database but not
 // in the file are left alone, with a note. Applying the same file again
-// reports no changes and writes nothing.
+// reports no changes and writes nothing. The report's warnings say what
+// the file asks for that a person may not mean, such as two automatic
+// rules that make one event.
 //
 // getenv looks up the secrets' environment variables. A nil getenv reads
 // none: an upload in the web UI must not reach the server's environment,
@@ -162,9 +168,11 @@ func apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(strin
 		if o.UserID != 0 {
 			a.by = &o.UserID
 		}
-		if err := a.run(ctx, f.clean()); err != nil {
+		clean := f.clean()
+		if err := a.run(ctx, clean); err != nil {
 			return err
 		}
+		r.Warnings = clean.warnings()
 		if o.Expect != "" && r.Fingerprint() != o.Expect {
 			return ErrChanged
 		}

@@ -23,7 +23,7 @@ const (
 	secret = "appsecret-9876"
 )
 
-func newBox(t *testing.T) *seal.Box {
+func newBox(t testing.TB) *seal.Box {
 	t.Helper()
 	b, err := seal.New(bytes.Repeat([]byte{7}, 32))
 	if err != nil {

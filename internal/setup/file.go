@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/rule"
@@ -148,9 +150,14 @@ const maxFileSize = 10 << 20
 // written for them is refused with a clear word instead of half-applied.
 var later = map[string]bool{"stage_mappings": true, "sequences": true}
 
-// Decode reads a setup file strictly: unknown fields, fields given twice
-// and values of the wrong type are problems, each with its JSON path. The
-// File is only meaningful when there are no problems.
+// bom is the UTF-8 byte-order mark some editors write at the start of a
+// file.
+var bom = []byte("\xef\xbb\xbf")
+
+// Decode reads a setup file strictly: unknown fields, fields given twice,
+// values of the wrong type and text that is not valid UTF-8 are problems,
+// each with its JSON path. A UTF-8 byte-order mark at the start is
+// skipped. The File is only meaningful when there are no problems.
 func Decode(r io.Reader) (File, []Problem) {
 	var f File
 	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
@@ -160,6 +167,7 @@ func Decode(r io.Reader) (File, []Problem) {
 	if len(data) > maxFileSize {
 		return f, []Problem{{Message: fmt.Sprintf("the file is larger than %d MiB", maxFileSize>>20)}}
 	}
+	data = bytes.TrimPrefix(data, bom)
 	if p, ok := checkSyntax(data); !ok {
 		return f, []Problem{p}
 	}
@@ -266,16 +274,23 @@ func (d *decoder) object(path string, raw json.RawMessage, notObject string) ([]
 	var ms []member
 	seen := map[string]bool{}
 	for dec.More() {
+		start := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			d.add(path, "invalid JSON object")
 			return nil, false
 		}
 		key, _ := tok.(string)
+		// The decoder turns what is not UTF-8 into U+FFFD silently.
+		badKey := mangled(raw[start:dec.InputOffset()], key)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			d.add(join(path, key), "invalid JSON value")
 			return nil, false
+		}
+		if badKey {
+			d.add(path, "a key "+notUTF8)
+			continue
 		}
 		if seen[key] {
 			d.add(join(path, key), "given twice")
@@ -309,7 +324,18 @@ func (d *decoder) fields(path string, raw json.RawMessage, notObject string, fs 
 		present[m.key] = true
 		if err := json.Unmarshal(m.value, fs[i].dst); err != nil {
 			d.add(p, "must be "+fs[i].want+", not "+kind(m.value))
-		} else if hasNUL(fs[i].dst) {
+			continue
+		}
+		if _, ok := fs[i].dst.(*json.RawMessage); ok {
+			continue // decoded, and checked, by the caller
+		}
+		if _, ok := fs[i].dst.(*[]json.RawMessage); ok {
+			continue
+		}
+		ss := decodedStrings(fs[i].dst)
+		if mangled(m.value, ss...) {
+			d.add(p, notUTF8)
+		} else if slices.ContainsFunc(ss, func(s string) bool { return strings.ContainsRune(s, 0) }) {
 			// No setting takes one, and Postgres cannot store it.
 			d.add(p, `contains a NUL character (\u0000); remove it`)
 		}
@@ -483,6 +509,10 @@ func (d *decoder) currency(path string, raw json.RawMessage) *CurrencySpec {
 			d.add(path, want)
 			return nil
 		}
+		if mangled(raw, code) {
+			d.add(path, notUTF8)
+			return nil
+		}
 		if strings.TrimSpace(code) == "" {
 			return nil
 		}
@@ -513,21 +543,44 @@ func (d *decoder) fieldRef(path string, raw json.RawMessage, want string) (strin
 	return ref, true
 }
 
-// hasNUL reports whether a decoded string, or a string of a decoded list,
-// holds a NUL character.
-func hasNUL(dst any) bool {
+// notUTF8 is the problem of text that is not valid UTF-8.
+const notUTF8 = "is not valid UTF-8 text; save the file as UTF-8"
+
+// decodedStrings lists what a decoded value holds as text: a string, or
+// the strings of a list; nothing for other values.
+func decodedStrings(dst any) []string {
 	v := reflect.Indirect(reflect.ValueOf(dst))
 	switch v.Kind() {
 	case reflect.String:
-		return strings.ContainsRune(v.String(), 0)
+		return []string{v.String()}
 	case reflect.Slice:
+		var out []string
 		for i := range v.Len() {
-			if e := v.Index(i); e.Kind() == reflect.String && strings.ContainsRune(e.String(), 0) {
-				return true
+			if e := v.Index(i); e.Kind() == reflect.String {
+				out = append(out, e.String())
 			}
 		}
+		return out
 	}
-	return false
+	return nil
+}
+
+// mangled reports whether decoding the JSON raw into the strings ss
+// replaced something with U+FFFD, as encoding/json does silently with
+// bytes that are not UTF-8 and with \u escapes of half a surrogate pair:
+// the strings hold more U+FFFD than raw writes, as itself or as \ufffd.
+func mangled(raw []byte, ss ...string) bool {
+	if !utf8.Valid(raw) {
+		return true
+	}
+	n := 0
+	for _, s := range ss {
+		n += strings.Count(s, "\ufffd")
+	}
+	if n == 0 {
+		return false
+	}
+	return n > bytes.Count(raw, []byte("\ufffd"))+bytes.Count(bytes.ToLower(raw), []byte(`\ufffd`))
 }
 
 func join(path, key string) string {

@@ -165,7 +165,10 @@ func (a *applier) ruleChanges(path string, old, want models.SendRule, datasetNam
 }
 
 // order puts the account's rules in the order of ids (every rule the
-// account has), reporting a new order of the rules it had before.
+// account has), reporting a new order of the rules it had before. The
+// store writes the whole order at once: moving rules one place at a time,
+// as the Rules page does, would take a number of moves that grows with
+// the square of the rules.
 func (a *applier) order(ctx context.Context, accountID int64, before []models.SendRule, ids []int64) error {
 	place := map[int64]int{}
 	for i, id := range ids {
@@ -183,26 +186,7 @@ func (a *applier) order(ctx context.Context, accountID int64, before []models.Se
 		a.change("send_rules", "order %s → %s", ruleNames(was), ruleNames(now))
 		a.report.Summary.RulesReordered = true
 	}
-
-	cur, err := a.tx.SendRules(ctx, accountID)
-	if err != nil {
-		return err
-	}
-	at := make([]int64, len(cur))
-	for i, r := range cur {
-		at[i] = r.ID
-	}
-	// One place up at a time, as the Rules page moves them: a few moves
-	// for the usual change of order.
-	for k, id := range ids {
-		for i := slices.Index(at, id); i > k; i-- {
-			if err := a.tx.MoveSendRule(ctx, accountID, id, -1); err != nil {
-				return err
-			}
-			at[i], at[i-1] = at[i-1], at[i]
-		}
-	}
-	return nil
+	return a.tx.OrderSendRules(ctx, accountID, ids)
 }
 
 func ruleNames(rs []models.SendRule) string {

@@ -6,13 +6,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
 )
 
 var (
@@ -25,7 +26,6 @@ var (
 )
 
 const (
-	maxNameLen    = 100
 	maxEnvNameLen = 100
 	maxCodeLen    = 100
 )
@@ -66,7 +66,7 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 	} else if !slugRE.MatchString(a.Slug) {
 		add("account.slug", "use 2 to 40 lowercase letters, digits and dashes, starting and ending with a letter or digit")
 	}
-	if msg := nameProblem(a.Name); msg != "" {
+	if msg := name.Problem(a.Name); msg != "" {
 		add("account.name", "%s", msg)
 	}
 	if a.Timezone == "" {
@@ -82,17 +82,20 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 	} else if !country.ValidCurrency(a.Currency) {
 		add("account.currency", "%q is not an ISO 4217 code; write one like USD or EUR, in upper case", a.Currency)
 	}
-	if utf8.RuneCountInString(a.CRMName) > maxNameLen {
-		add("account.crm_name", "use at most %d characters", maxNameLen)
+	if msg := name.Problem(a.CRMName); a.CRMName != "" && msg != "" {
+		add("account.crm_name", "%s", msg)
 	}
 	if p := capture.WebsiteURLProblem(a.WebsiteURL); p != "" {
 		add("account.website_url", "%s", p)
 	}
 
+	if msg := datasetCountProblem(f.Datasets, k); msg != "" {
+		add("datasets", "%s", msg)
+	}
 	firstByName := map[string]int{}
 	for i, d := range f.Datasets {
 		p := fmt.Sprintf("datasets[%d]", i)
-		if msg := nameProblem(d.Name); msg != "" {
+		if msg := name.Problem(d.Name); msg != "" {
 			add(p+".name", "%s", msg)
 		} else if j, ok := firstByName[strings.ToLower(d.Name)]; ok {
 			add(p+".name", "%q is also the name of datasets[%d]; dataset names must differ (ignoring case)", d.Name, j)
@@ -159,9 +162,11 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 	}
 
 	firstRule := map[string]int{}
+	rules := make([]models.SendRule, len(f.SendRules))
+	var datasetNames []string // for problems, listed once
 	for i, r := range f.SendRules {
 		p := fmt.Sprintf("send_rules[%d]", i)
-		if msg := nameProblem(r.Name); msg != "" {
+		if msg := name.Problem(r.Name); msg != "" {
 			add(p+".name", "%s", msg)
 		} else if j, ok := firstRule[strings.ToLower(r.Name)]; ok {
 			add(p+".name", "%q is also the name of send_rules[%d]; rule names must differ (ignoring case)", r.Name, j)
@@ -175,13 +180,17 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 			add(p+".dataset", "required: the name of one of the datasets")
 		case inFile || inAccount:
 		case k != nil:
-			add(p+".dataset", "%s", datasetRefProblem(r.Dataset, f.Datasets, k))
+			if datasetNames == nil {
+				datasetNames = knownDatasetNames(f.Datasets, k)
+			}
+			add(p+".dataset", "%s", datasetRefProblem(r.Dataset, datasetNames))
 		}
 		// The rule is checked as the rule form checks it, by the package
 		// whose matcher will run it; a custom field no lead has carried yet
 		// is fine (the form may not be live). The file names the field a
 		// value or currency is read from inside that key.
-		_, rps := rule.CheckRule(ruleOf(models.SendRule{}, r, 0), ruleSchema)
+		rules[i] = ruleOf(models.SendRule{}, r, 0)
+		_, rps := rule.CheckRule(rules[i], ruleSchema)
 		for _, rp := range rps {
 			path := map[string]string{"value_field": "value.field", "currency_field": "currency.field"}[rp.Path]
 			if path == "" {
@@ -190,7 +199,47 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 			add(p+"."+path, "%s", rp.Message)
 		}
 	}
+	// The file's rules replace the account's, so they are the account's
+	// whole cost.
+	if msg := rule.CostProblem(rule.AccountCost(rules)); f.SendRules != nil && msg != "" {
+		add("send_rules", "%s", msg)
+	}
 	return ps
+}
+
+// datasetCountProblem says what is wrong with the number of datasets the
+// account would have after the file is applied: the file's, and those of
+// the account that the file leaves as they are. An account that has more
+// than store.MaxDatasets from before the limit may keep them, but gets no
+// new one.
+func datasetCountProblem(inFile []DatasetSpec, k *known) string {
+	if len(inFile) > store.MaxDatasets {
+		return fmt.Sprintf("use at most %d datasets, not %d: every automatic send rule of every dataset may queue an event for each lead",
+			store.MaxDatasets, len(inFile))
+	}
+	if k == nil {
+		return ""
+	}
+	named := make(map[string]bool, len(inFile))
+	created := 0
+	for _, d := range inFile {
+		l := strings.ToLower(d.Name)
+		if _, ok := k.datasets[l]; !ok && !named[l] {
+			created++
+		}
+		named[l] = true
+	}
+	kept := 0
+	for l := range k.datasets {
+		if !named[l] {
+			kept++
+		}
+	}
+	if total := len(named) + kept; created > 0 && total > store.MaxDatasets {
+		return fmt.Sprintf("the account would have %d datasets, over the limit of %d: it has %d that the file leaves out, "+
+			"which apply leaves as they are; delete those it no longer needs on the Datasets page, or add fewer", total, store.MaxDatasets, kept)
+	}
+	return ""
 }
 
 // ruleSchema is what a rule of a file may name: any custom form field,
@@ -199,18 +248,18 @@ var ruleSchema = rule.Schema{Open: true}
 
 // dataset finds the account's dataset of that name, ignoring case; never
 // on a nil k.
-func (k *known) dataset(name string) (models.Dataset, bool) {
+func (k *known) dataset(datasetName string) (models.Dataset, bool) {
 	if k == nil {
 		return models.Dataset{}, false
 	}
-	d, ok := k.datasets[strings.ToLower(name)]
+	d, ok := k.datasets[strings.ToLower(datasetName)]
 	return d, ok
 }
 
-// datasetRefProblem says that a rule names a dataset neither the file nor
-// the account has, and which ones there are.
-func datasetRefProblem(name string, inFile []DatasetSpec, k *known) string {
-	var names []string
+// knownDatasetNames lists the names of the file's datasets, then those of
+// the account's that the file leaves out, sorted.
+func knownDatasetNames(inFile []DatasetSpec, k *known) []string {
+	names := []string{}
 	seen := map[string]bool{}
 	for _, d := range inFile {
 		if l := strings.ToLower(d.Name); d.Name != "" && !seen[l] {
@@ -225,11 +274,16 @@ func datasetRefProblem(name string, inFile []DatasetSpec, k *known) string {
 		}
 	}
 	slices.Sort(more)
-	names = append(names, more...)
+	return append(names, more...)
+}
+
+// datasetRefProblem says that a rule names a dataset neither the file nor
+// the account has, and which ones there are (knownDatasetNames).
+func datasetRefProblem(ref string, names []string) string {
 	if len(names) == 0 {
-		return fmt.Sprintf("no dataset is named %q: the account has no dataset yet; add it to datasets", name)
+		return fmt.Sprintf("no dataset is named %q: the account has no dataset yet; add it to datasets", ref)
 	}
-	return fmt.Sprintf("no dataset is named %q in the file or the account; there are %s", name, strings.Join(quoteAll(names), ", "))
+	return fmt.Sprintf("no dataset is named %q in the file or the account; there are %s", ref, strings.Join(quoteAll(names), ", "))
 }
 
 func quoteAll(ss []string) []string {
@@ -240,35 +294,25 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-func nameProblem(s string) string {
-	switch {
-	case s == "":
-		return "required"
-	case utf8.RuneCountInString(s) > maxNameLen:
-		return fmt.Sprintf("use at most %d characters", maxNameLen)
-	}
-	return ""
-}
-
 // secretEnvProblem checks the name of an environment variable that must
 // hold a secret, and the secret it holds (unless getenv is nil), without
 // ever showing the value.
-func secretEnvProblem(name string, getenv func(string) string) string {
-	if looksLikeToken(name) {
+func secretEnvProblem(env string, getenv func(string) string) string {
+	if looksLikeToken(env) {
 		return "this looks like a secret itself, not the name of an environment variable: put the secret in an environment variable and write its name here"
 	}
-	if len(name) > maxEnvNameLen || !envNameRE.MatchString(name) {
+	if len(env) > maxEnvNameLen || !envNameRE.MatchString(env) {
 		return "must be the name of an environment variable: letters, digits and underscores, like META_TOKEN_ACME"
 	}
 	if getenv == nil {
 		return ""
 	}
-	v := strings.TrimSpace(getenv(name))
+	v := strings.TrimSpace(getenv(env))
 	if v == "" {
-		return "environment variable " + name + " is not set"
+		return "environment variable " + env + " is not set"
 	}
 	if strings.ContainsAny(v, " \t\r\n") {
-		return "environment variable " + name + " holds spaces or line breaks; a token has none"
+		return "environment variable " + env + " holds spaces or line breaks; a token has none"
 	}
 	return ""
 }
