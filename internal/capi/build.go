@@ -105,7 +105,7 @@ func customData(in BuildInput) map[string]any {
 	if in.Lead.Partial {
 		cd["lead_type"] = LeadTypePartial
 	}
-	if in.Lead.Source == models.SourceInstantForm || in.Lead.Source == models.SourceCRM {
+	if in.Lead.Source == models.SourceInstantForm || in.Lead.Source == models.SourceCRM || in.Event.Origin == models.OriginStage {
 		cd["event_source"] = EventSourceCRM
 		name := strings.TrimSpace(in.Account.CRMName)
 		if name == "" {

@@ -223,6 +223,9 @@ func TestBuildLeadIDIsAnExactInteger(t *testing.T) {
 	}
 }
 
+// Stage events carry what Meta's Conversions API for CRM requires,
+// whatever the lead's source: system_generated, event_source "crm" and
+// the CRM's name as lead_event_source.
 func TestBuildStageEvents(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -232,10 +235,10 @@ func TestBuildStageEvents(t *testing.T) {
 		wantURL   bool
 		wantValue bool
 	}{
-		{"website lead", models.SourceWebsite, "HubSpot", "", false, false},
+		{"website lead", models.SourceWebsite, "HubSpot", "HubSpot", false, false},
 		{"crm lead", models.SourceCRM, "HubSpot", "HubSpot", false, false},
 		{"instant form lead, no CRM name", models.SourceInstantForm, " ", "leadsignal", false, false},
-		{"whatsapp lead", models.SourceWhatsApp, "HubSpot", "", false, false},
+		{"whatsapp lead", models.SourceWhatsApp, "HubSpot", "HubSpot", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,9 +31,10 @@
 //     in a chat. This also keeps custom stage names off business_messaging,
 //     which refuses them.
 //   - event_source "crm" and lead_event_source (the account's CRMName, else
-//     "leadsignal") go on every event of instant_form and crm leads, the
-//     initial lead event included: Meta's Conversion Leads spec wants every
-//     stage, the first one too, marked that way.
+//     "leadsignal") go on every stage event, and on every event of
+//     instant_form and crm leads, the initial lead event included: Meta's
+//     Conversion Leads spec wants every stage, the first one too, marked
+//     that way.
 //   - user_data.lead_id is sent as a JSON integer (the payload spec types it
 //     integer) written digit for digit, never through a float64.
 //   - A partial lead's events carry custom_data.lead_type = "partial", a

@@ -10,7 +10,7 @@ import (
 // buildVersion names what Build writes. Bump it whenever a change to Build
 // or MarshalJSON changes the JSON of some event: payloads prepared before
 // are then built again before they are sent.
-const buildVersion = "1"
+const buildVersion = "2"
 
 // Stamp identifies what an event's payload is built from besides its lead
 // and the event itself: the build code and the account's and dataset's
