@@ -325,6 +325,12 @@ type Event struct {
 	// overrides of the lead's action_source and the dataset's test code.
 	ActionSource  string
 	TestEventCode string
+	// StageChangeID is the stage change a stage event was sent for.
+	StageChangeID *int64
+	// FilledIn: a stage event queued for an earlier mapped stage the lead
+	// skipped, before the stage it reached, so Meta sees the funnel in
+	// order.
+	FilledIn bool
 	// Status, Attempts, LastError, FBTraceID, RequestID, SentAt and
 	// UpdatedAt are the event's state, which the store keeps apart from the
 	// event and reads with it: an unsent event's in unsent_events (where
@@ -380,8 +386,29 @@ type SendRule struct {
 	Conditions string
 	Enabled    bool
 	Position   int
+	// Stage is the CRM stage a stage mapping (mode "stage") sends for.
+	Stage string
+	// Repeatable: a stage mapping sends one event per stage change (a
+	// second sale), not one per lead and stage.
+	Repeatable bool
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+}
+
+// StageValueFromChange is a stage mapping's ValueField (and
+// CurrencyField) when the value (currency) is the stage change's own.
+const StageValueFromChange = "change"
+
+// Stage is one of an account's CRM stages, in the order leads move
+// through them (Position).
+type Stage struct {
+	ID        int64
+	AccountID int64
+	Name      string
+	Position  int
+	// Booking marks the stage at which a lead is booked.
+	Booking   bool
+	CreatedAt time.Time
 }
 
 // SendRuleVersion is one change of a send rule: who made it, when, and the

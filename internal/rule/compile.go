@@ -44,7 +44,7 @@ func Compile(s Spec, schema Schema) (*Matcher, []Problem) {
 		m.mode = AutomaticCompleted
 	}
 
-	if !m.mode.Valid() {
+	if !m.mode.Valid() && m.mode != Stage {
 		c.add("mode", "%q is not a send mode; use one of %s", s.Mode, join(Modes))
 	}
 	if msg := EventNameProblem(s.EventName); msg != "" {

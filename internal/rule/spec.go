@@ -23,6 +23,11 @@ const (
 	Booking Mode = "booking"
 	// Manual sends only when a person clicks.
 	Manual Mode = "manual"
+	// Stage is a stage mapping's mode: it sends when a lead reaches the
+	// mapping's CRM stage (models.SendRule.Stage). Stage mappings are made
+	// on the Stages page and in a setup file's stage_mappings, not among
+	// the send rules, so Modes leaves it out.
+	Stage Mode = "stage"
 )
 
 // Modes lists every mode, in the order the rule form offers them.
