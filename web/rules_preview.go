@@ -5,21 +5,62 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
 )
 
-// previewRule counts what the rule being edited would have done with every
-// lead of the last 7 days, with the matcher capture uses; a rule that does
-// not compile shows its problems instead.
+// previewDeadline bounds a preview: well under the server's write
+// timeout (60 s, cmd/leadsignal), so that a rule too costly to count over
+// a week of leads gets an answer in words rather than a cut connection.
+const previewDeadline = 20 * time.Second
+
+// previewDeadlineForTests, when positive, replaces previewDeadline
+// (rules_export_test.go).
+var previewDeadlineForTests atomic.Int64
+
+func previewTimeout() time.Duration {
+	if d := previewDeadlineForTests.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return previewDeadline
+}
+
+// statusClientClosed is what the access log records for a request whose
+// client went away before the answer: nginx's 499.
+const statusClientClosed = 499
+
+// clientGone reports whether the request's client went away: it closed
+// the connection, or htmx dropped the request for a newer one (the form's
+// hx-sync). That is no failure of the server, and there is no one to
+// answer.
+func clientGone(c echo.Context) bool {
+	return errors.Is(c.Request().Context().Err(), context.Canceled)
+}
+
+// previewRule counts what the rule being edited would do with every lead
+// of the last 7 days as they are now, with the matcher that decides their
+// events; a rule that does not compile shows its problems instead, and
+// one that takes longer than previewDeadline says so.
 func (h *Handler) previewRule(c echo.Context) error {
+	err := h.countPreview(c)
+	if err != nil && clientGone(c) {
+		return c.NoContent(statusClientClosed)
+	}
+	return err
+}
+
+func (h *Handler) countPreview(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := currentAccount(c)
 	in := readRuleInput(c)
@@ -40,24 +81,52 @@ func (h *Handler) previewRule(c echo.Context) error {
 		}
 		return render(c, http.StatusOK, views.RulePreviewView(v))
 	}
-	res, err := h.preview(ctx, a.ID, m)
-	if err != nil {
+	res, err := h.preview(ctx, env, r, m)
+	var v views.RulePreview
+	switch {
+	case errors.Is(err, errPreviewTooLong):
+		v = views.RulePreview{TooLong: true, Deadline: previewTimeout().String(), Read: res.Leads}
+	case err != nil:
 		return err
+	default:
+		v = h.previewView(a.Account, m, res)
 	}
-	v := h.previewView(a.Account, m, res)
 	v.Warnings = warnings
 	return render(c, http.StatusOK, views.RulePreviewView(v))
 }
 
-// preview runs m over every lead of the account captured in the last 7
-// days (decide.RecentWindow), newest first.
-func (h *Handler) preview(ctx context.Context, accountID int64, m *rule.Matcher) (rule.PreviewResult, error) {
+// errPreviewTooLong is preview's answer when it ran past previewDeadline.
+var errPreviewTooLong = errors.New("the preview took too long")
+
+// preview runs m, the compiled rule r, over every lead of the account
+// captured in the last 7 days (decide.RecentWindow), newest first, as they
+// are now: what applying r would queue. A match is sendable when
+// decide.Sendable says so, the check that holds events back when they are
+// queued. Past previewDeadline it stops with errPreviewTooLong and the
+// counts so far.
+func (h *Handler) preview(ctx context.Context, env ruleEnv, r models.SendRule, m *rule.Matcher) (rule.PreviewResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, previewTimeout())
+	defer cancel()
 	now := h.now()
 	p := rule.NewPreview(m, now)
-	err := h.store.EachRecentLead(ctx, accountID, now.Add(-decide.RecentWindow), func(l *models.Lead) error {
+	if i := slices.IndexFunc(env.datasets, func(d models.Dataset) bool { return d.ID == r.DatasetID }); i >= 0 {
+		acc, ds := env.account, env.datasets[i]
+		p.CanSend = func(l *models.Lead, v *rule.Lead, now time.Time) bool {
+			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+			return err == nil && decide.Sendable(acc, ds, r, *l, keys, v, now)
+		}
+	}
+	err := h.store.EachRecentLead(ctx, env.account.ID, now.Add(-decide.RecentWindow), func(l *models.Lead) error {
+		// A costly rule spends its time here, one lead at a time.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		p.Add(l)
 		return nil
 	})
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = errPreviewTooLong
+	}
 	return p.Result(), err
 }
 

@@ -11,16 +11,19 @@ import (
 // unmatched, leads a preview keeps.
 const PreviewExamples = 10
 
-// sendWindow is how old an event Meta still takes: 7 days. A match older
-// than that at the preview's time could not be sent.
-const sendWindow = 7 * 24 * time.Hour
-
 // Preview counts what a rule would have done with a stream of leads: the
 // rule form's live preview. It asks the Matcher exactly what capture asks
 // it, so a lead it counts as matched is a lead capture would have queued.
 // Add each lead, then read Result. It holds no lead, only counts and the
 // few examples it copies. A Preview is not safe for concurrent use.
 type Preview struct {
+	// CanSend, when set, decides whether the event of a match could be
+	// sent now (v is the lead's view, now the preview's time). The caller
+	// asks the check that holds events back when they are queued
+	// (decide.Sendable), which this package, under it, cannot import.
+	// Without it no match is counted sendable.
+	CanSend func(l *models.Lead, v *Lead, now time.Time) bool
+
 	m    *Matcher
 	now  time.Time
 	view Lead
@@ -48,8 +51,7 @@ type PreviewResult struct {
 	Conditions []ConditionCount
 	// Keys counts the matches that carry each match key.
 	Keys KeyCounts
-	// Sendable is how many matches could be sent now: inside Meta's 7-day
-	// window, with at least one strong key (em, ph, external_id or fbc).
+	// Sendable is how many matches could be sent now, as CanSend decides.
 	Sendable int
 	// Matches and Misses are the newest matched and unmatched leads, newest
 	// first, at most PreviewExamples of each.
@@ -101,8 +103,8 @@ type PreviewLead struct {
 	Why       string
 }
 
-// NewPreview starts a preview of m at now, the time that decides which
-// matches Meta would still take.
+// NewPreview starts a preview of m at now, the time CanSend judges the
+// matches at.
 func NewPreview(m *Matcher, now time.Time) *Preview {
 	p := &Preview{m: m, now: now}
 	p.res.Conditions = make([]ConditionCount, len(m.spec.Conditions))
@@ -154,7 +156,7 @@ func (p *Preview) Add(l *models.Lead) {
 	k.ExternalID += b2i(externalID)
 	k.IP += b2i(l.ClientIP != "")
 	k.UserAgent += b2i(l.ClientUserAgent != "")
-	if (email || phone || fbc || externalID) && p.now.Sub(l.CreatedAt) < sendWindow {
+	if p.CanSend != nil && p.CanSend(l, &p.view, p.now) {
 		res.Sendable++
 	}
 	p.res.Matches = p.example(p.res.Matches, l, r)

@@ -65,7 +65,7 @@ func TestPreview(t *testing.T) {
 			name: "completed: gates only",
 			spec: Spec{Mode: AutomaticCompleted, EventName: "Lead"},
 			want: PreviewResult{Leads: 6, Matched: 4, OutJunk: 1, OutPartial: 1, Conditions: []ConditionCount{},
-				Keys: KeyCounts{Email: 2, Phone: 2, FBC: 1, FBP: 1, ExternalID: 1, IP: 1, UserAgent: 1}, Sendable: 3},
+				Keys: KeyCounts{Email: 2, Phone: 2, FBC: 1, FBP: 1, ExternalID: 1, IP: 1, UserAgent: 1}},
 			match: []int64{1, 2, 3, 4}, miss: []int64{5, 6},
 		},
 		{
@@ -73,7 +73,7 @@ func TestPreview(t *testing.T) {
 			spec: Spec{Mode: AutomaticMatch, EventName: "QualifiedLead", Combinator: And, Conditions: []Condition{berlin, rich}},
 			want: PreviewResult{Leads: 6, Matched: 1, OutJunk: 1, OutPartial: 1,
 				Conditions: []ConditionCount{{Condition: berlin, Holds: 2, Alone: 1}, {Condition: rich, Holds: 2, Alone: 1}},
-				Keys:       KeyCounts{Email: 1, Phone: 1, FBC: 1, FBP: 1, ExternalID: 1, IP: 1, UserAgent: 1}, Sendable: 1},
+				Keys:       KeyCounts{Email: 1, Phone: 1, FBC: 1, FBP: 1, ExternalID: 1, IP: 1, UserAgent: 1}},
 			match: []int64{1}, miss: []int64{2, 3, 4, 5, 6},
 		},
 		{
@@ -81,7 +81,7 @@ func TestPreview(t *testing.T) {
 			spec: Spec{Mode: AutomaticMatch, EventName: "QualifiedLead", Combinator: Or, Conditions: []Condition{berlin, rich}},
 			want: PreviewResult{Leads: 6, Matched: 3, OutJunk: 1, OutPartial: 1,
 				Conditions: []ConditionCount{{Condition: berlin, Holds: 2, Alone: 1}, {Condition: rich, Holds: 2, Alone: 1}},
-				Keys:       KeyCounts{Email: 2, Phone: 2, FBC: 1, FBP: 1, ExternalID: 1, IP: 1, UserAgent: 1}, Sendable: 3},
+				Keys:       KeyCounts{Email: 2, Phone: 2, FBC: 1, FBP: 1, ExternalID: 1, IP: 1, UserAgent: 1}},
 			match: []int64{1, 2, 3}, miss: []int64{4, 5, 6},
 		},
 		{
@@ -89,14 +89,14 @@ func TestPreview(t *testing.T) {
 			spec: Spec{Mode: AutomaticMatch, EventName: "JunkLead", Conditions: []Condition{tooFast}},
 			want: PreviewResult{Leads: 6, Matched: 1, MatchedJunk: 1, OutPartial: 1,
 				Conditions: []ConditionCount{{Condition: tooFast, Holds: 1, Alone: 4}},
-				Keys:       KeyCounts{Email: 1}, Sendable: 1},
+				Keys:       KeyCounts{Email: 1}},
 			match: []int64{5}, miss: []int64{1, 2, 3, 4, 6},
 		},
 		{
 			name: "partial",
 			spec: Spec{Mode: AutomaticPartial, EventName: "PartialLead"},
 			want: PreviewResult{Leads: 6, Matched: 1, MatchedPartial: 1, OutJunk: 1, OutCompleted: 4, Conditions: []ConditionCount{},
-				Keys: KeyCounts{Email: 1}, Sendable: 1},
+				Keys: KeyCounts{Email: 1}},
 			match: []int64{6}, miss: []int64{1, 2, 3, 4, 5},
 		},
 	}
@@ -180,39 +180,34 @@ func TestPreviewExamples(t *testing.T) {
 	}
 }
 
-// A match older than Meta's 7 days, or without a strong key (fbp, IP and
-// user agent are not), is not sendable.
+// Sendable counts the matches CanSend says could be sent now; it is asked
+// about matches only, with the lead's view and the preview's time.
+// Without it no match counts.
 func TestPreviewSendable(t *testing.T) {
-	m, problems := Compile(Spec{Mode: AutomaticCompleted, EventName: "Lead"}, schema)
+	m, problems := Compile(Spec{Mode: AutomaticMatch, EventName: "Lead", Conditions: []Condition{{"city", Equals, "berlin"}}}, schema)
 	if problems != nil {
 		t.Fatal(problems)
 	}
-	ext, empty := "x-1", ""
-	tests := []struct {
-		name string
-		lead models.Lead
-		want int
-	}{
-		{"email", models.Lead{EmailHash: "h"}, 1},
-		{"phone", models.Lead{PhoneHash: "h"}, 1},
-		{"fbc", models.Lead{FBC: "fb.1.1.x"}, 1},
-		{"fbclid to rebuild fbc from", models.Lead{FBCLID: "IwAR1"}, 1},
-		{"external_id", models.Lead{ExternalID: &ext}, 1},
-		{"empty external_id", models.Lead{ExternalID: &empty}, 0},
-		{"weak keys only", models.Lead{FBP: "fb.1.1.y", ClientIP: "203.0.113.7", ClientUserAgent: "Mozilla/5.0"}, 0},
-		{"email, 8 days old", models.Lead{EmailHash: "h", CreatedAt: previewNow.Add(-8 * 24 * time.Hour)}, 0},
+	var asked []int64
+	p := NewPreview(m, previewNow)
+	p.CanSend = func(l *models.Lead, v *Lead, now time.Time) bool {
+		asked = append(asked, l.ID)
+		if !now.Equal(previewNow) || v.Value("city") != l.City {
+			t.Errorf("CanSend(lead %d) at %v with the view of %q", l.ID, now, v.Value("city"))
+		}
+		return l.EmailHash != ""
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.lead.CreatedAt.IsZero() {
-				tt.lead.CreatedAt = previewNow.Add(-time.Hour)
-			}
-			p := NewPreview(m, previewNow)
-			p.Add(&tt.lead)
-			if r := p.Result(); r.Matched != 1 || r.Sendable != tt.want {
-				t.Errorf("matched %d, sendable %d; want 1, %d", r.Matched, r.Sendable, tt.want)
-			}
-		})
+	bare := NewPreview(m, previewNow)
+	for _, l := range previewLeads() {
+		p.Add(&l)
+		bare.Add(&l)
+	}
+	// Berlin: 1 and 2 match (both with an email); 5 is junk, 6 partial.
+	if r := p.Result(); r.Matched != 2 || r.Sendable != 2 || !slices.Equal(asked, []int64{1, 2}) {
+		t.Errorf("matched %d, sendable %d, asked about %v; want 2, 2, [1 2]", r.Matched, r.Sendable, asked)
+	}
+	if r := bare.Result(); r.Sendable != 0 {
+		t.Errorf("without CanSend, sendable %d; want 0", r.Sendable)
 	}
 }
 
