@@ -187,7 +187,7 @@ func RulePage(p Page, v RuleView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "</code> event of each lead of the last 7 days this rule matches, as if the rule had been there when they arrived. You will see the count first. Leads that already have the event get nothing twice.</p><form method=\"post\" action=\"")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "</code> event of each lead of the last 7 days that the rule, as saved, matches as the lead is now: the matches the preview counts. You see the numbers first. A lead that has the event already gets nothing twice.</p><form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

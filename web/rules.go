@@ -24,6 +24,7 @@ func (h *Handler) ruleRoutes(g *echo.Group) {
 	g.POST("/rules/:rule", h.updateRule)
 	g.POST("/rules/:rule/delete", h.deleteRule)
 	g.POST("/rules/:rule/move", h.moveRule)
+	g.GET("/rules/:rule/apply", h.applyRule)
 	g.POST("/rules/:rule/apply", h.applyRule)
 }
 

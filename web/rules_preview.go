@@ -174,10 +174,11 @@ func (h *Handler) previewView(a models.Account, m *rule.Matcher, res rule.Previe
 	return v
 }
 
-// applyRule queues a saved automatic rule's events for the matching leads
-// of the last 7 days, after a confirmation that states how many leads
-// match. Event ids are deterministic, so a lead that has the event already
-// gets nothing twice.
+// applyRule queues a saved automatic rule's events for the leads of the
+// last 7 days it matches as they are now, after a confirmation (GET, or a
+// POST without confirm=yes) that says how many match, how many have the
+// event already and how many it would queue. Event ids are deterministic,
+// so a lead that has the event already gets nothing twice.
 func (h *Handler) applyRule(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := currentAccount(c)
@@ -191,20 +192,27 @@ func (h *Handler) applyRule(c echo.Context) error {
 		return redirect(c, ruleURL)
 	}
 	since := h.now().Add(-decide.RecentWindow)
-	if c.FormValue("confirm") != "yes" {
+	if c.Request().Method != http.MethodPost || c.FormValue("confirm") != "yes" {
 		res, err := h.capture.Decider().ApplyRule(ctx, a.ID, r.ID, since, true)
+		if err != nil {
+			return err
+		}
+		ds, err := h.store.Dataset(ctx, a.ID, r.DatasetID)
 		if err != nil {
 			return err
 		}
 		p := h.page(c, "Apply "+r.Name)
 		p.Nav = "rules"
-		return render(c, http.StatusOK, views.RuleConfirmPage(p, views.RuleConfirm{
+		v := views.RuleConfirm{
 			Title:   "Apply " + r.Name + " to the leads of the last 7 days?",
 			Message: applyMessage(r.EventName, res),
-			Detail: "These are the leads as they are now. A lead that already has this event gets nothing twice: " +
-				"applying again queues only what is missing.",
-			Action: ruleURL + "/apply", Button: "Queue the events", Cancel: ruleURL,
-		}))
+			Detail:  applyDetail(r, ds),
+			Action:  ruleURL + "/apply", Button: "Queue " + views.Plural(int64(res.Matched-res.Had), "event", "events"), Cancel: ruleURL,
+		}
+		if res.Matched == res.Had {
+			v.Button = ""
+		}
+		return render(c, http.StatusOK, views.RuleConfirmPage(p, v))
 	}
 	res, err := h.capture.Decider().ApplyRule(ctx, a.ID, r.ID, since, false)
 	if err != nil {
@@ -217,6 +225,22 @@ func (h *Handler) applyRule(c echo.Context) error {
 	}
 	setFlash(c, "ok", msg)
 	return redirect(c, ruleURL)
+}
+
+// applyDetail says what happens to the events applying r queues: nothing
+// twice, held back when Meta would refuse them, and what a dry run or a
+// test event code does with them.
+func applyDetail(r models.SendRule, ds models.Dataset) string {
+	msg := "The leads are counted as they are now, as the preview counts them. A lead that already has this event gets " +
+		"nothing twice: applying again queues only what is missing. An event Meta would refuse (a website lead without " +
+		"its visitor's browser, say) is kept, held back with the reason, and not sent."
+	switch {
+	case ds.Mode == models.ModeDryRun:
+		msg += " " + ds.Name + " is a dry run: its events are built and logged, never sent to Meta."
+	case ds.Mode == models.ModeTest || r.TestEventCode != "":
+		msg += " The events go to Events Manager's Test Events only (a test event code)."
+	}
+	return msg
 }
 
 // applyMessage says what applying a rule would do: how many recent leads

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +16,12 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/capi/capitest"
+	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
+	"github.com/leadsignal/leadsignal/views"
 	"github.com/leadsignal/leadsignal/web"
 )
 
@@ -147,4 +152,110 @@ func TestRulePreviewClientGone(t *testing.T) {
 			t.Errorf("the access log does not say the client left:\n%s", logs.String())
 		}
 	})
+}
+
+// The preview, apply and the evaluation of each lead agree on a seeded
+// week of leads (junk, partial, one too old, one a person marked
+// qualified): the preview's count of a rule is what apply queues, and the
+// leads that each lead's evaluation (decide) gives the rule's event.
+func TestRulePreviewApplyAgree(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		f := newRulesFixture(t, s)
+		ids := postRuleLeads(t, f)
+		// A person marks bob qualified: a rule on the stage counts him now.
+		lp := views.AccountURL(f.acc.ID, "/leads/"+itoa(ids[1]))
+		wantStatus(t, "mark qualified", f.b.post(lp+"/stages", url.Values{"stage": {"qualified"}}), http.StatusSeeOther)
+		htmx := http.Header{"Hx-Request": {"true"}}
+		for _, tt := range []struct {
+			name   string
+			values url.Values
+			want   int
+		}{
+			{"conditions", ruleValues("Big Berlin", f.d, "automatic_match", "BigBerlin", "and",
+				[3]string{"city", "equals", "berlin"}, [3]string{"fields.budget", "gt", "5000"}), 1},
+			{"or", ruleValues("Paris or gmail", f.d, "automatic_match", "ParisOrGmail", "or",
+				[3]string{"city", "equals", "paris"}, [3]string{"email_domain", "equals", "gmail.com"}), 2},
+			{"requires junk", ruleValues("Junk audience", f.d, "automatic_match", "JunkLead", "and", [3]string{"junk", "equals", "true"}), 1},
+			{"not junk: junk leads stay out", ruleValues("Clean", f.d, "automatic_match", "CleanLead", "and", [3]string{"junk", "equals", "false"}), 3},
+			{"partial", ruleValues("Started", f.d, "automatic_partial", "PartialLead", "and"), 1},
+			{"stage a person set", ruleValues("Qualified", f.d, "automatic_match", "QualifiedLead", "and", [3]string{"stage", "equals", "qualified"}), 1},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				pr := f.b.postWith(f.url("/preview"), tt.values, htmx)
+				wantStatus(t, "preview", pr, http.StatusOK)
+				matched, _ := strconv.Atoi(pr.text("preview-matched"))
+				if matched != tt.want {
+					t.Errorf("preview matched %d; want %d (%s)", matched, tt.want, pr.text("preview-headline"))
+				}
+				r := createRuleForm(t, f, tt.values)
+
+				// What each lead's evaluation would queue of this rule.
+				rules, err := s.SendRules(ctx, f.acc.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				acc, _ := s.Account(ctx, f.acc.ID)
+				var ms decide.Matchers
+				evaluated := 0
+				for _, id := range ids {
+					l, err := s.Lead(ctx, f.acc.ID, id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if f.a.clock().Sub(l.CreatedAt) > decide.RecentWindow {
+						continue
+					}
+					keys, _ := normalize.ParseKeys([]byte(l.MatchKeys))
+					d := ms.Decide(decide.Input{Account: acc, Datasets: []models.Dataset{f.d}, Rules: rules, Lead: l, Keys: keys})
+					for _, e := range d.New {
+						if e.OriginID != nil && *e.OriginID == r.ID {
+							evaluated++
+						}
+					}
+				}
+				if evaluated != matched {
+					t.Errorf("the leads' evaluation gives %d %s events; the preview matched %d", evaluated, r.EventName, matched)
+				}
+
+				// Apply's confirmation says so, then queues exactly that.
+				path := f.url("/" + itoa(r.ID) + "/apply")
+				ask := f.b.get(path + "?confirm=yes") // a GET only asks
+				wantStatus(t, "apply confirmation", ask, http.StatusOK)
+				wantMsg := fmt.Sprintf("match this rule as they are now; 0 have the %s event already, so applying queues %s.", r.EventName,
+					views.Plural(int64(matched), r.EventName+" event", r.EventName+" events"))
+				if got := ask.text("confirm-message"); !strings.HasPrefix(got, views.Plural(int64(matched), "lead", "leads")+" of the last 7 days") ||
+					!strings.Contains(got, wantMsg) {
+					t.Errorf("confirmation %q; want %d leads and %q", got, matched, wantMsg)
+				}
+				if n := eventCount(t, s, f.acc.ID, r.EventName); n != 0 {
+					t.Fatalf("%d events queued by asking", n)
+				}
+				wantStatus(t, "apply", f.b.post(path, url.Values{"confirm": {"yes"}}), http.StatusSeeOther)
+				if n := eventCount(t, s, f.acc.ID, r.EventName); n != int64(matched) {
+					t.Errorf("apply queued %d %s events; the preview matched %d", n, r.EventName, matched)
+				}
+				// Asked again, it says there is nothing to queue, and offers
+				// no button.
+				again := f.b.get(path)
+				if got := again.text("confirm-message"); !strings.Contains(got, "There is nothing to queue.") || again.has("confirm") || !again.has("confirm-back") {
+					t.Errorf("after applying, the confirmation says %q (button %v)", got, again.has("confirm"))
+				}
+			})
+		}
+	})
+}
+
+// eventCount is how many events of the account have this name.
+func eventCount(t *testing.T, s *store.Store, accountID int64, name string) int64 {
+	t.Helper()
+	n, err := s.EventCounts(t.Context(), accountID, store.EventFilter{EventName: name}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, v := range n {
+		sum += v
+	}
+	return sum
 }
