@@ -419,6 +419,16 @@ func TestBrowserLeadsViewer(t *testing.T) {
 	if err := a.store.SetMember(t.Context(), acc.ID, viewer.ID, models.RoleViewer); err != nil {
 		t.Fatal(err)
 	}
+	// A manual rule the lead matches: its Send button is for editors.
+	d := models.Dataset{AccountID: acc.ID, Name: "Main", PixelID: "123456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}
+	if err := a.store.CreateDataset(t.Context(), &d); err != nil {
+		t.Fatal(err)
+	}
+	manual := models.SendRule{AccountID: acc.ID, DatasetID: d.ID, Name: "Hand picked", Mode: "manual", EventName: "Contact",
+		Combinator: "and", Conditions: `[]`, Enabled: true}
+	if err := a.store.CreateSendRule(t.Context(), &manual, nil); err != nil {
+		t.Fatal(err)
+	}
 	lead := a.postLead(key, goodLead)
 	if lead.status != http.StatusCreated {
 		t.Fatalf("post lead = %d %s", lead.status, lead.raw)
@@ -446,6 +456,12 @@ func TestBrowserLeadsViewer(t *testing.T) {
 	)
 	if title := b.text(`[data-testid="lead-title"]`); title != "Jane Doe" {
 		t.Fatalf("viewer opened %q; want Jane Doe", title)
+	}
+	if n, junk := b.count(`[data-testid="send-manual"]`), b.count(`[data-testid="mark-junk"]`); n != 0 || junk != 1 {
+		t.Errorf("viewer sees %d Send buttons and %d junk buttons; want the stage buttons only", n, junk)
+	}
+	if rules := b.text(`[data-testid="lead-rules"]`); !strings.Contains(rules, "Hand picked") {
+		t.Errorf("viewer's rules section %q; want the manual rule's verdict", rules)
 	}
 	b.do(
 		setValue(`#f-stage`, "qualified"),
