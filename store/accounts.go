@@ -19,6 +19,9 @@ func (s *Store) CreateAccount(ctx context.Context, a models.Account, ownerID int
 		if err := tx.q(ctx).Create(&a).Error; err != nil {
 			return err
 		}
+		if err := tx.addTemplateStages(ctx, a.ID); err != nil {
+			return err
+		}
 		if ownerID == 0 {
 			return nil
 		}

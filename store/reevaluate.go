@@ -19,6 +19,9 @@ type EventChanges struct {
 	Requeue []int64
 	// Cancel are queued events to fail with their reasons.
 	Cancel []EventCancel
+	// Stage are the events of the stage change being recorded, queued
+	// like New with the change's id (models.Event.StageChangeID).
+	Stage []models.Event
 }
 
 // EventCancel is a queued event to cancel, and why.
@@ -63,6 +66,8 @@ func AfterStageChange(l models.Lead, c models.StageChange, newest bool) models.L
 // lead's events from the lead as c leaves it said, in one transaction.
 // The decision was made from the lead read with updated_at expect; if the
 // lead changed since, nothing is written and ChangeLead returns ErrStale.
+// A change recorded already (SameStageChange) writes nothing either:
+// ErrSameChange.
 // It returns the lead as it is afterwards and how many events were new.
 func (s *Store) ChangeLead(ctx context.Context, c *models.StageChange, expect time.Time, ch EventChanges) (models.Lead, int, error) {
 	var l models.Lead
@@ -77,14 +82,23 @@ func (s *Store) ChangeLead(ctx context.Context, c *models.StageChange, expect ti
 		if d := l.UpdatedAt.Sub(expect); d <= -time.Microsecond || d >= time.Microsecond {
 			return ErrStale
 		}
+		if _, err := tx.sameChange(ctx, c); err == nil {
+			return ErrSameChange
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
 		if l, err = tx.addStageChange(ctx, l, c); err != nil {
 			return err
 		}
+		for i := range ch.Stage {
+			ch.Stage[i].StageChangeID = &c.ID
+		}
+		ch.New = append(ch.New, ch.Stage...)
 		fresh, err = tx.applyEventChanges(ctx, l.AccountID, l.ID, ch)
 		return err
 	})
-	if errors.Is(err, ErrStale) {
-		return l, 0, ErrStale
+	if errors.Is(err, ErrStale) || errors.Is(err, ErrSameChange) {
+		return l, 0, err
 	}
 	return l, fresh, wrap("change lead", err)
 }

@@ -25,6 +25,9 @@ type RuleSnapshot struct {
 	Combinator    string          `json:"combinator"`
 	Conditions    json.RawMessage `json:"conditions"`
 	Enabled       bool            `json:"enabled"`
+	// Stage and Repeatable are a stage mapping's.
+	Stage      string `json:"stage,omitempty"`
+	Repeatable bool   `json:"repeatable,omitempty"`
 }
 
 // SnapshotOf is what a version keeps of r. Conditions that are not JSON
@@ -36,7 +39,8 @@ func SnapshotOf(r models.SendRule) RuleSnapshot {
 	}
 	return RuleSnapshot{Name: r.Name, DatasetID: r.DatasetID, Mode: r.Mode, EventName: r.EventName, ActionSource: r.ActionSource,
 		Value: r.Value, ValueField: r.ValueField, Currency: r.Currency, CurrencyField: r.CurrencyField,
-		TestEventCode: r.TestEventCode, Combinator: r.Combinator, Conditions: conditions, Enabled: r.Enabled}
+		TestEventCode: r.TestEventCode, Combinator: r.Combinator, Conditions: conditions, Enabled: r.Enabled,
+		Stage: r.Stage, Repeatable: r.Repeatable}
 }
 
 // JSON is the snapshot as a version stores it: two rules with the same
@@ -56,7 +60,8 @@ func (s RuleSnapshot) Rule() models.SendRule {
 	}
 	return models.SendRule{Name: s.Name, DatasetID: s.DatasetID, Mode: s.Mode, EventName: s.EventName, ActionSource: s.ActionSource,
 		Value: s.Value, ValueField: s.ValueField, Currency: s.Currency, CurrencyField: s.CurrencyField,
-		TestEventCode: s.TestEventCode, Combinator: s.Combinator, Conditions: conditions, Enabled: s.Enabled}
+		TestEventCode: s.TestEventCode, Combinator: s.Combinator, Conditions: conditions, Enabled: s.Enabled,
+		Stage: s.Stage, Repeatable: s.Repeatable}
 }
 
 // BeforeRule is the rule as the change found it; false when the change

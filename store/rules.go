@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -206,31 +204,8 @@ func (s *Store) ownDataset(ctx context.Context, accountID, datasetID int64) erro
 	return nil
 }
 
-// ruleJSON is what a version keeps of a rule: what a person set, not its
-// place in the list nor its times.
-func ruleJSON(r models.SendRule) string {
-	conditions := json.RawMessage(r.Conditions)
-	if !json.Valid(conditions) || strings.TrimSpace(r.Conditions) == "" {
-		conditions = json.RawMessage("[]")
-	}
-	b, _ := json.Marshal(struct {
-		Name          string          `json:"name"`
-		DatasetID     int64           `json:"dataset_id"`
-		Mode          string          `json:"mode"`
-		EventName     string          `json:"event_name"`
-		ActionSource  string          `json:"action_source,omitempty"`
-		Value         *float64        `json:"value,omitempty"`
-		ValueField    string          `json:"value_field,omitempty"`
-		Currency      string          `json:"currency,omitempty"`
-		CurrencyField string          `json:"currency_field,omitempty"`
-		TestEventCode string          `json:"test_event_code,omitempty"`
-		Combinator    string          `json:"combinator"`
-		Conditions    json.RawMessage `json:"conditions"`
-		Enabled       bool            `json:"enabled"`
-	}{r.Name, r.DatasetID, r.Mode, r.EventName, r.ActionSource, r.Value, r.ValueField, r.Currency, r.CurrencyField,
-		r.TestEventCode, r.Combinator, conditions, r.Enabled})
-	return string(b)
-}
+// ruleJSON is what a version keeps of a rule (RuleSnapshot).
+func ruleJSON(r models.SendRule) string { return SnapshotOf(r).JSON() }
 
 // DefaultRule is the send rule a new dataset gets: what capture did before
 // rules, every complete lead that is not junk becomes a Lead. Its name,

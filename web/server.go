@@ -192,6 +192,7 @@ func New(o Options) *echo.Echo {
 	api.RouteNotFound("", apiNotFound)
 	api.RouteNotFound("/*", apiNotFound)
 	apiRoute(api, "/v1/leads", http.MethodPost, h.createLead, h.requireIngestKey)
+	apiRoute(api, "/v1/stages", http.MethodPost, h.createStage, h.requireIngestKey)
 
 	return e
 }
@@ -220,5 +221,5 @@ func apiRoute(g *echo.Group, path, method string, h echo.HandlerFunc, m ...echo.
 }
 
 func apiNotFound(c echo.Context) error {
-	return echo.NewHTTPError(http.StatusNotFound, "no such API endpoint; leads go to POST /api/v1/leads")
+	return echo.NewHTTPError(http.StatusNotFound, "no such API endpoint; leads go to POST /api/v1/leads, stage changes to POST /api/v1/stages")
 }

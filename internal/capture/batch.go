@@ -238,7 +238,7 @@ func (c *Capturer) captureRound(batch []*job) ([]answer, []*job, error) {
 		var reasons []junk.Reason
 		_ = json.Unmarshal([]byte(it.lead.JunkReasons), &reasons)
 		answers = append(answers, answer{job: it.job, jobResult: jobResult{res: Result{Lead: it.lead, Outcome: outcome, Reasons: reasons,
-			Events: describeWith(it.events, facts[it.lead.AccountID].Datasets)}}})
+			Events: Describe(it.events, facts[it.lead.AccountID].Datasets)}}})
 	}
 	for _, a := range existing {
 		answers = append(answers, answer{job: a.job, jobResult: c.existingByID(ctx, a.res.Lead.AccountID, a.res.Lead.ID)})

@@ -50,6 +50,8 @@ type QueuedEvent struct {
 	// log does: "not sent: event_source_url: required for website events"
 	// for one held back at capture. Empty for an event on its way.
 	Reason string `json:"reason,omitempty"`
+	// FilledIn: a stage event queued for an earlier stage the lead skipped.
+	FilledIn bool `json:"filled_in,omitempty"`
 }
 
 // Capturer stores leads for accounts.
@@ -124,17 +126,19 @@ func describe(ctx context.Context, s *store.Store, accountID int64, evs []models
 	if err != nil {
 		return nil, err
 	}
-	return describeWith(evs, datasets), nil
+	return Describe(evs, datasets), nil
 }
 
-func describeWith(evs []models.Event, datasets []models.Dataset) []QueuedEvent {
+// Describe lists events as the ingest API's replies do, naming their
+// datasets.
+func Describe(evs []models.Event, datasets []models.Dataset) []QueuedEvent {
 	names := map[int64]string{}
 	for _, d := range datasets {
 		names[d.ID] = d.Name
 	}
 	out := make([]QueuedEvent, 0, len(evs))
 	for _, e := range evs {
-		q := QueuedEvent{EventName: e.EventName, EventID: e.EventID, Dataset: names[e.DatasetID], Status: e.Status}
+		q := QueuedEvent{EventName: e.EventName, EventID: e.EventID, Dataset: names[e.DatasetID], Status: e.Status, FilledIn: e.FilledIn}
 		if e.Status == models.EventFailed || e.Status == models.EventExpired {
 			q.Reason = e.LastError
 		}

@@ -82,28 +82,37 @@ func invalid(field, format string, args ...any) *Error {
 // so an integration's typo shows at once) and trailing data.
 func Decode(r io.Reader) (Request, *Error) {
 	var req Request
+	if err := decodeJSON(r, &req); err != nil {
+		return Request{}, err
+	}
+	return req, nil
+}
+
+// decodeJSON reads one JSON object of an ingest API call into v, as
+// Decode describes.
+func decodeJSON(r io.Reader, v any) *Error {
 	body, err := io.ReadAll(io.LimitReader(r, MaxBody+1))
 	if err != nil {
-		return req, badRequest("unreadable_body", "", "the request body could not be read")
+		return badRequest("unreadable_body", "", "the request body could not be read")
 	}
 	if len(body) > MaxBody {
-		return req, badRequest("body_too_large", "", "the request body is larger than %d KiB", MaxBody>>10)
+		return badRequest("body_too_large", "", "the request body is larger than %d KiB", MaxBody>>10)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return req, badRequest("empty_body", "", "the request body is empty; send a JSON object")
+		return badRequest("empty_body", "", "the request body is empty; send a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return Request{}, decodeError(err)
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
 	}
 	if dec.More() {
-		return Request{}, badRequest("malformed_json", "", "the body must hold one JSON object and nothing after it")
+		return badRequest("malformed_json", "", "the body must hold one JSON object and nothing after it")
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Request{}, badRequest("malformed_json", "", "the body must hold one JSON object and nothing after it")
+		return badRequest("malformed_json", "", "the body must hold one JSON object and nothing after it")
 	}
-	return req, nil
+	return nil
 }
 
 var unknownFieldRE = regexp.MustCompile(`^json: unknown field "(.*)"$`)

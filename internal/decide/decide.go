@@ -232,7 +232,7 @@ type eventKey struct {
 }
 
 func ruleOf(rules []models.SendRule, e models.Event) (models.SendRule, bool) {
-	if e.Origin != models.OriginRule || e.OriginID == nil {
+	if (e.Origin != models.OriginRule && e.Origin != models.OriginStage) || e.OriginID == nil {
 		return models.SendRule{}, false
 	}
 	for _, r := range rules {
@@ -265,14 +265,32 @@ func datasetOf(ds []models.Dataset, id int64) (models.Dataset, bool) {
 // again from the lead, as for any failed event.
 func Event(acc models.Account, d models.Dataset, r models.SendRule, l models.Lead, keys normalize.Keys, v *rule.Lead,
 	recordKey string, at time.Time) models.Event {
+	e := newEvent(d, r, l, recordKey, at)
+	e.Value, e.Currency = value(r, v)
+	prepare(acc, d, l, keys, &e)
+	return e
+}
+
+// newEvent is the event rule r makes of lead l for dataset d, under
+// recordKey's event id, at, with neither value nor payload yet. A stage
+// mapping's events are stage events (models.OriginStage).
+func newEvent(d models.Dataset, r models.SendRule, l models.Lead, recordKey string, at time.Time) models.Event {
 	id := r.ID
-	e := models.Event{
-		AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginRule, OriginID: &id, Status: models.EventQueued,
+	origin := models.OriginRule
+	if rule.Mode(r.Mode) == rule.Stage {
+		origin = models.OriginStage
+	}
+	return models.Event{
+		AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: origin, OriginID: &id, Status: models.EventQueued,
 		EventName: r.EventName, EventID: capi.EventID(d.PixelID, r.EventName, recordKey), EventTime: at,
 		ActionSource: r.ActionSource, TestEventCode: r.TestEventCode,
 	}
-	e.Value, e.Currency = value(r, v)
-	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e})
+}
+
+// prepare builds e's payload, or holds e back with the reason when Meta
+// would refuse it.
+func prepare(acc models.Account, d models.Dataset, l models.Lead, keys normalize.Keys, e *models.Event) {
+	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: *e})
 	var inv *capi.Invalid
 	switch {
 	case err == nil:
@@ -282,7 +300,6 @@ func Event(acc models.Account, d models.Dataset, r models.SendRule, l models.Lea
 	}
 	// Else the JSON could not be encoded: the dispatcher builds it when it
 	// sends the event, and holds it back if it must.
-	return e
 }
 
 // value is the value and currency r gives an event of the lead v: fixed,

@@ -37,52 +37,75 @@ func New(s *store.Store, notify func()) *Decider {
 // between its read and its write.
 const staleTries = 5
 
-// Mark records a person's (or a CRM's) stage change or junk verdict on a
-// lead and decides its events again from the lead as the change leaves it
-// (Decide): a lead marked junk has the unsent events of the rules that do
-// not require junk cancelled, and gets them back, with their ids, when
-// marked not junk; a rule on the stage fires when the stage changes.
-// Reaching the booked stage also fires the booking rules. The decision is
-// made outside the transaction that writes it, and made again if the lead
-// changed meanwhile.
+// Mark records a stage change or junk verdict on a lead, from the lead
+// page or the stage API, and decides its events again from the lead as the
+// change leaves it (Decide): a lead marked junk has the unsent events of
+// the rules that do not require junk cancelled, and gets them back, with
+// their ids, when marked not junk; a rule on the stage fires when the stage
+// changes. A stage change also queues the events of its stage's mappings
+// (StageEvents, earlier skipped stages filled in first) and, at the
+// booking stage, of the booking rules. The decision is made outside the
+// transaction that writes it, and made again if the lead changed
+// meanwhile. A change recorded already (the same stage at the same time)
+// changes nothing.
 func (d *Decider) Mark(ctx context.Context, change *models.StageChange) (models.Lead, error) {
+	l, _, err := d.Record(ctx, change)
+	if errors.Is(err, store.ErrSameChange) {
+		return d.store.Lead(ctx, change.AccountID, change.LeadID)
+	}
+	return l, err
+}
+
+// Record is Mark that also returns the events queued for the change, and
+// store.ErrSameChange for a change recorded already.
+func (d *Decider) Record(ctx context.Context, change *models.StageChange) (models.Lead, []models.Event, error) {
 	for try := 1; ; try++ {
-		l, fresh, err := d.mark(ctx, change)
+		l, evs, fresh, err := d.record(ctx, change)
 		if errors.Is(err, store.ErrStale) && try < staleTries {
 			continue
 		}
 		if err == nil && fresh > 0 {
 			d.notify()
 		}
-		return l, err
+		return l, evs, err
 	}
 }
 
-func (d *Decider) mark(ctx context.Context, change *models.StageChange) (models.Lead, int, error) {
+func (d *Decider) record(ctx context.Context, change *models.StageChange) (models.Lead, []models.Event, int, error) {
 	s := d.store
 	l, err := s.Lead(ctx, change.AccountID, change.LeadID)
 	if err != nil {
-		return l, 0, err
+		return l, nil, 0, err
 	}
 	newest, err := s.StageIsNewest(ctx, l.AccountID, l.ID, change.OccurredAt)
 	if err != nil {
-		return l, 0, err
+		return l, nil, 0, err
 	}
 	in, err := d.input(ctx, store.AfterStageChange(l, *change, newest))
 	if err != nil {
-		return l, 0, err
+		return l, nil, 0, err
 	}
-	dec := d.Matchers.Decide(in)
-	if change.Stage == models.StageBooked {
-		key := capi.StageRecordKey(in.Lead, change.Stage, "")
-		dec.New = append(dec.New, d.matched(in, func(m rule.Mode) bool { return m == rule.Booking }, key, change.OccurredAt)...)
+	ch := changes(d.Matchers.Decide(in))
+	if change.Stage != models.StageJunk && change.Stage != models.StageNotJunk {
+		st := StageInput{Change: *change, Now: time.Now()}
+		if st.Stages, err = s.Stages(ctx, l.AccountID); err != nil {
+			return l, nil, 0, err
+		}
+		if st.Reached, err = s.ReachedStages(ctx, l.AccountID, l.ID); err != nil {
+			return l, nil, 0, err
+		}
+		ch.Stage = d.Matchers.StageEvents(in, st)
+		if bookingStage(st.Stages, change.Stage) {
+			key := capi.StageRecordKey(in.Lead, change.Stage, "")
+			ch.New = append(ch.New, d.matched(in, func(m rule.Mode) bool { return m == rule.Booking }, key, change.OccurredAt)...)
+		}
 	}
 	c := *change
-	after, fresh, err := s.ChangeLead(ctx, &c, l.UpdatedAt, changes(dec))
+	after, fresh, err := s.ChangeLead(ctx, &c, l.UpdatedAt, ch)
 	if err == nil {
 		*change = c
 	}
-	return after, fresh, err
+	return after, ch.Stage, fresh, err
 }
 
 // changes is what the store writes of a decision.

@@ -1,0 +1,69 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/capture"
+	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// stageReply is the answer of POST /api/v1/stages.
+type stageReply struct {
+	Change stageChangeReply      `json:"change"`
+	Events []capture.QueuedEvent `json:"events"`
+	// Outcome is "created", or "existing" for a change recorded before.
+	Outcome string `json:"outcome"`
+}
+
+type stageChangeReply struct {
+	ID         int64    `json:"id"`
+	LeadID     int64    `json:"lead_id"`
+	Stage      string   `json:"stage"`
+	OccurredAt string   `json:"occurred_at"`
+	Value      *float64 `json:"value"`
+	Currency   string   `json:"currency"`
+	ChangeID   *string  `json:"change_id"`
+}
+
+// createStage records a CRM stage change of a lead (docs/api.md, "Stage
+// changes").
+func (h *Handler) createStage(c echo.Context) error {
+	acc := currentAccount(c).Account
+	req, derr := capture.DecodeStage(c.Request().Body)
+	if derr != nil {
+		return apiFail(c, derr.Status, derr.Code, derr.Message, derr.Field)
+	}
+	v, verr := req.Validate(acc, h.now())
+	if verr != nil {
+		return apiFail(c, verr.Status, verr.Code, verr.Message, verr.Field)
+	}
+	ctx := c.Request().Context()
+	res, err := h.capture.Decider().Stage(ctx, acc.ID, v.Key, v.Change)
+	var p *decide.Problem
+	if errors.As(err, &p) {
+		return apiFail(c, p.Status, p.Code, p.Message, p.Field)
+	}
+	if err != nil {
+		return err
+	}
+	datasets, err := h.store.Datasets(ctx, acc.ID)
+	if err != nil {
+		return err
+	}
+	reply := stageReply{Change: changeReply(res.Change), Events: capture.Describe(res.Events, datasets), Outcome: "created"}
+	status := http.StatusCreated
+	if res.Replayed {
+		reply.Outcome, status = "existing", http.StatusOK
+	}
+	return c.JSON(status, reply)
+}
+
+func changeReply(sc models.StageChange) stageChangeReply {
+	return stageChangeReply{ID: sc.ID, LeadID: sc.LeadID, Stage: sc.Stage, OccurredAt: sc.OccurredAt.UTC().Format(time.RFC3339Nano),
+		Value: sc.Value, Currency: sc.Currency, ChangeID: sc.ChangeID}
+}
