@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -219,11 +220,11 @@ func (h *Handler) createAccount(c echo.Context) error {
 }
 
 func validName(s string) string {
-	switch {
-	case s == "":
-		return "Enter a name."
-	case len([]rune(s)) > 100:
-		return "Use at most 100 characters."
+	if msg := name.Problem(s); msg != "" {
+		if msg == "required" {
+			return "Enter a name."
+		}
+		return sentence(msg)
 	}
 	return ""
 }

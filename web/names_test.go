@@ -1,0 +1,37 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+// A name with an invisible or bidi-control character (a right-to-left
+// override shows "gpj.exe" as "exe.jpg") is refused inline, the typed
+// value kept, on every form that names something.
+func TestNamesRefuseInvisibleCharacters(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc, _ := a.ingestAccount("acme", "US")
+		b := a.browser()
+		b.login("acme-owner@example.com")
+		const bad = "Main\u202egpj.exe"
+		r := b.post(views.AccountURL(acc.ID, "/datasets"), url.Values{"name": {bad}, "pixel_id": {"123456789012345"},
+			"mode": {"dry_run"}, "ldu": {"off"}, "api_version": {"v24.0"}})
+		wantStatus(t, "dataset named with an override", r, http.StatusUnprocessableEntity)
+		if msg := r.text("error-name"); !strings.Contains(msg, "invisible") {
+			t.Errorf("dataset name error = %q; want it to name the invisible character", msg)
+		}
+		if r.inputValue("name") != bad {
+			t.Errorf("typed name = %q; want it kept", r.inputValue("name"))
+		}
+		if ds, err := s.Datasets(t.Context(), acc.ID); err != nil || len(ds) != 0 {
+			t.Errorf("datasets = %v, %v; want none stored", ds, err)
+		}
+	})
+}
