@@ -9,7 +9,8 @@
 #   make test           fmt + vet + check-generate + all tests (SQLite, Postgres, browser)
 #   make test-pg        same as test, but a missing Postgres is an error
 #   make lint           vet, gofmt and golangci-lint (when installed)
-#   make bench          capture, dispatch and pages budgets against a throwaway Postgres
+#   make bench          the budgets of docs/operations.md ("Benchmarks") against throwaway
+#                       Postgres clusters: capture and costly rules on a durable one
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -87,8 +88,9 @@ lint: check-generate fmt-check vet
 		echo "  go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@latest"; \
 	fi
 
+# .ci/bench and .ci/bench-rules each start a durable Postgres of their own (.ci/durable-pg).
 bench:
-	GO="$(GO)" $(TESTENV) bash -c 'bash .ci/bench; rc=$$?; bash .ci/bench-dispatch || rc=1; bash .ci/bench-outage || rc=1; bash .ci/bench-pages || rc=1; bash .ci/bench-preview || rc=1; exit $$rc'
+	GO="$(GO)" $(TESTENV) bash -c 'bash .ci/bench; rc=$$?; bash .ci/bench-rules || rc=1; bash .ci/bench-dispatch || rc=1; bash .ci/bench-outage || rc=1; bash .ci/bench-pages || rc=1; bash .ci/bench-preview || rc=1; exit $$rc'
 
 clean:
 	rm -rf bin

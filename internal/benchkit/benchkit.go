@@ -193,8 +193,14 @@ func Percentile(sorted []time.Duration, q float64) time.Duration {
 // Account creates the bench account, as a new client of an agency would
 // have it.
 func Account(ctx context.Context, st *store.Store) (models.Account, error) {
+	return NamedAccount(ctx, st, "bench", "Bench")
+}
+
+// NamedAccount creates an account like Account's under another slug and
+// name, for a run with several accounts.
+func NamedAccount(ctx context.Context, st *store.Store, slug, name string) (models.Account, error) {
 	return st.CreateAccount(ctx, models.Account{
-		Slug: "bench", Name: "Bench", Timezone: "America/New_York", DefaultCountry: "US", Currency: "USD",
+		Slug: slug, Name: name, Timezone: "America/New_York", DefaultCountry: "US", Currency: "USD",
 	}, 0)
 }
 

@@ -25,8 +25,17 @@ type CaptureLoad struct {
 	// Endpoint is the URL of POST /api/v1/leads; Secret the ingest key.
 	Endpoint string
 	Secret   string
+	// Secrets, when set, spreads the clients over several accounts: client
+	// i posts with Secrets[i%len(Secrets)] instead of Secret.
+	Secrets []string
 	// Clients is how many post at once.
 	Clients int
+	// Message, when set, is every lead's message instead of a short varied
+	// one (the costly-rules bench posts 20 KB messages).
+	Message string
+	// NoJunk keeps every lead clean: none is made to look like junk, so
+	// each meets the account's send rules (a junk lead skips them).
+	NoJunk bool
 	// PostgresPID is the local Postgres whose CPU a run measures
 	// (PostgresPID); 0 measures none.
 	PostgresPID int
@@ -82,7 +91,6 @@ func (l *CaptureLoad) http() *http.Client {
 // measured window (server and clients) is written to that file.
 func (l *CaptureLoad) Run(warmup, dur time.Duration, cpuprofile string) (*CaptureRun, error) {
 	client := l.http()
-	auth := "Bearer " + l.Secret
 	pgPID := l.PostgresPID
 
 	start := time.Now()
@@ -128,6 +136,11 @@ func (l *CaptureLoad) Run(warmup, dur time.Duration, cpuprofile string) (*Captur
 	for w := range l.Clients {
 		wg.Go(func() {
 			gen := newGenerator(uint64(w), &l.seq)
+			gen.message, gen.noJunk = l.Message, l.NoJunk
+			auth := "Bearer " + l.Secret
+			if len(l.Secrets) > 0 {
+				auth = "Bearer " + l.Secrets[w%len(l.Secrets)]
+			}
 			var (
 				lat                                 []time.Duration
 				created, existing, junk, warm, errs int64
@@ -300,6 +313,10 @@ type generator struct {
 	r   *mrand.Rand
 	seq *atomic.Int64
 	run string
+	// message, when set, is every lead's message; noJunk makes no lead
+	// look like junk (CaptureLoad.Message, NoJunk).
+	message string
+	noJunk  bool
 	// recent holds recent emails, for duplicates.
 	recent [64]string
 }
@@ -380,8 +397,11 @@ func (g *generator) lead(buf *bytes.Buffer) {
 		l.Fields = map[string]string{"service": g.pick([]string{"roofing", "gutters", "siding"}), "budget": fmt.Sprint(1000 * (1 + g.r.IntN(20)))}
 	}
 
+	if g.message != "" {
+		l.Message = g.message
+	}
 	// About one lead in ten looks like junk, in one of several ways.
-	if g.r.IntN(10) == 0 {
+	if !g.noJunk && g.r.IntN(10) == 0 {
 		switch g.r.IntN(6) {
 		case 0:
 			fast := g.r.Float64() * 1.5
