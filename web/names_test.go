@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
 	"github.com/leadsignal/leadsignal/views"
@@ -32,6 +33,30 @@ func TestNamesRefuseInvisibleCharacters(t *testing.T) {
 		}
 		if ds, err := s.Datasets(t.Context(), acc.ID); err != nil || len(ds) != 0 {
 			t.Errorf("datasets = %v, %v; want none stored", ds, err)
+		}
+	})
+}
+
+// An unknown page is a 404 whoever asks: not the 403 of the admin,
+// editor or owner pages that share its path's prefix.
+func TestUnknownPagesAreNotFound(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		owner := a.user("owner@example.com", false)
+		acc := a.account("acme", owner)
+		viewer := a.user("viewer@example.com", false)
+		if err := s.SetMember(t.Context(), acc.ID, viewer.ID, models.RoleViewer); err != nil {
+			t.Fatal(err)
+		}
+		b := a.browser()
+		b.login("viewer@example.com")
+		for _, path := range []string{"/no-such-page", "/admin/nope", views.AccountURL(acc.ID, "/no-such-page"), views.AccountURL(acc.ID, "/settings/x")} {
+			if r := b.get(path); r.status != http.StatusNotFound {
+				t.Errorf("GET %s as a viewer = %d; want 404", path, r.status)
+			}
+		}
+		if r := b.get(views.AccountURL(acc.ID, "/settings")); r.status != http.StatusForbidden {
+			t.Errorf("GET settings as a viewer = %d; want 403", r.status)
 		}
 	})
 }

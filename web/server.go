@@ -185,6 +185,14 @@ func New(o Options) *echo.Echo {
 	owner.POST("/datasets", h.createDataset)
 	h.setupFileRoutes(owner)
 
+	// A group's middleware guards its not-found answer too (echo's
+	// Group.Use), and the admin, editor and owner groups share their
+	// parents' paths: the parents answer unknown paths again, last, so an
+	// unknown page is a 404 for everyone, never "only administrators" or
+	// "only editors".
+	ui.RouteNotFound("/*", echo.NotFoundHandler)
+	acc.RouteNotFound("/*", echo.NotFoundHandler)
+
 	// The JSON API answers JSON at every /api path, and never passes
 	// through the pages' session and CSRF checks: a bearer key
 	// authenticates each call.
