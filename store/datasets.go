@@ -110,8 +110,10 @@ func (s *Store) HoldDataset(ctx context.Context, id int64, now time.Time, reason
 
 // TakeProbe gives the caller the one probe of a held dataset whose next
 // try is due: it pushes the next try out to now+lease, so no other
-// dispatcher, on any replica, probes at the same time. False when the
-// dataset is not held, or its probe is not due or already taken.
+// dispatcher, on any replica, probes at the same time. The probe claims its
+// batch (ClaimEvents) with the same lease: a probe that dies frees the
+// dataset and its events at once. False when the dataset is not held, or
+// its probe is not due or already taken.
 func (s *Store) TakeProbe(ctx context.Context, id int64, now time.Time, lease time.Duration) (bool, error) {
 	res := s.q(ctx).Model(&models.Dataset{}).
 		Where("id = ? AND held_since IS NOT NULL AND hold_until <= ?", id, now.UTC()).

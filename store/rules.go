@@ -213,10 +213,16 @@ func ruleJSON(r models.SendRule) string { return SnapshotOf(r).JSON() }
 // dataset's name ending in "…") so that it is a name every form and setup
 // file takes: an export of the account always applies again.
 func DefaultRule(d models.Dataset) models.SendRule {
-	n := "Completed leads to " + d.Name
-	if utf8.RuneCountInString(n) > name.MaxLen {
-		n = string([]rune(n)[:name.MaxLen-1]) + "…"
-	}
-	return models.SendRule{AccountID: d.AccountID, DatasetID: d.ID, Name: n,
+	return models.SendRule{AccountID: d.AccountID, DatasetID: d.ID, Name: fitName("Completed leads to "+d.Name, ""),
 		Mode: "automatic_completed", EventName: "Lead", Combinator: "and", Conditions: "[]", Enabled: true}
+}
+
+// fitName is n then suffix, n cut (ending in "…") so that the whole is
+// at most name.MaxLen characters.
+func fitName(n, suffix string) string {
+	room := name.MaxLen - utf8.RuneCountInString(suffix)
+	if utf8.RuneCountInString(n) > room {
+		n = string([]rune(n)[:room-1]) + "…"
+	}
+	return n + suffix
 }

@@ -19,7 +19,7 @@ type EventFilter struct {
 
 // shownStatus is an event's status as people see it: a claim leases
 // events without changing their status (0004), so a queued event whose
-// lease still runs is sending.
+// lease still runs is sending. It is sendingSQL's test, in Go.
 func shownStatus(e models.Event, now time.Time) models.EventStatus {
 	if e.Status == models.EventQueued && e.LeaseUntil != nil && e.LeaseUntil.After(now) {
 		return models.EventSending
@@ -37,10 +37,9 @@ func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter
 	q := s.q(ctx).Model(&models.Event{}).Where("events.account_id = ?", accountID)
 	if withStatus && f.Status != "" {
 		if f.Status == models.EventSent {
-			// Sent is not unsent (every event is one or the other): a
-			// probe of the small unsent_events per event, which an index
-			// of events can feed without reading the events themselves.
-			q = q.Where("NOT EXISTS (SELECT 1 FROM unsent_events u WHERE u.event_id = events.id)")
+			// A probe of event_sends' key per event, which an index of
+			// events can feed without reading the events themselves.
+			q = q.Where(sentSQL)
 		} else {
 			// Every other status is indexed in unsent_events, per dataset.
 			datasets := s.accountDatasets(ctx, accountID, f.DatasetID)
@@ -79,9 +78,9 @@ func (s *Store) unsentWithStatus(ctx context.Context, datasets *gorm.DB, status 
 	q := s.q(ctx).Model(&unsentEvent{}).Where("dataset_id IN (?)", datasets)
 	switch status {
 	case models.EventSending:
-		return q.Where("status = ? AND lease_until > ?", models.EventQueued, now)
+		return q.Where(sendingSQL("", "?", true), now)
 	case models.EventQueued:
-		return q.Where("status = ? AND (lease_until IS NULL OR lease_until <= ?)", models.EventQueued, now)
+		return q.Where(sendingSQL("", "?", false), now)
 	default:
 		return q.Where("status = ?", status)
 	}
@@ -153,8 +152,8 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 
 // queueCounts is EventCounts filtered by dataset at most, which reads no
 // event's row: the unsent events are counted by status in unsent_events, in
-// one pass, and sent events are the events (counted in an index of events)
-// that are not unsent.
+// one pass, and the sent events in an index of events, each checked for its
+// send (sentSQL).
 func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, limit int, now time.Time) (map[models.EventStatus]int64, error) {
 	datasets := s.accountDatasets(ctx, accountID, datasetID)
 	var groups []struct {
@@ -163,32 +162,28 @@ func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, lim
 		N      int64
 	}
 	err := s.q(ctx).Model(&unsentEvent{}).
-		Select("status, CASE WHEN status = ? AND lease_until > ? THEN 1 ELSE 0 END AS leased, COUNT(*) AS n", models.EventQueued, now).
+		Select("status, CASE WHEN "+sendingSQL("", "?", true)+" THEN 1 ELSE 0 END AS leased, COUNT(*) AS n", now).
 		Where("dataset_id IN (?)", datasets).Group("1, 2").Scan(&groups).Error
 	if err != nil {
 		return nil, wrap("count events", err)
 	}
 	out := map[models.EventStatus]int64{}
-	var unsent int64
 	for _, g := range groups {
 		if g.Leased == 1 {
 			g.Status = models.EventSending
 		}
 		out[g.Status] = min(out[g.Status]+g.N, int64(limit))
-		unsent += g.N
 	}
-	// Up to limit sent events more than the unsent ones: then there are
-	// at least limit sent events.
-	all := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID)
+	sent := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID)
 	if datasetID != 0 {
-		all = s.q(ctx).Model(&models.Event{}).Where("dataset_id IN (?)", datasets)
+		sent = s.q(ctx).Model(&models.Event{}).Where("dataset_id IN (?)", datasets)
 	}
-	n, err := s.countUpTo(ctx, all, limit+int(unsent))
+	n, err := s.countUpTo(ctx, sent.Where(sentSQL), limit)
 	if err != nil {
 		return nil, wrap("count events", err)
 	}
-	if sent := min(n-unsent, int64(limit)); sent > 0 {
-		out[models.EventSent] = sent
+	if n > 0 {
+		out[models.EventSent] = n
 	}
 	return out, nil
 }
