@@ -34,7 +34,7 @@ func (s *Store) CreateDataset(ctx context.Context, d *models.Dataset) error {
 			return err
 		}
 		if taken > 0 {
-			r.Name = fmt.Sprintf("%s (dataset %d)", r.Name, d.ID)
+			r.Name = fitName("Completed leads to "+d.Name, fmt.Sprintf(" (dataset %d)", d.ID))
 		}
 		return tx.CreateSendRule(ctx, &r, nil)
 	}))
