@@ -155,7 +155,7 @@ func RulePreviewView(v RulePreview) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " of the leads of the last 7 days. A regular expression reads every character of its field, up to 4 KB, for every lead: fewer or simpler ones, or a condition that rules leads out before them, count faster.</small></p></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " of the leads of the last 7 days. A regular expression reads every character of its field, up to 4 KB, for every lead: fewer or simpler ones count faster.</small></p></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
+	"github.com/leadsignal/leadsignal/web"
 )
 
 // fill sets an input's or a select's value as a person would, firing the
@@ -222,4 +224,109 @@ func replyEventNames(t *testing.T, r apiReply) string {
 		names[0], names[1] = names[1], names[0]
 	}
 	return strings.Join(names, " ")
+}
+
+// TestBrowserRulesWarningDeadlineApply shows, on the new rule form, the
+// warning that the rule shares its event with the dataset's default rule,
+// live as the event name changes; the preview of a costly rule ending
+// with the deadline's message, at 1280 and 390 px; and the apply
+// confirmation's words, then what applying did.
+func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newRulesFixture(t, s)
+		costlyLeads(t, f, 40)
+		web.SetPreviewDeadline(t, 150*time.Millisecond)
+		base := f.a.srv.URL + "/accounts/" + itoa(f.acc.ID)
+		b := chrome(t)
+		b.login(f.a.srv.URL, "acme-owner@example.com")
+
+		warning := `[data-testid="rule-warning"]`
+		b.do(
+			chromedp.Navigate(base+"/rules/new"),
+			visible(`[data-testid="rule-form"]`),
+			visible(warning),
+			markNoReload(),
+		)
+		want := "Leads that match both this rule and Completed leads to Main get one Lead event, owned by Completed leads to Main"
+		if got := b.text(warning); !strings.Contains(got, want) {
+			t.Errorf("warning %q; want %q", got, want)
+		}
+		// Another event name: the preview takes the warning away; Lead
+		// again brings it back.
+		b.do(fill(`#f-event_name`, "QualifiedLead"))
+		b.waitJS("the warning to go", `document.querySelectorAll('[data-testid="rule-warning"]').length === 0`)
+		b.do(fill(`#f-event_name`, "Lead"))
+		b.waitJS("the warning to come back", `document.querySelectorAll('[data-testid="rule-warning"]').length === 1`)
+
+		b.do(
+			typeInto(`#f-name`, "Costly"),
+			fill(`[data-testid="condition-row"] select[name="cond_field"]`, "message"),
+			fill(`[data-testid="condition-row"] select[name="cond_match_type"]`, "regex"),
+			fill(`[data-testid="condition-row"] input[name="cond_pattern"]`, "(.*a){150}x"),
+		)
+		b.waitJS("the deadline's message", `!!document.querySelector('[data-testid="preview-too-long"]')`)
+		if got := b.text(`[data-testid="preview-too-long"]`); !strings.HasPrefix(got, "The preview took too long: narrow the rule.") {
+			t.Errorf("preview says %q", got)
+		}
+		if !b.pageKept() || b.count(warning) != 1 {
+			t.Errorf("after the preview: page kept %v, %d warnings; want the page and its one warning", b.pageKept(), b.count(warning))
+		}
+		b.do(shot("rules-form-warning-deadline"))
+
+		// On a phone.
+		b.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Reload(), visible(warning))
+		b.do(
+			fill(`[data-testid="condition-row"] select[name="cond_field"]`, "message"),
+			fill(`[data-testid="condition-row"] select[name="cond_match_type"]`, "regex"),
+			fill(`[data-testid="condition-row"] input[name="cond_pattern"]`, "(.*a){150}x"),
+		)
+		b.waitJS("the deadline's message on a phone", `!!document.querySelector('[data-testid="preview-too-long"]')`)
+		b.do(shot("rules-form-warning-deadline-phone"))
+		if w := evalJS[int](b, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("on a 390 px phone the page is %d px wide; want no sideways scrolling", w)
+		}
+		b.do(chromedp.EmulateViewport(1280, 900))
+
+		// A cheap rule, saved and applied: the confirmation says what it
+		// does, and it does that.
+		web.SetPreviewDeadline(t, time.Minute)
+		b.do(
+			chromedp.Navigate(base+"/rules/new"),
+			visible(`[data-testid="rule-form"]`),
+			typeInto(`#f-name`, "Berlin"),
+			fill(`#f-event_name`, "QualifiedLead"),
+			fill(`[data-testid="condition-row"] select[name="cond_field"]`, "city"),
+			fill(`[data-testid="condition-row"] input[name="cond_pattern"]`, "berlin"),
+		)
+		b.previewSays("40")
+		b.do(click(`[data-testid="save-rule"]`))
+		b.waitJS("the saved rule's page", `!!document.querySelector('[data-testid="apply-form"]')`)
+		// A lead captured before the rule: its page says why it has no
+		// QualifiedLead event, and links to applying the rule.
+		b.do(
+			chromedp.Navigate(base+"/leads"),
+			click(`#lead-rows tr[data-testid="lead-row"]:first-child a`),
+			visible(`[data-testid="rule-apply"]`),
+			chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="lead-rules"]`)),
+			shot("rules-lead-no-event"),
+		)
+		if got := b.text(`[data-testid="rule-event-note"]`); !strings.HasPrefix(got, "No QualifiedLead event: the rule was created after the lead last changed") {
+			t.Errorf("the lead page says %q", got)
+		}
+		b.do(click(`[data-testid="rule-apply"]`), visible(`[data-testid="rule-confirm"]`), shot("rules-apply-confirm"))
+		msg := b.text(`[data-testid="confirm-message"]`)
+		if want := "40 leads of the last 7 days match this rule as they are now; 0 have the QualifiedLead event already, so applying queues 40 QualifiedLead events."; msg != want {
+			t.Errorf("confirmation %q; want %q", msg, want)
+		}
+		if detail := b.text(`[data-testid="rule-confirm"] small`); !strings.Contains(detail, "held back") || !strings.Contains(detail, "Main is a dry run") {
+			t.Errorf("confirmation detail %q; want what happens to the events", detail)
+		}
+		b.do(click(`[data-testid="confirm"]`), visible(`[data-testid="flash"]`))
+		if got := b.text(`[data-testid="flash"]`); got != "40 QualifiedLead events queued." {
+			t.Errorf("after applying: %q", got)
+		}
+		if n := eventCount(t, s, f.acc.ID, "QualifiedLead"); n != 40 {
+			t.Errorf("%d QualifiedLead events; the confirmation said 40", n)
+		}
+	})
 }

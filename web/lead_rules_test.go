@@ -169,7 +169,7 @@ func TestLeadPageRuleVerdicts(t *testing.T) {
 		}
 		ask := f.b.get(href)
 		wantStatus(t, "apply confirmation from the lead page", ask, http.StatusOK)
-		if got := ask.text("confirm-message"); !strings.HasPrefix(got, "1 lead of the last 7 days match") {
+		if got := ask.text("confirm-message"); !strings.HasPrefix(got, "1 lead of the last 7 days matches this rule") {
 			t.Errorf("confirmation %q", got)
 		}
 		wantStatus(t, "apply", f.b.post(href, url.Values{"confirm": {"yes"}}), http.StatusSeeOther)

@@ -85,7 +85,7 @@ func (h *Handler) countPreview(c echo.Context) error {
 	var v views.RulePreview
 	switch {
 	case errors.Is(err, errPreviewTooLong):
-		v = views.RulePreview{TooLong: true, Deadline: previewTimeout().String(), Read: res.Leads}
+		v = views.RulePreview{TooLong: true, Deadline: fmt.Sprintf("%g seconds", previewTimeout().Seconds()), Read: res.Leads}
 	case err != nil:
 		return err
 	default:
@@ -231,7 +231,7 @@ func (h *Handler) applyRule(c echo.Context) error {
 // twice, held back when Meta would refuse them, and what a dry run or a
 // test event code does with them.
 func applyDetail(r models.SendRule, ds models.Dataset) string {
-	msg := "The leads are counted as they are now, as the preview counts them. A lead that already has this event gets " +
+	msg := "These are the leads the rule's preview counts. A lead that already has this event gets " +
 		"nothing twice: applying again queues only what is missing. An event Meta would refuse (a website lead without " +
 		"its visitor's browser, say) is kept, held back with the reason, and not sent."
 	switch {
@@ -248,8 +248,12 @@ func applyDetail(r models.SendRule, ds models.Dataset) string {
 // how many events it would queue.
 func applyMessage(eventName string, res decide.Applied) string {
 	queue := res.Matched - res.Had
-	msg := fmt.Sprintf("%s of the last 7 days match this rule as they are now; %s the %s event already, so applying queues %s.",
-		views.Plural(int64(res.Matched), "lead", "leads"), views.Plural(int64(res.Had), "has", "have"), eventName,
+	match := "match"
+	if res.Matched == 1 {
+		match = "matches"
+	}
+	msg := fmt.Sprintf("%s of the last 7 days %s this rule as they are now; %s the %s event already, so applying queues %s.",
+		views.Plural(int64(res.Matched), "lead", "leads"), match, views.Plural(int64(res.Had), "has", "have"), eventName,
 		views.Plural(int64(queue), eventName+" event", eventName+" events"))
 	if queue == 0 {
 		msg += " There is nothing to queue."

@@ -222,7 +222,7 @@ func TestRulePreviewApplyAgree(t *testing.T) {
 				path := f.url("/" + itoa(r.ID) + "/apply")
 				ask := f.b.get(path + "?confirm=yes") // a GET only asks
 				wantStatus(t, "apply confirmation", ask, http.StatusOK)
-				wantMsg := fmt.Sprintf("match this rule as they are now; 0 have the %s event already, so applying queues %s.", r.EventName,
+				wantMsg := fmt.Sprintf("this rule as they are now; 0 have the %s event already, so applying queues %s.", r.EventName,
 					views.Plural(int64(matched), r.EventName+" event", r.EventName+" events"))
 				if got := ask.text("confirm-message"); !strings.HasPrefix(got, views.Plural(int64(matched), "lead", "leads")+" of the last 7 days") ||
 					!strings.Contains(got, wantMsg) {
