@@ -39,9 +39,12 @@ func Amount(s string) (float64, bool) {
 
 // CheckRule checks a stored send rule whole: its Spec as Compile does, and
 // what it sets beyond it (action_source, value, currency, test event
-// code). Problems carry the column's name as their path (action_source,
-// value, value_field, currency, currency_field, test_event_code). The rule
-// form and the setup file both check rules this way.
+// code), and that a Purchase gets a value (PurchaseValueProblem).
+// Problems carry the column's name as their path (action_source, value,
+// value_field, currency, currency_field, test_event_code). The rule form
+// and the setup file's send rules and stage mappings all check rules this
+// way. A stage mapping (mode Stage) may take its value and currency from
+// the stage change (models.StageValueFromChange).
 func CheckRule(r models.SendRule, schema Schema) (*Matcher, []Problem) {
 	m, problems := CompileRule(r, schema)
 	add := func(path, format string, args ...any) {
@@ -55,11 +58,15 @@ func CheckRule(r models.SendRule, schema Schema) (*Matcher, []Problem) {
 		add("value", "must be between 0 and %.0f", float64(MaxValue))
 	}
 	for _, f := range []struct{ path, name string }{{"value_field", r.ValueField}, {"currency_field", r.CurrencyField}} {
-		if f.name != "" {
+		// A stage mapping may take them from the stage change instead.
+		if f.name != "" && !(Mode(r.Mode) == Stage && f.name == models.StageValueFromChange) {
 			if msg := schema.ValueProblem(f.name); msg != "" {
 				add(f.path, "%s", msg)
 			}
 		}
+	}
+	if msg := PurchaseValueProblem(r); msg != "" {
+		add("value", "%s", msg)
 	}
 	if r.Currency != "" && !country.ValidCurrency(r.Currency) {
 		add("currency", "%q is not an ISO 4217 code; write one like USD or EUR, in upper case", r.Currency)
@@ -74,4 +81,21 @@ func CheckRule(r models.SendRule, schema Schema) (*Matcher, []Problem) {
 		return nil, problems
 	}
 	return m, nil
+}
+
+// PurchaseValueProblem says why rule r cannot send a Purchase as it is
+// set, or "": Meta refuses a Purchase without a value, so a rule that
+// sends one must give it a value, fixed, read from a lead field, or for a
+// stage mapping taken from the stage change. Its currency needs no check:
+// the rule's, a field's, the change's, or else the account's, which every
+// account has.
+func PurchaseValueProblem(r models.SendRule) string {
+	if r.EventName != "Purchase" || r.Value != nil || r.ValueField != "" {
+		return ""
+	}
+	if Mode(r.Mode) == Stage {
+		return "a Purchase needs a value, and Meta refuses one without it: take it from the stage change (the deal's value), " +
+			"read it from a lead field, or set a fixed one"
+	}
+	return "a Purchase needs a value, and Meta refuses one without it: read it from a lead field (like fields.deal_value) or set a fixed one"
 }

@@ -62,3 +62,54 @@ func TestCheckRule(t *testing.T) {
 		})
 	}
 }
+
+// A Purchase needs a value: fixed, from a lead field, or for a stage
+// mapping from the stage change; its currency may come from anywhere, the
+// account's last. Only a stage mapping takes its value or currency from
+// the change.
+func TestCheckRulePurchaseValue(t *testing.T) {
+	fixed := 250.0
+	for _, tt := range []struct {
+		name string
+		r    models.SendRule
+		path string
+		want string
+	}{
+		{"purchase with a fixed value", models.SendRule{Mode: string(Manual), EventName: "Purchase", Value: &fixed}, "", ""},
+		{"purchase with a value from a field", models.SendRule{Mode: string(Manual), EventName: "Purchase", ValueField: "fields.budget"}, "", ""},
+		{"purchase with a value and a currency from fields", models.SendRule{Mode: string(Manual), EventName: "Purchase",
+			ValueField: "fields.budget", CurrencyField: "fields.budget"}, "", ""},
+		{"purchase without a value", models.SendRule{Mode: string(Manual), EventName: "Purchase"}, "value",
+			"a Purchase needs a value, and Meta refuses one without it: read it from a lead field"},
+		{"automatic purchase without a value", models.SendRule{Mode: string(AutomaticCompleted), EventName: "Purchase", Currency: "EUR"}, "value",
+			"a Purchase needs a value"},
+		{"stage purchase from the change", models.SendRule{Mode: string(Stage), Stage: "won", EventName: "Purchase",
+			ValueField: models.StageValueFromChange}, "", ""},
+		{"stage purchase with value and currency from the change", models.SendRule{Mode: string(Stage), Stage: "won", EventName: "Purchase",
+			ValueField: models.StageValueFromChange, CurrencyField: models.StageValueFromChange}, "", ""},
+		{"stage purchase with a fixed value, the change's currency", models.SendRule{Mode: string(Stage), Stage: "won", EventName: "Purchase",
+			Value: &fixed, CurrencyField: models.StageValueFromChange}, "", ""},
+		{"stage purchase without a value", models.SendRule{Mode: string(Stage), Stage: "won", EventName: "Purchase", Currency: "USD"}, "value",
+			"take it from the stage change (the deal's value)"},
+		{"stage mapping of another event needs no value", models.SendRule{Mode: string(Stage), Stage: "qualified", EventName: "QualifiedLead"}, "", ""},
+		{"purchase is case-sensitive", models.SendRule{Mode: string(Manual), EventName: "purchase_done"}, "", ""},
+		{"only a stage mapping takes the change's value", models.SendRule{Mode: string(Manual), EventName: "Purchase",
+			ValueField: models.StageValueFromChange}, "value_field", `unknown field "change"`},
+		{"only a stage mapping takes the change's currency", models.SendRule{Mode: string(Manual), EventName: "Lead",
+			CurrencyField: models.StageValueFromChange}, "currency_field", `unknown field "change"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.r.Conditions = "[]"
+			m, problems := CheckRule(tt.r, Schema{Custom: []string{"budget"}})
+			if tt.path == "" {
+				if m == nil || problems != nil {
+					t.Fatalf("CheckRule = %v, %v; want a matcher", m, problems)
+				}
+				return
+			}
+			if m != nil || len(problems) != 1 || problems[0].Path != tt.path || !strings.Contains(problems[0].Message, tt.want) {
+				t.Errorf("CheckRule = %v; want one problem at %s saying %q", problems, tt.path, tt.want)
+			}
+		})
+	}
+}
