@@ -158,7 +158,7 @@ func (s *Store) applyEventChanges(ctx context.Context, accountID, leadID int64, 
 	}
 	for _, c := range ch.Cancel {
 		err := s.q(ctx).Model(&unsentEvent{}).
-			Where("lead_id = ? AND event_id = ? AND status = ? AND (lease_until IS NULL OR lease_until <= ?)", leadID, c.ID, models.EventQueued, now).
+			Where("lead_id = ? AND event_id = ?", leadID, c.ID).Where(sendingSQL("", "?", false), now).
 			Updates(map[string]any{"status": models.EventFailed, "last_error": c.Reason, "updated_at": now}).Error
 		if err != nil {
 			return 0, err
