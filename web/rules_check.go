@@ -2,10 +2,8 @@ package web
 
 import (
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
-	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -26,7 +24,7 @@ func checkRule(in ruleInput, env ruleEnv) (models.SendRule, []rule.Problem) {
 			add(t.path, "This is not valid UTF-8 text: type it again.")
 		}
 	}
-	if msg := ruleNameProblem(in.Name); msg != "" {
+	if msg := validName(in.Name); msg != "" {
 		add("name", msg)
 	}
 	if !ownsDataset(env.datasets, r.DatasetID) {
@@ -84,21 +82,6 @@ func (in ruleInput) texts() []typed {
 	}
 	return append(t, typed{"value", in.Value}, typed{"value_field", in.ValueField}, typed{"currency", in.Currency},
 		typed{"currency_field", in.CurrencyField}, typed{"test_event_code", in.TestEventCode})
-}
-
-// ruleNameProblem says what is wrong with a rule's name (name.Problem), as
-// the form shows it; "" when it can be one.
-func ruleNameProblem(s string) string {
-	switch p := name.Problem(s); {
-	case p == "":
-		return ""
-	case p == "required":
-		return "Enter a name."
-	case strings.HasPrefix(p, "is "):
-		return sentence("the name " + p)
-	default:
-		return sentence(p)
-	}
 }
 
 func ownsDataset(ds []models.Dataset, id int64) bool {
