@@ -1,0 +1,90 @@
+package web
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+// leadRuleRows judges a lead by each enabled send rule of its account,
+// with the matcher that decides its events: which match, and for the
+// others what decided. An automatic rule that matches the lead now but
+// whose event the lead lacks (evs) says why, and offers to apply it.
+func (h *Handler) leadRuleRows(a models.Account, role models.Role, l models.Lead, rules []models.SendRule, datasets []models.Dataset,
+	evs []models.Event) []views.LeadRuleRow {
+	view := rule.NewLead(&l)
+	rows := make([]views.LeadRuleRow, 0, len(rules))
+	var held []bool
+	for _, r := range rules {
+		if !r.Enabled {
+			continue // it decides nothing: matching it would only cost
+		}
+		i := slices.IndexFunc(datasets, func(d models.Dataset) bool { return d.ID == r.DatasetID })
+		var ds models.Dataset
+		if i >= 0 {
+			ds = datasets[i]
+		}
+		row := views.LeadRuleRow{ID: r.ID, Name: r.Name, Sends: modeOf(r.Mode).label, EventName: r.EventName, Dataset: ds.Name,
+			Enabled: true, Manual: r.Mode == string(rule.Manual)}
+		m, problems := rule.CompileRule(r, rule.Schema{Open: true})
+		if len(problems) > 0 {
+			row.Why = "the rule cannot be used: " + problems[0].String()
+			rows = append(rows, row)
+			continue
+		}
+		var res rule.Result
+		res, held = m.MatchEach(view, held)
+		row.Matched, row.Why = res.Matched, m.ExplainEach(res, held)
+		switch {
+		case res.Matched && r.Mode == string(rule.Booking):
+			row.Why = "sends when the lead is booked: " + row.Why
+		case res.Matched && row.Manual:
+			row.Why = "sends when a person clicks: " + row.Why
+		case res.Matched && i >= 0 && rule.Mode(r.Mode).OnCapture():
+			row.Event, row.ApplyURL = h.ruleEvent(a, role, l, r, rules, ds, evs)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// ruleEvent says, for an automatic rule r that matches lead l, what became
+// of its event, when that is not plain: another rule made it first (one
+// event for both), or the lead has none, and why. applyURL is the rule's
+// apply confirmation when applying would queue it and role may apply.
+func (h *Handler) ruleEvent(a models.Account, role models.Role, l models.Lead, r models.SendRule, rules []models.SendRule,
+	ds models.Dataset, evs []models.Event) (note, applyURL string) {
+	id := capi.EventID(ds.PixelID, r.EventName, capi.RecordKey(l))
+	i := slices.IndexFunc(evs, func(e models.Event) bool { return e.DatasetID == ds.ID && e.EventID == id })
+	if i >= 0 {
+		e := evs[i]
+		if e.Origin != models.OriginRule || e.OriginID == nil || *e.OriginID == r.ID {
+			return "", ""
+		}
+		owner := "a rule since deleted"
+		if j := slices.IndexFunc(rules, func(o models.SendRule) bool { return o.ID == *e.OriginID }); j >= 0 {
+			owner = rules[j].Name
+		}
+		return "One " + r.EventName + " event for both: " + owner + " made it first, and owns it.", ""
+	}
+	note = "No " + r.EventName + " event: "
+	switch {
+	case h.now().Sub(l.CreatedAt) > decide.RecentWindow:
+		return note + "the lead is older than Meta's 7 days, so none can be sent.", ""
+	case r.CreatedAt.After(l.UpdatedAt):
+		note += "the rule was created after the lead last changed, and rules decide a lead's events when the lead changes."
+	case r.UpdatedAt.After(l.UpdatedAt):
+		note += "the rule was changed after the lead last changed, and rules decide a lead's events when the lead changes."
+	default:
+		note += "the rule did not match the lead when its events were last decided."
+	}
+	if !role.AtLeast(models.RoleEditor) {
+		return note + " An editor can apply the rule to the leads of the last 7 days.", ""
+	}
+	return note, views.AccountURL(a.ID, "/rules/"+strconv.FormatInt(r.ID, 10)+"/apply")
+}
