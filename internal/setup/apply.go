@@ -65,6 +65,15 @@ type Summary struct {
 	RulesDeleted int
 	// RulesReordered is true when rules the account kept changed places.
 	RulesReordered bool
+	// StagesAdded counts the stages the stage mappings added to the
+	// account's list.
+	StagesAdded     int
+	MappingsAdded   int
+	MappingsChanged int
+	MappingsDeleted int
+	// MappingsReordered is true when mappings the account kept changed
+	// places.
+	MappingsReordered bool
 }
 
 // Fingerprint identifies the report's changes and notes: a preview shows
@@ -112,10 +121,12 @@ func plural(n int, word string) string {
 // or updates its settings, creates or updates the datasets by name
 // (ignoring case), seals their secrets from the environment variables the
 // file names, replaces the junk settings when the file has a junk section,
-// and replaces the send rules when it has send_rules: rules are found by
-// name (ignoring case), created, updated, deleted when the list leaves
-// them out, and put in the file's order. Datasets in the database but not
-// in the file are left alone, with a note. Applying the same file again
+// replaces the send rules when it has send_rules, and the stage mappings
+// when it has stage_mappings: rules and mappings are found by name
+// (ignoring case), created, updated, deleted when their list leaves them
+// out, and put in the file's order; a mapping's stage the account lacks
+// is added to the end of its stages. Datasets in the database but not in
+// the file are left alone, with a note. Applying the same file again
 // reports no changes and writes nothing. The report's warnings say what
 // the file asks for that a person may not mean, such as two automatic
 // rules that make one event.
@@ -195,9 +206,9 @@ func apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(strin
 }
 
 // knownAccount reads what validation needs of the account with the slug:
-// its datasets, none when there is no such account yet.
+// its datasets and rules, none when there is no such account yet.
 func knownAccount(ctx context.Context, tx *store.Store, slug string) (*known, error) {
-	k := &known{datasets: map[string]models.Dataset{}}
+	k := &known{datasets: map[string]models.Dataset{}, rules: map[string]models.SendRule{}}
 	acc, err := tx.AccountBySlug(ctx, slug)
 	if errors.Is(err, store.ErrNotFound) {
 		return k, nil
@@ -211,6 +222,13 @@ func knownAccount(ctx context.Context, tx *store.Store, slug string) (*known, er
 	}
 	for _, d := range ds {
 		k.datasets[strings.ToLower(d.Name)] = d
+	}
+	rs, err := tx.SendRules(ctx, acc.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		k.rules[strings.ToLower(r.Name)] = r
 	}
 	return k, nil
 }
@@ -257,8 +275,22 @@ func (a *applier) run(ctx context.Context, f File) error {
 			return err
 		}
 	}
+	// Send rules and stage mappings share their names: the mappings the
+	// file drops go before any send rule is made, and the send rules it
+	// drops before any mapping is.
+	var gone []models.SendRule
+	if f.StageMappings != nil {
+		if gone, err = a.deleteMappings(ctx, acc.ID, f.StageMappings); err != nil {
+			return err
+		}
+	}
 	if f.SendRules != nil {
-		return a.rules(ctx, acc.ID, before, f.SendRules)
+		if err := a.rules(ctx, acc.ID, before, f.SendRules); err != nil {
+			return err
+		}
+	}
+	if f.StageMappings != nil {
+		return a.mappings(ctx, acc.ID, before, gone, f.StageMappings)
 	}
 	return nil
 }

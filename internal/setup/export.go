@@ -18,7 +18,9 @@ import (
 // and a note saying so. Junk settings appear as stored, and not at all when
 // they are the defaults. Send rules appear in their order, with their
 // datasets by name, and always as a list (empty when the account has
-// none), so that applying the export elsewhere leaves exactly these rules.
+// none), so that applying the export elsewhere leaves exactly these rules;
+// the stage mappings likewise, apart from the send rules, numbered in
+// their order.
 func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, error) {
 	acc, err := s.AccountBySlug(ctx, slug)
 	if errors.Is(err, store.ErrNotFound) {
@@ -94,11 +96,17 @@ func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, err
 	}
 	f.SendRules = make([]RuleSpec, 0, len(rs))
 	for _, r := range rs {
+		if isMapping(r) {
+			continue // in stage_mappings
+		}
 		spec, problems := rule.SpecOf(r)
 		if len(problems) > 0 {
 			return File{}, nil, fmt.Errorf("setup: export: send rule %q: %s", r.Name, problems[0])
 		}
 		f.SendRules = append(f.SendRules, ruleSpecOf(r, spec, names[r.DatasetID]))
+	}
+	if f.StageMappings, err = exportMappings(rs, names); err != nil {
+		return File{}, nil, fmt.Errorf("setup: export: %w", err)
 	}
 	return f, notes, nil
 }
@@ -118,17 +126,6 @@ func ruleSpecOf(r models.SendRule, spec rule.Spec, dataset string) RuleSpec {
 	if out.Conditions == nil {
 		out.Conditions = []rule.Condition{}
 	}
-	switch {
-	case r.ValueField != "":
-		out.Value = &ValueSpec{Field: r.ValueField}
-	case r.Value != nil:
-		out.Value = &ValueSpec{Fixed: *r.Value}
-	}
-	switch {
-	case r.CurrencyField != "":
-		out.Currency = &CurrencySpec{Field: r.CurrencyField}
-	case r.Currency != "":
-		out.Currency = &CurrencySpec{Code: r.Currency}
-	}
+	out.Value, out.Currency = valueSpecOf(r), currencySpecOf(r)
 	return out
 }

@@ -25,8 +25,12 @@ type File struct {
 	Junk junk.Settings `json:"junk,omitempty"`
 	// SendRules, when present (not nil), replaces the account's send rules,
 	// in this order; an empty list deletes them all. Absent (nil), the
-	// rules are kept.
+	// rules are kept. Stage mappings are not among them.
 	SendRules []RuleSpec `json:"send_rules,omitzero"`
+	// StageMappings, when present (not nil), replaces the account's stage
+	// mappings (send rules of mode stage), in the order of their Order; an
+	// empty list deletes them all. Absent (nil), the mappings are kept.
+	StageMappings []MappingSpec `json:"stage_mappings,omitzero"`
 }
 
 // AccountSpec is the account's settings. The slug identifies the account:
@@ -94,14 +98,23 @@ type RuleSpec struct {
 
 // ValueSpec is a send rule's event value: a fixed number, written as one
 // (250), or the lead field each lead's value is read from, written
-// {"field": "fields.budget"}.
+// {"field": "fields.budget"}; for a stage mapping also the stage change's
+// own value, written "from_change".
 type ValueSpec struct {
-	Fixed float64
-	Field string
+	Fixed      float64
+	Field      string
+	FromChange bool
 }
 
-// MarshalJSON writes a number, or {"field": name}.
+// fromChange is how the file writes a stage mapping's value or currency
+// taken from the stage change.
+const fromChange = "from_change"
+
+// MarshalJSON writes a number, {"field": name}, or "from_change".
 func (v ValueSpec) MarshalJSON() ([]byte, error) {
+	if v.FromChange {
+		return json.Marshal(fromChange)
+	}
 	if v.Field != "" {
 		return json.Marshal(fieldRef{Field: v.Field})
 	}
@@ -109,14 +122,19 @@ func (v ValueSpec) MarshalJSON() ([]byte, error) {
 }
 
 // CurrencySpec is a send rule's currency: a fixed ISO 4217 code ("EUR"),
-// or the lead field it is read from, written {"field": "fields.currency"}.
+// or the lead field it is read from, written {"field": "fields.currency"};
+// for a stage mapping also the stage change's own, written "from_change".
 type CurrencySpec struct {
-	Code  string
-	Field string
+	Code       string
+	Field      string
+	FromChange bool
 }
 
-// MarshalJSON writes the code, or {"field": name}.
+// MarshalJSON writes the code, {"field": name}, or "from_change".
 func (c CurrencySpec) MarshalJSON() ([]byte, error) {
+	if c.FromChange {
+		return json.Marshal(fromChange)
+	}
 	if c.Field != "" {
 		return json.Marshal(fieldRef{Field: c.Field})
 	}
@@ -148,7 +166,7 @@ const maxFileSize = 10 << 20
 
 // later names the top-level sections that later versions add, so a file
 // written for them is refused with a clear word instead of half-applied.
-var later = map[string]bool{"stage_mappings": true, "sequences": true}
+var later = map[string]bool{"sequences": true}
 
 // bom is the UTF-8 byte-order mark some editors write at the start of a
 // file.
@@ -186,11 +204,13 @@ func Decode(r io.Reader) (File, []Problem) {
 			f.Junk = d.junk(m.key, m.value)
 		case "send_rules":
 			f.SendRules = d.rules(m.key, m.value)
+		case "stage_mappings":
+			f.StageMappings = d.mappings(m.key, m.value)
 		default:
 			if later[m.key] {
 				d.add(m.key, "not supported by this version of leadsignal yet")
 			} else {
-				d.add(m.key, "unknown field; the file has account, datasets, junk and send_rules")
+				d.add(m.key, "unknown field; the file has account, datasets, junk, send_rules and stage_mappings")
 			}
 		}
 	}
@@ -442,8 +462,8 @@ func (d *decoder) rules(path string, raw json.RawMessage) []RuleSpec {
 		})
 		r.Enabled = enabled == nil || *enabled
 		r.Conditions = d.conditions(join(p, "conditions"), conditions)
-		r.Value = d.value(join(p, "value"), value)
-		r.Currency = d.currency(join(p, "currency"), currency)
+		r.Value = d.value(join(p, "value"), value, false)
+		r.Currency = d.currency(join(p, "currency"), currency, false)
 	}
 	return out
 }
@@ -470,12 +490,24 @@ func (d *decoder) conditions(path string, items []json.RawMessage) []rule.Condit
 }
 
 // value reads a rule's value: absent or null for none, a number, or
-// {"field": name}.
-func (d *decoder) value(path string, raw json.RawMessage) *ValueSpec {
+// {"field": name}; for a stage mapping (stage) also "from_change".
+func (d *decoder) value(path string, raw json.RawMessage, stage bool) *ValueSpec {
 	if raw == nil || isNull(raw) {
 		return nil
 	}
-	const want = `must be a number like 250, or {"field": "fields.budget"} to read it from each lead`
+	want := `must be a number like 250, or {"field": "fields.budget"} to read it from each lead`
+	if stage {
+		want = `must be a number like 250, "from_change" to take the value the stage change carries (a deal's), or {"field": "fields.budget"} to read it from the lead`
+	}
+	if kind(raw) == "a string" {
+		if isFromChange(raw) {
+			if stage {
+				return &ValueSpec{FromChange: true}
+			}
+			d.add(path, fromChangeOnlyStage)
+			return nil
+		}
+	}
 	if kind(raw) == "a number" {
 		var n float64
 		if err := json.Unmarshal(raw, &n); err != nil {
@@ -496,14 +528,25 @@ func (d *decoder) value(path string, raw json.RawMessage) *ValueSpec {
 }
 
 // currency reads a rule's currency: absent, null or "" for the account's,
-// a code, or {"field": name}.
-func (d *decoder) currency(path string, raw json.RawMessage) *CurrencySpec {
+// a code, or {"field": name}; for a stage mapping (stage) also
+// "from_change".
+func (d *decoder) currency(path string, raw json.RawMessage, stage bool) *CurrencySpec {
 	if raw == nil || isNull(raw) {
 		return nil
 	}
-	const want = `must be an ISO 4217 code like "EUR", or {"field": "fields.currency"} to read it from each lead`
+	want := `must be an ISO 4217 code like "EUR", or {"field": "fields.currency"} to read it from each lead`
+	if stage {
+		want = `must be an ISO 4217 code like "EUR", "from_change" to take the currency the stage change carries, or {"field": "fields.currency"} to read it from the lead`
+	}
 	switch kind(raw) {
 	case "a string":
+		if isFromChange(raw) {
+			if stage {
+				return &CurrencySpec{FromChange: true}
+			}
+			d.add(path, fromChangeOnlyStage)
+			return nil
+		}
 		var code string
 		if err := json.Unmarshal(raw, &code); err != nil {
 			d.add(path, want)
@@ -541,6 +584,17 @@ func (d *decoder) fieldRef(path string, raw json.RawMessage, want string) (strin
 		return "", false
 	}
 	return ref, true
+}
+
+// fromChangeOnlyStage is the problem of a send rule's "from_change".
+const fromChangeOnlyStage = `"from_change" takes the value or currency of a CRM stage change, which only stage_mappings have: ` +
+	`a send rule sends when a lead comes in; give a number, a code or {"field": ...}`
+
+// isFromChange reports whether raw is the JSON string "from_change",
+// with spaces around it or not.
+func isFromChange(raw json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) == fromChange
 }
 
 // notUTF8 is the problem of text that is not valid UTF-8.

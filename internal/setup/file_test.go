@@ -59,12 +59,12 @@ func TestDecodeProblems(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			json: `{"account": {"slug": "acme"}, "datsets": []}`,
-			want: []string{"datsets: unknown field; the file has account, datasets, junk and send_rules"},
+			want: []string{"datsets: unknown field; the file has account, datasets, junk, send_rules and stage_mappings"},
 		},
 		{
 			name: "section of a later version",
 			json: `{"account": {"slug": "acme"}, "send_rules": [], "stage_mappings": [], "sequences": []}`,
-			want: []string{"stage_mappings: not supported by this version of leadsignal yet", "sequences: not supported by this version of leadsignal yet"},
+			want: []string{"sequences: not supported by this version of leadsignal yet"},
 		},
 		{
 			name: "unknown dataset key",

@@ -2,7 +2,6 @@ package setup
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -19,16 +18,12 @@ import (
 // the file's order. Only what differs is written, so an unchanged rule
 // gets no new version. A default rule that a dataset created by this
 // apply brought is the file's to keep or drop, reported only when kept.
+// Stage mappings are not send rules here: they are stage_mappings' to
+// keep or delete (mappings), and follow the send rules in order.
 func (a *applier) rules(ctx context.Context, accountID int64, before []models.SendRule, specs []RuleSpec) error {
-	datasets, err := a.tx.Datasets(ctx, accountID)
+	datasetID, datasetName, err := a.datasetNames(ctx, accountID)
 	if err != nil {
 		return err
-	}
-	datasetID := map[string]int64{}
-	datasetName := map[int64]string{}
-	for _, d := range datasets {
-		datasetID[strings.ToLower(d.Name)] = d.ID
-		datasetName[d.ID] = d.Name
 	}
 	existed := map[int64]bool{}
 	for _, r := range before {
@@ -38,6 +33,7 @@ func (a *applier) rules(ctx context.Context, accountID int64, before []models.Se
 	if err != nil {
 		return err
 	}
+	cur = slices.DeleteFunc(cur, isMapping)
 	byName := map[string]models.SendRule{}
 	for _, r := range cur {
 		byName[strings.ToLower(r.Name)] = r
@@ -101,27 +97,8 @@ func ruleOf(old models.SendRule, spec RuleSpec, datasetID int64) models.SendRule
 	r := old
 	r.DatasetID, r.Name, r.Mode, r.EventName = datasetID, spec.Name, string(spec.Mode), spec.EventName
 	r.ActionSource, r.TestEventCode, r.Combinator, r.Enabled = spec.ActionSource, spec.TestEventCode, string(spec.Combinator), spec.Enabled
-	r.Value, r.ValueField = nil, ""
-	if v := spec.Value; v != nil {
-		if v.Field != "" {
-			r.ValueField = v.Field
-		} else {
-			n := v.Fixed
-			r.Value = &n
-		}
-	}
-	r.Currency, r.CurrencyField = "", ""
-	if c := spec.Currency; c != nil {
-		r.Currency, r.CurrencyField = c.Code, c.Field
-	}
-	if !slices.Equal(conditionsOf(old), spec.Conditions) || old.Conditions == "" {
-		cs := spec.Conditions
-		if cs == nil {
-			cs = []rule.Condition{}
-		}
-		b, _ := json.Marshal(cs) // plain strings: cannot fail
-		r.Conditions = string(b)
-	}
+	setValue(&r, spec.Value, spec.Currency)
+	setConditions(&r, old, spec.Conditions)
 	return r
 }
 

@@ -32,11 +32,12 @@ const (
 
 // Validate lists every problem of the file at once, each with its JSON
 // path: account settings, datasets (unique names, ids, modes, and the
-// environment variables that must hold their secrets), junk settings and
-// send rules (as rule.Compile checks them, with their dataset, value,
-// currency and names). getenv looks the secrets up; no message ever shows
-// a secret's value. A rule's dataset that is not in the file is checked by
-// Apply, which knows the account's datasets.
+// environment variables that must hold their secrets), junk settings,
+// send rules and stage mappings (as rule.CheckRule checks them, with their
+// dataset, value, currency, stage and names). getenv looks the secrets up;
+// no message ever shows a secret's value. A rule's dataset that is not in
+// the file, and a name the account's rules or mappings have, are checked
+// by Apply, which knows the account.
 func (f File) Validate(getenv func(string) string) []Problem {
 	return f.validate(getenv, nil)
 }
@@ -47,6 +48,9 @@ type known struct {
 	// datasets are the account's, by lower-case name; empty for an
 	// account the apply creates.
 	datasets map[string]models.Dataset
+	// rules are the account's send rules and stage mappings, by
+	// lower-case name.
+	rules map[string]models.SendRule
 }
 
 // validate is Validate, with what the database knows when k is not nil. A
@@ -161,9 +165,9 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 		add("junk."+string(sig), "%s", jp[sig])
 	}
 
+	refs := &datasetRefs{inFile: firstByName, datasets: f.Datasets, k: k}
 	firstRule := map[string]int{}
 	rules := make([]models.SendRule, len(f.SendRules))
-	var datasetNames []string // for problems, listed once
 	for i, r := range f.SendRules {
 		p := fmt.Sprintf("send_rules[%d]", i)
 		if msg := name.Problem(r.Name); msg != "" {
@@ -172,18 +176,17 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 			add(p+".name", "%q is also the name of send_rules[%d]; rule names must differ (ignoring case)", r.Name, j)
 		} else {
 			firstRule[strings.ToLower(r.Name)] = i
-		}
-		_, inAccount := k.dataset(r.Dataset)
-		_, inFile := firstByName[strings.ToLower(r.Dataset)]
-		switch {
-		case r.Dataset == "":
-			add(p+".dataset", "required: the name of one of the datasets")
-		case inFile || inAccount:
-		case k != nil:
-			if datasetNames == nil {
-				datasetNames = knownDatasetNames(f.Datasets, k)
+			if m, ok := k.rule(r.Name); ok && f.StageMappings == nil && isMapping(m) {
+				add(p+".name", "%q is the name of the account's stage mapping of stage %s, which the file leaves as it is (it has no stage_mappings); "+
+					"send rules and stage mappings share their names, which must differ (ignoring case)", r.Name, m.Stage)
 			}
-			add(p+".dataset", "%s", datasetRefProblem(r.Dataset, datasetNames))
+		}
+		if msg := refs.problem(r.Dataset); msg != "" {
+			add(p+".dataset", "%s", msg)
+		}
+		if r.Mode == rule.Stage {
+			add(p+".mode", "a send rule of mode stage is a stage mapping: move it to stage_mappings, with its stage")
+			continue
 		}
 		// The rule is checked as the rule form checks it, by the package
 		// whose matcher will run it; a custom field no lead has carried yet
@@ -192,19 +195,59 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 		rules[i] = ruleOf(models.SendRule{}, r, 0)
 		_, rps := rule.CheckRule(rules[i], ruleSchema)
 		for _, rp := range rps {
-			path := map[string]string{"value_field": "value.field", "currency_field": "currency.field"}[rp.Path]
-			if path == "" {
-				path = rp.Path
-			}
-			add(p+"."+path, "%s", rp.Message)
+			add(p+"."+filePath(rp.Path), "%s", rp.Message)
 		}
 	}
-	// The file's rules replace the account's, so they are the account's
-	// whole cost.
-	if msg := rule.CostProblem(rule.AccountCost(rules)); f.SendRules != nil && msg != "" {
-		add("send_rules", "%s", msg)
+	mps, mappings := f.mappingProblems(refs, firstRule, k)
+	ps = append(ps, mps...)
+
+	// The file's lists replace the account's, so each is the account's
+	// whole cost of its kind; a list left out costs what the account's
+	// does.
+	if f.SendRules != nil || f.StageMappings != nil {
+		var all []models.SendRule
+		for _, r := range k.allRules() {
+			if isMapping(r) && f.StageMappings == nil || !isMapping(r) && f.SendRules == nil {
+				all = append(all, r)
+			}
+		}
+		all = append(append(all, rules...), mappings...)
+		if msg := rule.CostProblem(rule.AccountCost(all)); msg != "" {
+			path := "send_rules"
+			if f.SendRules == nil {
+				path = "stage_mappings"
+			}
+			add(path, "%s", msg)
+		}
 	}
 	return ps
+}
+
+// datasetRefs checks the datasets that rules and mappings name: one of
+// the file's (inFile, by lower-case name), or when k is not nil one of
+// the account's.
+type datasetRefs struct {
+	inFile   map[string]int
+	datasets []DatasetSpec
+	k        *known
+	// names are knownDatasetNames, for problems, listed once.
+	names []string
+}
+
+// problem says what is wrong with a reference to a dataset, or "".
+func (d *datasetRefs) problem(ref string) string {
+	_, inAccount := d.k.dataset(ref)
+	_, inFile := d.inFile[strings.ToLower(ref)]
+	switch {
+	case ref == "":
+		return "required: the name of one of the datasets"
+	case inFile || inAccount || d.k == nil:
+		return ""
+	}
+	if d.names == nil {
+		d.names = knownDatasetNames(d.datasets, d.k)
+	}
+	return datasetRefProblem(ref, d.names)
 }
 
 // datasetCountProblem says what is wrong with the number of datasets the
@@ -245,6 +288,29 @@ func datasetCountProblem(inFile []DatasetSpec, k *known) string {
 // ruleSchema is what a rule of a file may name: any custom form field,
 // since the account may have no leads yet.
 var ruleSchema = rule.Schema{Open: true}
+
+// rule finds the account's send rule or stage mapping of that name,
+// ignoring case; never on a nil k.
+func (k *known) rule(ruleName string) (models.SendRule, bool) {
+	if k == nil {
+		return models.SendRule{}, false
+	}
+	r, ok := k.rules[strings.ToLower(ruleName)]
+	return r, ok
+}
+
+// allRules lists the account's send rules and stage mappings, in no
+// particular order; none on a nil k.
+func (k *known) allRules() []models.SendRule {
+	if k == nil {
+		return nil
+	}
+	out := make([]models.SendRule, 0, len(k.rules))
+	for _, r := range k.rules {
+		out = append(out, r)
+	}
+	return out
+}
 
 // dataset finds the account's dataset of that name, ignoring case; never
 // on a nil k.
@@ -353,29 +419,13 @@ func (f File) clean() File {
 			if r.Combinator == "" {
 				r.Combinator = rule.And
 			}
-			// Patterns are kept as written: a regular expression may
-			// mean its spaces.
-			cs := make([]rule.Condition, len(r.Conditions))
-			for j, c := range r.Conditions {
-				cs[j] = rule.Condition{Field: t(c.Field), MatchType: rule.MatchType(t(string(c.MatchType))), Pattern: c.Pattern}
-			}
-			r.Conditions = cs
-			if r.Value != nil {
-				v := *r.Value
-				v.Field = t(v.Field)
-				r.Value = &v
-			}
-			if r.Currency != nil {
-				c := CurrencySpec{Code: t(r.Currency.Code), Field: t(r.Currency.Field)}
-				r.Currency = &c
-				if c.Code == "" && c.Field == "" {
-					r.Currency = nil
-				}
-			}
+			r.Conditions = cleanConditions(r.Conditions)
+			r.Value, r.Currency = cleanValue(r.Value), cleanCurrency(r.Currency)
 			rs[i] = r
 		}
 		f.SendRules = rs
 	}
+	f.StageMappings = cleanMappings(f.StageMappings)
 	return f
 }
 

@@ -17,10 +17,43 @@ type Warning struct {
 func (w Warning) String() string { return w.Path + ": " + w.Message }
 
 // warnings lists the warnings of a clean, valid file: an enabled automatic
-// send rule that shares its dataset and event name with an earlier one.
-// Both make the same event id for a lead that matches both, so the lead
-// gets one event, owned by the first rule in order (docs/setup.md).
+// send rule that shares its dataset and event name with an earlier one,
+// and an enabled stage mapping that shares its stage, dataset, event name
+// and repeatable with an earlier one in order. Both make the same event id
+// for a lead that matches both, so the lead gets one event, owned by the
+// first in order (docs/setup.md).
 func (f File) warnings() []Warning {
+	return append(f.ruleWarnings(), f.mappingWarnings()...)
+}
+
+// mappingWarnings are the warnings of the stage mappings.
+func (f File) mappingWarnings() []Warning {
+	var ws []Warning
+	type key struct {
+		stage, dataset, event string
+		repeatable            bool
+	}
+	first := map[key]int{}
+	for _, i := range mappingOrder(f.StageMappings) {
+		m := f.StageMappings[i]
+		if !m.Enabled {
+			continue
+		}
+		k := key{strings.ToLower(m.Stage), strings.ToLower(m.Dataset), m.EventName, m.Repeatable}
+		j, ok := first[k]
+		if !ok {
+			first[k] = i
+			continue
+		}
+		ws = append(ws, Warning{Path: fmt.Sprintf("stage_mappings[%d]", i), Message: fmt.Sprintf(
+			"sends stage %s as %s to dataset %q like stage_mappings[%d]; leads that match both get one event, owned by stage_mappings[%d], the first in order",
+			m.Stage, m.EventName, m.Dataset, j, j)})
+	}
+	return ws
+}
+
+// ruleWarnings are the warnings of the send rules.
+func (f File) ruleWarnings() []Warning {
 	var ws []Warning
 	type key struct{ dataset, event string }
 	first := map[key]int{}
