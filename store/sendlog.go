@@ -213,9 +213,11 @@ func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, e
 // it queued.
 func (s *Store) RetryEvents(ctx context.Context, accountID int64, ids []int64, now time.Time) (int64, error) {
 	now = now.UTC()
-	// A lead a person marked junk stays unsent, whatever a retry says.
-	where := "status = ? AND dataset_id IN (SELECT id FROM datasets WHERE account_id = ?) AND lead_id NOT IN (SELECT id FROM leads WHERE account_id = ? AND junk = ?)"
-	args := []any{models.EventQueued, now, now, models.EventFailed, accountID, accountID, true}
+	// Whether a junk lead's event may go is the dispatcher's to decide
+	// when it builds the event again (decide.Matchers.Holds): a rule that
+	// requires junk sends it, any other holds it back again.
+	where := "status = ? AND dataset_id IN (SELECT id FROM datasets WHERE account_id = ?)"
+	args := []any{models.EventQueued, now, now, models.EventFailed, accountID}
 	if len(ids) > 0 {
 		where += " AND event_id IN ?"
 		args = append(args, ids)
