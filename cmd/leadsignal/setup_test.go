@@ -30,6 +30,15 @@ const setupJSON = `{
      "value": {"field": "fields.budget"}, "currency": "EUR", "enabled": true},
     {"name": "Completed leads", "dataset": "Main", "mode": "automatic_completed", "event_name": "Lead",
      "combinator": "and", "conditions": [], "enabled": false}
+  ],
+  "stage_mappings": [
+    {"stage": "qualified", "dataset": "Main", "event_name": "QualifiedLead", "order": 1,
+     "combinator": "and", "conditions": [], "repeatable": false, "enabled": true},
+    {"name": "Deals won", "stage": "won", "dataset": "Main", "event_name": "Purchase", "order": 2,
+     "combinator": "and", "conditions": [{"field": "fields.budget", "match_type": "gt", "pattern": "500"}],
+     "value": "from_change", "currency": "from_change", "repeatable": true, "enabled": true},
+    {"stage": "proposal", "dataset": "Main", "event_name": "SubmitApplication", "order": 3,
+     "combinator": "and", "conditions": [], "value": 100, "repeatable": false, "enabled": false}
   ]
 }`
 
@@ -73,7 +82,12 @@ func TestSetupApplyAndExport(t *testing.T) {
 		for _, want := range []string{"account: created acme", `datasets[0]: created "Main"`,
 			"datasets[0].access_token_env: token set (from $META_TOKEN_ACME)", "junk.too_fast: default → on, threshold 3",
 			`send_rules[0]: created "Big budgets" (QualifiedLead to Main, automatic_match, 2 conditions)`,
-			`send_rules[1]: created "Completed leads" (Lead to Main, automatic_completed, disabled)`, "6 changes"} {
+			`send_rules[1]: created "Completed leads" (Lead to Main, automatic_completed, disabled)`,
+			`stage_mappings[0]: created "qualified to QualifiedLead" (stage qualified: QualifiedLead to Main)`,
+			`stage_mappings[1]: created "Deals won" (stage won: Purchase to Main, value from the stage change, 1 condition, repeatable)`,
+			`stage_mappings[2].stage: added the stage "proposal" to the account's stages, after "won"`,
+			`stage_mappings[2]: created "proposal to SubmitApplication" (stage proposal: SubmitApplication to Main, value 100, disabled)`,
+			"10 changes"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("setup apply stdout = %q; want it to contain %q", r.stdout, want)
 			}
@@ -161,12 +175,12 @@ func TestSetupApplyProblems(t *testing.T) {
 		t.Errorf("an invalid setup file opened the database")
 	}
 
-	unknown := writeSetup(t, `{"account": {"slug": "acme"}, "stage_mappings": []}`)
+	unknown := writeSetup(t, `{"account": {"slug": "acme"}, "sequences": []}`)
 	args = []string{"setup", "apply", "-f", unknown}
 	r = d.run(t, "", args...)
 	wantErr(t, r, args, "setup file has 1 problem")
-	if !strings.Contains(r.stderr, "stage_mappings: not supported by this version") {
-		t.Errorf("stderr = %q; want the stage_mappings problem", r.stderr)
+	if !strings.Contains(r.stderr, "sequences: not supported by this version") {
+		t.Errorf("stderr = %q; want the sequences problem", r.stderr)
 	}
 
 	for _, args := range [][]string{
@@ -230,6 +244,30 @@ func TestSetupApplyRuleProblems(t *testing.T) {
 		}
 		if _, err := d.open(t).AccountBySlug(t.Context(), "acme"); err == nil {
 			t.Errorf("an invalid setup file created the account")
+		}
+
+		// Stage mappings' problems come with their paths too; a stage
+		// mapping is no send rule.
+		file = writeSetup(t, `{
+  "account": {"slug": "acme", "name": "Acme", "timezone": "UTC", "currency": "EUR"},
+  "datasets": [{"name": "Main", "pixel_id": "123456789", "mode": "dry_run"}],
+  "send_rules": [{"name": "Won", "dataset": "Main", "mode": "stage", "event_name": "Purchase", "value": 1}],
+  "stage_mappings": [
+    {"stage": "won", "dataset": "Main", "event_name": "Purchase"},
+    {"stage": "not_junk", "dataset": "Main", "event_name": "QualifiedLead", "currency": "from_change"}
+  ]
+}`)
+		args = []string{"setup", "apply", "-f", file}
+		r = d.run(t, "", args...)
+		wantErr(t, r, args, "setup file has 3 problems")
+		for _, want := range []string{
+			"send_rules[0].mode: a send rule of mode stage is a stage mapping: move it to stage_mappings",
+			"stage_mappings[0].value: a Purchase needs a value",
+			"stage_mappings[1].stage: not_junk is a person's verdict",
+		} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("stderr = %q; want a line starting %q", r.stderr, want)
+			}
 		}
 	})
 }
