@@ -77,7 +77,7 @@ func SetupFileView(p Page) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p>The account's whole setup (settings, datasets, junk signals and send rules) as one JSON file, to keep, review or copy to another account. Secrets are never in it: datasets name the environment variables that hold their tokens.</p><p><a href=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p>The account's whole setup (settings, datasets, junk signals, send rules and stage mappings) as one JSON file, to keep, review or copy to another account. Secrets are never in it: datasets name the environment variables that hold their tokens.</p><p><a href=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -199,19 +199,23 @@ func setupProblems(ps []setup.Problem) []views.SetupProblem {
 }
 
 // setupSections groups a report's changes by the file's sections, each
-// change with the name of the dataset or rule it is in.
+// change with the name of the dataset, rule or stage mapping it is in.
 func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 	s := r.Summary
-	reordered := ""
-	if s.RulesReordered {
-		reordered = "reordered"
+	reordered := func(on bool) string {
+		if on {
+			return "reordered"
+		}
+		return ""
 	}
 	sections := []views.SetupSection{
 		{Title: "Account", Summary: summary(counted(s.AccountSettings, "setting changed", "settings changed"))},
 		{Title: "Datasets", Summary: summary(counted(s.DatasetsAdded, "added", "added"), counted(s.DatasetsChanged, "changed", "changed"))},
 		{Title: "Junk signals", Summary: summary(counted(s.JunkChanges, "signal changed", "signals changed"))},
 		{Title: "Send rules", Summary: summary(counted(s.RulesAdded, "added", "added"), counted(s.RulesChanged, "changed", "changed"),
-			counted(s.RulesDeleted, "deleted", "deleted"), reordered)},
+			counted(s.RulesDeleted, "deleted", "deleted"), reordered(s.RulesReordered))},
+		{Title: "Stage mappings", Summary: summary(counted(s.MappingsAdded, "added", "added"), counted(s.MappingsChanged, "changed", "changed"),
+			counted(s.MappingsDeleted, "deleted", "deleted"), reordered(s.MappingsReordered), counted(s.StagesAdded, "stage added", "stages added"))},
 	}
 	if s.AccountCreated {
 		sections[0].Summary = "created"
@@ -228,6 +232,9 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 	if f.SendRules == nil {
 		sections[3].Summary = absent
 	}
+	if f.StageMappings == nil {
+		sections[4].Summary = absent
+	}
 	for _, ch := range r.Changes {
 		i, item := 0, ""
 		switch {
@@ -242,6 +249,11 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 			i = 3
 			if k, ok := itemIndex(ch.Path, len(f.SendRules)); ok {
 				item = f.SendRules[k].Name
+			}
+		case strings.HasPrefix(ch.Path, "stage_mappings"):
+			i = 4
+			if k, ok := itemIndex(ch.Path, len(f.StageMappings)); ok {
+				item = f.StageMappings[k].RuleName()
 			}
 		}
 		key := changeKey(ch.Path)

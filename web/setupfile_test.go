@@ -204,7 +204,8 @@ func TestSetupUploadPreviewThenApply(t *testing.T) {
 
 		r := b.upload(views.AccountURL(acc.ID, "/settings/setup/preview"), nil, "acme.json", changedSetup)
 		wantStatus(t, "preview", r, http.StatusOK)
-		if got, want := texts(r, "setup-summary"), []string{"2 settings changed", "1 added", "1 signal changed", "1 added, 1 changed, 1 deleted, reordered"}; !slices.Equal(got, want) {
+		if got, want := texts(r, "setup-summary"), []string{"2 settings changed", "1 added", "1 signal changed", "1 added, 1 changed, 1 deleted, reordered",
+			"not in the file: left as they are"}; !slices.Equal(got, want) {
 			t.Errorf("section summaries = %q; want %q", got, want)
 		}
 		changes := strings.Join(texts(r, "setup-change"), "\n")
@@ -606,6 +607,99 @@ func TestDatasetFormCap(t *testing.T) {
 		}
 		if ds, _ := s.Datasets(t.Context(), acc.ID); len(ds) != store.MaxDatasets {
 			t.Errorf("the account has %d datasets; want %d", len(ds), store.MaxDatasets)
+		}
+	})
+}
+
+const mappingsSetup = `{
+  "account": {"slug": "acme", "name": "Acme", "timezone": "UTC", "currency": "USD"},
+  "stage_mappings": [
+    {"stage": "qualified", "dataset": "Main", "event_name": "QualifiedLead"},
+    {"name": "Deals won", "stage": "won", "dataset": "main", "event_name": "Purchase", "value": "from_change", "repeatable": true},
+    {"stage": "proposal", "dataset": "Demo", "event_name": "SubmitApplication", "value": 100}
+  ]
+}`
+
+// TestSetupUploadStageMappings: the preview lists the stage mappings'
+// changes in their own section, as it lists the send rules', with the
+// stage a mapping adds; the apply makes them, apart from the send rules,
+// and the download carries them.
+func TestSetupUploadStageMappings(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a := newApp(t, s)
+		acc := setupAccount(t, a)
+		b := a.browser()
+		b.login("ada@example.com")
+		b.get(views.AccountURL(acc.ID, "/settings"))
+		preview := views.AccountURL(acc.ID, "/settings/setup/preview")
+
+		r := b.upload(preview, nil, "acme.json", mappingsSetup)
+		wantStatus(t, "preview", r, http.StatusOK)
+		const absent = "not in the file: left as they are"
+		if got, want := texts(r, "setup-summary"), []string{"no change", absent, absent, absent, "3 added, 1 stage added"}; !slices.Equal(got, want) {
+			t.Errorf("section summaries = %q; want %q", got, want)
+		}
+		changes := texts(r, "setup-change")
+		want := []string{
+			`created "qualified to QualifiedLead" (stage qualified: QualifiedLead to Main) stage_mappings[0]`,
+			`created "Deals won" (stage won: Purchase to Main, value from the stage change, repeatable) stage_mappings[1]`,
+			`proposal to SubmitApplication stage: added the stage "proposal" to the account's stages, after "won" stage_mappings[2].stage`,
+			`created "proposal to SubmitApplication" (stage proposal: SubmitApplication to Demo, value 100) stage_mappings[2]`,
+		}
+		if !slices.Equal(changes, want) {
+			t.Errorf("preview changes =\n%s\nwant\n%s", strings.Join(changes, "\n"), strings.Join(want, "\n"))
+		}
+		if r.text("setup-apply") != "Apply 4 changes" {
+			t.Errorf("Apply button = %q; want Apply 4 changes", r.text("setup-apply"))
+		}
+		if ss, _ := s.Stages(ctx, acc.ID); len(ss) != len(store.TemplateStages) {
+			t.Errorf("the preview added a stage: %+v", ss)
+		}
+
+		r = b.upload(views.AccountURL(acc.ID, "/settings/setup/apply"), applyFields(t, r), "", "")
+		wantStatus(t, "apply", r, http.StatusSeeOther)
+		rs, err := s.SendRules(ctx, acc.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range rs {
+			names = append(names, r.Name)
+		}
+		if want := []string{"Completed leads", "Big budgets", "Partial", "qualified to QualifiedLead", "Deals won", "proposal to SubmitApplication"}; !slices.Equal(names, want) {
+			t.Errorf("rules = %q; want the send rules kept and the mappings after them", names)
+		}
+		if won := rs[4]; won.Mode != "stage" || won.Stage != "won" || won.ValueField != models.StageValueFromChange || !won.Repeatable {
+			t.Errorf("Deals won = %+v; want the file's mapping", won)
+		}
+
+		// Changed, dropped and reordered mappings are listed like rules.
+		changed := strings.NewReplacer(`{"stage": "qualified", "dataset": "Main", "event_name": "QualifiedLead"},`, "",
+			`"repeatable": true`, `"repeatable": false, "order": 2`, `"value": 100}`, `"value": 100, "order": 1}`).Replace(mappingsSetup)
+		r = b.upload(preview, nil, "acme.json", changed)
+		wantStatus(t, "second preview", r, http.StatusOK)
+		if got := texts(r, "setup-summary")[4]; got != "1 changed, 1 deleted, reordered" {
+			t.Errorf("stage mappings summary = %q; want 1 changed, 1 deleted, reordered", got)
+		}
+		changes = texts(r, "setup-change")
+		want = []string{
+			`deleted "qualified to QualifiedLead" (stage qualified: QualifiedLead to Main) stage_mappings`,
+			`Deals won repeatable: every change → once per lead stage_mappings[0].repeatable`,
+			`order "Deals won", "proposal to SubmitApplication" → "proposal to SubmitApplication", "Deals won" stage_mappings`,
+		}
+		if !slices.Equal(changes, want) {
+			t.Errorf("preview changes =\n%s\nwant\n%s", strings.Join(changes, "\n"), strings.Join(want, "\n"))
+		}
+
+		// The download carries the mappings, apart from the send rules.
+		file := r2body(b, acc)
+		f, problems := setup.Decode(strings.NewReader(file))
+		if len(problems) > 0 {
+			t.Fatalf("the download does not decode: %q", problems)
+		}
+		if len(f.SendRules) != 3 || len(f.StageMappings) != 3 || f.StageMappings[1].Name != "Deals won" || !f.StageMappings[1].Value.FromChange {
+			t.Errorf("download send_rules %+v, stage_mappings %+v; want 3 and 3 apart", f.SendRules, f.StageMappings)
 		}
 	})
 }
