@@ -11,8 +11,8 @@ import (
 // (Go's regexp is linear in the input, times that size), any other
 // condition 1. A condition reads at most MaxFieldRead bytes, so a lead
 // costs an account at most MaxAccountCost × MaxFieldRead steps, whatever
-// its rules: about 150 ms of one core for the costliest account, and only
-// in that account's own capture writer.
+// its rules: about a third of a second of one core for the costliest
+// account, spent in that account's own capture writer only.
 const MaxAccountCost = 5000
 
 // Cost is what matching one lead costs m (see MaxAccountCost).
