@@ -17,6 +17,23 @@ var TemplateStages = []models.Stage{
 	{Name: models.StageWon, Position: 3},
 }
 
+// TemplateMappings are the stage mappings the Stages page offers an
+// account without any, on dataset d: qualified sends QualifiedLead, booked
+// Schedule, and won a Purchase with the deal's value, taken from the stage
+// change (the currency too, else the account's). They are enabled, have no
+// conditions and send once per lead.
+func TemplateMappings(d models.Dataset) []models.SendRule {
+	m := func(stage, event string) models.SendRule {
+		r := models.SendRule{AccountID: d.AccountID, DatasetID: d.ID, Mode: modeStage, Stage: stage, EventName: event,
+			Combinator: "and", Conditions: "[]", Enabled: true}
+		r.Name = fitName(stage+" to "+event, "")
+		return r
+	}
+	won := m(models.StageWon, "Purchase")
+	won.ValueField = models.StageValueFromChange
+	return []models.SendRule{m(models.StageQualified, "QualifiedLead"), m(models.StageBooked, "Schedule"), won}
+}
+
 // Stages lists an account's CRM stages, in order.
 func (s *Store) Stages(ctx context.Context, accountID int64) ([]models.Stage, error) {
 	var ss []models.Stage

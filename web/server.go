@@ -159,6 +159,7 @@ func New(o Options) *echo.Echo {
 	acc.GET("/leads/:lead", h.showLead)
 	acc.POST("/leads/:lead/stages", h.addLeadStage)
 	acc.POST("/leads/:lead/rules/:rule/send", h.sendRuleEvent)
+	h.stageRoutes(acc, "viewer")
 
 	editor := acc.Group("", h.requireRole("editor"))
 	editor.GET("/events", h.showEvents)
@@ -171,6 +172,7 @@ func New(o Options) *echo.Echo {
 	editor.POST("/datasets/:dataset/test", h.sendTestEvent)
 	editor.POST("/datasets/:dataset/probe", h.probeDataset)
 	h.ruleRoutes(editor)
+	h.stageRoutes(editor, "editor")
 
 	owner := acc.Group("", h.requireRole("owner"))
 	owner.GET("/settings", h.showSettings)
