@@ -87,13 +87,7 @@ func (r StageRequest) Validate(acc models.Account, now time.Time) (ValidStage, *
 	v.Key = key
 
 	stage := strings.TrimSpace(r.Stage)
-	switch {
-	case stage == "":
-		return v, invalid("stage", "stage is required: the CRM stage the lead reached, like qualified or won")
-	case strings.EqualFold(stage, models.StageJunk) || strings.EqualFold(stage, models.StageNotJunk):
-		return v, invalid("stage", "%s is a person's verdict, set on the lead page; it is not a CRM stage", stage)
-	}
-	if msg := name.Problem(stage); msg != "" {
+	if msg := name.StageProblem(stage); msg != "" {
 		return v, invalid("stage", "stage: %s", msg)
 	}
 	if strings.TrimSpace(r.OccurredAt) == "" {

@@ -33,3 +33,16 @@ func TestProblem(t *testing.T) {
 		})
 	}
 }
+
+func TestStageProblem(t *testing.T) {
+	for _, tt := range []struct {
+		in  string
+		bad bool
+	}{
+		{"won", false}, {"Closed Won", false}, {"", true}, {"junk", true}, {"Not_Junk", true}, {"won\u202e", true},
+	} {
+		if got := StageProblem(tt.in); (got != "") != tt.bad {
+			t.Errorf("StageProblem(%q) = %q; want a problem: %v", tt.in, got, tt.bad)
+		}
+	}
+}

@@ -363,15 +363,7 @@ func (f File) mappingProblems(refs *datasetRefs, firstRule map[string]int, k *kn
 
 // stageProblem says what is wrong with a mapping's stage, or "": a CRM
 // stage is named like the stage API's (a name, not junk or not_junk).
-func stageProblem(stage string) string {
-	switch {
-	case stage == "":
-		return "required: the CRM stage whose changes send the event, like qualified or won"
-	case strings.EqualFold(stage, models.StageJunk) || strings.EqualFold(stage, models.StageNotJunk):
-		return fmt.Sprintf("%s is a person's verdict, set on the lead page; it is not a CRM stage", stage)
-	}
-	return name.Problem(stage)
-}
+func stageProblem(stage string) string { return name.StageProblem(stage) }
 
 // filePath is the file's path of a problem rule.CheckRule reports at a
 // column: the file names the field a value or currency is read from

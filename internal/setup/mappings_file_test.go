@@ -143,7 +143,7 @@ func TestValidateMappingProblems(t *testing.T) {
 		{"valid", func(*File) {}, nil},
 		{"stage of another case, dataset of the account", func(f *File) { f.StageMappings[0].Stage, f.StageMappings[0].Dataset = "WON", "from ui" }, nil},
 		{"a stage the account lacks", func(f *File) { f.StageMappings[0].Stage = "proposal sent" }, nil},
-		{"no stage", func(f *File) { f.StageMappings[0].Stage = " " }, []string{"stage_mappings[0].stage: required: the CRM stage whose changes send the event"}},
+		{"no stage", func(f *File) { f.StageMappings[0].Stage = " " }, []string{"stage_mappings[0].stage: required: the CRM stage"}},
 		{"junk is no stage", func(f *File) { f.StageMappings[0].Stage = "Junk" }, []string{"stage_mappings[0].stage: Junk is a person's verdict, set on the lead page; it is not a CRM stage"}},
 		{"invisible character in a stage", func(f *File) { f.StageMappings[0].Stage = "won\u200b" }, []string{"stage_mappings[0].stage: remove the invisible character U+200B"}},
 		{"long stage", func(f *File) { f.StageMappings[0].Stage = strings.Repeat("s", 101) }, []string{"stage_mappings[0].stage: use at most 100 characters"}},
