@@ -35,7 +35,7 @@ func Problem(s string) string {
 	case s == "":
 		return "required"
 	case !utf8.ValidString(s):
-		return "is not valid UTF-8 text"
+		return "use text only: this holds bytes that are not valid UTF-8"
 	case utf8.RuneCountInString(s) > MaxLen:
 		return fmt.Sprintf("use at most %d characters", MaxLen)
 	case strings.TrimSpace(s) != s:
