@@ -158,7 +158,6 @@ func New(o Options) *echo.Echo {
 	acc.GET("/leads.csv", h.exportLeads)
 	acc.GET("/leads/:lead", h.showLead)
 	acc.POST("/leads/:lead/stages", h.addLeadStage)
-	acc.POST("/leads/:lead/rules/:rule/send", h.sendRuleEvent)
 	h.stageRoutes(acc, "viewer")
 
 	editor := acc.Group("", h.requireRole("editor"))
@@ -171,6 +170,7 @@ func New(o Options) *echo.Echo {
 	editor.POST("/datasets/:dataset", h.updateDataset)
 	editor.POST("/datasets/:dataset/test", h.sendTestEvent)
 	editor.POST("/datasets/:dataset/probe", h.probeDataset)
+	editor.POST("/leads/:lead/rules/:rule/send", h.sendRuleEvent)
 	h.ruleRoutes(editor)
 	h.stageRoutes(editor, "editor")
 
