@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/decide"
-	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -99,35 +97,16 @@ func (h *Handler) countPreview(c echo.Context) error {
 var errPreviewTooLong = errors.New("the preview took too long")
 
 // preview runs m, the compiled rule r, over every lead of the account
-// captured in the last 7 days (decide.RecentWindow), newest first, as they
-// are now: what applying r would queue. A match is sendable when
-// decide.Sendable says so, the check that holds events back when they are
-// queued. Past previewDeadline it stops with errPreviewTooLong and the
-// counts so far.
+// captured in the last 7 days, as they are now (decide.Preview). Past
+// previewDeadline it stops with errPreviewTooLong and the counts so far.
 func (h *Handler) preview(ctx context.Context, env ruleEnv, r models.SendRule, m *rule.Matcher) (rule.PreviewResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, previewTimeout())
 	defer cancel()
-	now := h.now()
-	p := rule.NewPreview(m, now)
-	if i := slices.IndexFunc(env.datasets, func(d models.Dataset) bool { return d.ID == r.DatasetID }); i >= 0 {
-		acc, ds := env.account, env.datasets[i]
-		p.CanSend = func(l *models.Lead, v *rule.Lead, now time.Time) bool {
-			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
-			return err == nil && decide.Sendable(acc, ds, r, *l, keys, v, now)
-		}
-	}
-	err := h.store.EachRecentLead(ctx, env.account.ID, now.Add(-decide.RecentWindow), func(l *models.Lead) error {
-		// A costly rule spends its time here, one lead at a time.
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		p.Add(l)
-		return nil
-	})
+	res, err := decide.Preview(ctx, h.store, env.account, env.datasets, r, m, h.now())
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = errPreviewTooLong
 	}
-	return p.Result(), err
+	return res, err
 }
 
 func (h *Handler) previewView(a models.Account, m *rule.Matcher, res rule.PreviewResult) views.RulePreview {

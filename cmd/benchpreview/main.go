@@ -217,7 +217,7 @@ func (m *measure) print(label string, copyTime time.Duration, pgPID int) {
 
 // preview is what the rule page does for its live preview: compile the
 // rule against the account's custom fields and count every lead of the
-// last 7 days.
+// last 7 days with decide.Preview, sendable ones included.
 func preview(ctx context.Context, st *store.Store, r models.SendRule, now time.Time) (rule.PreviewResult, error) {
 	names, err := st.CustomFieldNames(ctx, r.AccountID, now.Add(-30*24*time.Hour))
 	if err != nil {
@@ -227,12 +227,15 @@ func preview(ctx context.Context, st *store.Store, r models.SendRule, now time.T
 	if len(problems) > 0 {
 		return rule.PreviewResult{}, fmt.Errorf("the rule does not compile: %v", problems)
 	}
-	p := rule.NewPreview(m, now)
-	err = st.EachRecentLead(ctx, r.AccountID, now.Add(-decide.RecentWindow), func(l *models.Lead) error {
-		p.Add(l)
-		return nil
-	})
-	return p.Result(), err
+	acc, err := st.Account(ctx, r.AccountID)
+	if err != nil {
+		return rule.PreviewResult{}, err
+	}
+	datasets, err := st.Datasets(ctx, r.AccountID)
+	if err != nil {
+		return rule.PreviewResult{}, err
+	}
+	return decide.Preview(ctx, st, acc, datasets, r, m, now)
 }
 
 // pgCPU is the local Postgres's CPU time so far; 0 when unknown.

@@ -284,3 +284,28 @@ func (d *Decider) ApplyRule(ctx context.Context, accountID, ruleID int64, since 
 	}
 	return out, err
 }
+
+// Preview counts what rule r, compiled as m, makes of the account's leads
+// captured in the last 7 days (RecentWindow), newest first, as they are
+// now: what ApplyRule would queue. A match is sendable when Sendable says
+// so, the check that holds events back when they are queued. It stops at
+// ctx's end with ctx's error and the counts so far: a costly rule spends
+// its time here, one lead at a time.
+func Preview(ctx context.Context, s *store.Store, acc models.Account, datasets []models.Dataset, r models.SendRule,
+	m *rule.Matcher, now time.Time) (rule.PreviewResult, error) {
+	p := rule.NewPreview(m, now)
+	if ds, ok := datasetOf(datasets, r.DatasetID); ok {
+		p.CanSend = func(l *models.Lead, v *rule.Lead, now time.Time) bool {
+			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+			return err == nil && Sendable(acc, ds, r, *l, keys, v, now)
+		}
+	}
+	err := s.EachRecentLead(ctx, acc.ID, now.Add(-RecentWindow), func(l *models.Lead) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p.Add(l)
+		return nil
+	})
+	return p.Result(), err
+}
