@@ -578,7 +578,7 @@ func RuleFormView(p Page, f RuleForm) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, " data-testid=\"rule-enabled-input\"> Enabled</label></fieldset><fieldset class=\"rule-conditions-block\" data-testid=\"conditions\"><legend>Conditions</legend><p><small>Junk leads reach a rule only when a condition names junk or a junk signal. <code>Every completed lead</code> takes no conditions; <code>Leads that meet conditions</code> needs at least one.</small></p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, " data-testid=\"rule-enabled-input\"> Enabled</label></fieldset><fieldset class=\"rule-conditions-block\" data-testid=\"conditions\"><legend>Conditions</legend><p><small>Junk leads reach a rule only when its conditions require junk: <code>Junk is true</code>, or a junk signal is true. <code>Every completed lead</code> takes no conditions; <code>Leads that meet conditions</code> needs at least one.</small></p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -528,7 +528,7 @@ func TestRulePreview(t *testing.T) {
 		if or.text("preview-matched") != "3" {
 			t.Errorf("OR preview: %q", or.text("preview-headline"))
 		}
-		// A rule that names junk counts the junk lead among its matches.
+		// A rule that requires junk counts the junk lead among its matches.
 		junk := preview(ruleValues("R", f.d, "automatic_match", "JunkLead", "and", [3]string{"junk", "equals", "true"}))
 		if junk.text("preview-matched") != "1" || !strings.Contains(junk.text("preview-matched-junk"), "1 junk") {
 			t.Errorf("junk rule preview: %q %q", junk.text("preview-headline"), junk.text("preview-matched-junk"))

@@ -113,7 +113,7 @@ func TestCaptureFollowsSendRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := eventsByName(t, s, acc.ID, r.Lead.ID); len(got) != 1 || got["JunkLead"].ID == 0 {
-			t.Errorf("events of a junk lead = %v; want only JunkLead, from the rule that names junk", got)
+			t.Errorf("events of a junk lead = %v; want only JunkLead, from the rule that requires junk", got)
 		}
 
 		part := webLead("part@acme.example")

@@ -951,7 +951,7 @@ func TestRuleTestCodeAndActionSource(t *testing.T) {
 }
 
 // An event built at send time for a junk lead is held back, unless a send
-// rule that names junk made it.
+// rule that requires junk made it.
 func TestJunkLeadEventsOfJunkRulesGo(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)

@@ -55,7 +55,7 @@
 //     problem rather than silently dropped, so a setup file round-trips.
 //   - automatic_completed takes no conditions (it sends every completed
 //     lead) and automatic_match needs at least one. A junk lead matches only
-//     a rule that names junk or a junk signal; a partial lead matches
+//     a rule whose conditions require junk; a partial lead matches
 //     automatic_partial, booking and manual rules, never the other two
 //     automatic modes, and automatic_partial sends only partial leads.
 //   - A custom field that no lead has carried is a typo unless the Schema is

@@ -37,7 +37,7 @@ type PreviewResult struct {
 	Leads   int
 	Matched int
 	// MatchedJunk and MatchedPartial are the matches that are junk (the
-	// rule names junk) or partial leads.
+	// rule requires junk) or partial leads.
 	MatchedJunk    int
 	MatchedPartial int
 	// Leads ruled out before any condition (Matcher.Match's gates): junk
