@@ -143,7 +143,7 @@ func mappingItems(a models.Account, rules []models.SendRule, datasets []models.D
 			continue
 		}
 		it := views.MappingItem{ID: r.ID, Name: r.Name, EventName: r.EventName, Value: mappingValueWords(a, r),
-			Repeatable: r.Repeatable, Enabled: r.Enabled, Conditions: "every lead"}
+			Repeatable: r.Repeatable, Enabled: r.Enabled, Conditions: "no conditions"}
 		for _, d := range datasets {
 			if d.ID == r.DatasetID {
 				it.Dataset = d.Name
@@ -163,15 +163,15 @@ func mappingItems(a models.Account, rules []models.SendRule, datasets []models.D
 }
 
 // mappingValueWords says what value and currency mapping r sends, as
-// internal/decide sets them: "no value", "250 EUR", "the deal's value
-// from the change, in its currency, else USD".
+// internal/decide sets them: "no value", "250 EUR", "deal value from the
+// change (its currency, else USD)".
 func mappingValueWords(a models.Account, r models.SendRule) string {
 	var value string
 	switch {
 	case r.ValueField == models.StageValueFromChange:
-		value = "the deal's value from the change"
+		value = "deal value from the change"
 	case r.ValueField != "":
-		value = "the value of " + r.ValueField
+		value = "value of " + r.ValueField
 	case r.Value != nil:
 		value = strconv.FormatFloat(*r.Value, 'f', -1, 64)
 	default:
@@ -186,9 +186,9 @@ func mappingValueWords(a models.Account, r models.SendRule) string {
 		return value + " " + r.Currency
 	case r.CurrencyField == models.StageValueFromChange,
 		r.CurrencyField == "" && r.ValueField == models.StageValueFromChange:
-		return value + ", in the change's currency, else " + account
+		return value + " (its currency, else " + account + ")"
 	case r.CurrencyField != "":
-		return value + ", in the currency of " + r.CurrencyField + ", else " + account
+		return value + " (currency of " + r.CurrencyField + ", else " + account + ")"
 	}
 	return value + " " + account
 }

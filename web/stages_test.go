@@ -142,9 +142,9 @@ func TestStagesListAndTemplate(t *testing.T) {
 			t.Error("the template is still offered to an account with mappings")
 		}
 		want := map[string]string{
-			"qualified": "QualifiedLead | Main | no value | once per lead | every lead | enabled",
-			"booked":    "Schedule | Main | no value | once per lead | every lead | enabled",
-			"won":       "Purchase | Main | the deal's value from the change, in the change's currency, else USD | once per lead | every lead | enabled",
+			"qualified": "QualifiedLead | Main | no value | once per lead | no conditions | enabled",
+			"booked":    "Schedule | Main | no value | once per lead | no conditions | enabled",
+			"won":       "Purchase | Main | deal value from the change (its currency, else USD) | once per lead | no conditions | enabled",
 		}
 		for stage, line := range want {
 			if got := mappingLines(r, stage); len(got) != 1 || got[0] != line {
@@ -274,7 +274,7 @@ func TestStageMappingForm(t *testing.T) {
 			t.Errorf("stored mapping %+v", m)
 		}
 		r = f.b.get(stagesURL(f.acc, ""))
-		want := `Purchase | Main | the deal's value from the change EUR | every change | leads where City is "Berlin" | enabled`
+		want := `Purchase | Main | deal value from the change EUR | every change | leads where City is "Berlin" | enabled`
 		if got := mappingLines(r, "won"); len(got) != 1 || got[0] != want {
 			t.Errorf("the list shows %q; want %q", got, want)
 		}
@@ -318,7 +318,7 @@ func TestStageMappingForm(t *testing.T) {
 			t.Error("an htmx move answers with the stage list only")
 		}
 		lines := mappingLines(r, "won")
-		if len(lines) != 2 || !strings.Contains(lines[0], "the deal's value from the change") {
+		if len(lines) != 2 || !strings.Contains(lines[0], "deal value from the change") {
 			t.Errorf("after moving the second mapping up: %q", lines)
 		}
 
