@@ -149,6 +149,15 @@ func mappingItems(a models.Account, rules []models.SendRule, datasets []models.D
 				it.Dataset = d.Name
 			}
 		}
+		for _, o := range rules {
+			if o.ID == r.ID {
+				break
+			}
+			if r.Enabled && o.Enabled && store.IsStageMapping(o, stage) && o.DatasetID == r.DatasetID && o.EventName == r.EventName &&
+				o.Repeatable == r.Repeatable && it.SharedWith == "" {
+				it.SharedWith = o.Name
+			}
+		}
 		if spec, problems := rule.SpecOf(r); len(problems) > 0 {
 			it.Conditions = "conditions that cannot be read"
 		} else if len(spec.Conditions) > 0 {

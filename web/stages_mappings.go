@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -53,6 +54,7 @@ func mappingForm(in mappingInput, env ruleEnv, stages []models.Stage, problems [
 		}
 	}
 	f.Rule = ruleForm(in.ruleInput, env, rest)
+	f.Rule.Warnings = sharedMappings(in.mapping(env.account.ID), env.rules)
 	f.Rule.Dataset.Hint = "The Meta dataset (pixel) the event goes to."
 	f.Rule.EventName.Hint = "One of Meta's standard events (Schedule, Purchase, ...) or a custom name such as QualifiedLead."
 	f.Rule.Combinator.Label = "Combine conditions"
@@ -219,4 +221,37 @@ func (h *Handler) moveMapping(c echo.Context) error {
 		return err
 	}
 	return h.stagesDone(c, "")
+}
+
+// sharedMappings warns, before mapping r is saved, of each other enabled
+// mapping of its stage that sends the same event to the same dataset,
+// once per lead like it or for every change like it: both make the same
+// event id, and a lead gets one event, owned by the first of the two in
+// order (see internal/decide). nil when r is disabled.
+func sharedMappings(r models.SendRule, rules []models.SendRule) []string {
+	if !r.Enabled {
+		return nil
+	}
+	var warnings []string
+	thisFirst := false // r comes before the others met so far
+	for _, o := range withRule(rules, r) {
+		if o.ID == r.ID {
+			thisFirst = true
+			continue
+		}
+		if !o.Enabled || !store.IsStageMapping(o, r.Stage) || o.DatasetID != r.DatasetID || o.EventName != r.EventName ||
+			o.Repeatable != r.Repeatable {
+			continue
+		}
+		owner := o.Name
+		if thisFirst {
+			owner = "this mapping"
+			if r.Name != "" {
+				owner = r.Name
+			}
+		}
+		warnings = append(warnings, fmt.Sprintf("Leads that reach %s and match both this mapping and %s get one %s event, owned by %s, "+
+			"the first of the two in order.", r.Stage, o.Name, r.EventName, owner))
+	}
+	return warnings
 }

@@ -312,6 +312,18 @@ func TestStageMappingForm(t *testing.T) {
 		if second.Name != "won to BigDeal (Main)" {
 			t.Errorf("second mapping's name %q", second.Name)
 		}
+		// Both make one event id: the list and the form say whose it is.
+		r = f.b.get(stagesURL(f.acc, ""))
+		if got := r.doc.Find(`[data-mapping="` + itoa(second.ID) + `"] [data-testid="mapping-shared"]`).Text(); got != "one event with won to BigDeal, which comes first" {
+			t.Errorf("the second mapping's line says %q", got)
+		}
+		if r.doc.Find(`[data-mapping="`+itoa(m.ID)+`"] [data-testid="mapping-shared"]`).Length() != 0 {
+			t.Error("the first mapping's line says it shares its event")
+		}
+		page = f.b.get(stagesURL(f.acc, "/mappings/"+itoa(second.ID)))
+		if w := page.text("rule-warning"); !strings.Contains(w, "get one BigDeal event, owned by won to BigDeal,") {
+			t.Errorf("the second mapping's form warns %q", w)
+		}
 		r = f.b.postWith(stagesURL(f.acc, "/mappings/"+itoa(second.ID)+"/move"), url.Values{"direction": {"up"}}, htmx)
 		wantStatus(t, "move mapping up", r, http.StatusOK)
 		if !r.has("stage-list") || r.has("flash") {
