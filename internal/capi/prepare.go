@@ -39,6 +39,16 @@ func Prepared(e models.Event, stamp int64) bool {
 	return e.PayloadStamp == stamp && e.Payload != ""
 }
 
+// Check is Prepare without the JSON: an *Invalid when Meta would refuse
+// the event, its time aside, else nil. The rule preview asks it of every
+// lead it counts as sendable.
+func Check(in BuildInput) error {
+	if inv := validateContent(Build(in)); inv != nil {
+		return inv
+	}
+	return nil
+}
+
 // Prepare builds an event, encodes it and checks all that Validate checks
 // but the time, which only the send can: its answer holds when the event
 // is sent later, for as long as its Stamp stays the same. err is an

@@ -44,3 +44,24 @@ func TestStampFollowsThePayloadSettings(t *testing.T) {
 		}
 	}
 }
+
+// Check answers as Prepare does, without the JSON.
+func TestCheckAgreesWithPrepare(t *testing.T) {
+	noUA := func(in *capi.BuildInput) { in.Lead.ClientUserAgent, in.Keys.UserAgent = "", "" }
+	noURL := func(in *capi.BuildInput) { in.Lead.EventSourceURL = "" }
+	badLeadID := func(in *capi.BuildInput) { in.Lead.MetaLeadID = "12ab" }
+	purchase := func(in *capi.BuildInput) { in.Event.EventName = "Purchase" }
+	for name, change := range map[string]func(*capi.BuildInput){
+		"as it is": func(*capi.BuildInput) {}, "no user agent": noUA, "no page URL": noURL, "a lead id that is not one": badLeadID,
+		"a Purchase without value": purchase,
+	} {
+		l, k := lead()
+		in := capi.BuildInput{Account: account, Dataset: dataset, Lead: l, Keys: k,
+			Event: models.Event{EventName: "Lead", EventTime: now, EventID: "e1"}}
+		change(&in)
+		_, _, perr := capi.Prepare(in)
+		if cerr := capi.Check(in); (cerr == nil) != (perr == nil) {
+			t.Errorf("%s: Check = %v; Prepare = %v", name, cerr, perr)
+		}
+	}
+}

@@ -328,13 +328,16 @@ func value(r models.SendRule, v *rule.Lead) (*float64, string) {
 }
 
 // Sendable reports whether an event of rule r for lead l could be sent
-// now: what Event holds back at once (Meta would refuse it) is not, nor is
-// an event older than Meta's 7 days.
+// now: what Event holds back at once (Meta would refuse it: capi.Check,
+// the check capi.Prepare makes) is not, nor is an event older than Meta's
+// 7 days.
 func Sendable(acc models.Account, d models.Dataset, r models.SendRule, l models.Lead, keys normalize.Keys, v *rule.Lead, now time.Time) bool {
 	if now.Sub(l.CreatedAt) > RecentWindow {
 		return false
 	}
-	return Event(acc, d, r, l, keys, v, capi.RecordKey(l), l.CreatedAt).Status == models.EventQueued
+	e := newEvent(d, r, l, capi.RecordKey(l), l.CreatedAt)
+	e.Value, e.Currency = value(r, v)
+	return capi.Check(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e}) == nil
 }
 
 // RecentWindow is how far back "apply to recent leads" and the rule
