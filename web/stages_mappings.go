@@ -58,8 +58,16 @@ func mappingForm(in mappingInput, env ruleEnv, stages []models.Stage, problems [
 	f.Rule.Dataset.Hint = "The Meta dataset (pixel) the event goes to."
 	f.Rule.EventName.Hint = "One of Meta's standard events (Schedule, Purchase, ...) or a custom name such as QualifiedLead."
 	f.Rule.Combinator.Label = "Combine conditions"
+	listed := false
 	for _, st := range stages {
 		f.Stages = append(f.Stages, views.Option{Value: st.Name, Label: st.Name})
+		if strings.EqualFold(st.Name, in.Stage) {
+			f.Stage.Value, listed = st.Name, true
+		}
+	}
+	if !listed && in.Stage != "" {
+		// Shown as it is, never silently replaced by the first stage.
+		f.Stages = append(f.Stages, views.Option{Value: in.Stage, Label: in.Stage + " (not in the list)"})
 	}
 	return f
 }
