@@ -111,6 +111,16 @@ func TestBrowserLeadsKeyFilterAndMark(t *testing.T) {
 		if _, err := s.UpdateAccountSettings(t.Context(), acc); err != nil {
 			t.Fatal(err)
 		}
+		// Won sends a Purchase with the deal's value.
+		d := models.Dataset{AccountID: acc.ID, Name: "Main", PixelID: "123456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}
+		if err := s.CreateDataset(t.Context(), &d); err != nil {
+			t.Fatal(err)
+		}
+		won := models.SendRule{AccountID: acc.ID, DatasetID: d.ID, Name: "won to Purchase", Mode: "stage", Stage: models.StageWon,
+			EventName: "Purchase", ValueField: models.StageValueFromChange, Combinator: "and", Conditions: "[]", Enabled: true}
+		if err := s.CreateSendRule(t.Context(), &won, nil); err != nil {
+			t.Fatal(err)
+		}
 		base := a.srv.URL + "/accounts/" + itoa(acc.ID)
 		b := chrome(t)
 		b.login(a.srv.URL, "ada@example.com")
@@ -264,6 +274,9 @@ func TestBrowserLeadsKeyFilterAndMark(t *testing.T) {
 		)
 		if got := b.text(`[data-testid="lead-stage"]`); got != "won" {
 			t.Errorf("stage after won = %q", got)
+		}
+		if msg := b.text(`[data-testid="flash"]`); !strings.Contains(msg, "Queued Purchase.") {
+			t.Errorf("flash after won = %q; want the Purchase it queued named", msg)
 		}
 		var wonRow []string
 		for _, row := range b.tableCells(`[data-testid="stage-history"]`) {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -245,12 +246,25 @@ func (h *Handler) leadParam(c echo.Context) (models.Lead, error) {
 	return h.store.Lead(c.Request().Context(), currentAccount(c).ID, id)
 }
 
-func newStageForm(a models.Account) views.StageForm {
-	return views.StageForm{
-		Stage:    views.Field{Name: "stage", Label: "Stage", Value: models.StageQualified},
-		Value:    views.Field{Name: "value", Label: "Value (for won)", Type: "number"},
+func newStageForm(a models.Account, stages []models.Stage) views.StageForm {
+	f := views.StageForm{
+		Stage:    views.Field{Name: "stage", Label: "Stage"},
+		Value:    views.Field{Name: "value", Label: "Value (a deal's)", Type: "number"},
 		Currency: views.Field{Name: "currency", Label: "Currency", Value: a.Currency},
 	}
+	for _, st := range stages {
+		f.Options = append(f.Options, views.Option{Value: st.Name, Label: st.Name})
+	}
+	if len(stages) > 0 {
+		f.Stage.Value = stages[0].Name
+	}
+	return f
+}
+
+// stageForm is the set-stage form of the account's stages.
+func (h *Handler) stageForm(ctx context.Context, a models.Account) (views.StageForm, []models.Stage, error) {
+	stages, err := h.store.Stages(ctx, a.ID)
+	return newStageForm(a, stages), stages, err
 }
 
 func (h *Handler) showLead(c echo.Context) error {
@@ -258,7 +272,11 @@ func (h *Handler) showLead(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.renderLead(c, http.StatusOK, l, newStageForm(currentAccount(c).Account))
+	form, _, err := h.stageForm(c.Request().Context(), currentAccount(c).Account)
+	if err != nil {
+		return err
+	}
+	return h.renderLead(c, http.StatusOK, l, form)
 }
 
 func (h *Handler) renderLead(c echo.Context, status int, l models.Lead, form views.StageForm) error {
@@ -417,24 +435,32 @@ func rawFields(l models.Lead) []views.FieldRow {
 	return rows
 }
 
-var markable = []string{models.StageQualified, models.StageBooked, models.StageWon, models.StageJunk, models.StageNotJunk}
-
-// addLeadStage records a person's stage change or junk verdict on a lead.
+// addLeadStage records a person's stage change or junk verdict on a lead,
+// through the path the stage API takes (decide.Decider.Record), and says
+// which events it queued.
 func (h *Handler) addLeadStage(c echo.Context) error {
+	ctx := c.Request().Context()
 	a := currentAccount(c)
 	l, err := h.leadParam(c)
 	if err != nil {
 		return err
 	}
-	form := newStageForm(a.Account)
+	form, stages, err := h.stageForm(ctx, a.Account)
+	if err != nil {
+		return err
+	}
 	stage := c.FormValue("stage")
 	form.Stage.Value = stage
 	form.Value.Value = strings.TrimSpace(c.FormValue("value"))
 	if cur := strings.ToUpper(strings.TrimSpace(c.FormValue("currency"))); cur != "" {
 		form.Currency.Value = cur
 	}
-	if !slices.Contains(markable, stage) {
-		form.Stage.Error = "Choose qualified, booked or won."
+	switch i := slices.IndexFunc(stages, func(st models.Stage) bool { return strings.EqualFold(st.Name, stage) }); {
+	case stage == models.StageJunk || stage == models.StageNotJunk:
+	case i >= 0:
+		stage = stages[i].Name
+	default:
+		form.Stage.Error = "Choose one of the account's stages."
 	}
 	sc := models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: stage, OccurredAt: h.now().UTC(), UserID: &currentUser(c).ID}
 	if form.Value.Value != "" {
@@ -444,23 +470,30 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 			form.Value.Error = "Enter an amount from 0 to 1,000,000,000,000 (a trillion), in digits, like 1250 or 99.90."
 		}
 	}
-	if stage == models.StageWon && form.Value.Value == "" {
-		form.Value.Error = "A won deal needs its value: Meta learns from real purchase amounts."
-	}
 	// A value goes to Meta with its currency, whatever the stage.
-	if (stage == models.StageWon || form.Value.Value != "") && !country.ValidCurrency(form.Currency.Value) {
+	if form.Value.Value != "" && !country.ValidCurrency(form.Currency.Value) {
 		form.Currency.Error = "Enter a three-letter ISO 4217 code, like USD."
 	}
 	if sc.Value != nil {
 		sc.Currency = form.Currency.Value
 	}
+	if form.Value.Error == "" && form.Stage.Error == "" {
+		rules, err := h.store.SendRules(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		if msg := decide.ChangeProblem(rules, sc); msg != "" {
+			form.Value.Error = sentence(msg)
+		}
+	}
 	if form.Stage.Error != "" || form.Value.Error != "" || form.Currency.Error != "" {
 		return h.renderLead(c, http.StatusUnprocessableEntity, l, form)
 	}
-	if _, err := h.capture.Decider().Mark(c.Request().Context(), &sc); err != nil {
+	_, evs, err := h.capture.Decider().Record(ctx, &sc)
+	if err != nil && !errors.Is(err, store.ErrSameChange) {
 		return err
 	}
-	msg := "Stage set to " + stage + "."
+	msg := "Stage set to " + stage + "." + queuedText(evs)
 	switch stage {
 	case models.StageJunk:
 		msg = "Marked as junk: it will not be sent to Meta."
@@ -469,6 +502,23 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 	}
 	setFlash(c, "ok", msg)
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)))
+}
+
+// queuedText names the events a stage change queued, in order, for the
+// page's message: " Queued QualifiedLead (filled in), Purchase.", or ""
+// for none.
+func queuedText(evs []models.Event) string {
+	if len(evs) == 0 {
+		return ""
+	}
+	names := make([]string, len(evs))
+	for i, e := range evs {
+		names[i] = e.EventName
+		if e.FilledIn {
+			names[i] += " (filled in)"
+		}
+	}
+	return " Queued " + strings.Join(names, ", ") + "."
 }
 
 // sendRuleEvent queues a manual send rule's event for a lead: its button

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
 	"github.com/leadsignal/leadsignal/views"
@@ -122,13 +123,26 @@ func TestLeadsPages(t *testing.T) {
 			t.Errorf("after mark junk: junk %v override %q", l.Junk, l.JunkOverride)
 		}
 		b.post(lp+"/stages", url.Values{"stage": {"not_junk"}})
+		// Won sends a Purchase with the deal's value: it needs one.
+		d := models.Dataset{AccountID: acc.ID, Name: "Main", PixelID: "123456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}
+		if err := s.CreateDataset(t.Context(), &d); err != nil {
+			t.Fatal(err)
+		}
+		won := models.SendRule{AccountID: acc.ID, DatasetID: d.ID, Name: "won to Purchase", Mode: "stage", Stage: models.StageWon,
+			EventName: "Purchase", ValueField: models.StageValueFromChange, Combinator: "and", Conditions: "[]", Enabled: true}
+		if err := s.CreateSendRule(t.Context(), &won, nil); err != nil {
+			t.Fatal(err)
+		}
 		r = b.post(lp+"/stages", url.Values{"stage": {"won"}, "value": {""}, "currency": {"usd"}})
-		if r.status != http.StatusUnprocessableEntity || r.text("error-value") == "" {
-			t.Errorf("won without value = %d %q; want 422 with a value error", r.status, r.text("error-value"))
+		if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.text("error-value"), "Purchase") {
+			t.Errorf("won without value = %d %q; want 422 with a value error naming the Purchase", r.status, r.text("error-value"))
 		}
 		r = b.post(lp+"/stages", url.Values{"stage": {"won"}, "value": {"1250.50"}, "currency": {"eur"}})
 		wantStatus(t, "mark won", r, http.StatusSeeOther)
 		r = b.get(lp)
+		if msg := r.text("flash"); !strings.Contains(msg, "Queued Purchase.") {
+			t.Errorf("message after marking won = %q; want it to name the Purchase queued", msg)
+		}
 		if r.text("lead-stage") != "won" || r.text("lead-junk") != "not junk" {
 			t.Errorf("lead page stage %q junk %q", r.text("lead-stage"), r.text("lead-junk"))
 		}
