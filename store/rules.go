@@ -109,7 +109,13 @@ func (s *Store) MoveSendRule(ctx context.Context, accountID, id int64, delta int
 		if i < 0 {
 			return ErrNotFound
 		}
+		// Send rules and stage mappings are listed apart: a rule moves past
+		// the next one of its own kind.
+		mapping := rs[i].Mode == "stage"
 		j := i + delta
+		for j >= 0 && j < len(rs) && (rs[j].Mode == "stage") != mapping {
+			j += delta
+		}
 		if j < 0 || j >= len(rs) {
 			return nil
 		}

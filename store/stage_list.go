@@ -165,16 +165,15 @@ type StageCount struct {
 	Changes int64
 }
 
-// StageChangeCounts counts the stage changes of an account's leads per
-// stage, the junk markers aside, most first: at most limit stages. It
-// reads the changes through the account's leads, whose index finds them.
+// StageChangeCounts counts an account's stage changes per stage, junk
+// markers aside, most first, at most limit stages (the index on
+// stage_changes' account and stage finds them).
 func (s *Store) StageChangeCounts(ctx context.Context, accountID int64, limit int) ([]StageCount, error) {
 	var out []StageCount
 	err := s.q(ctx).Table("stage_changes").
-		Select("stage_changes.stage AS stage, COUNT(*) AS changes").
-		Joins("JOIN leads ON leads.id = stage_changes.lead_id").
-		Where("leads.account_id = ? AND stage_changes.stage NOT IN (?, ?)", accountID, models.StageJunk, models.StageNotJunk).
-		Group("stage_changes.stage").Order("changes DESC, stage").Limit(limit).Scan(&out).Error
+		Select("stage, COUNT(*) AS changes").
+		Where("account_id = ? AND stage NOT IN (?, ?)", accountID, models.StageJunk, models.StageNotJunk).
+		Group("stage").Order("changes DESC, stage").Limit(limit).Scan(&out).Error
 	return out, wrap("stage change counts", err)
 }
 

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -57,6 +58,53 @@ func TestUnknownPagesAreNotFound(t *testing.T) {
 		}
 		if r := b.get(views.AccountURL(acc.ID, "/settings")); r.status != http.StatusForbidden {
 			t.Errorf("GET settings as a viewer = %d; want 403", r.status)
+		}
+	})
+}
+
+// Stage mappings are the Stages page's: the Rules page neither lists them
+// nor opens one in the rule form, and moving a rule skips them.
+func TestRulesPageLeavesStageMappingsOut(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc, _ := a.ingestAccount("acme", "US")
+		ctx := t.Context()
+		d := models.Dataset{AccountID: acc.ID, Name: "Main", PixelID: "123456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}
+		if err := s.CreateDataset(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		m := models.SendRule{AccountID: acc.ID, DatasetID: d.ID, Name: "won to Purchase", Mode: "stage", Stage: models.StageWon,
+			EventName: "Purchase", ValueField: models.StageValueFromChange, Combinator: "and", Conditions: "[]", Enabled: true}
+		if err := s.CreateSendRule(ctx, &m, nil); err != nil {
+			t.Fatal(err)
+		}
+		last := models.SendRule{AccountID: acc.ID, DatasetID: d.ID, Name: "Later", Mode: "automatic_match", EventName: "Contact",
+			Combinator: "and", Conditions: `[{"field":"email","match_type":"not_empty","pattern":""}]`, Enabled: true}
+		if err := s.CreateSendRule(ctx, &last, nil); err != nil {
+			t.Fatal(err)
+		}
+		b := a.browser()
+		b.login("acme-owner@example.com")
+		r := b.get(views.AccountURL(acc.ID, "/rules"))
+		if strings.Contains(r.body, "won to Purchase") {
+			t.Error("the Rules page lists a stage mapping")
+		}
+		if r := b.get(views.AccountURL(acc.ID, fmt.Sprintf("/rules/%d", m.ID))); r.status != http.StatusNotFound {
+			t.Errorf("a stage mapping in the rule form = %d; want 404", r.status)
+		}
+		// "Later" moves up past the mapping to before the default rule.
+		if err := s.MoveSendRule(ctx, acc.ID, last.ID, -1); err != nil {
+			t.Fatal(err)
+		}
+		rules, _ := s.SendRules(ctx, acc.ID)
+		var order []string
+		for _, r := range rules {
+			if r.Mode != "stage" {
+				order = append(order, r.Name)
+			}
+		}
+		if len(order) != 2 || order[0] != "Later" {
+			t.Errorf("rules after moving Later up = %v; want it first", order)
 		}
 	})
 }

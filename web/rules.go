@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -42,10 +43,12 @@ func (h *Handler) showRules(c echo.Context) error {
 
 // ruleItems lists the account's rules as the Rules page shows them.
 func (h *Handler) ruleItems(ctx context.Context, accountID int64) ([]views.RuleListItem, error) {
-	rules, err := h.store.SendRules(ctx, accountID)
+	all, err := h.store.SendRules(ctx, accountID)
 	if err != nil {
 		return nil, err
 	}
+	// Stage mappings are listed on the Stages page.
+	rules := slices.DeleteFunc(all, func(r models.SendRule) bool { return rule.Mode(r.Mode) == rule.Stage })
 	datasets, err := h.store.Datasets(ctx, accountID)
 	if err != nil {
 		return nil, err
@@ -86,7 +89,12 @@ func (h *Handler) ruleParam(c echo.Context) (models.SendRule, error) {
 	if err != nil {
 		return models.SendRule{}, store.ErrNotFound
 	}
-	return h.store.SendRule(c.Request().Context(), currentAccount(c).ID, id)
+	r, err := h.store.SendRule(c.Request().Context(), currentAccount(c).ID, id)
+	if err == nil && rule.Mode(r.Mode) == rule.Stage {
+		// A stage mapping is the Stages page's.
+		return models.SendRule{}, store.ErrNotFound
+	}
+	return r, err
 }
 
 // fragmentPage is what a fragment swapped into a page needs of it: the

@@ -9,7 +9,7 @@ CREATE TABLE stages (
     booking     boolean NOT NULL DEFAULT false,
     created_at  datetime NOT NULL
 );
-CREATE UNIQUE INDEX stages_account_name_key ON stages (account_id, name);
+CREATE UNIQUE INDEX stages_account_name_key ON stages (account_id, lower(name));
 
 INSERT INTO stages (account_id, name, position, booking, created_at)
 SELECT a.id, s.name, s.position, s.booking, CURRENT_TIMESTAMP
@@ -58,5 +58,7 @@ ALTER TABLE events ADD COLUMN stage_change_id integer;
 ALTER TABLE events ADD COLUMN filled_in boolean NOT NULL DEFAULT false;
 CREATE INDEX events_stage_change_idx ON events (stage_change_id) WHERE stage_change_id IS NOT NULL;
 
--- A change sent without change_id is known by its lead, stage and time.
+-- A change sent without change_id is known by its lead, stage and time;
+-- the Stages page counts an account's changes per stage.
 CREATE INDEX stage_changes_natural_idx ON stage_changes (lead_id, stage, occurred_at);
+CREATE INDEX stage_changes_account_stage_idx ON stage_changes (account_id, stage);
