@@ -13,6 +13,7 @@ import (
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
+	"github.com/leadsignal/leadsignal/views"
 )
 
 // stageAPIReply is a decoded answer of POST /api/v1/stages.
@@ -162,6 +163,12 @@ func TestAPIStageFillsInAndIsIdempotent(t *testing.T) {
 		counts, err := s.EventCounts(t.Context(), st.acc.ID, store.EventFilter{}, 100)
 		if err != nil || counts[models.EventQueued] != 4 {
 			t.Errorf("event counts = %v, %v; want the lead's Lead and the 3 stage events", counts, err)
+		}
+		// The send log marks the filled-in events.
+		b := a.browser()
+		b.login("crm-owner@example.com")
+		if n := b.get(views.AccountURL(st.acc.ID, "/events")).doc.Find(`[data-testid="event-filled-in"]`).Length(); n != 2 {
+			t.Errorf("send log marks %d events filled in; want 2", n)
 		}
 	})
 }
