@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/leadsignal/leadsignal/internal/rule"
@@ -40,35 +41,43 @@ func checkRule(in ruleInput, env ruleEnv) (models.SendRule, []rule.Problem) {
 			add("conditions", msg)
 		}
 	}
-	switch in.ValueMode {
-	case "none":
-	case "fixed":
+	checkValueModes(in, add)
+	return r, problems
+}
+
+// checkValueModes checks the form's choices of how an event's value and
+// currency are set: none, fixed or from a lead field, and for a stage
+// mapping's form from the change as well (extra, the modes beyond those).
+func checkValueModes(in ruleInput, add func(path, msg string), extra ...string) {
+	switch {
+	case in.ValueMode == "none" || slices.Contains(extra, in.ValueMode):
+	case in.ValueMode == "fixed":
 		if _, ok := rule.Amount(in.Value); !ok {
 			add("value", fmt.Sprintf("Enter a number from 0 to %.0f, like 250 or 99.5, without a currency sign.", float64(rule.MaxValue)))
 		}
-	case "field":
+	case in.ValueMode == "field":
 		if in.ValueField == "" {
 			add("value_field", "Name the lead field that holds the value, like fields.deal_value.")
 		}
 	default:
 		add("value_mode", "Choose how the value is set.")
 	}
-	if in.ValueMode == "fixed" || in.ValueMode == "field" {
-		switch in.CurrencyMode {
-		case "account":
-		case "fixed":
-			if in.Currency == "" {
-				add("currency", "Enter a three-letter ISO 4217 code, like USD or EUR.")
-			}
-		case "field":
-			if in.CurrencyField == "" {
-				add("currency_field", "Name the lead field that holds the currency, like fields.currency.")
-			}
-		default:
-			add("currency_mode", "Choose how the currency is set.")
-		}
+	if in.ValueMode == "none" {
+		return
 	}
-	return r, problems
+	switch {
+	case in.CurrencyMode == "account" || slices.Contains(extra, in.CurrencyMode):
+	case in.CurrencyMode == "fixed":
+		if in.Currency == "" {
+			add("currency", "Enter a three-letter ISO 4217 code, like USD or EUR.")
+		}
+	case in.CurrencyMode == "field":
+		if in.CurrencyField == "" {
+			add("currency_field", "Name the lead field that holds the currency, like fields.currency.")
+		}
+	default:
+		add("currency_mode", "Choose how the currency is set.")
+	}
 }
 
 // typed is one text the form took, with its path.

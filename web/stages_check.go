@@ -1,7 +1,6 @@
 package web
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -119,34 +118,7 @@ func checkMapping(in mappingInput, env ruleEnv, stages []models.Stage, before *m
 			add("conditions", msg)
 		}
 	}
-	switch in.ValueMode {
-	case "none", fromChange:
-	case "fixed":
-		if _, ok := rule.Amount(in.Value); !ok {
-			add("value", fmt.Sprintf("Enter a number from 0 to %.0f, like 250 or 99.5, without a currency sign.", float64(rule.MaxValue)))
-		}
-	case "field":
-		if in.ValueField == "" {
-			add("value_field", "Name the lead field that holds the value, like fields.deal_value.")
-		}
-	default:
-		add("value_mode", "Choose how the value is set.")
-	}
-	if in.ValueMode != "none" {
-		switch in.CurrencyMode {
-		case "account", fromChange:
-		case "fixed":
-			if in.Currency == "" {
-				add("currency", "Enter a three-letter ISO 4217 code, like USD or EUR.")
-			}
-		case "field":
-			if in.CurrencyField == "" {
-				add("currency_field", "Name the lead field that holds the currency, like fields.currency.")
-			}
-		default:
-			add("currency_mode", "Choose how the currency is set.")
-		}
-	}
+	checkValueModes(in.ruleInput, add, fromChange)
 	return r, problems
 }
 
