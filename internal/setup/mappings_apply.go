@@ -3,7 +3,6 @@ package setup
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -88,15 +87,8 @@ func (a *applier) mappings(ctx context.Context, accountID int64, before, gone []
 			old = models.SendRule{AccountID: accountID}
 		}
 		want := mappingRuleOf(old, spec, datasetID[strings.ToLower(spec.Dataset)], stage)
-		switch {
-		case !found:
-			if err := a.tx.CreateSendRule(ctx, &want, a.by); err != nil {
-				return err
-			}
-		case !reflect.DeepEqual(old, want):
-			if err := a.tx.SaveSendRule(ctx, &want, a.by); err != nil {
-				return err
-			}
+		if err := a.saveRule(ctx, found, old, &want); err != nil {
+			return err
 		}
 		if found && existed[old.ID] {
 			if a.mappingChanges(path, old, want, datasetName) {

@@ -67,15 +67,8 @@ func (a *applier) rules(ctx context.Context, accountID int64, before []models.Se
 			old = models.SendRule{AccountID: accountID}
 		}
 		want := ruleOf(old, spec, datasetID[strings.ToLower(spec.Dataset)])
-		switch {
-		case !found:
-			if err := a.tx.CreateSendRule(ctx, &want, a.by); err != nil {
-				return err
-			}
-		case !reflect.DeepEqual(old, want):
-			if err := a.tx.SaveSendRule(ctx, &want, a.by); err != nil {
-				return err
-			}
+		if err := a.saveRule(ctx, found, old, &want); err != nil {
+			return err
 		}
 		if found && existed[old.ID] {
 			if a.ruleChanges(path, old, want, datasetName) {
@@ -107,6 +100,19 @@ func ruleOf(old models.SendRule, spec RuleSpec, datasetID int64) models.SendRule
 func conditionsOf(r models.SendRule) []rule.Condition {
 	s, _ := rule.SpecOf(r)
 	return s.Conditions
+}
+
+// saveRule stores want, a rule or mapping of the file, over old, the
+// account's of the same name: created when it had none (found false),
+// saved when it differs, left alone when it is the same.
+func (a *applier) saveRule(ctx context.Context, found bool, old models.SendRule, want *models.SendRule) error {
+	switch {
+	case !found:
+		return a.tx.CreateSendRule(ctx, want, a.by)
+	case !reflect.DeepEqual(old, *want):
+		return a.tx.SaveSendRule(ctx, want, a.by)
+	}
+	return nil
 }
 
 // ruleChanges reports how want differs from old, one change a setting,
