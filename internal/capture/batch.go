@@ -99,9 +99,20 @@ func (b *batcher) write(accountID int64) {
 		if b.observe != nil {
 			b.observe(accountID, len(batch))
 		}
-		b.c.write(batch)
+		if spent := b.c.write(batch); spent > costlyMatching {
+			// Matching this account's rules took long: it waits as long
+			// again before its next batch, so that it takes at most half
+			// of a core, whatever its rules, and leaves the rest to the
+			// other accounts' writers and the database.
+			time.Sleep(spent)
+		}
 	}
 }
+
+// costlyMatching is how long matching one batch's leads against their
+// account's rules may take before its writer pauses as long again: a few
+// milliseconds, where usual rules take microseconds a lead.
+const costlyMatching = 5 * time.Millisecond
 
 // conflictTries bounds how often a batch is tried again after another
 // replica took one of its external ids between the lookup and the write.
@@ -113,10 +124,11 @@ const conflictTries = 3
 // again, and its lookup finds the lead another replica stored; after any
 // other failure each job is tried alone, so one bad lead never costs the
 // others their capture.
-func (c *Capturer) write(batch []*job) {
+func (c *Capturer) write(batch []*job) (matching time.Duration) {
 	queued := false
 	for tries := 0; len(batch) > 0; {
-		answers, later, err := c.captureRound(batch)
+		answers, later, spent, err := c.captureRound(batch)
+		matching += spent
 		switch {
 		case err == nil:
 			for _, a := range answers {
@@ -129,7 +141,7 @@ func (c *Capturer) write(batch []*job) {
 		case len(batch) > 1:
 			slog.Warn("batched capture failed; capturing one by one", slog.Int("leads", len(batch)), slog.Any("error", err))
 			for _, j := range batch {
-				c.write([]*job{j})
+				matching += c.write([]*job{j})
 			}
 			batch = nil
 		default:
@@ -140,6 +152,7 @@ func (c *Capturer) write(batch []*job) {
 	if queued {
 		c.notify()
 	}
+	return matching
 }
 
 // answer is a job's answer, given once its round is stored.
@@ -159,16 +172,18 @@ type item struct {
 // captureRound captures a batch with two trips to the database: one to
 // learn which leads exist, which contacts are recent and where events go,
 // and to reserve the new leads' ids; one to store the new and completed
-// leads and their events in one transaction. It returns the answers, and
-// the jobs left for the next round.
-func (c *Capturer) captureRound(batch []*job) ([]answer, []*job, error) {
+// leads and their events in one transaction. It returns the answers, the
+// jobs left for the next round, and how long deciding the leads' events
+// took (matching their account's rules).
+func (c *Capturer) captureRound(batch []*job) ([]answer, []*job, time.Duration, error) {
 	ctx := context.Background()
 	queries, groups := captureQueries(batch)
 	facts, ids, err := c.store.LookupCapture(ctx, queries, len(batch))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	var (
+		matching time.Duration
 		items    []item
 		existing []answer // answered after the write, with the stored lead
 		later    []*job
@@ -202,12 +217,14 @@ func (c *Capturer) captureRound(batch []*job) ([]answer, []*job, error) {
 			items = append(items, it)
 		}
 		if err := judgeBatch(items[first:], f.Contacts); err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		for k := first; k < len(items); k++ {
 			it := &items[k]
+			start := time.Now()
 			it.events = c.decide.Matchers.Decide(decide.Input{Account: it.job.acc, Datasets: f.Datasets, Rules: f.Rules,
 				Lead: it.lead, Keys: it.job.keys}).New
+			matching += time.Since(start)
 			w.Events = append(w.Events, it.events...)
 			if it.completed {
 				w.Completed = append(w.Completed, it.lead)
@@ -220,7 +237,7 @@ func (c *Capturer) captureRound(batch []*job) ([]answer, []*job, error) {
 	err = c.store.SaveCaptured(ctx, w)
 	lost := err != nil && len(w.New) > 0 && c.committedAnyway(ctx, err, w.New[0])
 	if err != nil && !lost {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	answers := make([]answer, 0, len(batch)-len(later))
 	for _, it := range items {
@@ -243,7 +260,7 @@ func (c *Capturer) captureRound(batch []*job) ([]answer, []*job, error) {
 	for _, a := range existing {
 		answers = append(answers, answer{job: a.job, jobResult: c.existingByID(ctx, a.res.Lead.AccountID, a.res.Lead.ID)})
 	}
-	return answers, later, nil
+	return answers, later, matching, nil
 }
 
 // captureQueries groups a batch's jobs by account (groups maps an account
