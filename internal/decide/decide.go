@@ -150,6 +150,10 @@ func (ms *Matchers) Decide(in Input) Decision {
 		switch {
 		case e.Status == models.EventFailed && Cancelled(e.LastError) && wanted[k]:
 			d.Requeue = append(d.Requeue, e.ID)
+		case e.Status == models.EventFailed && e.LastError == JunkLead && !ms.automatic(in.Rules, e) && ms.Holds(in.Rules, in.Lead, e) == "":
+			// A manual, booking or stage event held back while the lead
+			// was junk goes once it is not.
+			d.Requeue = append(d.Requeue, e.ID)
 		case e.Status == models.EventQueued && !wanted[k]:
 			if reason := ms.unwanted(in, view, e); reason != "" {
 				d.Cancel = append(d.Cancel, Cancel{ID: e.ID, Reason: reason})
@@ -192,6 +196,13 @@ func (ms *Matchers) unwanted(in Input, view *rule.Lead, e models.Event) string {
 		return JunkLead
 	}
 	return NoLonger(r, m.Explain(res))
+}
+
+// automatic reports whether e is the event of an automatic rule, which
+// Decide's matches decide.
+func (ms *Matchers) automatic(rules []models.SendRule, e models.Event) bool {
+	r, ok := ruleOf(rules, e)
+	return ok && rule.Mode(r.Mode).OnCapture()
 }
 
 // Holds says why the dispatcher must not send event e of lead l, built

@@ -95,6 +95,12 @@ func TestDecideAgain(t *testing.T) {
 	if !Cancelled(d.Cancel[0].Reason) || Cancelled("not sent: user_data: missing") {
 		t.Error("Cancelled does not tell a decision's reasons from Meta's")
 	}
+	// A manual event the dispatcher held back while the lead was junk goes
+	// once it is not; one Meta refused stays failed.
+	d = decideFor(rules, l, stored(106, manual, l, models.EventFailed, JunkLead), stored(107, manual, l, models.EventFailed, "not sent: refused"))
+	if len(d.Requeue) != 1 || d.Requeue[0] != 106 {
+		t.Errorf("Requeue = %v; want the manual event held as junk (106)", d.Requeue)
+	}
 }
 
 func TestHolds(t *testing.T) {
