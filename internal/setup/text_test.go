@@ -75,8 +75,8 @@ func TestValidateNames(t *testing.T) {
 		want   []string
 	}{
 		{"valid, with a joiner and accents", func(f *File) {
-			f.Account.Name, f.Datasets[0].Name, f.SendRules[0].Name = "Café 👩‍💻", "می‌خواهم", "Über"
-			f.SendRules[0].Dataset = "می‌خواهم"
+			f.Account.Name, f.Datasets[0].Name, f.SendRules[0].Name = "Café 👩‍💻", "می\u200cخواهم", "Über"
+			f.SendRules[0].Dataset = "می\u200cخواهم"
 		}, nil},
 		{"right-to-left override in the account name", func(f *File) { f.Account.Name = "Acme\u202egpj.exe" },
 			[]string{"account.name: remove the invisible character U+202E"}},
