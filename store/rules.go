@@ -93,7 +93,8 @@ func (s *Store) DeleteSendRule(ctx context.Context, accountID, id int64, by *int
 }
 
 // MoveSendRule moves a rule one place up (delta -1) or down (+1) in its
-// account's list.
+// account's list of send rules, or a stage mapping among its stage's
+// mappings (which send in that order); the others keep their places.
 func (s *Store) MoveSendRule(ctx context.Context, accountID, id int64, delta int) error {
 	return wrap("move send rule", s.Tx(ctx, func(tx *Store) error {
 		rs, err := tx.SendRules(ctx, accountID)
@@ -109,14 +110,17 @@ func (s *Store) MoveSendRule(ctx context.Context, accountID, id int64, delta int
 		if i < 0 {
 			return ErrNotFound
 		}
-		// Send rules and stage mappings are listed apart: a rule moves past
-		// the next one of its own kind.
-		mapping := rs[i].Mode == "stage"
+		// Send rules and stage mappings are listed apart, a stage's
+		// mappings under their stage: one moves past the next of its list.
+		peer := func(r models.SendRule) bool { return r.Mode != modeStage }
+		if rs[i].Mode == modeStage {
+			peer = func(r models.SendRule) bool { return IsStageMapping(r, rs[i].Stage) }
+		}
 		j := i + delta
-		for j >= 0 && j < len(rs) && (rs[j].Mode == "stage") != mapping {
+		for j >= 0 && j < len(rs) && !peer(rs[j]) {
 			j += delta
 		}
-		if j < 0 || j >= len(rs) {
+		if delta == 0 || j < 0 || j >= len(rs) {
 			return nil
 		}
 		rs[i], rs[j] = rs[j], rs[i]

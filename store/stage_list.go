@@ -177,38 +177,6 @@ func (s *Store) StageChangeCounts(ctx context.Context, accountID int64, limit in
 	return out, wrap("stage change counts", err)
 }
 
-// MoveStageMapping moves a stage mapping one place up (delta -1) or down
-// (+1) among the mappings of its stage, which send in that order; the
-// account's other send rules keep their places.
-func (s *Store) MoveStageMapping(ctx context.Context, accountID, id int64, delta int) error {
-	return wrap("move stage mapping", s.Tx(ctx, func(tx *Store) error {
-		rules, err := tx.SendRules(ctx, accountID)
-		if err != nil {
-			return err
-		}
-		i := slices.IndexFunc(rules, func(r models.SendRule) bool { return r.ID == id && r.Mode == modeStage })
-		if i < 0 {
-			return ErrNotFound
-		}
-		j := i + delta
-		for j >= 0 && j < len(rules) && !IsStageMapping(rules[j], rules[i].Stage) {
-			j += delta
-		}
-		if delta == 0 || j < 0 || j >= len(rules) {
-			return nil
-		}
-		rules[i], rules[j] = rules[j], rules[i]
-		for k, r := range rules {
-			if r.Position != k+1 {
-				if err := tx.q(ctx).Model(&models.SendRule{}).Where("id = ?", r.ID).Update("position", k+1).Error; err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}))
-}
-
 // MappingName is the name stage mapping m gets among the account's send
 // rules: "<stage> to <event>", as the setup file names a mapping it gives
 // no name; "<stage> to <event> (<dataset>)" when another of rules has that

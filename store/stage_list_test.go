@@ -231,7 +231,7 @@ func TestStageListEdits(t *testing.T) {
 
 // A mapping moves among its stage's mappings only, past the rules and
 // other stages' mappings between them.
-func TestMoveStageMapping(t *testing.T) {
+func TestMoveSendRule(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -247,10 +247,10 @@ func TestMoveStageMapping(t *testing.T) {
 		w1 := mk("won", "Purchase")
 		mk("booked", "Schedule")
 		w2 := mk("Won", "BigDeal")
-		if err := s.MoveStageMapping(ctx, b.ID, w2.ID, -1); !errors.Is(err, store.ErrNotFound) {
+		if err := s.MoveSendRule(ctx, b.ID, w2.ID, -1); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("beta moves alpha's mapping: err = %v; want ErrNotFound", err)
 		}
-		if err := s.MoveStageMapping(ctx, a.ID, w2.ID, -1); err != nil {
+		if err := s.MoveSendRule(ctx, a.ID, w2.ID, -1); err != nil {
 			t.Fatal(err)
 		}
 		rules, _ := s.SendRules(ctx, a.ID)
@@ -262,7 +262,7 @@ func TestMoveStageMapping(t *testing.T) {
 		if strings.Join(names, ",") != want {
 			t.Errorf("order = %q; want %q", names, want)
 		}
-		if err := s.MoveStageMapping(ctx, a.ID, w2.ID, -1); err != nil {
+		if err := s.MoveSendRule(ctx, a.ID, w2.ID, -1); err != nil {
 			t.Fatal(err)
 		}
 		rules, _ = s.SendRules(ctx, a.ID)

@@ -225,7 +225,7 @@ func (h *Handler) moveMapping(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.MoveStageMapping(c.Request().Context(), currentAccount(c).ID, r.ID, delta); err != nil {
+	if err := h.store.MoveSendRule(c.Request().Context(), currentAccount(c).ID, r.ID, delta); err != nil {
 		return err
 	}
 	return h.stagesDone(c, "")

@@ -35,9 +35,11 @@ func RecordKey(l models.Lead) string {
 // StageRecordKey is the record key of a stage event: "<lead key>:<stage>",
 // one event per lead and stage however often the CRM repeats it, and
 // "<lead key>:<stage>:<changeKey>" for a repeatable mapping (changeKey is the
-// stage change's own key; "" for a mapping that is not repeatable).
+// stage change's own key; "" for a mapping that is not repeatable). The
+// stage is lower-cased: stages are matched ignoring case, so a booking
+// rule and a mapping of "Booked" make one event.
 func StageRecordKey(l models.Lead, stage, changeKey string) string {
-	k := RecordKey(l) + ":" + stage
+	k := RecordKey(l) + ":" + strings.ToLower(stage)
 	if changeKey != "" {
 		k += ":" + changeKey
 	}

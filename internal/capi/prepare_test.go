@@ -65,3 +65,13 @@ func TestCheckAgreesWithPrepare(t *testing.T) {
 		}
 	}
 }
+
+// A stage's record key ignores the stage's case, as stage changes find
+// their mappings: a booking rule at "booked" and a mapping of "Booked"
+// make one event.
+func TestStageRecordKeyIgnoresCase(t *testing.T) {
+	l := models.Lead{ID: 7}
+	if a, b := capi.StageRecordKey(l, "Booked", ""), capi.StageRecordKey(l, "booked", ""); a != b || a != "lead:7:booked" {
+		t.Errorf("StageRecordKey = %q and %q; want both lead:7:booked", a, b)
+	}
+}

@@ -281,29 +281,32 @@ func (r *Request) texts() []textField {
 // character (400): Postgres cannot store NUL in text at all, and no form
 // sends one, so it is a broken client rather than a person's typing.
 func (r Request) checkCharacters() *Error {
-	check := func(field, what, value string) *Error {
-		if !utf8.ValidString(value) {
-			return invalid(field, "%s is not valid UTF-8", what)
-		}
-		if strings.IndexByte(value, 0) >= 0 {
-			return badRequest("invalid_character", field, "%s contains a NUL character (\\u0000), which cannot be stored", what)
-		}
-		return nil
-	}
 	for _, f := range r.texts() {
-		if err := check(f.name, f.name, *f.value); err != nil {
+		if err := checkText(f.name, f.name, *f.value); err != nil {
 			return err
 		}
 	}
 	for k, val := range r.Fields {
-		if err := check("fields", "a custom field name", k); err != nil {
+		if err := checkText("fields", "a custom field name", k); err != nil {
 			return err
 		}
 		if s, ok := val.(string); ok {
-			if err := check("fields."+k, fmt.Sprintf("custom field %q", k), s); err != nil {
+			if err := checkText("fields."+k, fmt.Sprintf("custom field %q", k), s); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// checkText refuses text that is not UTF-8 (422) and text with a NUL
+// character (400), what naming the value in the message.
+func checkText(field, what, value string) *Error {
+	if !utf8.ValidString(value) {
+		return invalid(field, "%s is not valid UTF-8", what)
+	}
+	if strings.IndexByte(value, 0) >= 0 {
+		return badRequest("invalid_character", field, "%s contains a NUL character (\\u0000), which cannot be stored", what)
 	}
 	return nil
 }

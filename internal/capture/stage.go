@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/name"
@@ -70,13 +69,13 @@ func (r StageRequest) Validate(acc models.Account, now time.Time) (ValidStage, *
 		{"change_id", r.ChangeID},
 	}
 	for _, t := range texts {
-		switch {
-		case t.value == nil:
-		case !utf8.ValidString(*t.value):
-			return v, invalid(t.field, "%s is not valid UTF-8", t.field)
-		case strings.IndexByte(*t.value, 0) >= 0:
-			return v, badRequest("invalid_character", t.field, "%s contains a NUL character (\\u0000), which cannot be stored", t.field)
-		case len(*t.value) > maxShort:
+		if t.value == nil {
+			continue
+		}
+		if err := checkText(t.field, t.field, *t.value); err != nil {
+			return v, err
+		}
+		if len(*t.value) > maxShort {
 			return v, invalid(t.field, "%s is longer than %d bytes", t.field, maxShort)
 		}
 	}

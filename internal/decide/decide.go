@@ -121,27 +121,13 @@ func (ms *Matchers) Get(r models.SendRule) *rule.Matcher {
 // rules: completing a form is no reason to take back "started it".
 func (ms *Matchers) Decide(in Input) Decision {
 	view := rule.NewLead(&in.Lead)
-	wanted := map[eventKey]bool{}
 	var d Decision
-	for _, r := range in.Rules {
-		if !r.Enabled || !rule.Mode(r.Mode).OnCapture() {
-			continue
+	wanted := eventSet{}
+	for _, r := range ms.matching(in, automatic) {
+		ds, _ := datasetOf(in.Datasets, r.DatasetID)
+		if e := Event(in.Account, ds, r, in.Lead, in.Keys, view, capi.RecordKey(in.Lead), in.Lead.CreatedAt); wanted.add(e) {
+			d.New = append(d.New, e)
 		}
-		m := ms.Get(r)
-		if m == nil || !m.Match(view).Matched {
-			continue
-		}
-		ds, ok := datasetOf(in.Datasets, r.DatasetID)
-		if !ok {
-			continue
-		}
-		e := Event(in.Account, ds, r, in.Lead, in.Keys, view, capi.RecordKey(in.Lead), in.Lead.CreatedAt)
-		k := eventKey{e.DatasetID, e.EventID}
-		if wanted[k] {
-			continue // an earlier rule owns it
-		}
-		wanted[k] = true
-		d.New = append(d.New, e)
 	}
 	stored := map[eventKey]bool{}
 	for _, e := range in.Events {
@@ -150,7 +136,7 @@ func (ms *Matchers) Decide(in Input) Decision {
 		switch {
 		case e.Status == models.EventFailed && Cancelled(e.LastError) && wanted[k]:
 			d.Requeue = append(d.Requeue, e.ID)
-		case e.Status == models.EventFailed && e.LastError == JunkLead && !ms.automatic(in.Rules, e) && ms.Holds(in.Rules, in.Lead, e) == "":
+		case e.Status == models.EventFailed && e.LastError == JunkLead && !automaticEvent(in.Rules, e) && ms.Holds(in.Rules, in.Lead, e) == "":
 			// A manual, booking or stage event held back while the lead
 			// was junk goes once it is not.
 			d.Requeue = append(d.Requeue, e.ID)
@@ -179,7 +165,7 @@ func (ms *Matchers) Decide(in Input) Decision {
 // (Holds still keeps a junk lead's from Meta).
 func (ms *Matchers) unwanted(in Input, view *rule.Lead, e models.Event) string {
 	r, ok := ruleOf(in.Rules, e)
-	if !ok || !r.Enabled || !rule.Mode(r.Mode).OnCapture() {
+	if !ok || !r.Enabled || !automatic(r) {
 		return ""
 	}
 	m := ms.Get(r)
@@ -198,11 +184,47 @@ func (ms *Matchers) unwanted(in Input, view *rule.Lead, e models.Event) string {
 	return NoLonger(r, m.Explain(res))
 }
 
-// automatic reports whether e is the event of an automatic rule, which
-// Decide's matches decide.
-func (ms *Matchers) automatic(rules []models.SendRule, e models.Event) bool {
+// automatic reports whether r is an automatic rule, one Decide's
+// matches decide.
+func automatic(r models.SendRule) bool { return rule.Mode(r.Mode).OnCapture() }
+
+// automaticEvent reports whether e is the event of an automatic rule.
+func automaticEvent(rules []models.SendRule, e models.Event) bool {
 	r, ok := ruleOf(rules, e)
-	return ok && rule.Mode(r.Mode).OnCapture()
+	return ok && automatic(r)
+}
+
+// matching are the enabled rules of in that keep says, whose dataset is
+// the account's, that the lead matches, in order.
+func (ms *Matchers) matching(in Input, keep func(models.SendRule) bool) []models.SendRule {
+	view := rule.NewLead(&in.Lead)
+	var out []models.SendRule
+	for _, r := range in.Rules {
+		if !r.Enabled || !keep(r) {
+			continue
+		}
+		if _, ok := datasetOf(in.Datasets, r.DatasetID); !ok {
+			continue
+		}
+		if m := ms.Get(r); m != nil && m.Match(view).Matched {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// eventSet is the (dataset, event id) of the events a decision made: of
+// several rules making one, the first owns it.
+type eventSet map[eventKey]bool
+
+// add adds e, and reports whether it is the first with its id.
+func (s eventSet) add(e models.Event) bool {
+	k := eventKey{e.DatasetID, e.EventID}
+	if s[k] {
+		return false
+	}
+	s[k] = true
+	return true
 }
 
 // Holds says why the dispatcher must not send event e of lead l, built

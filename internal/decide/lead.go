@@ -143,22 +143,11 @@ func (d *Decider) input(ctx context.Context, l models.Lead) (Input, error) {
 // id), the first rule's.
 func (d *Decider) matched(in Input, wants func(rule.Mode) bool, recordKey string, at time.Time) []models.Event {
 	var evs []models.Event
-	seen := map[eventKey]bool{}
+	seen := eventSet{}
 	view := rule.NewLead(&in.Lead)
-	for _, r := range in.Rules {
-		if !r.Enabled || !wants(rule.Mode(r.Mode)) {
-			continue
-		}
-		if m := d.Matchers.Get(r); m == nil || !m.Match(view).Matched {
-			continue
-		}
-		ds, ok := datasetOf(in.Datasets, r.DatasetID)
-		if !ok {
-			continue
-		}
-		e := Event(in.Account, ds, r, in.Lead, in.Keys, view, recordKey, at)
-		if k := (eventKey{e.DatasetID, e.EventID}); !seen[k] {
-			seen[k] = true
+	for _, r := range d.Matchers.matching(in, func(r models.SendRule) bool { return wants(rule.Mode(r.Mode)) }) {
+		ds, _ := datasetOf(in.Datasets, r.DatasetID)
+		if e := Event(in.Account, ds, r, in.Lead, in.Keys, view, recordKey, at); seen.add(e) {
 			evs = append(evs, e)
 		}
 	}
@@ -244,20 +233,16 @@ func (d *Decider) ApplyRule(ctx context.Context, accountID, ruleID int64, since 
 	}
 	var batch []models.Event
 	flush := func() error {
-		had, err := d.store.StoredEventIDs(ctx, ds.ID, batch)
-		if err != nil {
+		defer func() { batch = batch[:0] }()
+		if dry {
+			had, err := d.store.StoredEventIDs(ctx, ds.ID, batch)
+			out.Had += had
 			return err
 		}
-		out.Had += had
-		if !dry {
-			_, fresh, err := d.store.EnqueueEvents(ctx, batch)
-			if err != nil {
-				return err
-			}
-			out.Queued += fresh
-		}
-		batch = batch[:0]
-		return nil
+		_, fresh, err := d.store.EnqueueEvents(ctx, batch)
+		out.Had += len(batch) - fresh
+		out.Queued += fresh
+		return err
 	}
 	view := rule.NewLead(&models.Lead{})
 	err = d.store.EachRecentLead(ctx, accountID, since, func(l *models.Lead) error {

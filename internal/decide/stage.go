@@ -28,15 +28,11 @@ type StageInput struct {
 	Now     time.Time
 }
 
-// mappingsOf are the enabled stage mappings of stage, in order.
-func mappingsOf(rules []models.SendRule, stage string) []models.SendRule {
-	var out []models.SendRule
-	for _, r := range rules {
-		if r.Enabled && rule.Mode(r.Mode) == rule.Stage && strings.EqualFold(r.Stage, stage) {
-			out = append(out, r)
-		}
+// mappingOf says whether a rule is a stage mapping of stage.
+func mappingOf(stage string) func(models.SendRule) bool {
+	return func(r models.SendRule) bool {
+		return rule.Mode(r.Mode) == rule.Stage && strings.EqualFold(r.Stage, stage)
 	}
-	return out
 }
 
 // PurchaseProblem says why stage change c cannot be sent by mapping r, a
@@ -53,7 +49,10 @@ func PurchaseProblem(r models.SendRule, c models.StageChange) string {
 // is, or "": one of the stage's mappings is a Purchase that needs the
 // change's value (PurchaseProblem).
 func ChangeProblem(rules []models.SendRule, c models.StageChange) string {
-	for _, r := range mappingsOf(rules, c.Stage) {
+	for _, r := range rules {
+		if !r.Enabled || !mappingOf(c.Stage)(r) {
+			continue
+		}
 		if msg := PurchaseProblem(r, c); msg != "" {
 			return msg
 		}
@@ -68,7 +67,7 @@ func ChangeProblem(rules []models.SendRule, c models.StageChange) string {
 // first mapping's.
 func (ms *Matchers) StageEvents(in Input, st StageInput) []models.Event {
 	c := st.Change
-	target := ms.matching(in, mappingsOf(in.Rules, c.Stage))
+	target := ms.matching(in, mappingOf(c.Stage))
 	if len(target) == 0 {
 		return nil
 	}
@@ -78,7 +77,7 @@ func (ms *Matchers) StageEvents(in Input, st StageInput) []models.Event {
 			if st.Reached[strings.ToLower(s.Name)] || strings.EqualFold(s.Name, c.Stage) {
 				continue
 			}
-			if ms := ms.matching(in, mappingsOf(in.Rules, s.Name)); len(ms) > 0 {
+			if ms := ms.matching(in, mappingOf(s.Name)); len(ms) > 0 {
 				skipped = append(skipped, ms)
 			}
 		}
@@ -101,11 +100,10 @@ func (ms *Matchers) StageEvents(in Input, st StageInput) []models.Event {
 	}
 
 	view := rule.NewLead(&in.Lead)
-	seen := map[eventKey]bool{}
+	seen := eventSet{}
 	var evs []models.Event
 	add := func(e models.Event) {
-		if k := (eventKey{e.DatasetID, e.EventID}); !seen[k] {
-			seen[k] = true
+		if seen.add(e) {
 			evs = append(evs, e)
 		}
 	}
@@ -113,7 +111,7 @@ func (ms *Matchers) StageEvents(in Input, st StageInput) []models.Event {
 		t := start.Add(time.Duration(i) * time.Second)
 		for _, r := range group {
 			ds, _ := datasetOf(in.Datasets, r.DatasetID)
-			e := newEvent(ds, r, in.Lead, capi.StageRecordKey(in.Lead, strings.ToLower(r.Stage), ""), t)
+			e := newEvent(ds, r, in.Lead, capi.StageRecordKey(in.Lead, r.Stage, ""), t)
 			e.FilledIn = true
 			if r.ValueField != models.StageValueFromChange {
 				e.Value, e.Currency = value(r, view)
@@ -128,28 +126,12 @@ func (ms *Matchers) StageEvents(in Input, st StageInput) []models.Event {
 		if r.Repeatable {
 			key = changeKey(c)
 		}
-		e := newEvent(ds, r, in.Lead, capi.StageRecordKey(in.Lead, strings.ToLower(r.Stage), key), at)
+		e := newEvent(ds, r, in.Lead, capi.StageRecordKey(in.Lead, r.Stage, key), at)
 		e.Value, e.Currency = stageValue(r, c, view)
 		ms.finish(in, ds, &e, st.Now)
 		add(e)
 	}
 	return evs
-}
-
-// matching are the mappings of rules the lead matches whose dataset is the
-// account's.
-func (ms *Matchers) matching(in Input, rules []models.SendRule) []models.SendRule {
-	view := rule.NewLead(&in.Lead)
-	var out []models.SendRule
-	for _, r := range rules {
-		if _, ok := datasetOf(in.Datasets, r.DatasetID); !ok {
-			continue
-		}
-		if m := ms.Get(r); m != nil && m.Match(view).Matched {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // finish prepares a stage event's payload, or expires it at once when it
