@@ -278,6 +278,12 @@ func TestBrowserLeadsKeyFilterAndMark(t *testing.T) {
 		if msg := b.text(`[data-testid="flash"]`); !strings.Contains(msg, "Queued Purchase.") {
 			t.Errorf("flash after won = %q; want the Purchase it queued named", msg)
 		}
+		if v := b.value(`#f-stage`); v != "won" {
+			t.Errorf("stage select after won = %q; want the lead's stage", v)
+		}
+		if got := b.text(`[data-testid="lead-rules"]`); strings.Contains(got, "won to Purchase") {
+			t.Errorf("the lead's send rules list the stage mapping: %q", got)
+		}
 		var wonRow []string
 		for _, row := range b.tableCells(`[data-testid="stage-history"]`) {
 			if len(row) == 4 && row[1] == "won" {

@@ -276,6 +276,9 @@ func (h *Handler) showLead(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if l.Stage != "" {
+		form.Stage.Value = l.Stage // the select starts at the lead's stage
+	}
 	return h.renderLead(c, http.StatusOK, l, form)
 }
 

@@ -24,6 +24,9 @@ func (h *Handler) leadRuleRows(a models.Account, role models.Role, l models.Lead
 		if !r.Enabled {
 			continue // it decides nothing: matching it would only cost
 		}
+		if rule.Mode(r.Mode) == rule.Stage {
+			continue // a stage mapping: its events show when the stage changes
+		}
 		i := slices.IndexFunc(datasets, func(d models.Dataset) bool { return d.ID == r.DatasetID })
 		var ds models.Dataset
 		if i >= 0 {
