@@ -38,11 +38,11 @@ const (
 // fields the conditions may name. When s has problems, Compile returns
 // them all, in the order of s's parts, and no Matcher.
 func Compile(s Spec, schema Schema) (*Matcher, []Problem) {
-	c := compiler{schema: schema}
 	m := &Matcher{spec: s, mode: s.Mode}
 	if m.mode == "" {
 		m.mode = AutomaticCompleted
 	}
+	c := compiler{schema: schema, stage: m.mode == Stage}
 
 	if !m.mode.Valid() && m.mode != Stage {
 		c.add("mode", "%q is not a send mode; use one of %s", s.Mode, join(Modes))
@@ -83,7 +83,10 @@ func Compile(s Spec, schema Schema) (*Matcher, []Problem) {
 
 // compiler collects the problems of one Spec.
 type compiler struct {
-	schema   Schema
+	schema Schema
+	// stage: the Spec is a stage mapping's, whose conditions may read the
+	// stage change's fields.
+	stage    bool
 	problems []Problem
 }
 
@@ -113,10 +116,13 @@ func (c *compiler) condition(path string, cd Condition) cond {
 
 // field finds the field a condition names and sets k to read it. A field
 // it cannot find reads as a custom field, so that the pattern can still be
-// checked.
+// checked. The stage change's fields are a stage mapping's only.
 func (c *compiler) field(path, name string, k *cond) (Field, bool) {
 	if i, ok := defIndex[name]; ok {
 		k.get = defs[i].get
+		if defs[i].Change && !c.stage {
+			c.add(path, "%s", changeProblem(defs[i].Field))
+		}
 		return defs[i].Field, true
 	}
 	f, known := c.schema.known(name)
@@ -126,11 +132,11 @@ func (c *compiler) field(path, name string, k *cond) (Field, bool) {
 			c.add(path, "choose a field")
 		case isCustom && strings.TrimSpace(custom) == "":
 			c.add(path, "write the form field's name after fields., like fields.budget")
-		case isCustom && c.schema.suggest(name) == "":
+		case isCustom && c.schema.suggest(name, c.stage) == "":
 			c.add(path, "no lead has had a custom field %q yet; check its name against the form", custom)
 		default:
 			msg := fmt.Sprintf("unknown field %q", name)
-			if s := c.schema.suggest(name); s != "" {
+			if s := c.schema.suggest(name, c.stage); s != "" {
 				msg += fmt.Sprintf("; did you mean %s?", s)
 			}
 			c.add(path, "%s", msg)
@@ -150,7 +156,7 @@ func kindProblem(f Field, t MatchType) string {
 	case Number:
 		return fmt.Sprintf("%s is a number: use gt, lt, is_empty or not_empty", f.Name)
 	}
-	return fmt.Sprintf("%s is text: %s compares numbers, which only custom form fields and fill_seconds hold", f.Name, t)
+	return fmt.Sprintf("%s is text: %s compares numbers, which only custom form fields and number fields like fill_seconds hold", f.Name, t)
 }
 
 // pattern checks the condition's pattern for its match type and the

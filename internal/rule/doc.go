@@ -27,7 +27,13 @@
 //     utm_content, utm_term (of event_source_url);
 //   - junk_reason.<signal> for each junk signal: true when the signal fired
 //     at capture, even if a person then marked the lead not junk (junk is
-//     the verdict in force).
+//     the verdict in force);
+//   - the stage change's, for stage mappings only (a rule of another mode
+//     naming one does not compile): change.value, the deal value the
+//     change carried (a number, unknown without one), and change.currency
+//     (its ISO 4217 code in upper case, "" without one). Lead.SetChange
+//     gives the change; without it, as for a stage filled in before the
+//     one that changed, both are unknown.
 //
 // Bool fields read "true" or "false"; fill_seconds reads as a number, ""
 // when unknown; a derived true/false field of something the lead lacks
@@ -49,8 +55,9 @@
 //     list: not_equals, not_contains and not_in_list hold for it. It is no
 //     number, so gt and lt fail.
 //   - gt and lt read plain decimal numbers ("5000", "2.5", "1e3"): "$5,000"
-//     is no number and fails both. They apply to fill_seconds and custom
-//     fields; other text fields refuse them.
+//     is no number and fails both. They apply to fill_seconds,
+//     change.value and custom fields; other text fields refuse them. Both
+//     are strict: "a deal of at least 500" is change.value gt 499.99.
 //   - is_empty and not_empty take no pattern; one given with them is a
 //     problem rather than silently dropped, so a setup file round-trips.
 //   - automatic_completed takes no conditions (it sends every completed

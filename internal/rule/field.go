@@ -44,6 +44,9 @@ type Field struct {
 	// MayBeUnknown: a Bool field derived from something a lead may lack,
 	// which is then neither true nor false (see derivedFlag).
 	MayBeUnknown bool
+	// Change: a field of the stage change (ChangePrefix), which only
+	// stage mappings read; Schema.Fields leaves it out.
+	Change bool
 }
 
 // MatchTypes lists the match types a condition on f may use. Custom form
@@ -81,10 +84,13 @@ type Schema struct {
 
 // Fields lists the fields a rule may name, for the rule form's picker:
 // the built-in ones, then a fields.<name> for each custom field, sorted.
+// The stage change's fields are not among them (ChangeFields).
 func (s Schema) Fields() []Field {
 	out := make([]Field, 0, len(defs)+len(s.Custom))
 	for _, d := range defs {
-		out = append(out, d.Field)
+		if !d.Change {
+			out = append(out, d.Field)
+		}
 	}
 	custom := slices.Clone(s.Custom)
 	slices.Sort(custom)
@@ -96,10 +102,10 @@ func (s Schema) Fields() []Field {
 	return out
 }
 
-// known reports whether name is a built-in field or one of the custom
-// fields the schema accepts.
+// known reports whether name is a built-in field of the lead or one of
+// the custom fields the schema accepts.
 func (s Schema) known(name string) (Field, bool) {
-	if f, ok := builtin(name); ok {
+	if f, ok := builtin(name); ok && !f.Change {
 		return f, true
 	}
 	custom, ok := strings.CutPrefix(name, CustomPrefix)
@@ -132,7 +138,7 @@ type def struct {
 }
 
 // defs are the built-in fields, in the picker's order: the lead's own
-// fields, the derived ones, then one per junk signal.
+// fields, the derived ones, one per junk signal, then the stage change's.
 var defs = builtinDefs()
 
 // defIndex finds a def by name.
@@ -222,7 +228,7 @@ func builtinDefs() []def {
 		label, _ := junk.Describe(sig)
 		ds = append(ds, flag(JunkReasonPrefix+string(sig), "Junk signal: "+label, func(v *Lead) bool { return v.junkReason(sig) }))
 	}
-	return ds
+	return append(ds, changeDefs()...)
 }
 
 func fillSeconds(v *Lead) string {
@@ -258,8 +264,9 @@ func oneOf(vs []string) func(string) string {
 }
 
 // suggest returns the known field name closest to an unknown one, or ""
-// when none is close enough to be the likely intent.
-func (s Schema) suggest(name string) string {
+// when none is close enough to be the likely intent. The stage change's
+// fields are among the candidates only for a stage mapping (change).
+func (s Schema) suggest(name string, change bool) string {
 	if len(name) > maxSuggestLen {
 		return ""
 	}
@@ -270,7 +277,9 @@ func (s Schema) suggest(name string) string {
 		}
 	}
 	for _, d := range defs {
-		try(d.Name)
+		if change || !d.Change {
+			try(d.Name)
+		}
 	}
 	for _, c := range s.Custom {
 		try(CustomPrefix + c)

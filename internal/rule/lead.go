@@ -33,6 +33,7 @@ type Lead struct {
 	utms          [len(utmParams)]string
 	fields        []customField
 	reasons       []storedReason
+	change        *models.StageChange // SetChange's; nil for none
 }
 
 // customField is one custom form field of the lead.
@@ -66,8 +67,8 @@ func NewLead(l *models.Lead) *Lead {
 }
 
 // Reset makes v read l, forgetting what it worked out for the previous
-// lead but keeping its buffers: the preview reuses one Lead for every row
-// it streams.
+// lead, and its stage change, but keeping its buffers: the preview reuses
+// one Lead for every row it streams.
 func (v *Lead) Reset(l *models.Lead) {
 	clear(v.fields) // drop the previous lead's strings
 	*v = Lead{m: l, fields: v.fields[:0], reasons: v.reasons[:0]}
@@ -358,7 +359,11 @@ func (s Schema) ValueProblem(name string) string {
 	if _, ok := s.known(name); ok {
 		return ""
 	}
-	if msg := s.suggest(name); msg != "" {
+	if f, ok := builtin(name); ok && f.Change {
+		return fmt.Sprintf("%s is the stage change's, not a lead field: a stage mapping takes the change's value and currency "+
+			"from the change instead", name)
+	}
+	if msg := s.suggest(name, false); msg != "" {
 		return fmt.Sprintf("unknown field %q; did you mean %s?", name, msg)
 	}
 	return fmt.Sprintf("unknown field %q", name)
