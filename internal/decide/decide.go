@@ -54,6 +54,10 @@ type Input struct {
 	Keys  normalize.Keys
 	// Events are the lead's stored events; nil for a lead not yet stored.
 	Events []models.Event
+	// Change is the stage change whose stage's mappings are matched: their
+	// conditions on change.value and change.currency read it. nil
+	// otherwise, and then those fields are unknown (see StageEvents).
+	Change *models.StageChange
 }
 
 // Decision is what a lead's events become.
@@ -195,9 +199,10 @@ func automaticEvent(rules []models.SendRule, e models.Event) bool {
 }
 
 // matching are the enabled rules of in that keep says, whose dataset is
-// the account's, that the lead matches, in order.
+// the account's, that the lead (and in.Change) matches, in order.
 func (ms *Matchers) matching(in Input, keep func(models.SendRule) bool) []models.SendRule {
 	view := rule.NewLead(&in.Lead)
+	view.SetChange(in.Change)
 	var out []models.SendRule
 	for _, r := range in.Rules {
 		if !r.Enabled || !keep(r) {

@@ -60,17 +60,26 @@ func ChangeProblem(rules []models.SendRule, c models.StageChange) string {
 	return ""
 }
 
-// StageEvents are the events stage change in.Change makes of the lead in
+// StageEvents are the events stage change st.Change makes of the lead in
 // in (as the change leaves it): those of the stage's mappings the lead
-// matches, after those of the earlier mapped stages it skipped, filled in.
-// Several mappings making the same (dataset, event id) make one event, the
-// first mapping's.
+// and the change match, after those of the earlier mapped stages it
+// skipped, filled in. Several mappings making the same (dataset, event id)
+// make one event, the first mapping's.
+//
+// The stage's mappings read the change's value and currency in their
+// conditions (change.value, change.currency). A filled-in stage had no
+// change of its own, and the one that skipped it carries another stage's
+// deal: to its mappings those fields are unknown, so a condition on the
+// value (gt, lt) fails there, as it does for a change without a value.
 func (ms *Matchers) StageEvents(in Input, st StageInput) []models.Event {
 	c := st.Change
-	target := ms.matching(in, mappingOf(c.Stage))
+	own := in
+	own.Change = &c
+	target := ms.matching(own, mappingOf(c.Stage))
 	if len(target) == 0 {
 		return nil
 	}
+	in.Change = nil // for the filled-in stages
 	var skipped [][]models.SendRule
 	if pos := stagePosition(st.Stages, c.Stage); pos >= 0 {
 		for _, s := range st.Stages[:pos] {

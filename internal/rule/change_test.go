@@ -18,7 +18,9 @@ func amount(f float64) *float64 { return &f }
 // A stage mapping's conditions read the stage change's value and currency;
 // without a change, or a value, they are unknown.
 func TestMatchChangeFields(t *testing.T) {
-	eur := func(v float64) *models.StageChange { return &models.StageChange{Stage: "won", Value: amount(v), Currency: "EUR"} }
+	eur := func(v float64) *models.StageChange {
+		return &models.StageChange{Stage: "won", Value: amount(v), Currency: "EUR"}
+	}
 	tests := []struct {
 		name   string
 		cond   Condition
