@@ -146,7 +146,7 @@ var eventText = []textColumn[models.Event]{
 var eventTyped = []column{
 	{"account_id", "bigint"}, {"dataset_id", "bigint"}, {"lead_id", "bigint"}, {"origin_id", "bigint"},
 	{"value", "double precision"}, {"event_time", "timestamptz"}, {"payload_stamp", "bigint"},
-	{"created_at", "timestamptz"},
+	{"created_at", "timestamptz"}, {"stage_change_id", "bigint"}, {"filled_in", "boolean"},
 }
 
 // insertEventsSQL inserts new events and gives each its state, due when
@@ -171,13 +171,14 @@ func eventArgs(evs []models.Event) []any {
 	n := len(evs)
 	account, dataset, lead, origin := make([]int64, n), make([]int64, n), make([]int64, n), make([]*int64, n)
 	value, at, stamp, created := make([]*float64, n), make([]time.Time, n), make([]int64, n), make([]time.Time, n)
+	change, filledIn := make([]*int64, n), make([]bool, n)
 	status, lastError := make([]string, n), make([]string, n)
 	for i := range evs {
 		e := &evs[i]
 		account[i], dataset[i], lead[i], origin[i], value[i] = e.AccountID, e.DatasetID, e.LeadID, e.OriginID, e.Value
-		at[i], stamp[i], created[i] = e.EventTime.UTC(), e.PayloadStamp, e.CreatedAt.UTC()
+		at[i], stamp[i], created[i], change[i], filledIn[i] = e.EventTime.UTC(), e.PayloadStamp, e.CreatedAt.UTC(), e.StageChangeID, e.FilledIn
 		status[i], lastError[i] = string(e.Status), e.LastError
 	}
-	args := textArgs([]any{account, dataset, lead, origin, value, at, stamp, created}, evs, eventText)
+	args := textArgs([]any{account, dataset, lead, origin, value, at, stamp, created, change, filledIn}, evs, eventText)
 	return append(args, status, lastError)
 }

@@ -195,28 +195,17 @@ func (s *Store) StageChanges(ctx context.Context, accountID, leadID int64) ([]mo
 // (AfterStageChange), leaving its events as they are: internal/decide's
 // Mark decides them too. It returns the lead as it is afterwards.
 func (s *Store) AddStageChange(ctx context.Context, c *models.StageChange) (models.Lead, error) {
-	var l models.Lead
-	err := s.Tx(ctx, func(tx *Store) error {
-		var err error
-		if l, err = tx.lockLead(ctx, c.AccountID, c.LeadID); err != nil {
-			return err
-		}
-		l, err = tx.addStageChange(ctx, l, c)
-		return err
-	})
-	return l, wrap("add stage change", err)
-}
-
-// lockLead reads a lead for update, so that concurrent changes to one lead
-// apply one after the other.
-func (s *Store) lockLead(ctx context.Context, accountID, leadID int64) (models.Lead, error) {
-	var l models.Lead
-	q := s.q(ctx).Where("account_id = ? AND id = ?", accountID, leadID)
-	if s.dialect == "postgres" {
-		q = q.Clauses(forUpdate())
+	l, err := s.Lead(ctx, c.AccountID, c.LeadID)
+	if err != nil {
+		return l, err
 	}
-	err := q.Take(&l).Error
-	return l, err
+	history, err := s.StageHistories(ctx, c.AccountID, []int64{l.ID})
+	if err != nil {
+		return l, err
+	}
+	after := AfterStageChange(l, *c, IsNewestStage(history[l.ID], c.OccurredAt))
+	_, err = s.ChangeLeads(ctx, c.AccountID, map[int64]time.Time{l.ID: l.UpdatedAt}, []LeadChange{{Change: c, After: &after}})
+	return after, err
 }
 
 // CountLeads counts an account's leads matching f, but stops at limit:

@@ -318,12 +318,18 @@ func TestChangeLeadCancelsAndRequeues(t *testing.T) {
 			t.Fatalf("claim = %+v, %v", leased.Events, err)
 		}
 		junkAt := now.Add(time.Minute)
-		changed, _, err := s.ChangeLead(ctx, &models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: models.StageJunk, OccurredAt: junkAt},
+		// changeLead records c on lead l, read with updated_at expect.
+		changeLead := func(l models.Lead, c models.StageChange, expect time.Time, ch store.EventChanges) (models.Lead, error) {
+			after := store.AfterStageChange(l, c, true)
+			_, err := s.ChangeLeads(ctx, a.ID, map[int64]time.Time{l.ID: expect}, []store.LeadChange{{Change: &c, After: &after, Events: ch}})
+			return after, err
+		}
+		changed, err := changeLead(l, models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: models.StageJunk, OccurredAt: junkAt},
 			l.UpdatedAt, store.EventChanges{Cancel: []store.EventCancel{{ID: evs[0].ID, Reason: "junk"}, {ID: evs[1].ID, Reason: "junk"}}})
 		if err != nil || !changed.Junk {
 			t.Fatalf("change lead = %+v, %v; want it junk", changed, err)
 		}
-		if _, _, err := s.ChangeLead(ctx, &models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: models.StageNotJunk, OccurredAt: junkAt},
+		if _, err := changeLead(l, models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: models.StageNotJunk, OccurredAt: junkAt},
 			l.UpdatedAt, store.EventChanges{Requeue: []int64{evs[1].ID}}); !errors.Is(err, store.ErrStale) {
 			t.Fatalf("a decision from the lead before the change: %v; want ErrStale", err)
 		}
@@ -355,7 +361,7 @@ func TestChangeLeadCancelsAndRequeues(t *testing.T) {
 		if e, _ := s.Event(ctx, a.ID, evs[0].ID); e.Status != models.EventQueued || e.Attempts != 0 {
 			t.Errorf("put back = %s after %d attempts; want queued, no attempt counted", e.Status, e.Attempts)
 		}
-		if _, _, err := s.ChangeLead(ctx, &models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: models.StageNotJunk, OccurredAt: junkAt},
+		if _, err := changeLead(changed, models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: models.StageNotJunk, OccurredAt: junkAt},
 			changed.UpdatedAt, store.EventChanges{Requeue: []int64{evs[1].ID}}); err != nil {
 			t.Fatal(err)
 		}

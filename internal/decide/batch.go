@@ -3,10 +3,24 @@ package decide
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
 
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
+
+// Stage changes are recorded in batches, one path for all of them: the
+// lead page and the stage API record a batch of one, a CSV upload
+// thousands. A batch reads its leads, their stage changes and their events
+// at once, decides each change in order in memory (a change sees those
+// before it, of the batch too), and writes everything in one transaction
+// (store.ChangeLeads); if a lead changed meanwhile, it decides again.
 
 // StageItem is one stage change to record: the key its lead is found by
 // and the change (capture.ValidStage, as the stage API validates it).
@@ -23,27 +37,380 @@ type StageOutcome struct {
 	Problem *Problem
 }
 
-// Stages records stage changes of an account's leads, in order, as Stage
-// records one: a change later in items sees those before it. With dry set
-// it decides and writes nothing: the outcomes say what recording would do
-// (events with the status they would be queued with). The error is for the
-// database; a change the account cannot take is its outcome's Problem.
+// StageResult is a recorded stage change and its events.
+type StageResult struct {
+	// Lead is the lead as the change left it.
+	Lead   models.Lead
+	Change models.StageChange
+	// Events are the events queued for the change, filled in ones first
+	// (for a dry run, those it would queue).
+	Events []models.Event
+	// Replayed: the change was recorded before (its change_id, or its
+	// stage and time); nothing was queued now.
+	Replayed bool
+}
+
+// Problem is a stage change the account cannot take, for the API's error
+// reply: its HTTP status, a code, the field at fault and what to do.
+type Problem struct {
+	Status  int
+	Code    string
+	Field   string
+	Message string
+}
+
+func (p *Problem) Error() string { return p.Message }
+
+// stageBatch bounds the changes written in one transaction.
+const stageBatch = 1000
+
+// Stage records a stage change of the account's lead found by key, as the
+// stage API sends it: Stages for one change, its Problem as the error.
+func (d *Decider) Stage(ctx context.Context, accountID int64, key store.LeadKey, change models.StageChange) (StageResult, error) {
+	out, err := d.Stages(ctx, accountID, []StageItem{{Key: key, Change: change}}, false)
+	if err != nil {
+		return StageResult{}, err
+	}
+	if p := out[0].Problem; p != nil {
+		return StageResult{}, p
+	}
+	return out[0].StageResult, nil
+}
+
+// Stages records stage changes of an account's leads found by their keys,
+// in order: a change later in items sees those before it. Recording is
+// idempotent (a change recorded already, by its change_id or else its
+// lead, stage and time, is Replayed with what was recorded); a change is
+// refused with a Problem when its lead is not found, it predates the lead,
+// or a Purchase lacks its value. Each change's events are decided as Mark
+// decides them. With dry set nothing is written: the outcomes say what
+// recording would do. The error is the database's.
 func (d *Decider) Stages(ctx context.Context, accountID int64, items []StageItem, dry bool) ([]StageOutcome, error) {
 	out := make([]StageOutcome, len(items))
-	for i, it := range items {
-		if dry {
-			return nil, errors.New("decide: dry stages: not yet")
+	for start := 0; start < len(items); start += stageBatch {
+		chunk := items[start:min(start+stageBatch, len(items))]
+		keys := make([]store.LeadKey, len(chunk))
+		for i, it := range chunk {
+			keys[i] = it.Key
 		}
-		res, err := d.Stage(ctx, accountID, it.Key, it.Change)
-		var p *Problem
-		if errors.As(err, &p) {
-			out[i].Problem = p
-			continue
-		}
+		leads, err := d.store.LeadsByKeys(ctx, accountID, keys)
 		if err != nil {
 			return nil, err
 		}
-		out[i].StageResult = res
+		var todo []pending
+		for i, it := range chunk {
+			l, ok := leads[it.Key]
+			if !ok {
+				out[start+i].Problem = notFound(it.Key.Field)
+				continue
+			}
+			c := it.Change
+			c.AccountID, c.LeadID, c.ID = accountID, l.ID, 0
+			todo = append(todo, pending{out: &out[start+i], change: c})
+		}
+		if err := d.record(ctx, accountID, todo, true, dry); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+func notFound(field string) *Problem {
+	return &Problem{Status: http.StatusNotFound, Code: "lead_not_found", Field: "lead." + field,
+		Message: fmt.Sprintf("no lead of this account has this %s", strings.ReplaceAll(field, "_", " "))}
+}
+
+// pending is a change to record and where its outcome goes.
+type pending struct {
+	out    *StageOutcome
+	change models.StageChange
+}
+
+// accountState is what deciding reads of an account, once per batch.
+type accountState struct {
+	models.Account
+	datasets []models.Dataset
+	rules    []models.SendRule
+	stages   []models.Stage
+}
+
+// record decides and writes todo's changes, in order, and fills in their
+// outcomes. checked: refuse a change that predates its lead or lacks a
+// Purchase's value (the stage API's and the upload's checks; the lead page
+// checks the value in its form).
+func (d *Decider) record(ctx context.Context, accountID int64, todo []pending, checked, dry bool) error {
+	if len(todo) == 0 {
+		return nil
+	}
+	acc, err := d.account(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	for try := 1; ; try++ {
+		fresh, err := d.decideAll(ctx, acc, todo, checked, dry)
+		if errors.Is(err, store.ErrStale) && try < staleTries {
+			continue
+		}
+		if err == nil && fresh > 0 {
+			d.notify()
+		}
+		return err
+	}
+}
+
+func (d *Decider) account(ctx context.Context, accountID int64) (accountState, error) {
+	var a accountState
+	var err error
+	if a.Account, err = d.store.Account(ctx, accountID); err != nil {
+		return a, err
+	}
+	if a.datasets, err = d.store.Datasets(ctx, accountID); err != nil {
+		return a, err
+	}
+	if a.rules, err = d.store.SendRules(ctx, accountID); err != nil {
+		return a, err
+	}
+	a.stages, err = d.store.Stages(ctx, accountID)
+	return a, err
+}
+
+// leadState is a lead of a batch as the batch's changes so far leave it.
+type leadState struct {
+	lead    models.Lead
+	keys    normalize.Keys
+	history []models.StageChange
+	events  []models.Event
+	// batch are the indexes of the batch's changes of the lead.
+	batch []int
+}
+
+// decideAll is one try of record: it reads the leads as they are now,
+// decides each change in order, and writes them unless dry. It returns
+// how many events were new.
+func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pending, checked, dry bool) (int, error) {
+	s := d.store
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, p := range todo {
+		if !seen[p.change.LeadID] {
+			seen[p.change.LeadID] = true
+			ids = append(ids, p.change.LeadID)
+		}
+	}
+	leads, err := s.LeadsByID(ctx, acc.ID, ids)
+	if err != nil {
+		return 0, err
+	}
+	histories, err := s.StageHistories(ctx, acc.ID, ids)
+	if err != nil {
+		return 0, err
+	}
+	events, err := s.LeadsEvents(ctx, acc.ID, ids)
+	if err != nil {
+		return 0, err
+	}
+	states := make(map[int64]*leadState, len(leads))
+	for id, l := range leads {
+		keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+		if err != nil {
+			return 0, fmt.Errorf("decide: lead %d match keys: %w", l.ID, err)
+		}
+		states[id] = &leadState{lead: l, keys: keys, history: histories[id], events: events[id]}
+	}
+
+	// The batch's recorded, the leads as each leaves its lead, what each
+	// decided and what it queues; slot[i] is todo[i]'s index among them
+	// (a replay's of the change it repeats), -1 for none.
+	var (
+		recorded []models.StageChange
+		afters   []models.Lead
+		decided  []store.EventChanges
+		queued   [][]models.Event
+	)
+	slot := make([]int, len(todo))
+	var storedReplays []int64
+	now := time.Now()
+	for i, p := range todo {
+		slot[i] = -1
+		*p.out = StageOutcome{}
+		st := states[p.change.LeadID]
+		if st == nil {
+			p.out.Problem = notFound("id") // deleted since it was found
+			continue
+		}
+		c := p.change
+		c.OccurredAt = c.OccurredAt.UTC().Truncate(time.Microsecond) // as Postgres keeps it
+		if same, k := st.same(c, recorded); same != nil || k >= 0 {
+			p.out.Replayed = true
+			if same != nil {
+				p.out.Lead, p.out.Change = st.lead, *same
+				storedReplays = append(storedReplays, same.ID)
+			}
+			slot[i] = k
+			continue
+		}
+		if checked {
+			if p.out.Problem = check(st.lead, acc.rules, c); p.out.Problem != nil {
+				continue
+			}
+		}
+		after := store.AfterStageChange(st.lead, c, store.IsNewestStage(st.history, c.OccurredAt))
+		in := Input{Account: acc.Account, Datasets: acc.datasets, Rules: acc.rules, Lead: after, Keys: st.keys, Events: st.events}
+		ch := changes(d.Matchers.Decide(in))
+		if c.Stage != models.StageJunk && c.Stage != models.StageNotJunk {
+			ch.Stage = d.Matchers.StageEvents(in, StageInput{Change: c, Stages: acc.stages, Reached: reached(st.history), Now: now})
+			if bookingStage(acc.stages, c.Stage) {
+				key := capi.StageRecordKey(in.Lead, c.Stage, "")
+				ch.New = append(ch.New, d.matched(in, func(m rule.Mode) bool { return m == rule.Booking }, key, c.OccurredAt)...)
+			}
+		}
+		slot[i] = len(recorded)
+		st.batch = append(st.batch, len(recorded))
+		queued = append(queued, st.apply(c, after, ch))
+		recorded, afters, decided = append(recorded, c), append(afters, after), append(decided, ch)
+	}
+
+	fresh := 0
+	if !dry && len(recorded) > 0 {
+		expect := make(map[int64]time.Time, len(recorded))
+		writes := make([]store.LeadChange, len(recorded))
+		for k := range recorded {
+			id := recorded[k].LeadID
+			expect[id] = leads[id].UpdatedAt
+			writes[k] = store.LeadChange{Change: &recorded[k], After: &afters[k], Events: decided[k]}
+		}
+		if fresh, err = s.ChangeLeads(ctx, acc.ID, expect, writes); err != nil {
+			return 0, err
+		}
+	}
+
+	// The events of each change: a dry run's decided ones, else those
+	// stored for it.
+	stored := map[int64][]models.Event{}
+	if want := storedReplays; !dry || len(want) > 0 {
+		if !dry {
+			for _, c := range recorded {
+				want = append(want, c.ID)
+			}
+		}
+		if stored, err = s.StageChangesEvents(ctx, acc.ID, want); err != nil {
+			return 0, err
+		}
+	}
+	for i, p := range todo {
+		k := slot[i]
+		switch {
+		case p.out.Problem != nil:
+		case k >= 0:
+			p.out.Lead, p.out.Change = afters[k], recorded[k]
+			p.out.Events = queued[k]
+			if !dry {
+				p.out.Events = stored[recorded[k].ID]
+			}
+		default:
+			p.out.Events = stored[p.out.Change.ID]
+		}
+	}
+	return fresh, nil
+}
+
+// check says why the account cannot take change c of lead l as it is:
+// it predates the lead, or a mapping of its stage is a Purchase that needs
+// the change's value (ChangeProblem).
+func check(l models.Lead, rules []models.SendRule, c models.StageChange) *Problem {
+	if c.OccurredAt.Before(l.CreatedAt.Truncate(time.Second)) {
+		return &Problem{Status: http.StatusUnprocessableEntity, Code: "before_lead", Field: "occurred_at",
+			Message: fmt.Sprintf("occurred_at is before the lead was captured (%s): a stage change cannot come first",
+				l.CreatedAt.UTC().Format(time.RFC3339))}
+	}
+	if msg := ChangeProblem(rules, c); msg != "" {
+		return &Problem{Status: http.StatusUnprocessableEntity, Code: "value_required", Field: "value", Message: msg}
+	}
+	return nil
+}
+
+// same finds the change c repeats: a stored one, or the index of one of
+// the batch's (-1 for none). A change with a change_id repeats the lead's
+// change with that id; one without, the change of the same stage at the
+// same time.
+func (st *leadState) same(c models.StageChange, batch []models.StageChange) (*models.StageChange, int) {
+	repeats := func(o models.StageChange) bool {
+		if c.ChangeID != nil {
+			return o.ChangeID != nil && *o.ChangeID == *c.ChangeID
+		}
+		return o.ChangeID == nil && o.Stage == c.Stage && o.OccurredAt.Equal(c.OccurredAt)
+	}
+	for i := range st.history {
+		if st.history[i].ID > 0 && repeats(st.history[i]) {
+			return &st.history[i], -1
+		}
+	}
+	for _, k := range st.batch {
+		if repeats(batch[k]) {
+			return nil, k
+		}
+	}
+	return nil, -1
+}
+
+// apply makes the lead's state what change c and its decision ch leave:
+// the lead after, its history and its events. It returns the change's own
+// events that are new.
+func (st *leadState) apply(c models.StageChange, after models.Lead, ch store.EventChanges) []models.Event {
+	st.lead = after
+	st.history = append(st.history, c)
+	have := make(map[eventKey]int, len(st.events))
+	for i, e := range st.events {
+		have[eventKey{e.DatasetID, e.EventID}] = i
+	}
+	add := func(e models.Event) bool {
+		k := eventKey{e.DatasetID, e.EventID}
+		if _, ok := have[k]; ok {
+			return false
+		}
+		if e.Status == "" {
+			e.Status = models.EventQueued
+		}
+		have[k] = len(st.events)
+		st.events = append(st.events, e)
+		return true
+	}
+	for _, e := range ch.New {
+		add(e)
+	}
+	var queued []models.Event
+	for _, e := range ch.Stage {
+		if add(e) {
+			queued = append(queued, st.events[len(st.events)-1])
+		}
+	}
+	byID := make(map[int64]int, len(st.events))
+	for i, e := range st.events {
+		if e.ID > 0 {
+			byID[e.ID] = i
+		}
+	}
+	for _, id := range ch.Requeue {
+		if i, ok := byID[id]; ok {
+			st.events[i].Status, st.events[i].LastError = models.EventQueued, ""
+		}
+	}
+	for _, cc := range ch.Cancel {
+		if i, ok := byID[cc.ID]; ok {
+			st.events[i].Status, st.events[i].LastError = models.EventFailed, cc.Reason
+		}
+	}
+	return queued
+}
+
+// reached are the stages of a lead's history, junk markers aside,
+// lower-cased.
+func reached(history []models.StageChange) map[string]bool {
+	out := make(map[string]bool, len(history))
+	for _, c := range history {
+		if c.Stage != models.StageJunk && c.Stage != models.StageNotJunk {
+			out[strings.ToLower(c.Stage)] = true
+		}
+	}
+	return out
 }

@@ -57,55 +57,21 @@ func (d *Decider) Mark(ctx context.Context, change *models.StageChange) (models.
 }
 
 // Record is Mark that also returns the events queued for the change, and
-// store.ErrSameChange for a change recorded already.
+// store.ErrSameChange for a change recorded already. It is the stage
+// path of Stages for one change of a lead known by its id.
 func (d *Decider) Record(ctx context.Context, change *models.StageChange) (models.Lead, []models.Event, error) {
-	for try := 1; ; try++ {
-		l, evs, fresh, err := d.record(ctx, change)
-		if errors.Is(err, store.ErrStale) && try < staleTries {
-			continue
-		}
-		if err == nil && fresh > 0 {
-			d.notify()
-		}
-		return l, evs, err
+	var out StageOutcome
+	if err := d.record(ctx, change.AccountID, []pending{{out: &out, change: *change}}, false, false); err != nil {
+		return models.Lead{}, nil, err
 	}
-}
-
-func (d *Decider) record(ctx context.Context, change *models.StageChange) (models.Lead, []models.Event, int, error) {
-	s := d.store
-	l, err := s.Lead(ctx, change.AccountID, change.LeadID)
-	if err != nil {
-		return l, nil, 0, err
+	switch {
+	case out.Problem != nil:
+		return models.Lead{}, nil, store.ErrNotFound
+	case out.Replayed:
+		return out.Lead, nil, store.ErrSameChange
 	}
-	newest, err := s.StageIsNewest(ctx, l.AccountID, l.ID, change.OccurredAt)
-	if err != nil {
-		return l, nil, 0, err
-	}
-	in, err := d.input(ctx, store.AfterStageChange(l, *change, newest))
-	if err != nil {
-		return l, nil, 0, err
-	}
-	ch := changes(d.Matchers.Decide(in))
-	if change.Stage != models.StageJunk && change.Stage != models.StageNotJunk {
-		st := StageInput{Change: *change, Now: time.Now()}
-		if st.Stages, err = s.Stages(ctx, l.AccountID); err != nil {
-			return l, nil, 0, err
-		}
-		if st.Reached, err = s.ReachedStages(ctx, l.AccountID, l.ID); err != nil {
-			return l, nil, 0, err
-		}
-		ch.Stage = d.Matchers.StageEvents(in, st)
-		if bookingStage(st.Stages, change.Stage) {
-			key := capi.StageRecordKey(in.Lead, change.Stage, "")
-			ch.New = append(ch.New, d.matched(in, func(m rule.Mode) bool { return m == rule.Booking }, key, change.OccurredAt)...)
-		}
-	}
-	c := *change
-	after, fresh, err := s.ChangeLead(ctx, &c, l.UpdatedAt, ch)
-	if err == nil {
-		*change = c
-	}
-	return after, ch.Stage, fresh, err
+	*change = out.Change
+	return out.Lead, out.Events, nil
 }
 
 // changes is what the store writes of a decision.
