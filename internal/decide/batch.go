@@ -218,9 +218,9 @@ func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pendin
 		states[id] = &leadState{lead: l, keys: keys, history: histories[id], events: events[id]}
 	}
 
-	// The batch's recorded, the leads as each leaves its lead, what each
-	// decided and what it queues; slot[i] is todo[i]'s index among them
-	// (a replay's of the change it repeats), -1 for none.
+	// The changes to record, the lead as each leaves it, what deciding
+	// said and the change's own new events; slot[i] is todo[i]'s index
+	// among them (a replay's, that of the change it repeats), -1 for none.
 	var (
 		recorded []models.StageChange
 		afters   []models.Lead
