@@ -1,0 +1,275 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/stagecsv"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// An upload's pass (the preview's dry run, or the apply) runs in a
+// goroutine of the server that started it, a chunk of rows at a time: each
+// row is validated as the stage API validates a body, the chunk's valid
+// rows go through decide's Stages (the stage API's path) in one call, and
+// the chunk's progress and problems are stored before the next. The
+// database is the truth: a server that stops leaves the upload running
+// with its lease, which runs out, and the next server to look (every
+// minute, and at start) resumes it after its last stored chunk. Rows of
+// the chunk that was cut short are recorded again, which records nothing
+// twice (a change recorded before is Replayed).
+
+// uploadChunk is how many rows a pass decides and stores at a time.
+const uploadChunk = 1000
+
+// uploadLease is how long a server holds an upload between two chunks
+// before another may take it over.
+const uploadLease = 2 * time.Minute
+
+// resumeEvery is how often Run looks for uploads no server works on.
+const resumeEvery = time.Minute
+
+// Uploads runs the passes of CSV uploads of stage changes in the
+// background, one goroutine per upload. Serve runs it (Run) beside the
+// dispatcher; a server without Run (tests) still runs the passes its
+// requests start, and never stops them.
+type Uploads struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	// running are the uploads with a goroutine here.
+	running map[int64]bool
+	stopped bool
+	wg      sync.WaitGroup
+	// resume starts the uploads no server works on; set by New.
+	resume func(ctx context.Context)
+}
+
+// NewUploads returns an idle Uploads, to give web.New in Options.Uploads
+// and then Run.
+func NewUploads() *Uploads {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Uploads{ctx: ctx, cancel: cancel, running: map[int64]bool{}}
+}
+
+// Run resumes the uploads left running (by a server that stopped) at once
+// and every minute, until ctx ends; then each pass stops after the chunk
+// it is deciding, and Run returns once they all have.
+func (u *Uploads) Run(ctx context.Context) error {
+	t := time.NewTicker(resumeEvery)
+	defer t.Stop()
+	for {
+		if u.resume != nil {
+			u.resume(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			u.mu.Lock()
+			u.stopped = true
+			u.mu.Unlock()
+			u.cancel()
+			u.wg.Wait()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// start runs the pass of upload id in a goroutine unless one runs here
+// already, or Run has ended.
+func (u *Uploads) start(id int64, run func(ctx context.Context, id int64)) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.stopped || u.running[id] {
+		return
+	}
+	u.running[id] = true
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		defer func() {
+			u.mu.Lock()
+			delete(u.running, id)
+			u.mu.Unlock()
+		}()
+		run(u.ctx, id)
+	}()
+}
+
+// resumeUploads starts the uploads that run without a server working on
+// them.
+func (h *Handler) resumeUploads(ctx context.Context) {
+	ids, err := h.store.StageUploadsToResume(ctx, h.now())
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Error("resume stage uploads", slog.Any("error", err))
+		}
+		return
+	}
+	for _, id := range ids {
+		h.uploads.start(id, h.runUpload)
+	}
+}
+
+// runUpload works the current pass of upload id, when this server can
+// take its lease, until it is done, replaced by a new pass, or ctx ends.
+func (h *Handler) runUpload(ctx context.Context, id int64) {
+	u, err := h.store.ClaimStageUpload(ctx, id, h.now(), uploadLease)
+	if errors.Is(err, store.ErrNotFound) {
+		return // done, or worked on by another server
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Error("claim stage upload", slog.Int64("upload_id", id), slog.Any("error", err))
+		}
+		return
+	}
+	err = h.workUpload(ctx, u)
+	switch {
+	case err == nil, ctx.Err() != nil, errors.Is(err, store.ErrNotFound):
+		// Done; or stopping, and the next server resumes it; or a new pass
+		// replaced this one.
+		return
+	}
+	h.log.Error("stage upload", slog.Int64("upload_id", id), slog.Any("error", err))
+	fail := store.UploadProgress{ID: u.ID, Pass: u.Pass, Finished: true, Status: models.UploadFailed,
+		Error: "the database did not answer (" + err.Error() + ")."}
+	if cur, gerr := h.store.StageUpload(context.WithoutCancel(ctx), u.AccountID, u.ID); gerr == nil {
+		fail.DoneRows, fail.Applied, fail.Replayed, fail.Refused, fail.Events, fail.EventCounts =
+			cur.DoneRows, cur.Applied, cur.Replayed, cur.Refused, cur.Events, cur.EventCounts
+	}
+	if serr := h.store.SaveUploadProgress(context.WithoutCancel(ctx), fail, h.now()); serr != nil && !errors.Is(serr, store.ErrNotFound) {
+		h.log.Error("stage upload: mark failed", slog.Int64("upload_id", id), slog.Any("error", serr))
+	}
+}
+
+// workUpload works upload u's pass from its first row not done. A chunk
+// under way when ctx ends is finished and stored before it returns.
+func (h *Handler) workUpload(ctx context.Context, u models.StageUpload) error {
+	content, err := h.store.StageUploadContent(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	f, err := stagecsv.Read([]byte(content))
+	if err != nil {
+		return fmt.Errorf("read the file again: %w", err)
+	}
+	m, _, err := uploadMapping(u)
+	if err != nil {
+		return err
+	}
+	acc, err := h.store.Account(ctx, u.AccountID)
+	if err != nil {
+		return err
+	}
+	counts := map[string]int{}
+	if err := json.Unmarshal([]byte(u.EventCounts), &counts); err != nil {
+		return fmt.Errorf("event counts: %w", err)
+	}
+	p := store.UploadProgress{ID: u.ID, Pass: u.Pass, DoneRows: u.DoneRows, Applied: u.Applied, Replayed: u.Replayed,
+		Refused: u.Refused, Events: u.Events}
+	pass := uploadPass{decider: h.capture.Decider(), acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
+		dry: u.Status == models.UploadPreviewing}
+	// The chunk under way is finished and stored even when ctx ends.
+	work := context.WithoutCancel(ctx)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(p.DoneRows+uploadChunk, len(f.Rows))
+		problems, err := pass.chunk(work, f, p.DoneRows, end, h.now(), &p, counts)
+		if err != nil {
+			return err
+		}
+		p.Problems, p.DoneRows = problems, end
+		b, err := json.Marshal(counts)
+		if err != nil {
+			return err
+		}
+		p.EventCounts = string(b)
+		now := h.now()
+		p.LeaseUntil = now.Add(uploadLease)
+		if end >= len(f.Rows) {
+			p.Finished, p.Status = true, models.UploadDone
+			if pass.dry {
+				p.Status = models.UploadPreviewed
+			}
+		}
+		if err := h.store.SaveUploadProgress(work, p, now); err != nil {
+			return err
+		}
+		if p.Finished {
+			return nil
+		}
+	}
+}
+
+// uploadPass is what a pass needs to decide its chunks.
+type uploadPass struct {
+	decider *decide.Decider
+	acc     models.Account
+	mapping stagecsv.Mapping
+	loc     *time.Location
+	dry     bool
+}
+
+// chunk decides rows [from, to) of f: each row becomes the stage API's
+// body and is validated as the API validates it, the valid ones go
+// through Stages together. It adds the rows' outcomes to p's counts and
+// counts (events by name) and returns the rows' problems.
+func (ps uploadPass) chunk(ctx context.Context, f stagecsv.File, from, to int, now time.Time,
+	p *store.UploadProgress, counts map[string]int) ([]models.StageUploadProblem, error) {
+	var problems []models.StageUploadProblem
+	refuse := func(line int, field, msg string) {
+		problems = append(problems, models.StageUploadProblem{RowNumber: line, Field: field, Message: msg})
+		p.Refused++
+	}
+	items := make([]decide.StageItem, 0, to-from)
+	lines := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		req, bad := ps.mapping.Request(f.Rows[i], ps.loc)
+		if bad != nil {
+			refuse(f.Lines[i], bad.Field, bad.Message)
+			continue
+		}
+		v, verr := req.Validate(ps.acc, now)
+		if verr != nil {
+			refuse(f.Lines[i], verr.Field, verr.Message)
+			continue
+		}
+		items = append(items, decide.StageItem{Key: v.Key, Change: v.Change})
+		lines = append(lines, f.Lines[i])
+	}
+	if len(items) == 0 {
+		return problems, nil
+	}
+	outs, err := ps.decider.Stages(ctx, ps.acc.ID, items, ps.dry)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range outs {
+		switch {
+		case o.Problem != nil:
+			refuse(lines[i], o.Problem.Field, o.Problem.Message)
+		case o.Replayed:
+			p.Replayed++
+		default:
+			p.Applied++
+			p.Events += len(o.Events)
+			for _, e := range o.Events {
+				counts[e.EventName]++
+			}
+		}
+	}
+	// Problems are stored by row: Stages' come after the chunk's own.
+	slices.SortStableFunc(problems, func(a, b models.StageUploadProblem) int { return a.RowNumber - b.RowNumber })
+	return problems, nil
+}
