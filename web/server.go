@@ -40,6 +40,10 @@ type Options struct {
 	Notify func()
 	// Metrics serves /metrics when set.
 	Metrics http.Handler
+	// Uploads runs CSV uploads of stage changes in the background; serve
+	// gives one it runs (NewUploads, Run). When nil the server makes its
+	// own, which never stops nor resumes uploads.
+	Uploads *Uploads
 }
 
 // Handler holds what every request handler needs.
@@ -56,6 +60,7 @@ type Handler struct {
 	// apiVersion is the Graph API version of datasets that name none.
 	apiVersion string
 	notify     func()
+	uploads    *Uploads
 }
 
 // maxPageBody bounds a page request's body: twice the largest setup file
@@ -93,6 +98,10 @@ func New(o Options) *echo.Echo {
 	if h.notify == nil {
 		h.notify = func() {}
 	}
+	if h.uploads = o.Uploads; h.uploads == nil {
+		h.uploads = NewUploads()
+	}
+	h.uploads.resume = h.resumeUploads
 
 	e := echo.New()
 	e.HideBanner = true
@@ -131,7 +140,7 @@ func New(o Options) *echo.Echo {
 
 	// A page's form is small; the largest, a setup file upload, is at most
 	// 1 MiB. The limit comes before the CSRF check, which reads the form.
-	ui := e.Group("", middleware.BodyLimit(maxPageBody), h.loadSession, refuseNUL, h.csrf)
+	ui := e.Group("", pageBodyLimit(), h.loadSession, refuseNUL, h.csrf)
 	ui.GET("/", h.home)
 	ui.GET("/setup", h.showSetup)
 	ui.POST("/setup", h.createFirstAdmin)

@@ -37,6 +37,7 @@ func (h *Handler) stageRoutes(g *echo.Group, role models.Role) {
 	g.POST("/stages/mappings/:mapping", h.updateMapping)
 	g.POST("/stages/mappings/:mapping/delete", h.deleteMapping)
 	g.POST("/stages/mappings/:mapping/move", h.moveMapping)
+	h.stageUploadRoutes(g)
 }
 
 // maxStageCounts bounds the stages whose changes the page counts: a CRM

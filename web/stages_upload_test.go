@@ -162,7 +162,7 @@ func TestStageUploadPreviewApplyAndAgain(t *testing.T) {
 			t.Errorf("apply button %q", got)
 		}
 		for _, tt := range []struct{ target, col string }{{"email", "0"}, {"stage", "1"}, {"occurred_at", "2"}, {"value", "3"}, {"currency", "4"}, {"phone", ""}} {
-			if got := r.doc.Find(`[data-testid="col-` + tt.target + `"] option[selected]`).AttrOr("value", "?"); got != tt.col {
+			if got := r.doc.Find(`[data-testid="col-`+tt.target+`"] option[selected]`).AttrOr("value", "?"); got != tt.col {
 				t.Errorf("column of %s = %q; want %q (guessed from its name)", tt.target, got, tt.col)
 			}
 		}

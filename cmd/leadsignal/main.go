@@ -180,6 +180,7 @@ func serve(ctx context.Context, e env) error {
 		GraphURL: cfg.MetaGraphURL, DefaultVersion: cfg.MetaAPIVersion,
 		Metrics: dispatch.NewMetrics(reg, s),
 	})
+	uploads := web.NewUploads()
 	srv := &http.Server{
 		Handler: web.New(web.Options{
 			Store:           s,
@@ -193,6 +194,7 @@ func serve(ctx context.Context, e env) error {
 			APIVersion:      cfg.MetaAPIVersion,
 			Notify:          disp.Notify,
 			Metrics:         promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
+			Uploads:         uploads,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -215,6 +217,11 @@ func serve(ctx context.Context, e env) error {
 		// The dispatcher finishes or releases its batch in flight when
 		// gctx ends, then returns.
 		return disp.Run(gctx)
+	})
+	g.Go(func() error {
+		// CSV uploads of stage changes: resumed when left running; each
+		// stops after its chunk in flight when gctx ends.
+		return uploads.Run(gctx)
 	})
 	g.Go(func() error {
 		sweepSessions(gctx, s, sessionLimits(cfg), log)
