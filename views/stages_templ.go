@@ -1910,7 +1910,7 @@ func MappingFormView(p Page, f MappingForm) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 182, "</datalist></fieldset><fieldset class=\"rule-conditions-block\" data-testid=\"conditions\"><legend>Conditions <small>(optional)</small></legend><p><small>Without conditions every lead that reaches the stage sends; with them, only the leads that meet them. Conditions read the lead's fields, as a rule's do.</small></p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 182, "</datalist></fieldset><fieldset class=\"rule-conditions-block\" data-testid=\"conditions\"><legend>Conditions <small>(optional)</small></legend><p data-testid=\"mapping-conditions-help\"><small>Without conditions every lead that reaches the stage sends; with them, only the leads that meet them. Conditions read the lead's fields, as a rule's do, and the deal value and currency the stage change carries. For example, won deals of at least 500 EUR: <code>Deal value</code> is greater than <code>499.99</code>, and <code>Deal currency</code> equals <code>EUR</code>. A change without a value is neither greater nor less than any number, and neither is a stage filled in before the one that changed.</small></p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1952,9 +1952,9 @@ func MappingFormView(p Page, f MappingForm) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var83 string
-		templ_7745c5c3_Var83, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.accountURL("/rules/condition-row")).Resolve(ctx)
+		templ_7745c5c3_Var83, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.Rule.Choices.RowURL).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/stages.templ`, Line: 495, Col: 49}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/stages.templ`, Line: 495, Col: 34}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var83)
 		if templ_7745c5c3_Err != nil {

@@ -85,7 +85,12 @@ func TestBrowserStagesTemplateThenWon(t *testing.T) {
 			setValue(`#f-event_name`, "SubmitApplication"),
 			click(`[data-testid="add-condition"]`),
 			visible(`[data-testid="condition-row"]`),
-			fill(`[data-testid="condition-row"] select[name="cond_field"]`, "city"),
+		)
+		b.waitJS("htmx to settle", htmxSettled)
+		b.do(fill(`[data-testid="condition-row"] select[name="cond_field"]`, "city"))
+		// The row comes again for its field: text's match types, no gt.
+		b.waitJS("the city's row", `!document.querySelector('[data-testid="condition-row"] option[value="gt"]')`)
+		b.do(
 			fill(`[data-testid="condition-row"] select[name="cond_match_type"]`, "equals"),
 			fill(`[data-testid="condition-row"] input[name="cond_pattern"]`, "Berlin"),
 			shot("stages-mapping-form"),

@@ -439,11 +439,15 @@ func (h *Handler) updateRule(c echo.Context) error {
 
 // ruleConditionRow answers the form's "Add condition" with a new empty
 // row, and its remove buttons (remove=1) with nothing, after which the
-// preview counts again (HX-Trigger-After-Swap: rule-changed).
+// preview counts again (HX-Trigger-After-Swap: rule-changed). The stage
+// mapping form's rows (form=mapping) are mappingConditionRow's.
 func (h *Handler) ruleConditionRow(c echo.Context) error {
 	if c.QueryParam("remove") != "" {
 		c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
 		return c.HTML(http.StatusOK, "")
+	}
+	if c.QueryParam("form") == "mapping" {
+		return h.mappingConditionRow(c)
 	}
 	env, err := h.ruleEnv(c.Request().Context(), currentAccount(c).Account, 0)
 	if err != nil {

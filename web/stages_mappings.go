@@ -33,7 +33,8 @@ func (h *Handler) mappingParam(c echo.Context) (models.SendRule, error) {
 }
 
 // mappingForm shows the form as typed, with each problem at its input:
-// the rule form's fields (ruleForm), the stage and repeatable.
+// the rule form's fields (ruleForm), the stage and repeatable; its
+// conditions may also name the stage change's fields (mappingChoices).
 func mappingForm(in mappingInput, env ruleEnv, stages []models.Stage, problems []rule.Problem) views.MappingForm {
 	f := views.MappingForm{
 		Stage:      views.Field{Name: "stage", Label: "When a lead reaches the stage", Value: in.Stage},
@@ -54,6 +55,10 @@ func mappingForm(in mappingInput, env ruleEnv, stages []models.Stage, problems [
 		}
 	}
 	f.Rule = ruleForm(in.ruleInput, env, rest)
+	f.Rule.Choices = mappingChoices(env)
+	for i := range f.Rule.Conditions {
+		fitRow(&f.Rule.Conditions[i], env.schema)
+	}
 	f.Rule.Warnings = sharedMappings(in.mapping(env.account.ID), env.rules)
 	f.Rule.Dataset.Hint = "The Meta dataset (pixel) the event goes to."
 	f.Rule.EventName.Hint = "One of Meta's standard events (Schedule, Purchase, ...) or a custom name such as QualifiedLead."
