@@ -122,8 +122,9 @@ func (s *Store) MoveStage(ctx context.Context, accountID, id int64, delta int) e
 }
 
 // SetBookingStage makes an account's stage its booking stage, the only
-// one (booking true), or no longer one (false): the rules of mode booking
-// send when a lead reaches it.
+// one (booking true), or no longer one (false): the stage a lead is booked
+// at, whose mappings an old setup file's booking rules become
+// (BookingStage). What sends when a lead reaches it is its mappings.
 func (s *Store) SetBookingStage(ctx context.Context, accountID, id int64, booking bool) error {
 	return wrap("set booking stage", s.Tx(ctx, func(tx *Store) error {
 		if _, err := tx.Stage(ctx, accountID, id); err != nil {
@@ -137,6 +138,16 @@ func (s *Store) SetBookingStage(ctx context.Context, accountID, id int64, bookin
 		}
 		return tx.q(ctx).Model(&models.Stage{}).Where("account_id = ? AND id = ?", accountID, id).Update("booking", booking).Error
 	}))
+}
+
+// BookingStage finds the booking stage among an account's stages ss, in
+// order: the first marked booking; false when none is.
+func BookingStage(ss []models.Stage) (models.Stage, bool) {
+	i := slices.IndexFunc(ss, func(x models.Stage) bool { return x.Booking })
+	if i < 0 {
+		return models.Stage{}, false
+	}
+	return ss[i], true
 }
 
 // DeleteStage removes one of an account's stages; the stage changes

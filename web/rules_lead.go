@@ -44,8 +44,6 @@ func (h *Handler) leadRuleRows(a models.Account, role models.Role, l models.Lead
 		res, held = m.MatchEach(view, held)
 		row.Matched, row.Why = res.Matched, m.ExplainEach(res, held)
 		switch {
-		case res.Matched && r.Mode == string(rule.Booking):
-			row.Why = "sends when the lead is booked: " + row.Why
 		case res.Matched && row.Manual:
 			row.Why = "sends when a person clicks: " + row.Why
 		case res.Matched && i >= 0 && rule.Mode(r.Mode).OnCapture():

@@ -113,10 +113,7 @@ func (h *Handler) previewView(a models.Account, m *rule.Matcher, res rule.Previe
 	v := views.RulePreview{Leads: res.Leads, Matched: res.Matched, OutJunk: res.OutJunk, OutPartial: res.OutPartial,
 		OutCompleted: res.OutCompleted, MatchedJunk: res.MatchedJunk, MatchedPartial: res.MatchedPartial, Sendable: res.Sendable,
 		Or: m.Spec().Combinator == rule.Or}
-	switch m.Mode() {
-	case rule.Booking:
-		v.Note = "A booking rule sends when a lead is booked: these are the leads that would qualify once booked."
-	case rule.Manual:
+	if m.Mode() == rule.Manual {
 		v.Note = "A manual rule sends only when a person clicks: these are the leads whose page would offer the button."
 	}
 	considered := res.Considered()

@@ -218,7 +218,7 @@ func TestSetupUploadPreviewThenApply(t *testing.T) {
 			`Big budgets combinator: and → or send_rules[0].combinator`,
 			`Big budgets conditions: Form field budget is greater than 5000 → Form field budget is greater than 10000 OR Work email is true send_rules[0].conditions`,
 			`Big budgets currency: the account's → EUR send_rules[0].currency`,
-			`created "Booked" (Schedule to New, booking) send_rules[2]`,
+			`created "Booked" as a stage mapping (stage booked: Schedule to New, value 150) send_rules[2]`,
 			`order "Completed leads", "Big budgets" → "Big budgets", "Completed leads" send_rules`,
 		} {
 			if !strings.Contains(changes, want) {
@@ -479,7 +479,8 @@ func TestSetupFileOwnersOnly(t *testing.T) {
 // TestSetupUploadBOMAndWarnings: a file saved with a UTF-8 byte-order
 // mark previews and applies like one without; a rule that shares its
 // dataset and event name with an earlier automatic rule is a warning
-// shown with the preview, and the file applies all the same.
+// shown with the preview, and the file applies all the same, as is a
+// booking rule, applied as a stage mapping.
 func TestSetupUploadBOMAndWarnings(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
@@ -491,9 +492,13 @@ func TestSetupUploadBOMAndWarnings(t *testing.T) {
 
 		r := b.upload(preview, nil, "acme.json", "\ufeff"+changedSetup)
 		wantStatus(t, "preview with a BOM", r, http.StatusOK)
-		if r.text("setup-apply") != "Apply 10 changes" || r.has("setup-warnings") {
-			t.Errorf("preview with a BOM: Apply button %q, warnings %q; want Apply 10 changes and no warning",
-				r.text("setup-apply"), texts(r, "setup-warning"))
+		booking := func(i int) string {
+			return fmt.Sprintf("send_rules[%d].mode: booking is no longer a send mode: this rule is applied as the stage mapping of the account's booking stage, "+
+				"which sends the same events under the same ids; an export of the account lists it in stage_mappings", i)
+		}
+		if got := texts(r, "setup-warning"); r.text("setup-apply") != "Apply 10 changes" || !slices.Equal(got, []string{booking(2)}) {
+			t.Errorf("preview with a BOM: Apply button %q, warnings %q; want Apply 10 changes and the booking rule's warning",
+				r.text("setup-apply"), got)
 		}
 
 		clash := strings.Replace(changedSetup, `{"name": "Completed leads", "dataset": "Main", "event_name": "Lead"},`,
@@ -502,7 +507,7 @@ func TestSetupUploadBOMAndWarnings(t *testing.T) {
      "conditions": [{"field": "email_is_work", "match_type": "equals", "pattern": "true"}]},`, 1)
 		r = b.upload(preview, nil, "acme.json", "\ufeff"+clash)
 		wantStatus(t, "preview of rules that share an event", r, http.StatusOK)
-		want := []string{`send_rules[2]: shares dataset "main" and event Lead with send_rules[1]; leads that match both get one event, owned by send_rules[1]`}
+		want := []string{booking(3), `send_rules[2]: shares dataset "main" and event Lead with send_rules[1]; leads that match both get one event, owned by send_rules[1]`}
 		if got := texts(r, "setup-warning"); !slices.Equal(got, want) {
 			t.Errorf("warnings = %q; want %q", got, want)
 		}

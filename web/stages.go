@@ -373,6 +373,9 @@ func direction(c echo.Context) (int, error) {
 	return 0, echo.NewHTTPError(http.StatusBadRequest, "Move it up or down")
 }
 
+// setBookingStage makes a stage the account's booking stage, or no longer
+// one: the stage a lead is booked at, whose mappings a setup file's
+// booking rules become (internal/setup).
 func (h *Handler) setBookingStage(c echo.Context) error {
 	st, err := h.stageParam(c)
 	if err != nil {
@@ -389,28 +392,15 @@ func (h *Handler) setBookingStage(c echo.Context) error {
 	return h.stagesDone(c, msg)
 }
 
+// deleteStage deletes a stage no mapping uses. The booking stage is no
+// exception: what sends when a lead is booked is its mappings (booking
+// rules became mappings of it), and a stage with mappings stays.
 func (h *Handler) deleteStage(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := currentAccount(c)
 	st, err := h.stageParam(c)
 	if err != nil {
 		return err
-	}
-	if st.Booking {
-		rules, err := h.store.SendRules(ctx, a.ID)
-		if err != nil {
-			return err
-		}
-		var names []string
-		for _, r := range rules {
-			if rule.Mode(r.Mode) == rule.Booking && r.Enabled {
-				names = append(names, r.Name)
-			}
-		}
-		if len(names) > 0 {
-			return h.stageProblem(c, st.ID, nil, "Rule "+strings.Join(names, ", ")+" sends when a lead reaches the booking stage: "+
-				"make another stage the booking stage first.")
-		}
 	}
 	err = h.store.DeleteStage(ctx, a.ID, st.ID)
 	if errors.Is(err, store.ErrStageInUse) {

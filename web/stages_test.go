@@ -427,15 +427,12 @@ func TestStageListEdits(t *testing.T) {
 			t.Errorf("after making won the booking stage: %s", got)
 		}
 
-		// A booking rule keeps its stage; a mapped stage stays.
-		br := models.SendRule{AccountID: f.acc.ID, DatasetID: f.d.ID, Name: "Booked calls", Mode: string(rule.Booking), EventName: "Schedule",
-			Combinator: "and", Conditions: "[]", Enabled: true}
-		if err := s.CreateSendRule(t.Context(), &br, nil); err != nil {
-			t.Fatal(err)
-		}
+		// A mapped stage stays, the booking stage as any other: its
+		// mappings send when a lead is booked.
+		createMappingForm(t, f, mappingValues("won", f.d, "Schedule", "none"))
 		r = f.b.post(stagesURL(f.acc, "/"+itoa(won)+"/delete"), nil)
-		if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.text("stage-error"), "Booked calls") {
-			t.Errorf("delete the booking stage of a booking rule = %d %q; want 422 naming the rule", r.status, r.text("stage-error"))
+		if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.text("stage-error"), "mappings first") {
+			t.Errorf("delete the mapped booking stage = %d %q; want 422", r.status, r.text("stage-error"))
 		}
 		createMappingForm(t, f, mappingValues("qualified", f.d, "QualifiedLead", "none"))
 		qualified := stageID(t, s, f.acc, "qualified")

@@ -129,15 +129,15 @@ func TestCaptureFollowsSendRules(t *testing.T) {
 	})
 }
 
-// Reaching the booked stage fires the booking rules the lead matches, once
-// however often it is marked; marking a junk lead not junk queues what the
-// automatic rules now say.
+// Reaching the booked stage fires its stage mappings the lead matches (a
+// booking rule's successors), once however often it is marked; marking a
+// junk lead not junk queues what the automatic rules now say.
 func TestMarkFiresRules(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
-		addRule(t, s, acc, d, models.SendRule{Name: "Booked calls", Mode: "booking", EventName: "Schedule", Enabled: true})
-		addRule(t, s, acc, d, models.SendRule{Name: "Booked in Germany", Mode: "booking", EventName: "BookedDE", Enabled: true},
+		addRule(t, s, acc, d, models.SendRule{Name: "Booked calls", Mode: "stage", Stage: models.StageBooked, EventName: "Schedule", Enabled: true})
+		addRule(t, s, acc, d, models.SendRule{Name: "Booked in Germany", Mode: "stage", Stage: models.StageBooked, EventName: "BookedDE", Enabled: true},
 			rule.Condition{Field: "country", MatchType: rule.Equals, Pattern: "DE"})
 		c := New(s, nil)
 		r, err := c.Capture(ctx, acc, valid(t, webLead("cal@acme.example")))

@@ -45,7 +45,7 @@ func Compile(s Spec, schema Schema) (*Matcher, []Problem) {
 	c := compiler{schema: schema, stage: m.mode == Stage}
 
 	if !m.mode.Valid() && m.mode != Stage {
-		c.add("mode", "%q is not a send mode; use one of %s", s.Mode, join(Modes))
+		c.add("mode", "%s", m.mode.problem())
 	}
 	if msg := EventNameProblem(s.EventName); msg != "" {
 		c.add("event_name", "%s", msg)

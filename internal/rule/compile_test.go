@@ -35,7 +35,7 @@ func TestCompileValid(t *testing.T) {
 		{"automatic_partial", Spec{Mode: AutomaticPartial, EventName: "PartialLead"}},
 		{"automatic_partial with a condition", Spec{Mode: AutomaticPartial, EventName: "PartialLead",
 			Conditions: []Condition{{Field: "phone", MatchType: NotEmpty}}}},
-		{"booking", Spec{Mode: Booking, EventName: "Schedule"}},
+		{"stage mapping", Spec{Mode: Stage, EventName: "Schedule"}},
 		{"manual", Spec{Mode: Manual, EventName: "QualifiedLead"}},
 		{"known custom field", withCondition(Condition{Field: "fields.budget", MatchType: GT, Pattern: "5000"})},
 		{"custom field text match", withCondition(Condition{Field: "fields.service", MatchType: InList, Pattern: "roofing, gutters"})},
@@ -77,7 +77,11 @@ func TestCompileProblems(t *testing.T) {
 		want   []want
 	}{
 		{"unknown mode", Spec{Mode: "automatic", EventName: "Lead"}, schema,
-			[]want{{"mode", `"automatic" is not a send mode; use one of automatic_completed,`}}},
+			[]want{{"mode", `"automatic" is not a send mode; use one of automatic_completed, automatic_partial, automatic_match, manual`}}},
+		// A booking rule became the stage mapping of the booking stage
+		// (migration 0019); the message says where it went.
+		{"booking mode", Spec{Mode: Booking, EventName: "Schedule"}, schema,
+			[]want{{"mode", "booking is no longer a send mode: a lead reaching the booking stage is sent by a stage mapping of that stage; map it to the event on the Stages page"}}},
 		{"no event", Spec{Mode: AutomaticCompleted}, schema,
 			[]want{{"event_name", "choose an event"}}},
 		{"partial under Lead", Spec{Mode: AutomaticPartial, EventName: "Lead"}, schema,

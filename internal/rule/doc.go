@@ -63,8 +63,9 @@
 //   - automatic_completed takes no conditions (it sends every completed
 //     lead) and automatic_match needs at least one. A junk lead matches only
 //     a rule whose conditions require junk; a partial lead matches
-//     automatic_partial, booking and manual rules, never the other two
-//     automatic modes, and automatic_partial sends only partial leads.
+//     automatic_partial and manual rules and stage mappings, never the
+//     other two automatic modes, and automatic_partial sends only partial
+//     leads.
 //   - A custom field that no lead has carried is a typo unless the Schema is
 //     Open.
 //   - A custom event name is 1 to 40 ASCII letters, digits, underscores,

@@ -83,8 +83,8 @@ type Result struct {
 //
 // Before the conditions come two gates: a junk lead matches only a rule
 // that requires junk (RequiresJunk), and a partial lead matches automatic_partial
-// rules while a completed one matches the other automatic modes. booking
-// and manual rules take both: a partial lead can be booked too.
+// rules while a completed one matches the other automatic modes. Manual
+// rules and stage mappings take both: a partial lead can be booked too.
 func (m *Matcher) Match(v *Lead) Result { return m.eval(v, nil) }
 
 // MatchEach is Match that evaluates every condition, for the preview: it

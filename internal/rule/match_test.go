@@ -305,7 +305,7 @@ func TestMatchGates(t *testing.T) {
 			"the lead is completed, and this rule sends partial leads"},
 		{"partial skips junk", Spec{Mode: AutomaticPartial, EventName: "PartialLead"}, both, Result{Reason: ReasonJunk, Condition: -1},
 			"the lead is junk, and the rule does not require junk"},
-		{"booking takes partial", Spec{Mode: Booking, EventName: "Schedule"}, partial, Result{Matched: true, Condition: -1}, "the rule has no conditions"},
+		{"stage mapping takes partial", Spec{Mode: Stage, EventName: "Schedule"}, partial, Result{Matched: true, Condition: -1}, "the rule has no conditions"},
 		{"manual takes completed", Spec{Mode: Manual, EventName: "Contact", Conditions: anyLead}, l, Result{Matched: true, Condition: -1}, "the condition matched"},
 		{"manual skips junk", Spec{Mode: Manual, EventName: "Contact"}, junk, Result{Reason: ReasonJunk, Condition: -1},
 			"the lead is junk, and the rule does not require junk"},

@@ -2,6 +2,7 @@ package rule
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/leadsignal/leadsignal/models"
@@ -19,7 +20,11 @@ const (
 	AutomaticPartial Mode = "automatic_partial"
 	// AutomaticMatch sends completed leads that meet the conditions.
 	AutomaticMatch Mode = "automatic_match"
-	// Booking sends when a lead reaches a booking stage.
+	// Booking is a legacy name, found only in old setup files and in
+	// data from before migration 0019: a booking rule sent when a lead
+	// reached the account's booking stage, which is now the stage mapping
+	// of that stage (setup apply converts such a rule). It is no mode of
+	// Modes, and a rule of it does not compile.
 	Booking Mode = "booking"
 	// Manual sends only when a person clicks.
 	Manual Mode = "manual"
@@ -31,7 +36,7 @@ const (
 )
 
 // Modes lists every mode, in the order the rule form offers them.
-var Modes = []Mode{AutomaticCompleted, AutomaticPartial, AutomaticMatch, Booking, Manual}
+var Modes = []Mode{AutomaticCompleted, AutomaticPartial, AutomaticMatch, Manual}
 
 // Valid reports whether m is one of Modes.
 func (m Mode) Valid() bool {
@@ -41,6 +46,16 @@ func (m Mode) Valid() bool {
 		}
 	}
 	return false
+}
+
+// problem says why m is no send mode: Booking is named as the stage
+// mapping it became, any other as not one of Modes.
+func (m Mode) problem() string {
+	if m == Booking {
+		return "booking is no longer a send mode: a lead reaching the booking stage is sent by a stage mapping of that stage; " +
+			"map it to the event on the Stages page (in a setup file, in stage_mappings)"
+	}
+	return fmt.Sprintf("%q is not a send mode; use one of %s", string(m), join(Modes))
 }
 
 // OnCapture reports whether rules of mode m are consulted when a lead is

@@ -206,16 +206,23 @@ func apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(strin
 }
 
 // knownAccount reads what validation needs of the account with the slug:
-// its datasets and rules, none when there is no such account yet.
+// its datasets, rules and booking stage; none and the template's booking
+// stage when there is no such account yet.
 func knownAccount(ctx context.Context, tx *store.Store, slug string) (*known, error) {
 	k := &known{datasets: map[string]models.Dataset{}, rules: map[string]models.SendRule{}}
 	acc, err := tx.AccountBySlug(ctx, slug)
 	if errors.Is(err, store.ErrNotFound) {
+		k.hasBookingStage = true // store.TemplateStages has one
 		return k, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	ss, err := tx.Stages(ctx, acc.ID)
+	if err != nil {
+		return nil, err
+	}
+	_, k.hasBookingStage = store.BookingStage(ss)
 	ds, err := tx.Datasets(ctx, acc.ID)
 	if err != nil {
 		return nil, err
@@ -245,7 +252,10 @@ type applier struct {
 	// keepRules is true when the file has no send_rules: a new dataset
 	// keeps the default rule the store gives it.
 	keepRules bool
-	report    *Report
+	// booking are the ids of the stage mappings the file's booking rules
+	// became (bookingMapping), in the file's order.
+	booking []int64
+	report  *Report
 }
 
 func (a *applier) change(path, format string, args ...any) {
@@ -280,7 +290,7 @@ func (a *applier) run(ctx context.Context, f File) error {
 	// drops before any mapping is.
 	var gone []models.SendRule
 	if f.StageMappings != nil {
-		if gone, err = a.deleteMappings(ctx, acc.ID, f.StageMappings); err != nil {
+		if gone, err = a.deleteMappings(ctx, acc.ID, f.StageMappings, f.bookingNames()); err != nil {
 			return err
 		}
 	}

@@ -153,8 +153,8 @@ func TestWarnings(t *testing.T) {
 			}},
 		{"a disabled rule", []RuleSpec{
 			r("A", "Main", rule.AutomaticCompleted, "Lead", false), r("B", "Main", rule.AutomaticMatch, "Lead", true)}, nil},
-		{"booking and manual rules are not automatic", []RuleSpec{
-			r("A", "Main", rule.AutomaticCompleted, "Lead", true), r("B", "Main", rule.Booking, "Lead", true), r("C", "Main", rule.Manual, "Lead", true)}, nil},
+		{"manual rules are not automatic", []RuleSpec{
+			r("A", "Main", rule.AutomaticCompleted, "Lead", true), r("C", "Main", rule.Manual, "Lead", true)}, nil},
 		{"partial leads too", []RuleSpec{
 			r("A", "Main", rule.AutomaticPartial, "PartialLead", true), r("B", "Main", rule.AutomaticPartial, "PartialLead", true)},
 			[]string{`send_rules[1]: shares dataset "Main" and event PartialLead with send_rules[0]`}},

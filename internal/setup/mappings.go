@@ -39,6 +39,10 @@ type MappingSpec struct {
 	// Repeatable sends one event per stage change (a second sale to the
 	// same lead), not one per lead and stage.
 	Repeatable bool `json:"repeatable"`
+	// ActionSource and TestEventCode are as a send rule's: the mapping
+	// a booking rule became may have them (migration 0019).
+	ActionSource  string `json:"action_source,omitempty"`
+	TestEventCode string `json:"test_event_code,omitempty"`
 	// Enabled is true unless the file says false.
 	Enabled bool `json:"enabled"`
 	// defaultName is true when clean named the mapping
@@ -108,6 +112,8 @@ func (d *decoder) mappings(path string, raw json.RawMessage) []MappingSpec {
 			{"value", &value, "a number"},
 			{"currency", &currency, "a string"},
 			{"repeatable", &m.Repeatable, "true or false"},
+			{"action_source", &m.ActionSource, "a string like system_generated"},
+			{"test_event_code", &m.TestEventCode, "a string"},
 			{"enabled", &enabled, "true or false"},
 		})
 		m.Enabled = enabled == nil || *enabled
@@ -146,6 +152,7 @@ func cleanMappings(ms []MappingSpec) []MappingSpec {
 	out := make([]MappingSpec, len(ms))
 	for i, m := range ms {
 		m.Name, m.Stage, m.Dataset, m.EventName = t(m.Name), t(m.Stage), t(m.Dataset), t(m.EventName)
+		m.ActionSource, m.TestEventCode = t(m.ActionSource), t(m.TestEventCode)
 		m.Combinator = rule.Combinator(t(string(m.Combinator)))
 		if m.Combinator == "" {
 			m.Combinator = rule.And
@@ -208,12 +215,12 @@ func mappingOrder(ms []MappingSpec) []int {
 // mappingRuleOf is the stored rule old as the clean mapping spec wants
 // it, in dataset datasetID, for the account's stage stage. Conditions
 // equal to old's keep their stored JSON, so that an unchanged mapping
-// compares equal. What the file cannot say (an action source, a test
-// event code) is cleared: the file is the whole mapping.
+// compares equal. The file is the whole mapping: what it leaves out (an
+// action source, a test event code) is cleared.
 func mappingRuleOf(old models.SendRule, spec MappingSpec, datasetID int64, stage string) models.SendRule {
 	r := old
 	r.DatasetID, r.Name, r.Mode, r.EventName, r.Stage = datasetID, spec.Name, string(rule.Stage), spec.EventName, stage
-	r.ActionSource, r.TestEventCode, r.Combinator = "", "", string(spec.Combinator)
+	r.ActionSource, r.TestEventCode, r.Combinator = spec.ActionSource, spec.TestEventCode, string(spec.Combinator)
 	r.Repeatable, r.Enabled = spec.Repeatable, spec.Enabled
 	setValue(&r, spec.Value, spec.Currency)
 	setConditions(&r, old, spec.Conditions)
@@ -262,6 +269,7 @@ func mappingSpecOf(r models.SendRule, spec rule.Spec, dataset string, order int)
 	out := MappingSpec{
 		Name: r.Name, Stage: r.Stage, Dataset: dataset, EventName: r.EventName, Order: order,
 		Combinator: spec.Combinator, Conditions: spec.Conditions, Repeatable: r.Repeatable, Enabled: r.Enabled,
+		ActionSource: r.ActionSource, TestEventCode: r.TestEventCode,
 	}
 	if out.Name == DefaultMappingName(r.Stage, r.EventName) {
 		out.Name = ""

@@ -3,6 +3,7 @@ package setup
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -11,13 +12,14 @@ import (
 )
 
 // deleteMappings deletes the account's stage mappings that the file's
-// clean list leaves out, and returns them for mappings to report.
-func (a *applier) deleteMappings(ctx context.Context, accountID int64, specs []MappingSpec) ([]models.SendRule, error) {
+// clean list leaves out, but those named in keep (lower-case: the file's
+// booking rules), and returns them for mappings to report.
+func (a *applier) deleteMappings(ctx context.Context, accountID int64, specs []MappingSpec, keep map[string]bool) ([]models.SendRule, error) {
 	cur, err := a.tx.SendRules(ctx, accountID)
 	if err != nil {
 		return nil, err
 	}
-	named := map[string]bool{}
+	named := maps.Clone(keep)
 	for _, m := range specs {
 		named[strings.ToLower(m.Name)] = true
 	}
@@ -38,7 +40,8 @@ func (a *applier) deleteMappings(ctx context.Context, accountID int64, specs []M
 // the rules and mappings the account had when the apply began, gone the
 // mappings deleteMappings deleted. A mapping is found by its name,
 // ignoring case, among the account's mappings only; new ones are created,
-// and all put in the order of their Order, after the send rules. A stage
+// and all put in the order of their Order, after the send rules and the
+// mappings the file's booking rules became (a.booking). A stage
 // the account lacks is added to the end of its stages, in the order the
 // file names them. Only what differs is written, so an unchanged mapping
 // gets no new version.
@@ -107,7 +110,7 @@ func (a *applier) mappings(ctx context.Context, accountID int64, before, gone []
 		sorted[k] = ids[i]
 	}
 	a.reportMappingOrder(before, sorted)
-	return a.tx.OrderSendRules(ctx, accountID, append(rules, sorted...))
+	return a.tx.OrderSendRules(ctx, accountID, slices.Concat(rules, a.booking, sorted))
 }
 
 // datasetNames maps the account's datasets' lower-case names to their ids,
@@ -198,13 +201,10 @@ func (a *applier) mappingChanges(path string, old, want models.SendRule, dataset
 	if old.Enabled != want.Enabled {
 		a.change(path+".enabled", "%s → %s", enabledText(old.Enabled), enabledText(want.Enabled))
 	}
-	// Set elsewhere, and not in the file: the file clears them.
 	if old.ActionSource != want.ActionSource {
-		a.change(path+".action_source", "%s → %s (a stage mapping's file has none)", rule.ActionSourceText(old), rule.ActionSourceText(want))
+		a.change(path+".action_source", "%s → %s", rule.ActionSourceText(old), rule.ActionSourceText(want))
 	}
-	if old.TestEventCode != want.TestEventCode {
-		a.change(path+".test_event_code", "%s → %s (a stage mapping's file has none)", show(old.TestEventCode), show(want.TestEventCode))
-	}
+	a.set(path+".test_event_code", &old.TestEventCode, want.TestEventCode)
 	return len(a.report.Changes) > n
 }
 

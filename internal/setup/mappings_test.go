@@ -244,7 +244,7 @@ func TestSendRulesAndMappingsApart(t *testing.T) {
 		f.StageMappings = []MappingSpec{{Name: "Booked", Stage: "booked", Dataset: "Demo", EventName: "Schedule", Enabled: true}}
 		r = mustApply(t, s, box, acmeEnv(), f)
 		want := []string{
-			`send_rules: deleted "Booked" (Schedule to Demo, booking)`,
+			`send_rules: deleted "Booked" (Schedule to Demo, manual)`,
 			`send_rules[3]: created "QUALIFIED to QualifiedLead" (Contact to Main, manual)`,
 			`stage_mappings: deleted "qualified to QualifiedLead" (stage qualified: QualifiedLead to Main)`,
 			`stage_mappings[0]: created "Booked" (stage booked: Schedule to Demo)`,

@@ -19,7 +19,9 @@ import (
 // gets no new version. A default rule that a dataset created by this
 // apply brought is the file's to keep or drop, reported only when kept.
 // Stage mappings are not send rules here: they are stage_mappings' to
-// keep or delete (mappings), and follow the send rules in order.
+// keep or delete (mappings), and follow the send rules in order. A booking
+// rule is applied as the stage mapping it became (bookingMapping), in the
+// rules' order.
 func (a *applier) rules(ctx context.Context, accountID int64, before []models.SendRule, specs []RuleSpec) error {
 	datasetID, datasetName, err := a.datasetNames(ctx, accountID)
 	if err != nil {
@@ -33,6 +35,12 @@ func (a *applier) rules(ctx context.Context, accountID int64, before []models.Se
 	if err != nil {
 		return err
 	}
+	mappings := map[string]models.SendRule{}
+	for _, r := range cur {
+		if isMapping(r) {
+			mappings[strings.ToLower(r.Name)] = r
+		}
+	}
 	cur = slices.DeleteFunc(cur, isMapping)
 	byName := map[string]models.SendRule{}
 	for _, r := range cur {
@@ -40,7 +48,7 @@ func (a *applier) rules(ctx context.Context, accountID int64, before []models.Se
 	}
 	kept := map[int64]bool{}
 	for _, spec := range specs {
-		if r, ok := byName[strings.ToLower(spec.Name)]; ok {
+		if r, ok := byName[strings.ToLower(spec.Name)]; ok && !spec.isBooking() {
 			kept[r.ID] = true
 		}
 	}
@@ -62,6 +70,12 @@ func (a *applier) rules(ctx context.Context, accountID int64, before []models.Se
 	order := make([]int64, len(specs))
 	for i, spec := range specs {
 		path := fmt.Sprintf("send_rules[%d]", i)
+		if spec.isBooking() {
+			if order[i], err = a.bookingMapping(ctx, accountID, path, spec, mappings, existed, datasetID, datasetName); err != nil {
+				return err
+			}
+			continue
+		}
 		old, found := byName[strings.ToLower(spec.Name)]
 		if !found {
 			old = models.SendRule{AccountID: accountID}

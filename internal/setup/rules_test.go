@@ -28,7 +28,7 @@ func rulesFile() File {
 			},
 			Value: &ValueSpec{Field: "fields.budget"}, Currency: &CurrencySpec{Code: "EUR"}, TestEventCode: "TEST1", Enabled: true},
 		{Name: "Partial", Dataset: "Demo", Mode: rule.AutomaticPartial, EventName: "PartialLead", Enabled: false},
-		{Name: "Booked", Dataset: "Demo", Mode: rule.Booking, EventName: "Schedule",
+		{Name: "Booked", Dataset: "Demo", Mode: rule.Manual, EventName: "Schedule",
 			Value: &ValueSpec{Fixed: 150}, Currency: &CurrencySpec{Field: "fields.currency"}, Enabled: true},
 	}
 	return f
@@ -94,7 +94,7 @@ func TestApplyRulesCreatesThenChangesNothing(t *testing.T) {
 			`send_rules[0]: created "Completed leads" (Lead to Main, automatic_completed)`,
 			`send_rules[1]: created "Big budgets" (QualifiedLead to Main, automatic_match, 2 conditions)`,
 			`send_rules[2]: created "Partial" (PartialLead to Demo, automatic_partial, disabled)`,
-			`send_rules[3]: created "Booked" (Schedule to Demo, booking)`,
+			`send_rules[3]: created "Booked" (Schedule to Demo, manual)`,
 		}
 		if !reflect.DeepEqual(ruleChanges, want) {
 			t.Errorf("send rule changes =\n%s\nwant\n%s", strings.Join(ruleChanges, "\n"), strings.Join(want, "\n"))

@@ -51,6 +51,9 @@ type known struct {
 	// rules are the account's send rules and stage mappings, by
 	// lower-case name.
 	rules map[string]models.SendRule
+	// hasBookingStage is true when the account has a booking stage, which
+	// the file's booking rules become mappings of.
+	hasBookingStage bool
 }
 
 // validate is Validate, with what the database knows when k is not nil. A
@@ -176,7 +179,7 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 			add(p+".name", "%q is also the name of send_rules[%d]; rule names must differ (ignoring case)", r.Name, j)
 		} else {
 			firstRule[strings.ToLower(r.Name)] = i
-			if m, ok := k.rule(r.Name); ok && f.StageMappings == nil && isMapping(m) {
+			if m, ok := k.rule(r.Name); ok && f.StageMappings == nil && isMapping(m) && !r.isBooking() {
 				add(p+".name", "%q is the name of the account's stage mapping of stage %s, which the file leaves as it is (it has no stage_mappings); "+
 					"send rules and stage mappings share their names, which must differ (ignoring case)", r.Name, m.Stage)
 			}
@@ -191,8 +194,15 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 		// The rule is checked as the rule form checks it, by the package
 		// whose matcher will run it; a custom field no lead has carried yet
 		// is fine (the form may not be live). The file names the field a
-		// value or currency is read from inside that key.
+		// value or currency is read from inside that key. A booking rule
+		// is checked as the stage mapping it becomes.
 		rules[i] = ruleOf(models.SendRule{}, r, 0)
+		if r.isBooking() {
+			if k != nil && !k.hasBookingStage {
+				add(p+".mode", "%s", bookingStageProblem)
+			}
+			rules[i] = bookingMappingOf(models.SendRule{}, r, 0, models.StageBooked)
+		}
 		_, rps := rule.CheckRule(rules[i], ruleSchema)
 		for _, rp := range rps {
 			add(p+"."+filePath(rp.Path), "%s", rp.Message)
@@ -206,8 +216,9 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 	// does.
 	if f.SendRules != nil || f.StageMappings != nil {
 		var all []models.SendRule
+		booking := f.bookingNames() // the account's mappings they replace
 		for _, r := range k.allRules() {
-			if isMapping(r) && f.StageMappings == nil || !isMapping(r) && f.SendRules == nil {
+			if isMapping(r) && f.StageMappings == nil && !booking[strings.ToLower(r.Name)] || !isMapping(r) && f.SendRules == nil {
 				all = append(all, r)
 			}
 		}

@@ -2,6 +2,7 @@ package setup
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -21,9 +22,10 @@ func (w Warning) String() string { return w.Path + ": " + w.Message }
 // and an enabled stage mapping that shares its stage, dataset, event name
 // and repeatable with an earlier one in order. Both make the same event id
 // for a lead that matches both, so the lead gets one event, owned by the
-// first in order (docs/setup.md).
+// first in order (docs/setup.md). A booking rule is applied as a stage
+// mapping (bookingWarnings).
 func (f File) warnings() []Warning {
-	return append(f.ruleWarnings(), f.mappingWarnings()...)
+	return slices.Concat(f.bookingWarnings(), f.ruleWarnings(), f.mappingWarnings())
 }
 
 // mappingWarnings are the warnings of the stage mappings.
