@@ -88,9 +88,9 @@ lint: check-generate fmt-check vet
 		echo "  go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@latest"; \
 	fi
 
-# .ci/bench and .ci/bench-rules each start a durable Postgres of their own (.ci/durable-pg).
+# .ci/bench, .ci/bench-rules and .ci/bench-stages each start a durable Postgres of their own (.ci/durable-pg).
 bench:
-	GO="$(GO)" $(TESTENV) bash -c 'bash .ci/bench; rc=$$?; bash .ci/bench-rules || rc=1; bash .ci/bench-dispatch || rc=1; bash .ci/bench-outage || rc=1; bash .ci/bench-pages || rc=1; bash .ci/bench-preview || rc=1; exit $$rc'
+	GO="$(GO)" $(TESTENV) bash -c 'bash .ci/bench; rc=$$?; bash .ci/bench-rules || rc=1; bash .ci/bench-dispatch || rc=1; bash .ci/bench-outage || rc=1; bash .ci/bench-pages || rc=1; bash .ci/bench-preview || rc=1; bash .ci/bench-stages || rc=1; exit $$rc'
 
 clean:
 	rm -rf bin

@@ -1,7 +1,8 @@
 // Package benchkit holds what the load drivers of make bench share: a
 // private Postgres schema per run, an account's worth of history, clients
-// posting varied leads (CaptureLoad), a fake Graph API (FakeGraph) and the
-// plain client's rate against it (Baseline).
+// posting varied leads (CaptureLoad) or a fixed number of bodies (Posts),
+// pgbench's single-row INSERT (PgbenchInsert), a fake Graph API (FakeGraph)
+// and the plain client's rate against it (Baseline).
 package benchkit
 
 import (

@@ -72,16 +72,7 @@ func (l *CaptureLoad) Close() {
 }
 
 func (l *CaptureLoad) http() *http.Client {
-	l.once.Do(func() {
-		l.tr = &http.Transport{
-			MaxIdleConns:        l.Clients * 2,
-			MaxIdleConnsPerHost: l.Clients * 2,
-			MaxConnsPerHost:     0,
-			IdleConnTimeout:     time.Minute,
-			DisableCompression:  true,
-		}
-		l.client = &http.Client{Transport: l.tr, Timeout: 30 * time.Second}
-	})
+	l.once.Do(func() { l.tr, l.client = keepAliveClient(l.Clients) })
 	return l.client
 }
 

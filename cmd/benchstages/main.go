@@ -1,0 +1,200 @@
+// Command benchstages measures the two stage budgets of docs/operations.md
+// ("Benchmarks") on one Postgres, which make bench gives it durable (.ci/durable-pg):
+//
+//   - The stage API: -changes (10,000) stage changes posted to
+//     POST /api/v1/stages of the real web server, in-process, from -c (16)
+//     keep-alive clients, into an account with the template's stage
+//     mappings on a dry_run dataset and -leads (100,000) leads to find
+//     them by (their external_id, or for one change in five their email).
+//     The changes are qualified, booked and won (with a value and a
+//     currency), each of another lead; half carry a change_id. Its rate
+//     and p99 are compared with pgbench's single-row INSERT at the same
+//     concurrency (benchkit.PgbenchInsert, .ci/bench's baseline), run just
+//     before. Budget: at least -budget (0.3) of pgbench's rate, p99 under
+//     -p99 (50 ms).
+//   - The CSV upload: a -rows (50,000) row CSV of stage changes, from the
+//     uploaded file to all its events queued, against the time Postgres
+//     takes to COPY the same file into a table of its columns (the median
+//     of -copies runs). Budget: at most -upload-budget (3) times the COPY.
+//
+// The Stages page's upload (its handler and background worker) is not
+// built yet, so the upload is measured through what it is built from, in
+// order: stagecsv.Read, Guess and the mapping's check, the upload and its
+// file stored (store.CreateStageUpload), the preview's pass (a dry run)
+// and then the apply's, each a chunk of -chunk rows at a time (stagecsv's
+// Request, capture's Validate as the stage API validates, decide's Stages,
+// store.SaveUploadProgress). Both passes count: a person sees the preview
+// before applying. The output says which path was measured.
+//
+// It prints both figures, their baselines and ratios, as key=value lines
+// too, and exits non-zero when a budget is missed or a change failed.
+// -cpuprofile FILE writes a CPU profile of the stage API run to FILE and
+// of the upload to FILE.upload; -pprof ADDR serves net/http/pprof while it
+// runs. When the Postgres has pg_stat_statements loaded, the statements
+// that took most of each measured part are printed too.
+//
+// It is run by .ci/bench-stages (make bench).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // -pprof serves it
+	"os"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/benchkit"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchstages:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	database   string
+	only       string
+	keep       bool
+	cpuprofile string
+	pprof      string
+
+	// The stage API.
+	conc     int
+	threads  int
+	pgbenchT time.Duration
+	changes  int
+	warmup   int
+	leads    int
+	budget   float64
+	p99      time.Duration
+
+	// The upload.
+	rows         int
+	chunk        int
+	copies       int
+	uploadBudget float64
+}
+
+func run() error {
+	var cfg config
+	flag.StringVar(&cfg.database, "database", benchkit.Database(), "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
+	flag.StringVar(&cfg.only, "only", "", "run one part only: api or upload")
+	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the stage API run (server and clients) to this file, and of the upload to this file with .upload added")
+	flag.StringVar(&cfg.pprof, "pprof", "", "serve net/http/pprof on this address (like 127.0.0.1:6060) while running")
+	flag.IntVar(&cfg.conc, "c", 16, "stage API: concurrent clients, and pgbench's")
+	flag.IntVar(&cfg.threads, "j", 2, "pgbench's threads")
+	flag.DurationVar(&cfg.pgbenchT, "pgbench-t", 10*time.Second, "pgbench's duration")
+	flag.IntVar(&cfg.changes, "changes", 10_000, "stage API: measured stage changes")
+	flag.IntVar(&cfg.warmup, "warmup", 500, "stage API: unmeasured stage changes first")
+	flag.IntVar(&cfg.leads, "leads", 100_000, "stage API: leads in the account (each measured change is of another lead)")
+	flag.Float64Var(&cfg.budget, "budget", 0.3, "stage API: least rate over pgbench's")
+	flag.DurationVar(&cfg.p99, "p99", 50*time.Millisecond, "stage API: p99 under this")
+	flag.IntVar(&cfg.rows, "rows", 50_000, "upload: rows of the CSV file, each of another lead")
+	flag.IntVar(&cfg.chunk, "chunk", 1000, "upload: rows a pass works at a time")
+	flag.IntVar(&cfg.copies, "copies", 3, "upload: timed COPY runs, the median is the baseline")
+	flag.Float64Var(&cfg.uploadBudget, "upload-budget", 3, "upload: most time over the COPY's")
+	flag.Parse()
+	if cfg.conc < 1 || cfg.threads < 1 || cfg.changes < 1 || cfg.warmup < 0 || cfg.rows < 1 || cfg.chunk < 1 || cfg.copies < 1 {
+		return errors.New("-c, -j, -changes, -rows, -chunk and -copies must be positive, -warmup not negative")
+	}
+	if cfg.changes+cfg.warmup > cfg.leads {
+		return errors.New("-leads must be at least -changes plus -warmup: each change is of another lead")
+	}
+	if cfg.only != "" && cfg.only != "api" && cfg.only != "upload" {
+		return errors.New("-only is api or upload")
+	}
+	if cfg.pprof != "" {
+		ln, err := net.Listen("tcp", cfg.pprof)
+		if err != nil {
+			return fmt.Errorf("pprof: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "benchstages: pprof on http://%s/debug/pprof/\n", ln.Addr())
+		go func() { _ = http.Serve(ln, http.DefaultServeMux) }()
+	}
+
+	ctx := context.Background()
+	st, dbURL, done, err := benchkit.OpenStore(ctx, cfg.database, "benchstages", cfg.keep)
+	if err != nil {
+		return err
+	}
+	defer done()
+	b := &bench{cfg: cfg, st: st, dbURL: dbURL, pgPID: benchkit.PostgresPID(ctx, dbURL)}
+	b.statements = statementsAvailable(ctx, dbURL)
+
+	var failed []string
+	if cfg.only != "upload" {
+		ok, err := b.api(ctx)
+		if err != nil {
+			return fmt.Errorf("stage API: %w", err)
+		}
+		if !ok {
+			failed = append(failed, "stage API")
+		}
+	}
+	if cfg.only != "api" {
+		ok, err := b.upload(ctx)
+		if err != nil {
+			return fmt.Errorf("upload: %w", err)
+		}
+		if !ok {
+			failed = append(failed, "CSV upload")
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("budget missed: %v", failed)
+	}
+	return nil
+}
+
+// bench is one run's store and settings.
+type bench struct {
+	cfg        config
+	st         *store.Store
+	dbURL      string
+	pgPID      int
+	statements bool
+}
+
+// stagesAccount creates an account with a dry_run dataset, the template's
+// stage mappings on it and n leads (benchkit.SeedLeads: external ids
+// hist-1 to hist-n, emails lead1@example.com to leadn@example.com).
+func (b *bench) stagesAccount(ctx context.Context, slug string, n int) (models.Account, error) {
+	acc, err := benchkit.NamedAccount(ctx, b.st, slug, "Bench "+slug)
+	if err != nil {
+		return acc, err
+	}
+	d := models.Dataset{AccountID: acc.ID, Name: "Bench pixel", PixelID: "100000000000001", Mode: models.ModeDryRun, LDU: models.LDUOff}
+	if err := b.st.CreateDataset(ctx, &d); err != nil {
+		return acc, err
+	}
+	if _, err := b.st.StartStageTemplate(ctx, acc.ID, d.ID, nil); err != nil {
+		return acc, err
+	}
+	start := time.Now()
+	if err := benchkit.SeedLeads(ctx, b.dbURL, acc.ID, n); err != nil {
+		return acc, fmt.Errorf("seed leads: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "benchstages: %d leads with their events loaded in %s (account %s)\n", n, time.Since(start).Round(time.Second), slug)
+	return acc, nil
+}
+
+// discard is a logger that drops everything.
+var discard = slog.New(slog.DiscardHandler)
+
+// verdict is PASS or FAIL.
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
