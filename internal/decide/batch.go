@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/normalize"
-	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -259,10 +257,6 @@ func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pendin
 		ch := changes(d.Matchers.Decide(in))
 		if c.Stage != models.StageJunk && c.Stage != models.StageNotJunk {
 			ch.Stage = d.Matchers.StageEvents(in, StageInput{Change: c, Stages: acc.stages, Reached: reached(st.history), Now: now})
-			if bookingStage(acc.stages, c.Stage) {
-				key := capi.StageRecordKey(in.Lead, c.Stage, "")
-				ch.New = append(ch.New, d.matched(in, func(m rule.Mode) bool { return m == rule.Booking }, key, c.OccurredAt)...)
-			}
 		}
 		slot[i] = len(recorded)
 		st.batch = append(st.batch, len(recorded))

@@ -141,7 +141,7 @@ func (ms *Matchers) Decide(in Input) Decision {
 		case e.Status == models.EventFailed && Cancelled(e.LastError) && wanted[k]:
 			d.Requeue = append(d.Requeue, e.ID)
 		case e.Status == models.EventFailed && e.LastError == JunkLead && !automaticEvent(in.Rules, e) && ms.Holds(in.Rules, in.Lead, e) == "":
-			// A manual, booking or stage event held back while the lead
+			// A manual or stage event held back while the lead
 			// was junk goes once it is not.
 			d.Requeue = append(d.Requeue, e.ID)
 		case e.Status == models.EventQueued && !wanted[k]:

@@ -43,8 +43,7 @@ const staleTries = 5
 // the rules that do not require junk cancelled, and gets them back, with
 // their ids, when marked not junk; a rule on the stage fires when the stage
 // changes. A stage change also queues the events of its stage's mappings
-// (StageEvents, earlier skipped stages filled in first) and, at the
-// booking stage, of the booking rules. The decision is made outside the
+// (StageEvents, earlier skipped stages filled in first). The decision is made outside the
 // transaction that writes it, and made again if the lead changed
 // meanwhile. A change recorded already (the same stage at the same time)
 // changes nothing.
@@ -104,14 +103,14 @@ func (d *Decider) input(ctx context.Context, l models.Lead) (Input, error) {
 	return in, err
 }
 
-// matched are the events of the enabled rules of the modes wants that the
-// lead matches, under recordKey's event ids, at; one per (dataset, event
-// id), the first rule's.
-func (d *Decider) matched(in Input, wants func(rule.Mode) bool, recordKey string, at time.Time) []models.Event {
+// manual are the events of the enabled manual rules of in that the lead
+// matches, under recordKey's event ids, at; one per (dataset, event id),
+// the first rule's.
+func (d *Decider) manual(in Input, recordKey string, at time.Time) []models.Event {
 	var evs []models.Event
 	seen := eventSet{}
 	view := rule.NewLead(&in.Lead)
-	for _, r := range d.Matchers.matching(in, func(r models.SendRule) bool { return wants(rule.Mode(r.Mode)) }) {
+	for _, r := range d.Matchers.matching(in, func(r models.SendRule) bool { return rule.Mode(r.Mode) == rule.Manual }) {
 		ds, _ := datasetOf(in.Datasets, r.DatasetID)
 		if e := Event(in.Account, ds, r, in.Lead, in.Keys, view, recordKey, at); seen.add(e) {
 			evs = append(evs, e)
@@ -150,7 +149,7 @@ func (d *Decider) SendManual(ctx context.Context, accountID, leadID, ruleID int6
 	}
 	in.Rules = []models.SendRule{r}
 	key := capi.RecordKey(l) + ":manual:" + strconv.FormatInt(r.ID, 10)
-	evs := d.matched(in, func(m rule.Mode) bool { return m == rule.Manual }, key, at)
+	evs := d.manual(in, key, at)
 	if len(evs) == 0 {
 		return false, ErrNoMatch
 	}

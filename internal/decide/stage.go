@@ -191,11 +191,3 @@ func stagePosition(ss []models.Stage, stage string) int {
 	}
 	return -1
 }
-
-// bookingStage reports whether stage is the account's booking stage.
-func bookingStage(ss []models.Stage, stage string) bool {
-	if i := stagePosition(ss, stage); i >= 0 {
-		return ss[i].Booking
-	}
-	return false
-}
