@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/lines"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -51,61 +51,43 @@ type jobResult struct {
 }
 
 // batcher keeps a line of waiting captures per account, and a writer for
-// each line that is not empty.
+// each line that is not empty (lines.Lines).
 type batcher struct {
 	c     *Capturer
-	mu    sync.Mutex
-	lines map[int64][]*job // by account; present while its writer runs
+	lines *lines.Lines[*job]
 	// observe, when set (tests), learns each batch's account and size
 	// before the batch is written.
 	observe func(accountID int64, size int)
 }
 
-// submit hands a capture to its account's writer, starting one when the
-// account has none, and waits for its answer.
+func newBatcher(c *Capturer) *batcher {
+	b := &batcher{c: c}
+	b.lines = &lines.Lines[*job]{Max: maxBatch, Write: b.write}
+	return b
+}
+
+// submit hands a capture to its account's writer and waits for its
+// answer.
 func (b *batcher) submit(ctx context.Context, j *job) (Result, error) {
 	j.ctx, j.done = ctx, make(chan jobResult, 1)
-	b.mu.Lock()
-	if b.lines == nil {
-		b.lines = map[int64][]*job{}
-	}
-	line, running := b.lines[j.acc.ID]
-	b.lines[j.acc.ID] = append(line, j)
-	b.mu.Unlock()
-	if !running {
-		go b.write(j.acc.ID)
-	}
+	b.lines.Add(j.acc.ID, j)
 	// Once queued the capture is written even if the caller gives up: a
 	// retry with the same external_id then finds it.
 	r := <-j.done
 	return r.res, r.err
 }
 
-// write is an account's writer: it takes up to maxBatch of the account's
-// waiting captures at a time and writes them, until none waits.
-func (b *batcher) write(accountID int64) {
-	for {
-		b.mu.Lock()
-		line := b.lines[accountID]
-		if len(line) == 0 {
-			delete(b.lines, accountID)
-			b.mu.Unlock()
-			return
-		}
-		n := min(len(line), maxBatch)
-		batch := line[:n:n]
-		b.lines[accountID] = line[n:]
-		b.mu.Unlock()
-		if b.observe != nil {
-			b.observe(accountID, len(batch))
-		}
-		if spent := b.c.write(batch); spent > costlyMatching {
-			// Matching this account's rules took long: it waits as long
-			// again before its next batch, so that it takes at most half
-			// of a core, whatever its rules, and leaves the rest to the
-			// other accounts' writers and the database.
-			time.Sleep(spent)
-		}
+// write writes a batch of an account's captures on its writer.
+func (b *batcher) write(accountID int64, batch []*job) {
+	if b.observe != nil {
+		b.observe(accountID, len(batch))
+	}
+	if spent := b.c.write(batch); spent > costlyMatching {
+		// Matching this account's rules took long: it waits as long
+		// again before its next batch, so that it takes at most half of a
+		// core, whatever its rules, and leaves the rest to the other
+		// accounts' writers and the database.
+		time.Sleep(spent)
 	}
 }
 

@@ -69,7 +69,7 @@ func New(s *store.Store, notify func()) *Capturer {
 		notify = func() {}
 	}
 	c := &Capturer{store: s, notify: notify, decide: decide.New(s, notify)}
-	c.batch = &batcher{c: c}
+	c.batch = newBatcher(c)
 	return c
 }
 

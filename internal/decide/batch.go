@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -63,16 +64,61 @@ func (p *Problem) Error() string { return p.Message }
 const stageBatch = 1000
 
 // Stage records a stage change of the account's lead found by key, as the
-// stage API sends it: Stages for one change, its Problem as the error.
+// stage API sends it, and returns its Problem as the error. Changes of an
+// account given at the same time are recorded together, in the order they
+// came, as one batch of Stages: one transaction and one commit for all of
+// them (group commit). Once given, the change is recorded even if ctx
+// ends: a retry then finds it recorded.
 func (d *Decider) Stage(ctx context.Context, accountID int64, key store.LeadKey, change models.StageChange) (StageResult, error) {
-	out, err := d.Stages(ctx, accountID, []StageItem{{Key: key, Change: change}}, false)
-	if err != nil {
-		return StageResult{}, err
+	j := &stageJob{item: StageItem{Key: key, Change: change}, done: make(chan stageDone, 1)}
+	d.line.Add(accountID, j)
+	r := <-j.done
+	if r.err != nil {
+		return StageResult{}, r.err
 	}
-	if p := out[0].Problem; p != nil {
+	if p := r.out.Problem; p != nil {
 		return StageResult{}, p
 	}
-	return out[0].StageResult, nil
+	return r.out.StageResult, nil
+}
+
+// stageLine bounds the changes of one account that Stage records together.
+const stageLine = 64
+
+// stageJob is a change given to Stage, waiting in its account's line.
+type stageJob struct {
+	item StageItem
+	done chan stageDone
+}
+
+type stageDone struct {
+	out StageOutcome
+	err error
+}
+
+// writeStages records a batch of an account's changes given to Stage and
+// answers each. If the batch fails, each change is tried alone: one that
+// fails never costs the others their answer.
+func (d *Decider) writeStages(accountID int64, batch []*stageJob) {
+	items := make([]StageItem, len(batch))
+	for i, j := range batch {
+		items[i] = j.item
+	}
+	out, err := d.Stages(context.Background(), accountID, items, false)
+	if err != nil && len(batch) > 1 {
+		slog.Warn("batched stage changes failed; recording one by one", slog.Int("changes", len(batch)), slog.Any("error", err))
+		for _, j := range batch {
+			d.writeStages(accountID, []*stageJob{j})
+		}
+		return
+	}
+	for i, j := range batch {
+		if err != nil {
+			j.done <- stageDone{err: err}
+			continue
+		}
+		j.done <- stageDone{out: out[i]}
+	}
 }
 
 // Stages records stage changes of an account's leads found by their keys,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/lines"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
@@ -22,6 +23,9 @@ type Decider struct {
 	notify func()
 	// Matchers keeps the account's rules compiled; capture shares it.
 	Matchers *Matchers
+	// line groups the stage changes of an account that Stage is given at
+	// the same time into one batch.
+	line *lines.Lines[*stageJob]
 }
 
 // New returns a Decider writing to s; notify (may be nil) is called after
@@ -30,7 +34,9 @@ func New(s *store.Store, notify func()) *Decider {
 	if notify == nil {
 		notify = func() {}
 	}
-	return &Decider{store: s, notify: notify, Matchers: &Matchers{}}
+	d := &Decider{store: s, notify: notify, Matchers: &Matchers{}}
+	d.line = &lines.Lines[*stageJob]{Max: stageLine, Write: d.writeStages}
+	return d
 }
 
 // staleTries bounds how often Mark decides again because the lead changed

@@ -1,0 +1,58 @@
+package lines
+
+import (
+	"slices"
+	"sync"
+	"testing"
+)
+
+// Jobs added while a key's writer is busy wait in its line and are written
+// together, in the order they were added, at most Max at a time; each key
+// has its own writer.
+func TestLinesGroupJobs(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	batches := map[int64][][]int{}
+	var wg sync.WaitGroup
+	l := &Lines[int]{Max: 3, Write: func(key int64, batch []int) {
+		if batch[0] == 0 {
+			close(started)
+			<-release // the first write holds the line while the rest queue
+		}
+		mu.Lock()
+		batches[key] = append(batches[key], slices.Clone(batch))
+		mu.Unlock()
+		for range batch {
+			wg.Done()
+		}
+	}}
+	wg.Add(8)
+	l.Add(1, 0)
+	<-started
+	for i := 1; i < 7; i++ {
+		l.Add(1, i)
+	}
+	l.Add(2, 100) // another key is not held up by key 1's writer
+	for {
+		mu.Lock()
+		done := len(batches[2]) == 1
+		mu.Unlock()
+		if done {
+			break
+		}
+	}
+	close(release)
+	wg.Wait()
+	want := [][]int{{0}, {1, 2, 3}, {4, 5, 6}}
+	if got := batches[1]; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("key 1 batches = %v; want %v", got, want)
+	}
+	if got := batches[2]; len(got) != 1 || got[0][0] != 100 {
+		t.Errorf("key 2 batches = %v; want [[100]]", got)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) != 0 {
+		t.Errorf("lines left = %v; want none once written", l.lines)
+	}
+}
