@@ -142,6 +142,7 @@ func (d *Decider) Stages(ctx context.Context, accountID int64, items []StageItem
 			return nil, err
 		}
 		var todo []pending
+		found := make(map[int64]models.Lead, len(leads))
 		for i, it := range chunk {
 			l, ok := leads[it.Key]
 			if !ok {
@@ -151,8 +152,9 @@ func (d *Decider) Stages(ctx context.Context, accountID int64, items []StageItem
 			c := it.Change
 			c.AccountID, c.LeadID, c.ID = accountID, l.ID, 0
 			todo = append(todo, pending{out: &out[start+i], change: c})
+			found[l.ID] = l
 		}
-		if err := d.record(ctx, accountID, todo, true, dry); err != nil {
+		if err := d.record(ctx, accountID, todo, found, true, dry); err != nil {
 			return nil, err
 		}
 	}
@@ -179,10 +181,11 @@ type accountState struct {
 }
 
 // record decides and writes todo's changes, in order, and fills in their
-// outcomes. checked: refuse a change that predates its lead or lacks a
+// outcomes. found, if not nil, are their leads as just read, for the first
+// try. checked: refuse a change that predates its lead or lacks a
 // Purchase's value (the stage API's and the upload's checks; the lead page
 // checks the value in its form).
-func (d *Decider) record(ctx context.Context, accountID int64, todo []pending, checked, dry bool) error {
+func (d *Decider) record(ctx context.Context, accountID int64, todo []pending, found map[int64]models.Lead, checked, dry bool) error {
 	if len(todo) == 0 {
 		return nil
 	}
@@ -191,8 +194,9 @@ func (d *Decider) record(ctx context.Context, accountID int64, todo []pending, c
 		return err
 	}
 	for try := 1; ; try++ {
-		fresh, err := d.decideAll(ctx, acc, todo, checked, dry)
+		fresh, err := d.decideAll(ctx, acc, todo, found, checked, dry)
 		if errors.Is(err, store.ErrStale) && try < staleTries {
+			found = nil // read them again
 			continue
 		}
 		if err == nil && fresh > 0 {
@@ -228,10 +232,11 @@ type leadState struct {
 	batch []int
 }
 
-// decideAll is one try of record: it reads the leads as they are now,
-// decides each change in order, and writes them unless dry. It returns
+// decideAll is one try of record: it reads the leads as they are now
+// (unless found), decides each change in order, and writes them unless
+// dry. It returns
 // how many events were new.
-func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pending, checked, dry bool) (int, error) {
+func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pending, found map[int64]models.Lead, checked, dry bool) (int, error) {
 	s := d.store
 	var ids []int64
 	seen := map[int64]bool{}
@@ -241,9 +246,12 @@ func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pendin
 			ids = append(ids, p.change.LeadID)
 		}
 	}
-	leads, err := s.LeadsByID(ctx, acc.ID, ids)
-	if err != nil {
-		return 0, err
+	leads := found
+	if leads == nil {
+		var err error
+		if leads, err = s.LeadsByID(ctx, acc.ID, ids); err != nil {
+			return 0, err
+		}
 	}
 	histories, err := s.StageHistories(ctx, acc.ID, ids)
 	if err != nil {
@@ -324,16 +332,11 @@ func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pendin
 		}
 	}
 
-	// The events of each change: a dry run's decided ones, else those
-	// stored for it.
+	// The events of each change: those it queued (they were not stored
+	// before: apply), or a replay's, as stored.
 	stored := map[int64][]models.Event{}
-	if want := storedReplays; !dry || len(want) > 0 {
-		if !dry {
-			for _, c := range recorded {
-				want = append(want, c.ID)
-			}
-		}
-		if stored, err = s.StageChangesEvents(ctx, acc.ID, want); err != nil {
+	if len(storedReplays) > 0 {
+		if stored, err = s.StageChangesEvents(ctx, acc.ID, storedReplays); err != nil {
 			return 0, err
 		}
 	}
@@ -342,10 +345,11 @@ func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pendin
 		switch {
 		case p.out.Problem != nil:
 		case k >= 0:
-			p.out.Lead, p.out.Change = afters[k], recorded[k]
-			p.out.Events = queued[k]
+			p.out.Lead, p.out.Change, p.out.Events = afters[k], recorded[k], queued[k]
 			if !dry {
-				p.out.Events = stored[recorded[k].ID]
+				for j := range queued[k] {
+					queued[k][j].StageChangeID = &recorded[k].ID
+				}
 			}
 		default:
 			p.out.Events = stored[p.out.Change.ID]

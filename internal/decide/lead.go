@@ -66,7 +66,7 @@ func (d *Decider) Mark(ctx context.Context, change *models.StageChange) (models.
 // path of Stages for one change of a lead known by its id.
 func (d *Decider) Record(ctx context.Context, change *models.StageChange) (models.Lead, []models.Event, error) {
 	var out StageOutcome
-	if err := d.record(ctx, change.AccountID, []pending{{out: &out, change: *change}}, false, false); err != nil {
+	if err := d.record(ctx, change.AccountID, []pending{{out: &out, change: *change}}, nil, false, false); err != nil {
 		return models.Lead{}, nil, err
 	}
 	switch {
