@@ -101,6 +101,12 @@ func checkMapping(in mappingInput, env ruleEnv, stages []models.Stage, before *m
 	}
 	in.Stage = stage
 	r := in.mapping(env.account.ID)
+	if before != nil {
+		// The form does not show them (a setup file sets them, and a
+		// booking rule converted by migration 0019 may have them): saving
+		// the form keeps them, so a test event code never turns live.
+		r.ActionSource, r.TestEventCode = before.ActionSource, before.TestEventCode
+	}
 	if !ownsDataset(env.datasets, r.DatasetID) {
 		add("dataset_id", "Choose one of this account's datasets.")
 	}

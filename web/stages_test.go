@@ -296,13 +296,21 @@ func TestStageMappingForm(t *testing.T) {
 		if got, _ := s.SendRule(ctx, f.acc.ID, m.ID); got.ValueField != models.StageValueFromChange {
 			t.Errorf("a refused edit changed the mapping: %+v", got)
 		}
+		// A test event code and action_source that a setup file (or a
+		// converted booking rule) gave it survive an edit in the form,
+		// which does not show them: a test mapping never turns live.
+		coded, _ := s.SendRule(ctx, f.acc.ID, m.ID)
+		coded.TestEventCode, coded.ActionSource = "TEST123", "system_generated"
+		if err := s.SaveSendRule(ctx, &coded, nil); err != nil {
+			t.Fatal(err)
+		}
 		v = mappingValues("won", f.d, "BigDeal", "fixed")
 		v.Set("value", "500")
 		r = f.b.post(edit, v)
 		wantStatus(t, "edit mapping", r, http.StatusSeeOther)
 		got, _ := s.SendRule(ctx, f.acc.ID, m.ID)
 		if got.Name != "won to BigDeal" || got.EventName != "BigDeal" || got.Value == nil || *got.Value != 500 || got.ValueField != "" ||
-			got.Repeatable || got.Conditions != "[]" {
+			got.Repeatable || got.Conditions != "[]" || got.TestEventCode != "TEST123" || got.ActionSource != "system_generated" {
 			t.Errorf("edited mapping %+v", got)
 		}
 
@@ -345,8 +353,8 @@ func TestStageMappingForm(t *testing.T) {
 		if _, err := s.SendRule(ctx, f.acc.ID, m.ID); err == nil {
 			t.Error("the mapping is still there")
 		}
-		if vs, _ := s.SendRuleVersions(ctx, f.acc.ID, m.ID, 10); len(vs) != 3 {
-			t.Errorf("%d versions of the deleted mapping; want created, edited, deleted", len(vs))
+		if vs, _ := s.SendRuleVersions(ctx, f.acc.ID, m.ID, 10); len(vs) != 4 {
+			t.Errorf("%d versions of the deleted mapping; want created, coded, edited, deleted", len(vs))
 		}
 	})
 }
