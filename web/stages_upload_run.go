@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -178,6 +179,15 @@ func (h *Handler) workUpload(ctx context.Context, u models.StageUpload) error {
 		Refused: u.Refused, Events: u.Events}
 	pass := uploadPass{decider: h.capture.Decider(), acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
 		dry: u.Status == models.UploadPreviewing}
+	var keys []string
+	if pass.dry {
+		// A dry run stores nothing, so a chunk cannot see what an earlier
+		// one would have recorded: the preview takes each lead's rows
+		// together, in the file's order, and never splits them between
+		// chunks. Leads are independent, so it counts what applying the
+		// file in its own order does.
+		keys = pass.groupByLead(&f, u.CreatedAt)
+	}
 	// The chunk under way is finished and stored even when ctx ends.
 	work := context.WithoutCancel(ctx)
 	for {
@@ -185,6 +195,9 @@ func (h *Handler) workUpload(ctx context.Context, u models.StageUpload) error {
 			return err
 		}
 		end := min(p.DoneRows+uploadChunk, len(f.Rows))
+		for keys != nil && end < len(f.Rows) && keys[end] == keys[end-1] {
+			end++
+		}
 		problems, err := pass.chunk(work, f, p.DoneRows, end, h.now(), &p, counts)
 		if err != nil {
 			return err
@@ -219,6 +232,36 @@ type uploadPass struct {
 	mapping stagecsv.Mapping
 	loc     *time.Location
 	dry     bool
+}
+
+// groupByLead orders f's rows by the lead key each names (a row that
+// names none first), keeping the file's order among the rows of one lead
+// and moving each row's line number with it, and returns the rows' keys in
+// the new order. The order depends on the file alone (and now, the time
+// validation takes, fixed for the upload), so a resumed pass finds its
+// rows where it left them.
+func (ps uploadPass) groupByLead(f *stagecsv.File, now time.Time) []string {
+	keys := make([]string, len(f.Rows))
+	for i, row := range f.Rows {
+		req, bad := ps.mapping.Request(row, ps.loc)
+		if bad != nil {
+			continue
+		}
+		if v, verr := req.Validate(ps.acc, now); verr == nil {
+			keys[i] = v.Key.Field + "\x00" + v.Key.Value
+		}
+	}
+	order := make([]int, len(f.Rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	rows, lines, sorted := make([][]string, len(order)), make([]int, len(order)), make([]string, len(order))
+	for i, j := range order {
+		rows[i], lines[i], sorted[i] = f.Rows[j], f.Lines[j], keys[j]
+	}
+	f.Rows, f.Lines = rows, lines
+	return sorted
 }
 
 // chunk decides rows [from, to) of f: each row becomes the stage API's

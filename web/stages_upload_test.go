@@ -379,3 +379,39 @@ func TestStageUploadResumes(t *testing.T) {
 		}
 	})
 }
+
+// A lead's rows far apart in a large file (here more than a chunk of
+// rows apart) are previewed together: the preview counts what applying
+// queues, the earlier stage once, not again as filled in.
+func TestStageUploadPreviewKeepsALeadsRowsTogether(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		st := newStageSetup(t, a, s)
+		b := a.browser()
+		b.login("crm-owner@example.com")
+		var csv strings.Builder
+		csv.WriteString("Email Address,Deal Stage,Close Date,Amount,Currency Code\n")
+		csv.WriteString("jane@example.com,qualified,2026-11-30 09:00,,\n")
+		for i := range 1200 {
+			fmt.Fprintf(&csv, "nobody%d@example.com,qualified,2026-11-30 09:30,,\n", i)
+		}
+		csv.WriteString("jane@example.com,won,2026-11-30 10:00,900,EUR\n")
+
+		id := uploadID(t, b.uploadFile(st.acc, "big.csv", []byte(csv.String()), true))
+		u := waitUpload(t, s, st.acc, id, models.UploadPreviewed)
+		page := stagesURL(st.acc, "/uploads/"+itoa(id))
+		r := b.get(page)
+		if got := eventCounts(r); got != "Purchase=1,QualifiedLead=1,Schedule=1" || u.Applied != 2 || u.Refused != 1200 {
+			t.Errorf("preview: events %s, %d new, %d refused; want Purchase=1,QualifiedLead=1,Schedule=1, 2 new, 1200 refused",
+				got, u.Applied, u.Refused)
+		}
+		if got := uploadProblems(r); len(got) == 0 || !strings.HasPrefix(got[0], "3 lead.email:") {
+			t.Errorf("first problem %q; want row 3's", got)
+		}
+		r = b.post(page+"/apply", url.Values{"pass": {itoa(int64(u.Pass))}})
+		wantStatus(t, "apply", r, http.StatusSeeOther)
+		if done := waitUpload(t, s, st.acc, id, models.UploadDone); done.Events != u.Events || done.Applied != 2 {
+			t.Errorf("applied %d changes, %d events; the preview said %d, %d", done.Applied, done.Events, u.Applied, u.Events)
+		}
+	})
+}
