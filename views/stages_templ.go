@@ -1914,7 +1914,7 @@ func MappingFormView(p Page, f MappingForm) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 182, "</datalist></fieldset><fieldset class=\"rule-conditions-block\" data-testid=\"conditions\"><legend>Conditions <small>(optional)</small></legend><p data-testid=\"mapping-conditions-help\"><small>Without conditions every lead that reaches the stage sends; with them, only the leads that meet them. Conditions read the lead's fields, as a rule's do, and the deal value and currency the stage change carries. For example, won deals of at least 500 EUR: <code>Deal value</code> is greater than <code>499.99</code>, and <code>Deal currency</code> equals <code>EUR</code>. A change without a value is neither greater nor less than any number, and neither is a stage filled in before the one that changed.</small></p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 182, "</datalist></fieldset><fieldset class=\"rule-conditions-block\" data-testid=\"conditions\"><legend>Conditions <small>(optional)</small></legend><p data-testid=\"mapping-conditions-help\"><small>Without conditions every lead that reaches the stage sends; with them, only the leads that meet them. Conditions read the lead's fields, as a rule's do, and the deal value and currency the stage change carries. For example, won deals of at least 500 EUR: <code>Deal value</code> is at least <code>500</code>, and <code>Deal currency</code> equals <code>EUR</code>. A change without a value is neither greater nor less than any number, and neither is a stage filled in before the one that changed.</small></p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -117,7 +117,7 @@ var matchTypeLabels = map[rule.MatchType]string{
 	rule.Equals: "equals", rule.NotEquals: "does not equal", rule.Contains: "contains",
 	rule.NotContains: "does not contain", rule.StartsWith: "starts with", rule.EndsWith: "ends with",
 	rule.Regex: "matches regex", rule.InList: "is one of (a, b, c)", rule.NotInList: "is none of (a, b, c)",
-	rule.IsEmpty: "is empty", rule.NotEmpty: "is not empty", rule.GT: "is greater than", rule.LT: "is less than",
+	rule.IsEmpty: "is empty", rule.NotEmpty: "is not empty", rule.GT: "is greater than", rule.LT: "is less than", rule.GTE: "is at least", rule.LTE: "is at most",
 }
 
 // ruleInput is the rule form as posted, or as a saved rule fills it.

@@ -54,8 +54,8 @@ func TestStageMappingChangeConditions(t *testing.T) {
 		row = f.b.getWith(addURL+"&"+url.Values{"cond_field": {"change.value"}, "cond_match_type": {"equals"}, "cond_pattern": {"500"}}.Encode(), htmx)
 		wantStatus(t, "condition row", row, http.StatusOK)
 		match := row.doc.Find(`select[name="cond_match_type"]`)
-		if got := strings.Join(optionValues(match), ","); got != "gt,lt,is_empty,not_empty" {
-			t.Errorf("change.value's row offers match types %q; want gt,lt,is_empty,not_empty", got)
+		if got := strings.Join(optionValues(match), ","); got != "gt,gte,lt,lte,is_empty,not_empty" {
+			t.Errorf("change.value's row offers match types %q; want gt,gte,lt,lte,is_empty,not_empty", got)
 		}
 		if v := match.Find("option[selected]").AttrOr("value", ""); v != "gt" {
 			t.Errorf("change.value's row selects %q; want gt, equals being no number's", v)

@@ -30,6 +30,12 @@ func TestMatchChangeFields(t *testing.T) {
 		{"value above", Condition{"change.value", GT, "499.99"}, eur(600), true},
 		{"value at the bound", Condition{"change.value", GT, "499.99"}, eur(500), true},
 		{"value below", Condition{"change.value", GT, "499.99"}, eur(300), false},
+		{"at least, at the bound", Condition{"change.value", GTE, "500"}, eur(500), true},
+		{"at least, just below", Condition{"change.value", GTE, "500"}, eur(499.99), false},
+		{"at most, at the bound", Condition{"change.value", LTE, "500"}, eur(500), true},
+		{"at most, above", Condition{"change.value", LTE, "500"}, eur(500.01), false},
+		{"no value fails gte", Condition{"change.value", GTE, "0"}, &models.StageChange{Currency: "EUR"}, false},
+		{"no value fails lte", Condition{"change.value", LTE, "1e12"}, &models.StageChange{Currency: "EUR"}, false},
 		{"value with cents", Condition{"change.value", LT, "100"}, eur(99.5), true},
 		{"zero is a value", Condition{"change.value", LT, "1"}, eur(0), true},
 		{"big value", Condition{"change.value", GT, "999999"}, eur(1e9), true},
@@ -123,7 +129,7 @@ func TestCompileChangeFields(t *testing.T) {
 		{"currency equals", Condition{"change.currency", Equals, "eur"}, "", ""},
 		{"currency regex", Condition{"change.currency", Regex, "^E"}, "", ""},
 		{"value not a number", Condition{"change.value", GT, "500 EUR"}, "conditions[0].pattern", `gt needs a number, like 1000 or 2.5, not "500 EUR"`},
-		{"value equals", Condition{"change.value", Equals, "500"}, "conditions[0].match_type", "change.value is a number: use gt, lt, is_empty or not_empty"},
+		{"value equals", Condition{"change.value", Equals, "500"}, "conditions[0].match_type", "change.value is a number: use gt, gte, lt, lte, is_empty or not_empty"},
 		{"currency not a code", Condition{"change.currency", Equals, "euro"}, "conditions[0].pattern", `"euro": write a 3-letter currency code, like EUR or USD`},
 		{"currency list item", Condition{"change.currency", InList, "EUR, dollars"}, "conditions[0].pattern", `"dollars": write a 3-letter currency code`},
 		{"currency gt", Condition{"change.currency", GT, "5"}, "conditions[0].match_type", "change.currency is text"},
@@ -172,8 +178,8 @@ func TestChangeFieldsListed(t *testing.T) {
 	}) {
 		t.Errorf("ChangeFields() = %+v; want %+v", got, want)
 	}
-	if got := ChangeFields()[0].MatchTypes(); !slices.Equal(got, []MatchType{GT, LT, IsEmpty, NotEmpty}) {
-		t.Errorf("change.value MatchTypes() = %v; want gt, lt, is_empty, not_empty", got)
+	if got := ChangeFields()[0].MatchTypes(); !slices.Equal(got, []MatchType{GT, GTE, LT, LTE, IsEmpty, NotEmpty}) {
+		t.Errorf("change.value MatchTypes() = %v; want gt, gte, lt, lte, is_empty, not_empty", got)
 	}
 	for _, name := range []string{"change.value", "change.currency"} {
 		if msg := (Schema{Open: true}).ValueProblem(name); !strings.Contains(msg, "from the change") {
@@ -188,6 +194,8 @@ func TestChangeConditionString(t *testing.T) {
 		want string
 	}{
 		{Condition{"change.value", GT, " 499.99 "}, "Deal value is greater than 499.99"},
+		{Condition{"change.value", GTE, "500"}, "Deal value is at least 500"},
+		{Condition{"change.value", LTE, "500"}, "Deal value is at most 500"},
 		{Condition{"change.value", LT, "10000"}, "Deal value is less than 10000"},
 		{Condition{"change.value", IsEmpty, ""}, "Deal value is empty"},
 		{Condition{"change.currency", Equals, "EUR"}, `Deal currency is "EUR"`},

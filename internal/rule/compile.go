@@ -154,7 +154,7 @@ func kindProblem(f Field, t MatchType) string {
 	case Bool:
 		return fmt.Sprintf("%s is true or false: use equals or not_equals, with true or false, or is_empty for unknown", f.Name)
 	case Number:
-		return fmt.Sprintf("%s is a number: use gt, lt, is_empty or not_empty", f.Name)
+		return fmt.Sprintf("%s is a number: use gt, gte, lt, lte, is_empty or not_empty", f.Name)
 	}
 	return fmt.Sprintf("%s is text: %s compares numbers, which only custom form fields and number fields like fill_seconds hold", f.Name, t)
 }
@@ -187,7 +187,7 @@ func (c *compiler) pattern(path string, f Field, cd Condition, k *cond) {
 		item = defs[i].item
 	}
 	switch {
-	case t == GT || t == LT:
+	case t.Numeric():
 		n, ok := number(trimmed)
 		if !ok {
 			c.add(path, "%s needs a number, like 1000 or 2.5, not %q", t, trimmed)

@@ -121,7 +121,7 @@ func TestCompileProblems(t *testing.T) {
 		{"contains on a bool", withCondition(Condition{Field: "partial", MatchType: Contains, Pattern: "t"}), schema,
 			[]want{{"conditions[0].match_type", "partial is true or false: use equals or not_equals"}}},
 		{"equals on a number", withCondition(Condition{Field: "fill_seconds", MatchType: Equals, Pattern: "2"}), schema,
-			[]want{{"conditions[0].match_type", "fill_seconds is a number: use gt, lt"}}},
+			[]want{{"conditions[0].match_type", "fill_seconds is a number: use gt, gte, lt, lte"}}},
 		{"bool pattern", withCondition(Condition{Field: "junk", MatchType: Equals, Pattern: "yes"}), schema,
 			[]want{{"conditions[0].pattern", `junk is true or false: write true or false, not "yes"`}}},
 		{"no pattern", withCondition(Condition{Field: "email", MatchType: Contains, Pattern: "  "}), schema,

@@ -59,11 +59,11 @@ func (f Field) MatchTypes() []MatchType {
 	case f.Kind == Bool:
 		return []MatchType{Equals, NotEquals}
 	case f.Kind == Number:
-		return []MatchType{GT, LT, IsEmpty, NotEmpty}
+		return []MatchType{GT, GTE, LT, LTE, IsEmpty, NotEmpty}
 	case strings.HasPrefix(f.Name, CustomPrefix):
 		return MatchTypes
 	}
-	return MatchTypes[:len(MatchTypes)-2] // all but gt and lt
+	return MatchTypes[:len(MatchTypes)-4] // all but gt, lt, gte and lte
 }
 
 func (f Field) takes(t MatchType) bool { return slices.Contains(f.MatchTypes(), t) }

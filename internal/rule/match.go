@@ -221,9 +221,9 @@ func (c *cond) match(v *Lead) bool {
 		return false
 	}
 	switch c.op {
-	case GT, LT:
+	case GT, LT, GTE, LTE:
 		n, ok := number(s)
-		return ok && (c.op == GT && n > c.num || c.op == LT && n < c.num)
+		return ok && (c.op == GT && n > c.num || c.op == LT && n < c.num || c.op == GTE && n >= c.num || c.op == LTE && n <= c.num)
 	case Regex:
 		return c.re.MatchString(norm.NFC.String(s))
 	}

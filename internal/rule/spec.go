@@ -91,13 +91,20 @@ const (
 	NotEmpty    MatchType = "not_empty"
 	GT          MatchType = "gt"
 	LT          MatchType = "lt"
+	// GTE and LTE are gt and lt that take the number itself: "won deals
+	// of at least 500 EUR" is change.value gte 500.
+	GTE MatchType = "gte"
+	LTE MatchType = "lte"
 )
 
 // MatchTypes lists every match type, in the order the rule form offers them.
 var MatchTypes = []MatchType{
 	Equals, NotEquals, Contains, NotContains, StartsWith, EndsWith, Regex,
-	InList, NotInList, IsEmpty, NotEmpty, GT, LT,
+	InList, NotInList, IsEmpty, NotEmpty, GT, LT, GTE, LTE,
 }
+
+// Numeric reports whether t compares numbers: gt, lt, gte and lte.
+func (t MatchType) Numeric() bool { return t == GT || t == LT || t == GTE || t == LTE }
 
 // TakesPattern reports whether a condition of match type t needs a pattern:
 // all but is_empty and not_empty do.
@@ -132,6 +139,10 @@ func (t MatchType) words() string {
 		return "is greater than"
 	case LT:
 		return "is less than"
+	case GTE:
+		return "is at least"
+	case LTE:
+		return "is at most"
 	}
 	return string(t)
 }
@@ -158,7 +169,7 @@ func (c Condition) String() string {
 		return label + " " + c.MatchType.words() + " " + strings.ToLower(strings.TrimSpace(c.Pattern))
 	case c.MatchType == InList || c.MatchType == NotInList:
 		return label + " " + c.MatchType.words() + " " + quoteList(listItems(c.Pattern))
-	case c.MatchType == GT || c.MatchType == LT:
+	case c.MatchType.Numeric():
 		return label + " " + c.MatchType.words() + " " + strings.TrimSpace(c.Pattern)
 	}
 	return label + " " + c.MatchType.words() + " " + quote(c.Pattern)
