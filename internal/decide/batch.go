@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,8 +132,15 @@ func (d *Decider) writeStages(accountID int64, batch []*stageJob) {
 // recording would do. The error is the database's.
 func (d *Decider) Stages(ctx context.Context, accountID int64, items []StageItem, dry bool) ([]StageOutcome, error) {
 	out := make([]StageOutcome, len(items))
-	for start := 0; start < len(items); start += stageBatch {
-		chunk := items[start:min(start+stageBatch, len(items))]
+	for start, end := 0, 0; start < len(items); start = end {
+		// A chunk never splits the changes of one key that come together
+		// (an upload's preview groups them): a dry run's chunk cannot see
+		// what an earlier one would have recorded.
+		end = min(start+stageBatch, len(items))
+		for end < len(items) && items[end].Key == items[end-1].Key {
+			end++
+		}
+		chunk := items[start:end]
 		keys := make([]store.LeadKey, len(chunk))
 		for i, it := range chunk {
 			keys[i] = it.Key
@@ -280,6 +288,7 @@ func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pendin
 		queued   [][]models.Event
 	)
 	slot := make([]int, len(todo))
+	pend := unstored{}
 	var storedReplays []int64
 	now := time.Now()
 	for i, p := range todo {
@@ -312,9 +321,11 @@ func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pendin
 		if c.Stage != models.StageJunk && c.Stage != models.StageNotJunk {
 			ch.Stage = d.Matchers.StageEvents(in, StageInput{Change: c, Stages: acc.stages, Reached: reached(st.history), Now: now})
 		}
+		pend.number(ch)
 		slot[i] = len(recorded)
 		st.batch = append(st.batch, len(recorded))
 		queued = append(queued, st.apply(c, after, ch))
+		pend.settle(&ch)
 		recorded, afters, decided = append(recorded, c), append(afters, after), append(decided, ch)
 	}
 
@@ -345,6 +356,7 @@ func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pendin
 		switch {
 		case p.out.Problem != nil:
 		case k >= 0:
+			pend.final(queued[k])
 			p.out.Lead, p.out.Change, p.out.Events = afters[k], recorded[k], queued[k]
 			if !dry {
 				for j := range queued[k] {
@@ -356,6 +368,54 @@ func (d *Decider) decideAll(ctx context.Context, acc accountState, todo []pendin
 		}
 	}
 	return fresh, nil
+}
+
+// unstored are the events a batch's earlier changes make, by the
+// temporary (negative) ids they carry until they are written: a later
+// change of the lead may cancel one, or queue it again, before it is
+// stored, and the event is then written as that change leaves it.
+type unstored map[int64]*models.Event
+
+// number gives ch's new events temporary ids.
+func (u unstored) number(ch store.EventChanges) {
+	for _, evs := range [][]models.Event{ch.New, ch.Stage} {
+		for i := range evs {
+			id := -int64(len(u) + 1)
+			evs[i].ID, u[id] = id, &evs[i]
+		}
+	}
+}
+
+// settle applies ch's cancels and requeues of events that are not stored
+// yet to the events as they will be written, and leaves ch the stored
+// ones.
+func (u unstored) settle(ch *store.EventChanges) {
+	ch.Requeue = slices.DeleteFunc(ch.Requeue, func(id int64) bool {
+		e := u[id]
+		if e != nil {
+			e.Status, e.LastError = models.EventQueued, ""
+		}
+		return e != nil
+	})
+	ch.Cancel = slices.DeleteFunc(ch.Cancel, func(c store.EventCancel) bool {
+		e := u[c.ID]
+		if e != nil {
+			e.Status, e.LastError = models.EventFailed, c.Reason
+		}
+		return e != nil
+	})
+}
+
+// final makes evs, a change's events for its outcome, as they are
+// written: with the state the batch's later changes left them in, and no
+// temporary id.
+func (u unstored) final(evs []models.Event) {
+	for i := range evs {
+		if e := u[evs[i].ID]; e != nil && e.Status != "" {
+			evs[i].Status, evs[i].LastError = e.Status, e.LastError
+		}
+		evs[i].ID = 0
+	}
 }
 
 // check says why the account cannot take change c of lead l as it is:
@@ -430,7 +490,7 @@ func (st *leadState) apply(c models.StageChange, after models.Lead, ch store.Eve
 	}
 	byID := make(map[int64]int, len(st.events))
 	for i, e := range st.events {
-		if e.ID > 0 {
+		if e.ID != 0 {
 			byID[e.ID] = i
 		}
 	}
