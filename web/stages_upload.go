@@ -42,14 +42,30 @@ const stageUploadPath = "/stages/uploads"
 // multipart framing around it.
 const maxUploadBody = stagecsv.MaxBytes + 64<<10
 
+// uploadMemory is how much of an upload's form is read into memory.
+const uploadMemory = 1 << 20
+
 // pageBodyLimit bounds page requests' bodies to maxPageBody, and a CSV
 // file's upload to maxUploadBody, saying so in words; it comes before the
-// CSRF check, which reads the form.
+// CSRF check, which reads the form. An upload's form is read here with at
+// most uploadMemory of it in memory, the rest in a temporary file (removed
+// after the request): the session and CSRF checks that follow read the
+// form too, and the file must not sit in memory before they have passed.
 func pageBodyLimit() echo.MiddlewareFunc {
 	small := middleware.BodyLimit(maxPageBody)
 	large := middleware.BodyLimit(strconv.Itoa(maxUploadBody) + "B")
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		s, l := small(next), large(next)
+		s := small(next)
+		l := large(func(c echo.Context) error {
+			if err := c.Request().ParseMultipartForm(uploadMemory); err != nil {
+				var tooBig *echo.HTTPError
+				if errors.As(err, &tooBig) {
+					return err
+				}
+				return echo.NewHTTPError(http.StatusBadRequest, "Choose a CSV file and upload it with the form.")
+			}
+			return next(c)
+		})
 		return func(c echo.Context) error {
 			if c.Request().Method != http.MethodPost || c.Path() != "/accounts/:account"+stageUploadPath {
 				return s(c)
@@ -357,10 +373,11 @@ func (h *Handler) mapStageUpload(c echo.Context) error {
 	}
 	from := []models.StageUploadStatus{models.UploadMapping, models.UploadPreviewing, models.UploadPreviewed, models.UploadFailed}
 	ctx := c.Request().Context()
+	page := views.AccountURL(u.AccountID, "/stages/uploads/"+strconv.FormatInt(u.ID, 10))
 	u, err = h.store.StartStageUpload(ctx, u.AccountID, u.ID, string(mapping), status, from, h.now())
 	if errors.Is(err, store.ErrConflict) {
 		setFlash(c, "error", "This upload is applied or being applied: its columns can no longer change. Upload the file again to read it otherwise.")
-		return c.Redirect(http.StatusSeeOther, views.AccountURL(u.AccountID, "/stages/uploads/"+c.Param("upload")))
+		return c.Redirect(http.StatusSeeOther, page)
 	}
 	if err != nil {
 		return err

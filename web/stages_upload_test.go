@@ -193,6 +193,12 @@ func TestStageUploadPreviewApplyAndAgain(t *testing.T) {
 		if r.has("mapping-submit") {
 			t.Error("an applied upload's columns can still be changed")
 		}
+		// Columns posted from another tab after the apply: refused, back
+		// to the upload's page with the reason.
+		r = b.post(page+"/mapping", url.Values{"col_email": {"0"}, "col_stage": {"1"}, "col_occurred_at": {"2"}, "date_order": {"mdy"}})
+		if r.status != http.StatusSeeOther || r.location() != page {
+			t.Errorf("columns of an applied upload = %d to %q; want back to %s", r.status, r.location(), page)
+		}
 
 		// The same file again: its rows were recorded before; nothing to queue.
 		id2 := uploadID(t, b.uploadFile(st.acc, "deals.csv", []byte(uploadCSV), true))
