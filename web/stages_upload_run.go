@@ -46,8 +46,10 @@ type Uploads struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	mu     sync.Mutex
-	// running are the uploads with a goroutine here.
-	running map[int64]bool
+	// running are the uploads with a goroutine here; again, those whose
+	// goroutine runs once more when it ends (a new pass was started
+	// meanwhile, which the old one's claim cannot take).
+	running, again map[int64]bool
 	stopped bool
 	wg      sync.WaitGroup
 	// resume starts the uploads no server works on; set by New.
@@ -58,7 +60,7 @@ type Uploads struct {
 // and then Run.
 func NewUploads() *Uploads {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Uploads{ctx: ctx, cancel: cancel, running: map[int64]bool{}}
+	return &Uploads{ctx: ctx, cancel: cancel, running: map[int64]bool{}, again: map[int64]bool{}}
 }
 
 // Run resumes the uploads left running (by a server that stopped) at once
@@ -89,19 +91,30 @@ func (u *Uploads) Run(ctx context.Context) error {
 func (u *Uploads) start(id int64, run func(ctx context.Context, id int64)) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.stopped || u.running[id] {
+	if u.stopped {
+		return
+	}
+	if u.running[id] {
+		u.again[id] = true
 		return
 	}
 	u.running[id] = true
 	u.wg.Add(1)
 	go func() {
 		defer u.wg.Done()
-		defer func() {
+		for {
+			run(u.ctx, id)
 			u.mu.Lock()
-			delete(u.running, id)
+			more := u.again[id] && !u.stopped
+			delete(u.again, id)
+			if !more {
+				delete(u.running, id)
+			}
 			u.mu.Unlock()
-		}()
-		run(u.ctx, id)
+			if !more {
+				return
+			}
+		}
 	}()
 }
 
