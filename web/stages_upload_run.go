@@ -156,6 +156,10 @@ func (h *Handler) runUpload(ctx context.Context, id int64) {
 	h.log.Error("stage upload", slog.Int64("upload_id", id), slog.Any("error", err))
 	fail := store.UploadProgress{ID: u.ID, Pass: u.Pass, Finished: true, Status: models.UploadFailed,
 		Error: "the database did not answer (" + err.Error() + ")."}
+	if errors.Is(err, store.ErrStale) {
+		fail.Error = "leads of this file kept changing (through the stage API or their pages) while it was recorded. " +
+			"Check and apply it again: what was recorded is not recorded twice."
+	}
 	if cur, gerr := h.store.StageUpload(context.WithoutCancel(ctx), u.AccountID, u.ID); gerr == nil {
 		fail.DoneRows, fail.Applied, fail.Replayed, fail.Refused, fail.Events, fail.EventCounts =
 			cur.DoneRows, cur.Applied, cur.Replayed, cur.Refused, cur.Events, cur.EventCounts
