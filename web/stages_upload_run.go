@@ -50,8 +50,8 @@ type Uploads struct {
 	// goroutine runs once more when it ends (a new pass was started
 	// meanwhile, which the old one's claim cannot take).
 	running, again map[int64]bool
-	stopped bool
-	wg      sync.WaitGroup
+	stopped        bool
+	wg             sync.WaitGroup
 	// resume starts the uploads no server works on; set by New.
 	resume func(ctx context.Context)
 }
