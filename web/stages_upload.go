@@ -57,7 +57,7 @@ func pageBodyLimit() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		s := small(next)
 		l := large(func(c echo.Context) error {
-			if err := c.Request().ParseMultipartForm(uploadMemory); err != nil {
+			if err := c.Request().ParseMultipartForm(uploadMemory); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 				var tooBig *echo.HTTPError
 				if errors.As(err, &tooBig) {
 					return err
