@@ -205,10 +205,8 @@ func (s *Store) insertEvents(ctx context.Context, evs []models.Event) (all, fres
 
 // LeadEvents lists a lead's events, in event_time order.
 func (s *Store) LeadEvents(ctx context.Context, accountID, leadID int64) ([]models.Event, error) {
-	evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
-		Where("events.account_id = ? AND events.lead_id = ?", accountID, leadID).
-		Order("events.event_time, events.id"), time.Now())
-	return evs, wrap("lead events", err)
+	evs, err := s.LeadsEvents(ctx, accountID, []int64{leadID})
+	return evs[leadID], err
 }
 
 // DueDatasets lists the datasets that have events due now and are not

@@ -27,17 +27,23 @@ func (s *Store) SaveLead(ctx context.Context, l *models.Lead) error {
 		if res.Error != nil {
 			return res.Error
 		}
-		return tx.unprepare(ctx, l.ID)
+		return tx.unprepare(ctx, []int64{l.ID})
 	}))
 }
 
-// unprepare drops the prepared payloads of a lead's unsent events, after
-// the lead changed: the dispatcher then builds them from the lead as it is
-// (and holds them back if a person marked it junk).
-func (s *Store) unprepare(ctx context.Context, leadID int64) error {
-	return s.q(ctx).Model(&models.Event{}).Where("payload_stamp <> 0 AND id IN (?)",
-		s.q(ctx).Model(&unsentEvent{}).Select("event_id").Where("lead_id = ?", leadID)).
-		Update("payload_stamp", 0).Error
+// unprepare drops the prepared payloads of leads' unsent events, after
+// the leads changed: the dispatcher then builds them from each lead as it
+// is (and holds them back if a person marked it junk).
+func (s *Store) unprepare(ctx context.Context, leadIDs []int64) error {
+	if s.dialect == "postgres" {
+		_, err := s.conn().ExecContext(ctx, unprepareSQL, leadIDs)
+		return err
+	}
+	return eachChunk(leadIDs, func(ids []int64) error {
+		return s.q(ctx).Model(&models.Event{}).Where("payload_stamp <> 0 AND id IN (?)",
+			s.q(ctx).Model(&unsentEvent{}).Select("event_id").Where("lead_id IN ?", ids)).
+			Update("payload_stamp", 0).Error
+	})
 }
 
 // LeadByExternalID finds an account's lead by the caller's id.

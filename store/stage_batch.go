@@ -18,14 +18,24 @@ import (
 // keyBatch bounds the values of one IN list.
 const keyBatch = 1000
 
+// eachChunk calls fn with vs, keyBatch at a time, until fn fails.
+func eachChunk[T any](vs []T, fn func([]T) error) error {
+	for start := 0; start < len(vs); start += keyBatch {
+		if err := fn(vs[start:min(start+keyBatch, len(vs))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // leadKeyColumns are the columns LeadKey fields look leads up by.
 var leadKeyColumns = map[string]string{
 	"id": "id", "external_id": "external_id", "meta_lead_id": "meta_lead_id", "email": "email_hash", "phone": "phone_hash",
 }
 
-// LeadsByKeys finds an account's leads by keys, as LeadByKey finds one:
-// by id, external_id or meta_lead_id, or the most recent lead with the
-// email or phone hash. A key without a lead is not in the map.
+// LeadsByKeys finds an account's leads by keys: by id, external_id or
+// meta_lead_id, or the most recent lead with the email or phone hash. A
+// key without a lead is not in the map.
 func (s *Store) LeadsByKeys(ctx context.Context, accountID int64, keys []LeadKey) (map[LeadKey]models.Lead, error) {
 	byField := map[string][]string{}
 	seen := map[LeadKey]bool{}
@@ -43,20 +53,20 @@ func (s *Store) LeadsByKeys(ctx context.Context, accountID int64, keys []LeadKey
 	}
 	out := make(map[LeadKey]models.Lead, len(seen))
 	for field, values := range byField {
-		col := leadKeyColumns[field]
-		for start := 0; start < len(values); start += keyBatch {
+		err := eachChunk(values, func(vs []string) error {
 			var ls []models.Lead
-			err := s.q(ctx).Where("account_id = ? AND "+col+" IN ?", accountID, values[start:min(start+keyBatch, len(values))]).
+			err := s.q(ctx).Where("account_id = ? AND "+leadKeyColumns[field]+" IN ?", accountID, vs).
 				Order("created_at DESC, id DESC").Find(&ls).Error
-			if err != nil {
-				return nil, wrap("leads by keys", err)
-			}
 			for _, l := range ls {
 				k := LeadKey{Field: field, Value: leadKeyValue(l, field)}
 				if _, ok := out[k]; !ok {
 					out[k] = l
 				}
 			}
+			return err
+		})
+		if err != nil {
+			return nil, wrap("leads by keys", err)
 		}
 	}
 	return out, nil
@@ -85,70 +95,65 @@ func leadKeyValue(l models.Lead, field string) string {
 // in the map.
 func (s *Store) LeadsByID(ctx context.Context, accountID int64, ids []int64) (map[int64]models.Lead, error) {
 	out := make(map[int64]models.Lead, len(ids))
-	for start := 0; start < len(ids); start += keyBatch {
+	err := eachChunk(ids, func(ids []int64) error {
 		var ls []models.Lead
-		if err := s.q(ctx).Where("account_id = ? AND id IN ?", accountID, ids[start:min(start+keyBatch, len(ids))]).
-			Find(&ls).Error; err != nil {
-			return nil, wrap("leads by id", err)
-		}
+		err := s.q(ctx).Where("account_id = ? AND id IN ?", accountID, ids).Find(&ls).Error
 		for _, l := range ls {
 			out[l.ID] = l
 		}
-	}
-	return out, nil
+		return err
+	})
+	return out, wrap("leads by id", err)
 }
 
 // StageHistories are the stage changes of an account's leads, junk
 // markers too, by lead, in the order they were recorded.
 func (s *Store) StageHistories(ctx context.Context, accountID int64, leadIDs []int64) (map[int64][]models.StageChange, error) {
 	out := make(map[int64][]models.StageChange, len(leadIDs))
-	for start := 0; start < len(leadIDs); start += keyBatch {
+	err := eachChunk(leadIDs, func(ids []int64) error {
 		var cs []models.StageChange
-		if err := s.q(ctx).Where("account_id = ? AND lead_id IN ?", accountID, leadIDs[start:min(start+keyBatch, len(leadIDs))]).
-			Order("id").Find(&cs).Error; err != nil {
-			return nil, wrap("stage histories", err)
-		}
+		err := s.q(ctx).Where("account_id = ? AND lead_id IN ?", accountID, ids).Order("id").Find(&cs).Error
 		for _, c := range cs {
 			out[c.LeadID] = append(out[c.LeadID], c)
 		}
-	}
-	return out, nil
+		return err
+	})
+	return out, wrap("stage histories", err)
 }
 
 // LeadsEvents are the events of an account's leads, by lead, in
-// event_time order, as LeadEvents lists one lead's.
+// event_time order.
 func (s *Store) LeadsEvents(ctx context.Context, accountID int64, leadIDs []int64) (map[int64][]models.Event, error) {
 	out := make(map[int64][]models.Event, len(leadIDs))
-	for start := 0; start < len(leadIDs); start += keyBatch {
-		evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
-			Where("events.account_id = ? AND events.lead_id IN ?", accountID, leadIDs[start:min(start+keyBatch, len(leadIDs))]).
-			Order("events.event_time, events.id"), time.Now())
-		if err != nil {
-			return nil, wrap("leads events", err)
-		}
-		for _, e := range evs {
-			out[e.LeadID] = append(out[e.LeadID], e)
-		}
-	}
-	return out, nil
+	err := s.eventsBy(ctx, accountID, "lead_id", leadIDs, func(e models.Event) {
+		out[e.LeadID] = append(out[e.LeadID], e)
+	})
+	return out, wrap("leads events", err)
 }
 
 // StageChangesEvents are the events queued for an account's stage
 // changes, by change, in event_time order.
 func (s *Store) StageChangesEvents(ctx context.Context, accountID int64, changeIDs []int64) (map[int64][]models.Event, error) {
 	out := make(map[int64][]models.Event, len(changeIDs))
-	for start := 0; start < len(changeIDs); start += keyBatch {
+	err := s.eventsBy(ctx, accountID, "stage_change_id", changeIDs, func(e models.Event) {
+		out[*e.StageChangeID] = append(out[*e.StageChangeID], e)
+	})
+	return out, wrap("stage changes events", err)
+}
+
+// eventsBy hands fn an account's events whose column (lead_id or
+// stage_change_id) is one of ids, as people see them, in event_time order
+// within each chunk of ids.
+func (s *Store) eventsBy(ctx context.Context, accountID int64, column string, ids []int64, fn func(models.Event)) error {
+	return eachChunk(ids, func(ids []int64) error {
 		evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
-			Where("events.account_id = ? AND events.stage_change_id IN ?", accountID, changeIDs[start:min(start+keyBatch, len(changeIDs))]).
+			Where("events.account_id = ? AND events."+column+" IN ?", accountID, ids).
 			Order("events.event_time, events.id"), time.Now())
-		if err != nil {
-			return nil, wrap("stage changes events", err)
-		}
 		for _, e := range evs {
-			out[*e.StageChangeID] = append(out[*e.StageChangeID], e)
+			fn(e)
 		}
-	}
-	return out, nil
+		return err
+	})
 }
 
 // LeadChange is one stage change of a lead and what deciding the lead's
@@ -320,14 +325,7 @@ func (s *Store) updateVerdicts(ctx context.Context, ls []models.Lead) error {
 				return err
 			}
 		}
-		for start := 0; start < len(ids); start += keyBatch {
-			if err := s.q(ctx).Model(&models.Event{}).Where("payload_stamp <> 0 AND id IN (?)",
-				s.q(ctx).Model(&unsentEvent{}).Select("event_id").Where("lead_id IN ?", ids[start:min(start+keyBatch, len(ids))])).
-				Update("payload_stamp", 0).Error; err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.unprepare(ctx, ids)
 	}
 	n := len(ls)
 	junk, updated := make([]bool, n), make([]time.Time, n)
@@ -337,8 +335,7 @@ func (s *Store) updateVerdicts(ctx context.Context, ls []models.Lead) error {
 	if _, err := s.conn().ExecContext(ctx, updateVerdictsSQL, textArgs([]any{ids, junk, updated}, ls, verdictText)...); err != nil {
 		return err
 	}
-	_, err := s.conn().ExecContext(ctx, unprepareSQL, ids)
-	return err
+	return s.unprepare(ctx, ids)
 }
 
 // queueEvents inserts new events, queued unless they say otherwise; one
