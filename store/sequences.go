@@ -1,0 +1,243 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// MaxSequences bounds an account's sequences: each one is a count of its
+// final events on the Stages and Overview pages.
+const MaxSequences = 20
+
+// LearningThreshold is how many optimisation events a week an ad set needs
+// to leave Meta's learning phase: Meta's learning-phase guidance is "about
+// 50 optimisation events per week". A sequence whose last full week has
+// fewer complete sequences is learning limited.
+const LearningThreshold = 50
+
+// ErrSequenceLimit means the account has MaxSequences sequences already.
+var ErrSequenceLimit = errors.New("store: the account has the most sequences it may have")
+
+// Sequences lists an account's sequences, oldest first.
+func (s *Store) Sequences(ctx context.Context, accountID int64) ([]models.Sequence, error) {
+	var out []models.Sequence
+	err := s.q(ctx).Where("account_id = ?", accountID).Order("id").Find(&out).Error
+	return out, wrap("sequences", err)
+}
+
+// CreateSequence adds a sequence to its account. ErrNotFound: the dataset
+// is not the account's; ErrConflict: the dataset has this sequence
+// already; ErrSequenceLimit: the account has MaxSequences.
+func (s *Store) CreateSequence(ctx context.Context, q *models.Sequence) error {
+	return wrap("create sequence", s.Tx(ctx, func(tx *Store) error {
+		if _, err := tx.Dataset(ctx, q.AccountID, q.DatasetID); err != nil {
+			return err
+		}
+		cur, err := tx.Sequences(ctx, q.AccountID)
+		if err != nil {
+			return err
+		}
+		for _, o := range cur {
+			if o.DatasetID == q.DatasetID && o.InitialEvent == q.InitialEvent && o.FinalEvent == q.FinalEvent {
+				return ErrConflict
+			}
+		}
+		if len(cur) >= MaxSequences {
+			return ErrSequenceLimit
+		}
+		q.ID = 0
+		q.CreatedAt = time.Now().UTC()
+		return tx.q(ctx).Create(q).Error
+	}))
+}
+
+// DeleteSequence deletes one of the account's sequences; ErrNotFound for
+// another account's.
+func (s *Store) DeleteSequence(ctx context.Context, accountID, id int64) error {
+	res := s.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Delete(&models.Sequence{})
+	if res.Error == nil && res.RowsAffected == 0 {
+		return wrap("delete sequence", ErrNotFound)
+	}
+	return wrap("delete sequence", res.Error)
+}
+
+// ReplaceSequences makes the account's sequences want (their dataset,
+// initial and final event), in one transaction: the sequences it has
+// already are kept as they are, the others deleted, the missing created,
+// in want's order. Each dataset must be the account's (ErrNotFound).
+func (s *Store) ReplaceSequences(ctx context.Context, accountID int64, want []models.Sequence) error {
+	if len(want) > MaxSequences {
+		return wrap("replace sequences", ErrSequenceLimit)
+	}
+	key := func(q models.Sequence) string {
+		return fmt.Sprintf("%d\x00%s\x00%s", q.DatasetID, q.InitialEvent, q.FinalEvent)
+	}
+	return wrap("replace sequences", s.Tx(ctx, func(tx *Store) error {
+		cur, err := tx.Sequences(ctx, accountID)
+		if err != nil {
+			return err
+		}
+		wanted := map[string]bool{}
+		for _, q := range want {
+			wanted[key(q)] = true
+		}
+		have := map[string]bool{}
+		for _, q := range cur {
+			if !wanted[key(q)] {
+				if err := tx.q(ctx).Delete(&models.Sequence{}, q.ID).Error; err != nil {
+					return err
+				}
+				continue
+			}
+			have[key(q)] = true
+		}
+		now := time.Now().UTC()
+		for _, q := range want {
+			if have[key(q)] {
+				continue
+			}
+			have[key(q)] = true
+			if _, err := tx.Dataset(ctx, accountID, q.DatasetID); err != nil {
+				return err
+			}
+			q.ID, q.AccountID, q.CreatedAt = 0, accountID, now
+			if err := tx.q(ctx).Create(&q).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// SequenceWeek is one week of a sequence: from Start (a Monday 00:00 in
+// the account's time zone) to the next Monday, and how many of its leads
+// completed the sequence in it.
+type SequenceWeek struct {
+	Start    time.Time
+	Complete int64
+}
+
+// SequenceCount is a sequence with its complete sequences per week, oldest
+// week first; the last is the current week, under way.
+type SequenceCount struct {
+	Sequence models.Sequence
+	Weeks    []SequenceWeek
+}
+
+// Learning is what a sequence's last full week says about Meta's learning
+// phase.
+type Learning struct {
+	// LastWeek is the last full week: the one before the current.
+	LastWeek SequenceWeek
+	// Threshold is LearningThreshold.
+	Threshold int64
+	// Limited is true when LastWeek has fewer complete sequences than
+	// Threshold: Meta cannot leave the learning phase on them.
+	Limited bool
+}
+
+// Learning says whether the sequence is learning limited, with the
+// figures: fewer than LearningThreshold complete sequences in its last
+// full week. A count of fewer than two weeks has no full week, and is
+// limited with none.
+func (c SequenceCount) Learning() Learning {
+	l := Learning{Threshold: LearningThreshold}
+	if n := len(c.Weeks); n >= 2 {
+		l.LastWeek = c.Weeks[n-2]
+	}
+	l.Limited = l.LastWeek.Complete < l.Threshold
+	return l
+}
+
+// WeekStarts are the starts of the last weeks weeks at now, oldest first:
+// Mondays 00:00 in loc, the last that of now's week. time.Date takes a
+// day of 23 or 25 hours (a change of daylight saving time) as it comes.
+func WeekStarts(loc *time.Location, now time.Time, weeks int) []time.Time {
+	n := now.In(loc)
+	back := (int(n.Weekday()) + 6) % 7 // days since Monday
+	out := make([]time.Time, weeks)
+	for i := range weeks {
+		out[i] = time.Date(n.Year(), n.Month(), n.Day()-back-7*(weeks-1-i), 0, 0, 0, 0, loc)
+	}
+	return out
+}
+
+// countedSQL is "Meta got or will get the event" in SQL, the one test of
+// it for sequences: the events row in scope (alias) is sent, waiting
+// (queued or sending) or a dry run's, not failed (cancelled events fail)
+// nor expired. A sent event has no unsent_events row.
+func countedSQL(alias string) string {
+	return "NOT EXISTS (SELECT 1 FROM unsent_events u WHERE u.event_id = " + alias +
+		".id AND u.status IN ('" + string(models.EventFailed) + "', '" + string(models.EventExpired) + "'))"
+}
+
+// sequenceWeeksSQL counts, per sequence of the account and week, the
+// leads whose final event (f) falls in the week and who have the
+// sequence's initial event (i) on the same dataset earlier, both events
+// ones Meta got or will get. The final events are read in event_time
+// order from events_name_time_idx, each lead's initial event by
+// events_lead_idx; %s is the week's number, a CASE over the week starts.
+var sequenceWeeksSQL = `
+	SELECT s.id AS sequence_id, %s AS week, COUNT(DISTINCT f.lead_id) AS complete
+	FROM sequences s
+	JOIN events f ON f.dataset_id = s.dataset_id AND f.event_name = s.final_event
+		AND f.event_time >= @from AND f.event_time < @to
+	WHERE s.account_id = @account AND ` + countedSQL("f") + `
+	  AND EXISTS (SELECT 1 FROM events i
+		WHERE i.lead_id = f.lead_id AND i.dataset_id = s.dataset_id AND i.event_time < f.event_time
+		  AND i.event_name = s.initial_event AND ` + countedSQL("i") + `)
+	GROUP BY s.id, week`
+
+// SequenceWeeks counts the complete sequences of each of the account's
+// sequences in each of the last weeks weeks at now (WeekStarts in loc, the
+// account's time zone; the current week last). A lead's sequence is
+// complete in the week of its final event's event_time when the lead has
+// the initial event on the same dataset with an earlier event_time; a lead
+// counts once a week. Events count when Meta got or will get them: sent,
+// waiting and dry-run events (so a dry-run dataset shows what it would
+// have), not failed or expired ones.
+func (s *Store) SequenceWeeks(ctx context.Context, accountID int64, loc *time.Location, now time.Time, weeks int) ([]SequenceCount, error) {
+	seqs, err := s.Sequences(ctx, accountID)
+	if err != nil || len(seqs) == 0 || weeks < 1 {
+		return nil, err
+	}
+	starts := WeekStarts(loc, now, weeks)
+	end := starts[weeks-1].AddDate(0, 0, 7)
+	args := map[string]any{"account": accountID, "from": starts[0].UTC(), "to": end.UTC()}
+	var week strings.Builder
+	week.WriteString("CASE")
+	for i := weeks - 1; i >= 1; i-- {
+		name := fmt.Sprintf("w%d", i)
+		fmt.Fprintf(&week, " WHEN f.event_time >= @%s THEN %d", name, i)
+		args[name] = starts[i].UTC()
+	}
+	week.WriteString(" ELSE 0 END")
+	var rows []struct {
+		SequenceID int64
+		Week       int
+		Complete   int64
+	}
+	if err := s.q(ctx).Raw(fmt.Sprintf(sequenceWeeksSQL, week.String()), args).Scan(&rows).Error; err != nil {
+		return nil, wrap("sequence weeks", err)
+	}
+	out := make([]SequenceCount, len(seqs))
+	at := map[int64]int{}
+	for i, q := range seqs {
+		out[i] = SequenceCount{Sequence: q, Weeks: make([]SequenceWeek, weeks)}
+		for w := range weeks {
+			out[i].Weeks[w].Start = starts[w]
+		}
+		at[q.ID] = i
+	}
+	for _, r := range rows {
+		if i, ok := at[r.SequenceID]; ok && r.Week >= 0 && r.Week < weeks {
+			out[i].Weeks[r.Week].Complete = r.Complete
+		}
+	}
+	return out, nil
+}
