@@ -1,0 +1,115 @@
+package demo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// The demo account and its user. The slug is not "demo", which `make run`
+// gives its development account.
+const (
+	Slug        = "demo-roofing"
+	AccountName = "Northwind Roofing (demo)"
+	Email       = "demo@leadsignal.example"
+	DatasetName = "Northwind website (dry run)"
+)
+
+// pixelID is the demo dataset's id: made up, since a dry run sends
+// nothing.
+const pixelID = "100000000000001"
+
+// Login is the demo user's sign-in.
+type Login struct {
+	Email    string
+	Password string
+}
+
+// login gives the demo user a new random password and returns it: the
+// user is created when missing, as an administrator when it is the
+// database's first user (so a fresh demo install has one), and is made an
+// owner of the account. A new password ends the user's sessions.
+func login(ctx context.Context, s *store.Store, accountID int64) (Login, error) {
+	l := Login{Email: Email, Password: rand.Text()}
+	hash, err := password.Hash(l.Password)
+	if err != nil {
+		return l, fmt.Errorf("demo: password: %w", err)
+	}
+	u, err := s.UserByEmail(ctx, Email)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		n, cerr := s.CountUsers(ctx)
+		if cerr != nil {
+			return l, cerr
+		}
+		u, err = s.CreateUser(ctx, Email, hash, n == 0)
+	case err == nil:
+		err = s.SetUserPassword(ctx, u.ID, hash)
+	}
+	if err != nil {
+		return l, err
+	}
+	return l, s.SetMember(ctx, accountID, u.ID, models.RoleOwner)
+}
+
+// createAccount makes the demo account with its dataset (in dry run, with
+// the default rule every dataset gets: complete, clean leads become Lead),
+// two more send rules and the template stage mappings (qualified to
+// QualifiedLead, booked to Schedule, won to a Purchase with the deal's
+// value and currency). ErrConflict: the account is there already.
+func createAccount(ctx context.Context, s *store.Store) (models.Account, error) {
+	acc, err := s.CreateAccount(ctx, models.Account{
+		Slug: Slug, Name: AccountName, Timezone: Timezone, DefaultCountry: "US", Currency: "USD",
+		CRMName: "Demo CRM", WebsiteURL: site + "/contact",
+	}, 0)
+	if err != nil {
+		return acc, err
+	}
+	d := models.Dataset{AccountID: acc.ID, Name: DatasetName, PixelID: pixelID, Mode: models.ModeDryRun, LDU: models.LDUOff}
+	if err := s.CreateDataset(ctx, &d); err != nil {
+		return acc, err
+	}
+	for _, r := range rules(d) {
+		if _, problems := rule.CheckRule(r, rule.Schema{}); len(problems) > 0 {
+			return acc, fmt.Errorf("demo: rule %s: %s", r.Name, problems[0])
+		}
+		if err := s.CreateSendRule(ctx, &r, nil); err != nil {
+			return acc, err
+		}
+	}
+	if _, err := s.StartStageTemplate(ctx, acc.ID, d.ID, nil); err != nil {
+		return acc, err
+	}
+	return acc, nil
+}
+
+// rules are the demo's send rules beside the dataset's default one: a
+// conditional rule for leads worth a call the same day, and one that
+// reports forms left half filled in under an event of their own.
+func rules(d models.Dataset) []models.SendRule {
+	cond := func(cs ...rule.Condition) string {
+		b, _ := json.Marshal(cs)
+		return string(b)
+	}
+	return []models.SendRule{
+		{
+			AccountID: d.AccountID, DatasetID: d.ID, Name: "High-intent leads", Mode: string(rule.AutomaticMatch),
+			EventName: "Contact", Combinator: string(rule.Or), Enabled: true,
+			Conditions: cond(
+				rule.Condition{Field: "email_is_work", MatchType: rule.Equals, Pattern: "true"},
+				rule.Condition{Field: "utm_campaign", MatchType: rule.Equals, Pattern: "storm-damage-repair"},
+			),
+		},
+		{
+			AccountID: d.AccountID, DatasetID: d.ID, Name: "Started the quote form", Mode: string(rule.AutomaticPartial),
+			EventName: "PartialLead", Combinator: string(rule.And), Conditions: "[]", Enabled: true,
+		},
+	}
+}

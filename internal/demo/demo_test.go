@@ -1,0 +1,200 @@
+package demo_test
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/demo"
+	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// planLeads is how many leads the fixed seed plans for the four weeks up
+// to fixedNow.
+const planLeads = 782
+
+// fixedNow is a Wednesday afternoon in Chicago.
+var fixedNow = time.Date(2026, 3, 11, 20, 0, 0, 0, time.UTC)
+
+func TestPlanIsFixed(t *testing.T) {
+	plan := demo.Plan(fixedNow)
+	if len(plan) != planLeads {
+		t.Errorf("len(Plan(%v)) = %d; want %d, the fixed seed's", fixedNow, len(plan), planLeads)
+	}
+	again := demo.Plan(fixedNow)
+	for i := range plan {
+		if plan[i].Request.Email != again[i].Request.Email || !plan[i].At.Equal(again[i].At) {
+			t.Fatalf("Plan(%v) lead %d differs between two calls", fixedNow, i)
+		}
+	}
+	var partial, repeats, won, instant, campaigns int
+	from := fixedNow.AddDate(0, 0, -demo.Days)
+	for i, p := range plan {
+		if p.At.Before(from) || p.At.After(fixedNow) {
+			t.Errorf("lead %d at %v; want within the %d days up to %v", i, p.At, demo.Days, fixedNow)
+		}
+		last := p.At
+		for _, c := range p.Changes {
+			if !c.At.After(last) || c.At.After(fixedNow) {
+				t.Errorf("lead %d (%v): %s at %v; want after %v and not after now", i, p.At, c.Stage, c.At, last)
+			}
+			last = c.At
+			if c.Stage == models.StageWon {
+				won++
+				if c.Value == nil || *c.Value <= 0 {
+					t.Errorf("lead %d won without a value", i)
+				}
+			}
+		}
+		switch {
+		case p.Request.Partial:
+			partial++
+		case p.Repeat:
+			repeats++
+		}
+		if p.Request.Source == string(models.SourceInstantForm) {
+			instant++
+		}
+		if strings.Contains(p.Request.EventSourceURL, "utm_campaign=") {
+			campaigns++
+		}
+	}
+	t.Logf("%d leads: %d partial, %d repeats, %d won, %d instant form, %d from campaigns", len(plan), partial, repeats, won, instant, campaigns)
+	if partial == 0 || repeats == 0 || won == 0 || instant == 0 || campaigns == 0 {
+		t.Errorf("plan has %d partial, %d repeats, %d won, %d instant form and %d campaign leads; want some of each",
+			partial, repeats, won, instant, campaigns)
+	}
+}
+
+// TestSeed seeds the demo into a fresh store and checks what the product
+// made of it.
+func TestSeed(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		now := time.Now()
+		var last, total int
+		d, err := demo.Seed(ctx, s, demo.Options{Now: now, Rand: rand.New(rand.NewPCG(1, 2)),
+			Progress: func(done, n int) { last, total = done, n }})
+		if err != nil {
+			t.Fatalf("Seed: %v", err)
+		}
+		plan := demo.Plan(now)
+		if !d.Seeded || d.Leads != len(plan) || last != total || total != len(plan) {
+			t.Errorf("Seed = seeded %v, %d leads, progress %d/%d; want seeded, %d leads, progress to the end",
+				d.Seeded, d.Leads, last, total, len(plan))
+		}
+		if n := len(plan); n < 20*demo.Days || n > 40*demo.Days {
+			t.Errorf("Plan(now) has %d leads; want 20 to 40 a day for %d days", n, demo.Days)
+		}
+
+		acc, err := s.AccountBySlug(ctx, demo.Slug)
+		if err != nil {
+			t.Fatalf("AccountBySlug(%s): %v", demo.Slug, err)
+		}
+		ds, err := s.Datasets(ctx, acc.ID)
+		if err != nil || len(ds) != 1 || ds[0].Mode != models.ModeDryRun {
+			t.Fatalf("Datasets = %v, %v; want one in dry run", ds, err)
+		}
+		rs, err := s.SendRules(ctx, acc.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes := map[string][]string{}
+		for _, r := range rs {
+			modes[r.Mode] = append(modes[r.Mode], r.EventName+"@"+r.Stage)
+		}
+		want := map[string]string{
+			string(rule.AutomaticCompleted): "Lead@", string(rule.AutomaticMatch): "Contact@",
+			string(rule.AutomaticPartial): "PartialLead@",
+			string(rule.Stage):            "QualifiedLead@qualified Schedule@booked Purchase@won",
+		}
+		for mode, events := range want {
+			if got := strings.Join(modes[mode], " "); got != events {
+				t.Errorf("rules of mode %s send %q; want %q", mode, got, events)
+			}
+		}
+
+		count := func(f store.LeadFilter) int64 {
+			t.Helper()
+			n, err := s.CountLeads(ctx, acc.ID, f, 100000)
+			if err != nil {
+				t.Fatalf("CountLeads(%+v): %v", f, err)
+			}
+			return n
+		}
+		if n := count(store.LeadFilter{From: now.AddDate(0, 0, -demo.Days)}); n != int64(len(plan)) {
+			t.Errorf("leads of the last %d days = %d; want the plan's %d", demo.Days, n, len(plan))
+		}
+		junk, partial := count(store.LeadFilter{Junk: "junk"}), count(store.LeadFilter{Partial: "yes"})
+		if junk < int64(len(plan))/20 || partial == 0 {
+			t.Errorf("%d junk and %d partial leads of %d; want some of each", junk, partial, len(plan))
+		}
+		won, err := s.Leads(ctx, acc.ID, store.LeadFilter{Stage: models.StageWon}, nil, 1000)
+		if err != nil || len(won) == 0 {
+			t.Fatalf("won leads = %d, %v; want some", len(won), err)
+		}
+		purchases := 0
+		for _, l := range won {
+			evs, err := s.LeadEvents(ctx, acc.ID, l.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evs {
+				if e.EventName == "Purchase" && e.Value != nil && *e.Value > 0 && e.Currency == "USD" {
+					purchases++
+				}
+			}
+		}
+		if purchases != len(won) {
+			t.Errorf("%d won leads have %d Purchase events with a USD value; want one each", len(won), purchases)
+		}
+
+		if d.Login.Email != demo.Email || d.Login.Password == "" {
+			t.Errorf("Login = %+v; want %s with a password", d.Login, demo.Email)
+		}
+		u, err := s.UserByEmail(ctx, demo.Email)
+		if err != nil || !password.Check(u.PasswordHash, d.Login.Password) || !u.IsAdmin {
+			t.Errorf("demo user = %+v, %v; want the login's password, an admin (the first user)", u, err)
+		}
+
+		// Again: nothing new, a new password.
+		again, err := demo.Seed(ctx, s, demo.Options{Now: now})
+		if err != nil {
+			t.Fatalf("second Seed: %v", err)
+		}
+		if again.Seeded || again.Account.ID != acc.ID || again.Login.Password == d.Login.Password {
+			t.Errorf("second Seed = seeded %v, account %d, same password %v; want not seeded, account %d, a new password",
+				again.Seeded, again.Account.ID, again.Login.Password == d.Login.Password, acc.ID)
+		}
+		if n := count(store.LeadFilter{}); n != int64(len(plan)) {
+			t.Errorf("leads after a second Seed = %d; want still %d", n, len(plan))
+		}
+		u, _ = s.UserByEmail(ctx, demo.Email)
+		if !password.Check(u.PasswordHash, again.Login.Password) {
+			t.Errorf("the second login's password does not sign in")
+		}
+
+		// One tick: a new lead, a stage moved.
+		tick, err := again.Tick(ctx, time.Now())
+		if err != nil {
+			t.Fatalf("Tick: %v", err)
+		}
+		if tick.Lead.ID == 0 || len(tick.Moved) == 0 {
+			t.Errorf("Tick = lead %d, %d stage changes; want a new lead and a stage change", tick.Lead.ID, len(tick.Moved))
+		}
+		if n := count(store.LeadFilter{}); n != int64(len(plan))+1 {
+			t.Errorf("leads after a tick = %d; want %d", n, len(plan)+1)
+		}
+		for _, c := range tick.Moved {
+			l, err := s.Lead(ctx, acc.ID, c.LeadID)
+			if err != nil || l.Stage != c.Stage {
+				t.Errorf("lead %d after the tick's %s = stage %q, %v; want %s", c.LeadID, c.Stage, l.Stage, err, c.Stage)
+			}
+		}
+	})
+}
