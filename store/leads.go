@@ -70,6 +70,12 @@ type LeadFilter struct {
 	Partial string
 	// Stage is a stage name, "none" for leads without one, or "".
 	Stage string
+	// Stages, when set, keeps the leads whose stage is one of them: the
+	// leads that reached a stage are those at it or at a later one.
+	Stages []string
+	// Campaign keeps the leads whose URL's utm_campaign is this, as
+	// written there (Campaign).
+	Campaign string
 	// Query matches email, phone and name, case-insensitively.
 	Query string
 	// EmailHash matches the leads with this email hash: a search for a
@@ -115,6 +121,12 @@ func (s *Store) filterLeads(ctx context.Context, accountID int64, f LeadFilter) 
 		q = q.Where("stage = ''")
 	default:
 		q = q.Where("stage <> '' AND stage = ?", f.Stage)
+	}
+	if len(f.Stages) > 0 {
+		q = q.Where("stage IN ?", f.Stages)
+	}
+	if f.Campaign != "" {
+		q = q.Where("utm_campaign(event_source_url) = ?", f.Campaign)
 	}
 	if f.EmailHash != "" {
 		q = q.Where("email_hash = ?", f.EmailHash)

@@ -1,0 +1,239 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	sqlite "github.com/glebarez/go-sqlite"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// The Overview reads its numbers from three tables that triggers keep equal
+// to a GROUP BY over the leads, their stage changes and their events
+// (migration 0021, docs/architecture.md "Counts"): lead_counts,
+// stage_counts and event_counts. Their time is the lead's capture time in
+// 15-minute buckets, so a day or week of any time zone is a run of buckets.
+
+// BucketSeconds is the length of a counts bucket: every time zone's offset
+// is a whole number of them.
+const BucketSeconds = 900
+
+// Bucket is the counts bucket of t.
+func Bucket(t time.Time) int64 { return floorDiv(t.Unix(), BucketSeconds) }
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// campaignRE finds a URL's first utm_campaign parameter, as the Postgres
+// function utm_campaign of migration 0021 does.
+var campaignRE = regexp.MustCompile(`[?&]utm_campaign=([^&#]*)`)
+
+// Campaign is the raw value of url's first utm_campaign parameter, "" when
+// it has none: the counts' campaign, and the leads' campaign filter.
+func Campaign(url string) string {
+	m := campaignRE.FindStringSubmatch(url)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// SQLite's versions of the functions that migration 0021 creates on
+// Postgres, for its triggers and the campaign filter.
+func init() {
+	fns := []struct {
+		name string
+		fn   func(args []driver.Value) (driver.Value, error)
+	}{
+		{"utm_campaign", func(args []driver.Value) (driver.Value, error) {
+			s, _ := sqliteText(args[0])
+			return Campaign(s), nil
+		}},
+		{"whole_seconds", func(args []driver.Value) (driver.Value, error) {
+			t, err := sqliteTime(args[0])
+			if err != nil {
+				return nil, err
+			}
+			return t.Unix(), nil
+		}},
+		{"count_bucket", func(args []driver.Value) (driver.Value, error) {
+			t, err := sqliteTime(args[0])
+			if err != nil {
+				return nil, err
+			}
+			return Bucket(t), nil
+		}},
+	}
+	for _, f := range fns {
+		err := sqlite.RegisterDeterministicScalarFunction(f.name, 1, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+			return f.fn(args)
+		})
+		if err != nil {
+			panic(fmt.Sprintf("store: register sqlite function %s: %v", f.name, err))
+		}
+	}
+}
+
+func sqliteText(v driver.Value) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case []byte:
+		return string(v), true
+	}
+	return "", false
+}
+
+// sqliteTimeLayouts are the ways a time is stored in SQLite: the driver's
+// own first.
+var sqliteTimeLayouts = []string{
+	"2006-01-02 15:04:05.999999999-07:00",
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+}
+
+func sqliteTime(v driver.Value) (time.Time, error) {
+	switch v := v.(type) {
+	case time.Time:
+		return v, nil
+	case int64:
+		return time.Unix(v, 0), nil
+	}
+	s, ok := sqliteText(v)
+	if !ok {
+		return time.Time{}, fmt.Errorf("not a time: %T", v)
+	}
+	s = strings.TrimSpace(s)
+	for _, l := range sqliteTimeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("not a time: %q", s)
+}
+
+// Span is a time range [From, To) of a count; both are whole buckets (a
+// day or week of the account's zone always is).
+type Span struct{ From, To time.Time }
+
+// CountFilter narrows counts to leads of one source or campaign ("" for
+// any).
+type CountFilter struct {
+	Source   models.Source
+	Campaign string
+}
+
+// LeadCount is how many leads of a span are in one state now.
+type LeadCount struct {
+	Span        int
+	Stage       string
+	Junk        bool
+	Partial     bool
+	JunkReasons string
+	N           int64
+}
+
+// StageDelay is how many stage changes to Stage the leads of a span had,
+// Hours (whole) after their capture.
+type StageDelay struct {
+	Span  int
+	Stage string
+	Hours int64
+	N     int64
+}
+
+// EventCount is how many events named EventName of the leads of a span
+// have Status now, and how many of them carry each match key.
+type EventCount struct {
+	Span      int
+	EventName string
+	Status    models.EventStatus
+	N         int64
+	Keys      KeyCounts `gorm:"embedded"`
+}
+
+// KeyCounts counts events by the match keys their leads carry.
+type KeyCounts struct {
+	Em         int64 `gorm:"column:em"`
+	Ph         int64 `gorm:"column:ph"`
+	FBC        int64 `gorm:"column:fbc"`
+	FBP        int64 `gorm:"column:fbp"`
+	ExternalID int64 `gorm:"column:external_id"`
+	LeadID     int64 `gorm:"column:lead_id"`
+	IP         int64 `gorm:"column:ip"`
+	UA         int64 `gorm:"column:ua"`
+}
+
+// Counts is what the counts tables hold for some spans of an account.
+type Counts struct {
+	Leads  []LeadCount
+	Stages []StageDelay
+	Events []EventCount
+}
+
+// Counts reads the counts of an account's leads captured in each of spans
+// (which must not overlap), with f, each row naming its span by index.
+func (s *Store) Counts(ctx context.Context, accountID int64, spans []Span, f CountFilter) (Counts, error) {
+	var c Counts
+	if len(spans) == 0 {
+		return c, nil
+	}
+	// The span of a row: a CASE over the spans' bucket ranges.
+	var slot strings.Builder
+	var args []any
+	slot.WriteString("CASE")
+	lo, hi := Bucket(spans[0].From), Bucket(spans[0].To)
+	for i, sp := range spans {
+		from, to := Bucket(sp.From), Bucket(sp.To)
+		fmt.Fprintf(&slot, " WHEN bucket >= ? AND bucket < ? THEN %d", i)
+		args = append(args, from, to)
+		lo, hi = min(lo, from), max(hi, to)
+	}
+	slot.WriteString(" END")
+	where := "account_id = ? AND bucket >= ? AND bucket < ?"
+	whereArgs := []any{accountID, lo, hi}
+	if f.Source != "" {
+		where += " AND source = ?"
+		whereArgs = append(whereArgs, f.Source)
+	}
+	if f.Campaign != "" {
+		where += " AND campaign = ?"
+		whereArgs = append(whereArgs, f.Campaign)
+	}
+	// Rows between two spans have no span.
+	read := func(dest any, cols, table, group string) error {
+		q := "SELECT span, " + cols + " FROM (SELECT " + slot.String() + " AS span, * FROM " + table + " WHERE " + where +
+			") x WHERE span IS NOT NULL GROUP BY span, " + group
+		return s.q(ctx).Raw(q, append(append([]any{}, args...), whereArgs...)...).Scan(dest).Error
+	}
+	err := read(&c.Leads, "stage, junk, partial, junk_reasons, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_reasons")
+	if err == nil {
+		err = read(&c.Stages, "stage, hours, SUM(n) AS n", "stage_counts", "stage, hours")
+	}
+	if err == nil {
+		err = read(&c.Events, `event_name, status, SUM(n) AS n, SUM(em) AS em, SUM(ph) AS ph, SUM(fbc) AS fbc,
+			SUM(fbp) AS fbp, SUM(external_id) AS external_id, SUM(lead_id) AS lead_id, SUM(ip) AS ip, SUM(ua) AS ua`,
+			"event_counts", "event_name, status")
+	}
+	return c, wrap("counts", err)
+}
+
+// Campaigns lists the campaigns of an account's leads captured since
+// since, most leads first.
+func (s *Store) Campaigns(ctx context.Context, accountID int64, since time.Time, limit int) ([]string, error) {
+	var out []string
+	err := s.q(ctx).Raw(`SELECT campaign FROM lead_counts WHERE account_id = ? AND bucket >= ? AND campaign <> ''
+		GROUP BY campaign ORDER BY SUM(n) DESC, campaign LIMIT ?`, accountID, Bucket(since), limit).Scan(&out).Error
+	return out, wrap("campaigns", err)
+}
