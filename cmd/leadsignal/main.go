@@ -37,6 +37,8 @@ import (
 
 const usage = `usage:
   leadsignal [serve]                   web UI, APIs and dispatcher; migrates on start
+  leadsignal demo [--every 5s]         seed a demo account, print its URL and login, serve while it
+                                     keeps capturing leads and moving deals
   leadsignal migrate                   apply database migrations
   leadsignal user create --email E [--admin]     password read from stdin
   leadsignal account create --name N --slug S [--country CC] [--owner EMAIL]
@@ -76,6 +78,8 @@ func run(ctx context.Context, args []string, e env) error {
 	switch cmd {
 	case "serve":
 		return serve(ctx, e)
+	case "demo":
+		return runDemo(ctx, args, e)
 	case "migrate":
 		return migrate(ctx, e)
 	case "user":

@@ -14,9 +14,9 @@ import (
 // Every is how often a running demo captures a new lead and moves deals.
 const Every = 5 * time.Second
 
-// Run keeps the demo living until ctx ends: every interval a Tick. A tick
-// that fails is logged and the next one tried; Run returns nil when ctx
-// ends.
+// Run keeps the demo living until ctx ends: every interval a Tick, logged.
+// A tick that fails is logged and the next one tried; Run returns nil when
+// ctx ends.
 func (d *Demo) Run(ctx context.Context, every time.Duration, log *slog.Logger) error {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -26,8 +26,13 @@ func (d *Demo) Run(ctx context.Context, every time.Duration, log *slog.Logger) e
 			return nil
 		case <-t.C:
 		}
-		if _, err := d.Tick(ctx, time.Now()); err != nil && ctx.Err() == nil {
+		t, err := d.Tick(ctx, time.Now())
+		switch {
+		case err != nil && ctx.Err() == nil:
 			log.Warn("demo: tick", slog.Any("error", err))
+		case err == nil:
+			log.Info("demo: new lead", slog.Int64("lead_id", t.Lead.ID), slog.Bool("junk", t.Lead.Junk),
+				slog.Bool("partial", t.Lead.Partial), slog.Int("stage_changes", len(t.Moved)))
 		}
 	}
 }
