@@ -3,6 +3,9 @@
 #   make run            run the server (SQLite under ./data unless DATABASE_URL is set),
 #                       with a dev admin (admin@example.com, leadsignal-dev) and a
 #                       demo account on first run
+#   make demo           seed a demo account (Northwind Roofing, four weeks of synthetic leads)
+#                       on the configured database, print its login, and serve it while
+#                       it keeps capturing leads; nothing is sent to Meta (dry run)
 #   make build          static binary in bin/leadsignal
 #   make generate       regenerate templ views (views/*_templ.go)
 #   make check-generate fail when the committed *_templ.go are stale
@@ -22,7 +25,7 @@ TESTFLAGS ?=
 TESTENV   := bash .ci/testenv
 TEST      := $(strip $(GO) test -tags browser -count=1 -timeout 20m $(TESTFLAGS) $(PKGS))
 
-.PHONY: run build generate check-generate fmt-check vet test test-pg lint bench clean
+.PHONY: run demo build generate check-generate fmt-check vet test test-pg lint bench clean
 
 DEV_ADMIN    := admin@example.com
 DEV_PASSWORD := leadsignal-dev
@@ -34,6 +37,9 @@ run:
 		echo "make run: sign in as $(DEV_ADMIN) with password $(DEV_PASSWORD) (account Demo)"; \
 	fi
 	bin/leadsignal-dev
+
+demo:
+	$(GO) run ./cmd/leadsignal demo
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/leadsignal ./cmd/leadsignal
