@@ -115,11 +115,14 @@ func (s *Store) ReplaceSequences(ctx context.Context, accountID int64, want []mo
 }
 
 // SequenceWeek is one week of a sequence: from Start (a Monday 00:00 in
-// the account's time zone) to the next Monday, and how many of its leads
-// completed the sequence in it.
+// the account's time zone) to the next Monday, and how many complete
+// sequences it has.
 type SequenceWeek struct {
 	Start    time.Time
 	Complete int64
+	// AtLeast is true when the count stopped at MaxWeekCount: the week has
+	// that many or more.
+	AtLeast bool
 }
 
 // SequenceCount is a sequence with its complete sequences per week, oldest
@@ -170,59 +173,60 @@ func WeekStarts(loc *time.Location, now time.Time, weeks int) []time.Time {
 // countedSQL is "Meta got or will get the event" in SQL, the one test of
 // it for sequences: the events row in scope (alias) is sent, waiting
 // (queued or sending) or a dry run's, not failed (cancelled events fail)
-// nor expired. A sent event has no unsent_events row.
+// nor expired. A sent event has no unsent_events row. A scalar subquery,
+// so that it stays a lookup by key per event whatever the row estimates.
 func countedSQL(alias string) string {
-	return "NOT EXISTS (SELECT 1 FROM unsent_events u WHERE u.event_id = " + alias +
-		".id AND u.status IN ('" + string(models.EventFailed) + "', '" + string(models.EventExpired) + "'))"
+	return "COALESCE((SELECT u.status FROM unsent_events u WHERE u.event_id = " + alias + ".id), '') NOT IN ('" +
+		string(models.EventFailed) + "', '" + string(models.EventExpired) + "')"
 }
 
-// sequenceWeeksSQL counts, per sequence of the account and week, the
-// leads whose final event (f) falls in the week and who have the
+// MaxWeekCount is where the count of a sequence's week stops: at twice
+// LearningThreshold the week is clear of it, and the count's cost stays
+// bounded (at most weeks × MaxWeekCount final events checked) however many
+// leads the account has.
+const MaxWeekCount = 2 * LearningThreshold
+
+// sequenceWeekSQL counts, for each sequence of the account, its final
+// events (f) of one week (@from%[1]d to @to%[1]d) whose lead has the
 // sequence's initial event (i) on the same dataset earlier, both events
-// ones Meta got or will get. The final events are read in event_time
-// order from events_name_time_idx, each lead's initial event by
-// events_lead_idx; %s is the week's number, a CASE over the week starts.
-var sequenceWeeksSQL = `
-	SELECT s.id AS sequence_id, %s AS week, COUNT(DISTINCT f.lead_id) AS complete
-	FROM sequences s
-	JOIN events f ON f.dataset_id = s.dataset_id AND f.event_name = s.final_event
-		AND f.event_time >= @from AND f.event_time < @to
-	WHERE s.account_id = @account AND ` + countedSQL("f") + `
-	  AND EXISTS (SELECT 1 FROM events i
-		WHERE i.lead_id = f.lead_id AND i.dataset_id = s.dataset_id AND i.event_time < f.event_time
-		  AND i.event_name = s.initial_event AND ` + countedSQL("i") + `)
-	GROUP BY s.id, week`
+// ones Meta got or will get, up to @cap. The final events are read in
+// event_time order from events_name_time_idx, each lead's initial event
+// by events_lead_idx (on Postgres from the index alone: it includes
+// event_name). One such statement per week, joined by UNION ALL: every
+// week is a bounded read of the index.
+const sequenceWeekSQL = `
+	SELECT s.id AS sequence_id, %[1]d AS week, (SELECT COUNT(*) FROM (
+		SELECT 1 FROM events f
+		WHERE f.dataset_id = s.dataset_id AND f.event_name = s.final_event
+		  AND f.event_time >= @from%[1]d AND f.event_time < @to%[1]d AND %[2]s
+		  AND EXISTS (SELECT 1 FROM events i
+			WHERE i.lead_id = f.lead_id AND i.dataset_id = s.dataset_id AND i.event_time < f.event_time
+			  AND i.event_name = s.initial_event AND %[3]s)
+		LIMIT @cap) c) AS complete
+	FROM sequences s WHERE s.account_id = @account`
 
 // SequenceWeeks counts the complete sequences of each of the account's
 // sequences in each of the last weeks weeks at now (WeekStarts in loc, the
-// account's time zone; the current week last). A lead's sequence is
-// complete in the week of its final event's event_time when the lead has
-// the initial event on the same dataset with an earlier event_time; a lead
-// counts once a week. Events count when Meta got or will get them: sent,
-// waiting and dry-run events (so a dry-run dataset shows what it would
-// have), not failed or expired ones.
+// account's time zone; the current week last). A lead completes a
+// sequence with each final event whose event_time is later than one of
+// its initial events on the same dataset, in the week of the final event:
+// Meta counts every final event it gets towards learning. Events count
+// when Meta got or will get them: sent, waiting and dry-run events (so a
+// dry-run dataset shows what it would have), not failed or expired ones.
+// A week's count stops at MaxWeekCount (SequenceWeek.AtLeast).
 func (s *Store) SequenceWeeks(ctx context.Context, accountID int64, loc *time.Location, now time.Time, weeks int) ([]SequenceCount, error) {
 	seqs, err := s.Sequences(ctx, accountID)
 	if err != nil || len(seqs) == 0 || weeks < 1 {
 		return nil, err
 	}
 	starts := WeekStarts(loc, now, weeks)
-	end := starts[weeks-1].AddDate(0, 0, 7)
-	args := map[string]any{"account": accountID, "from": starts[0].UTC(), "to": end.UTC()}
-	var week strings.Builder
-	week.WriteString("CASE")
-	for i := weeks - 1; i >= 1; i-- {
-		name := fmt.Sprintf("w%d", i)
-		fmt.Fprintf(&week, " WHEN f.event_time >= @%s THEN %d", name, i)
-		args[name] = starts[i].UTC()
-	}
-	week.WriteString(" ELSE 0 END")
+	query, args := sequenceWeeksQuery(accountID, starts)
 	var rows []struct {
 		SequenceID int64
 		Week       int
 		Complete   int64
 	}
-	if err := s.q(ctx).Raw(fmt.Sprintf(sequenceWeeksSQL, week.String()), args).Scan(&rows).Error; err != nil {
+	if err := s.q(ctx).Raw(query, args).Scan(&rows).Error; err != nil {
 		return nil, wrap("sequence weeks", err)
 	}
 	out := make([]SequenceCount, len(seqs))
@@ -237,7 +241,21 @@ func (s *Store) SequenceWeeks(ctx context.Context, accountID int64, loc *time.Lo
 	for _, r := range rows {
 		if i, ok := at[r.SequenceID]; ok && r.Week >= 0 && r.Week < weeks {
 			out[i].Weeks[r.Week].Complete = r.Complete
+			out[i].Weeks[r.Week].AtLeast = r.Complete >= MaxWeekCount
 		}
 	}
 	return out, nil
+}
+
+// sequenceWeeksQuery is sequenceWeekSQL for the account and each week
+// that starts at starts, with its arguments.
+func sequenceWeeksQuery(accountID int64, starts []time.Time) (string, map[string]any) {
+	args := map[string]any{"account": accountID, "cap": MaxWeekCount}
+	parts := make([]string, len(starts))
+	for i, st := range starts {
+		args[fmt.Sprintf("from%d", i)] = st.UTC()
+		args[fmt.Sprintf("to%d", i)] = st.AddDate(0, 0, 7).UTC()
+		parts[i] = fmt.Sprintf(sequenceWeekSQL, i, countedSQL("f"), countedSQL("i"))
+	}
+	return strings.Join(parts, "\nUNION ALL"), args
 }

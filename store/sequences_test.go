@@ -105,7 +105,7 @@ func TestSequenceWeeks(t *testing.T) {
 		l7 := lead(7)
 		seqEvent(t, s, d, l7, "Lead", at(2, 9, 0), queued)
 		seqEvent(t, s, d, l7, "QualifiedLead", at(5, 9, 0), dry)
-		// Two final events in one week count the lead once.
+		// Each final event completes the sequence: Meta counts each.
 		l8 := lead(8)
 		seqEvent(t, s, d, l8, "Lead", at(2, 8, 0), sent)
 		seqEvent(t, s, d, l8, "QualifiedLead", at(3, 9, 0), sent)
@@ -128,23 +128,23 @@ func TestSequenceWeeks(t *testing.T) {
 		if len(got) != 1 || got[0].Sequence.ID != seq.ID {
 			t.Fatalf("SequenceWeeks = %+v; want acme's one sequence", got)
 		}
-		want := []store.SequenceWeek{{at(1, 0, 0).AddDate(0, 0, -6), 0}, {at(2, 0, 0), 3}, {at(9, 0, 0), 1}}
+		want := []store.SequenceWeek{{Start: at(1, 0, 0).AddDate(0, 0, -6)}, {Start: at(2, 0, 0), Complete: 4}, {Start: at(9, 0, 0), Complete: 1}}
 		for i, w := range got[0].Weeks {
-			if !w.Start.Equal(want[i].Start) || w.Complete != want[i].Complete {
+			if !w.Start.Equal(want[i].Start) || w.Complete != want[i].Complete || w.AtLeast {
 				t.Errorf("week %d = %v %d; want %v %d", i, w.Start, w.Complete, want[i].Start, want[i].Complete)
 			}
 		}
 		l := got[0].Learning()
-		if !l.Limited || l.LastWeek.Complete != 3 || l.Threshold != store.LearningThreshold || !l.LastWeek.Start.Equal(at(2, 0, 0)) {
-			t.Errorf("Learning = %+v; want limited, 3 in the week of 2 March against %d", l, store.LearningThreshold)
+		if !l.Limited || l.LastWeek.Complete != 4 || l.Threshold != store.LearningThreshold || !l.LastWeek.Start.Equal(at(2, 0, 0)) {
+			t.Errorf("Learning = %+v; want limited, 4 in the week of 2 March against %d", l, store.LearningThreshold)
 		}
 		// In UTC the Monday 00:00 Berlin event belongs to the week before.
 		utc, err := s.SequenceWeeks(ctx, a.ID, time.UTC, now, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := utc[0].Weeks[1].Complete; c != 4 {
-			t.Errorf("last full week in UTC = %d; want 4", c)
+		if c := utc[0].Weeks[1].Complete; c != 5 {
+			t.Errorf("last full week in UTC = %d; want 5", c)
 		}
 	})
 }

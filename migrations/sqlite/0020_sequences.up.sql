@@ -13,8 +13,7 @@ CREATE TABLE sequences (
 CREATE UNIQUE INDEX sequences_dataset_events_key ON sequences (dataset_id, initial_event, final_event);
 CREATE INDEX sequences_account_idx ON sequences (account_id, id);
 
--- The count reads a dataset's final events of the weeks shown in
--- event_time order, with their lead (and rowid, the event's id), from the
--- index alone; each lead's earlier initial event is then found by
--- events_lead_idx.
+-- The count reads a dataset's final events of a week in event_time order,
+-- with their lead (and rowid, the event's id), from the index alone; each
+-- lead's earlier initial event is then found by events_lead_idx.
 CREATE INDEX events_name_time_idx ON events (dataset_id, event_name, event_time, lead_id);
