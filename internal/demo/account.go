@@ -61,9 +61,10 @@ func login(ctx context.Context, s *store.Store, accountID int64) (Login, error) 
 
 // createAccount makes the demo account with its dataset (in dry run, with
 // the default rule every dataset gets: complete, clean leads become Lead),
-// two more send rules and the template stage mappings (qualified to
+// two more send rules, the template stage mappings (qualified to
 // QualifiedLead, booked to Schedule, won to a Purchase with the deal's
-// value and currency). ErrConflict: the account is there already.
+// value and currency) and an ingest key. ErrConflict: the account is there
+// already.
 func createAccount(ctx context.Context, s *store.Store) (models.Account, error) {
 	acc, err := s.CreateAccount(ctx, models.Account{
 		Slug: Slug, Name: AccountName, Timezone: Timezone, DefaultCountry: "US", Currency: "USD",
@@ -85,6 +86,11 @@ func createAccount(ctx context.Context, s *store.Store) (models.Account, error) 
 		}
 	}
 	if _, err := s.StartStageTemplate(ctx, acc.ID, d.ID, nil); err != nil {
+		return acc, err
+	}
+	// The key the website's form would post with, as a set-up account has
+	// one; its secret is not kept: the demo captures without HTTP.
+	if _, _, err := s.CreateIngestKey(ctx, acc.ID, "Website form"); err != nil {
 		return acc, err
 	}
 	return acc, nil

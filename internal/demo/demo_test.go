@@ -100,6 +100,9 @@ func TestSeed(t *testing.T) {
 		if err != nil || len(ds) != 1 || ds[0].Mode != models.ModeDryRun {
 			t.Fatalf("Datasets = %v, %v; want one in dry run", ds, err)
 		}
+		if keys, err := s.IngestKeys(ctx, acc.ID); err != nil || len(keys) != 1 {
+			t.Errorf("IngestKeys = %d, %v; want one, as a set-up account has", len(keys), err)
+		}
 		rs, err := s.SendRules(ctx, acc.ID)
 		if err != nil {
 			t.Fatal(err)
