@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -102,8 +103,16 @@ func TestDemo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if planned := int64(len(demo.Plan(time.Now()))); n < planned+2 {
-			t.Errorf("demo account has %d leads; want at least the %d of the four weeks and two live ones", n, planned)
+		var name string
+		var seeded, changes int64
+		if i := strings.Index(r.stderr, "demo account "); i < 0 {
+			t.Errorf("demo stderr says nothing of the demo account:\n%s", r.stderr)
+		} else if _, err := fmt.Sscanf(r.stderr[i:], "demo account %q made with %d leads and %d stage changes", &name, &seeded, &changes); err != nil {
+			t.Errorf("demo stderr = %q; want what it seeded: %v", r.stderr[i:], err)
+		}
+		if seeded < 20*demo.Days || changes == 0 || n < seeded+2 {
+			t.Errorf("demo seeded %d leads and %d stage changes, and has %d leads; want 20 to 40 a day for %d days, some changes, and two live leads more",
+				seeded, changes, n, demo.Days)
 		}
 
 		// Again: no new seeding, a new password that signs in.

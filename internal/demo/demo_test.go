@@ -201,3 +201,35 @@ func TestSeed(t *testing.T) {
 		}
 	})
 }
+
+func TestBar(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		tty  bool
+		want []string // in order
+	}{
+		{"terminal", true, []string{"\rseeding demo leads [" + strings.Repeat(".", 30) + "] 0/40",
+			"\rseeding demo leads [" + strings.Repeat("#", 15) + strings.Repeat(".", 15) + "] 20/40",
+			"\rseeding demo leads [" + strings.Repeat("#", 30) + "] 40/40\n"}},
+		{"pipe", false, []string{"seeding demo leads 0/40\n", "seeding demo leads 4/40\n", "seeding demo leads 40/40\n"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			bar := demo.NewBar(&b, tt.tty)
+			for i := 0; i <= 40; i++ {
+				bar.Update(i, 40)
+			}
+			out := b.String()
+			for _, w := range tt.want {
+				i := strings.Index(out, w)
+				if i < 0 {
+					t.Fatalf("bar wrote %q; want %q in it, after the lines before", b.String(), w)
+				}
+				out = out[i+len(w):]
+			}
+			if !tt.tty && strings.Count(b.String(), "\n") != 11 {
+				t.Errorf("bar wrote %d lines to a pipe; want 11, one per tenth", strings.Count(b.String(), "\n"))
+			}
+		})
+	}
+}
