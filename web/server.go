@@ -182,6 +182,8 @@ func New(o Options) *echo.Echo {
 	editor.POST("/leads/:lead/rules/:rule/send", h.sendRuleEvent)
 	h.ruleRoutes(editor)
 	h.stageRoutes(editor, "editor")
+	editor.POST("/stages/sequences", h.createSequence)
+	editor.POST("/stages/sequences/:sequence/delete", h.deleteSequence)
 
 	owner := acc.Group("", h.requireRole("owner"))
 	owner.GET("/settings", h.showSettings)

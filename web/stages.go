@@ -88,6 +88,13 @@ func (h *Handler) stagesView(c echo.Context) (views.StagesView, error) {
 		return v, err
 	}
 	v.HasChanges = len(counts) > 0
+	if currentAccount(c).Role.AtLeast(models.RoleEditor) {
+		sv, err := h.sequencesView(c, views.SequenceForm{})
+		if err != nil {
+			return v, err
+		}
+		v.Sequences = &sv
+	}
 	for _, d := range datasets {
 		v.Datasets = append(v.Datasets, views.Option{Value: strconv.FormatInt(d.ID, 10), Label: d.Name})
 	}
