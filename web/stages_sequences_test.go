@@ -19,7 +19,9 @@ import (
 func sequenceRows(r resp) []string {
 	var out []string
 	r.doc.Find(`[data-testid="sequence"]`).Each(func(_ int, s *goquery.Selection) {
-		t := func(id string) string { return strings.Join(strings.Fields(s.Find(`[data-testid="`+id+`"]`).Text()), " ") }
+		t := func(id string) string {
+			return strings.Join(strings.Fields(s.Find(`[data-testid="`+id+`"]`).Text()), " ")
+		}
 		out = append(out, t("sequence-dataset")+" | "+t("sequence-events")+" | "+t("sequence-last-week"))
 	})
 	return out
