@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql/driver"
+	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,6 +50,24 @@ func Campaign(url string) string {
 	return m[1]
 }
 
+// JunkSignals is the signals of a lead's junk reasons (JSON, a list of
+// junk.Reason) joined by commas, as the counts keep them: "" for none.
+func JunkSignals(reasons string) string {
+	var rs []struct {
+		Signal *string `json:"signal"`
+	}
+	if json.Unmarshal([]byte(reasons), &rs) != nil {
+		return ""
+	}
+	var out []string
+	for _, r := range rs {
+		if r.Signal != nil {
+			out = append(out, *r.Signal)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
 // SQLite's versions of the functions that migration 0021 creates on
 // Postgres, for its triggers and the campaign filter.
 func init() {
@@ -58,6 +78,10 @@ func init() {
 		{"utm_campaign", func(args []driver.Value) (driver.Value, error) {
 			s, _ := sqliteText(args[0])
 			return Campaign(s), nil
+		}},
+		{"junk_signals", func(args []driver.Value) (driver.Value, error) {
+			s, _ := sqliteText(args[0])
+			return JunkSignals(s), nil
 		}},
 		{"whole_seconds", func(args []driver.Value) (driver.Value, error) {
 			t, err := sqliteTime(args[0])
@@ -123,9 +147,13 @@ func sqliteTime(v driver.Value) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("not a time: %q", s)
 }
 
-// Span is a time range [From, To) of a count; both are whole buckets (a
-// day or week of the account's zone always is).
-type Span struct{ From, To time.Time }
+// Span is a time range [From, To) of an account's leads, counted by
+// capture time; both ends are whole buckets (a day or week of the
+// account's zone always is).
+type Span struct {
+	AccountID int64
+	From, To  time.Time
+}
 
 // CountFilter narrows counts to leads of one source or campaign ("" for
 // any).
@@ -140,7 +168,8 @@ type LeadCount struct {
 	Stage       string
 	Junk        bool
 	Partial     bool
-	JunkReasons string
+	// JunkSignals is the signals of a junk lead, joined by commas.
+	JunkSignals string
 	N           int64
 }
 
@@ -157,6 +186,7 @@ type StageDelay struct {
 // have Status now, and how many of them carry each match key.
 type EventCount struct {
 	Span      int
+	Source    models.Source
 	EventName string
 	Status    models.EventStatus
 	N         int64
@@ -182,27 +212,32 @@ type Counts struct {
 	Events []EventCount
 }
 
-// Counts reads the counts of an account's leads captured in each of spans
-// (which must not overlap), with f, each row naming its span by index.
-func (s *Store) Counts(ctx context.Context, accountID int64, spans []Span, f CountFilter) (Counts, error) {
+// Counts reads the counts of the leads captured in each of spans (spans of
+// one account must not overlap), with f, each row naming its span by
+// index. One query per table reads every span, of one account or many.
+func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts, error) {
 	var c Counts
 	if len(spans) == 0 {
 		return c, nil
 	}
-	// The span of a row: a CASE over the spans' bucket ranges.
+	// The span of a row: a CASE over the spans' accounts and bucket ranges.
 	var slot strings.Builder
 	var args []any
 	slot.WriteString("CASE")
 	lo, hi := Bucket(spans[0].From), Bucket(spans[0].To)
+	var accounts []int64
 	for i, sp := range spans {
 		from, to := Bucket(sp.From), Bucket(sp.To)
-		fmt.Fprintf(&slot, " WHEN bucket >= ? AND bucket < ? THEN %d", i)
-		args = append(args, from, to)
+		fmt.Fprintf(&slot, " WHEN account_id = ? AND bucket >= ? AND bucket < ? THEN %d", i)
+		args = append(args, sp.AccountID, from, to)
 		lo, hi = min(lo, from), max(hi, to)
+		if !slices.Contains(accounts, sp.AccountID) {
+			accounts = append(accounts, sp.AccountID)
+		}
 	}
 	slot.WriteString(" END")
-	where := "account_id = ? AND bucket >= ? AND bucket < ?"
-	whereArgs := []any{accountID, lo, hi}
+	where := "account_id IN ? AND bucket >= ? AND bucket < ?"
+	whereArgs := []any{accounts, lo, hi}
 	if f.Source != "" {
 		where += " AND source = ?"
 		whereArgs = append(whereArgs, f.Source)
@@ -217,14 +252,14 @@ func (s *Store) Counts(ctx context.Context, accountID int64, spans []Span, f Cou
 			") x WHERE span IS NOT NULL GROUP BY span, " + group
 		return s.q(ctx).Raw(q, append(append([]any{}, args...), whereArgs...)...).Scan(dest).Error
 	}
-	err := read(&c.Leads, "stage, junk, partial, junk_reasons, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_reasons")
+	err := read(&c.Leads, "stage, junk, partial, junk_signals, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_signals")
 	if err == nil {
 		err = read(&c.Stages, "stage, hours, SUM(n) AS n", "stage_counts", "stage, hours")
 	}
 	if err == nil {
-		err = read(&c.Events, `event_name, status, SUM(n) AS n, SUM(em) AS em, SUM(ph) AS ph, SUM(fbc) AS fbc,
+		err = read(&c.Events, `source, event_name, status, SUM(n) AS n, SUM(em) AS em, SUM(ph) AS ph, SUM(fbc) AS fbc,
 			SUM(fbp) AS fbp, SUM(external_id) AS external_id, SUM(lead_id) AS lead_id, SUM(ip) AS ip, SUM(ua) AS ua`,
-			"event_counts", "event_name, status")
+			"event_counts", "source, event_name, status")
 	}
 	return c, wrap("counts", err)
 }
@@ -236,4 +271,57 @@ func (s *Store) Campaigns(ctx context.Context, accountID int64, since time.Time,
 	err := s.q(ctx).Raw(`SELECT campaign FROM lead_counts WHERE account_id = ? AND bucket >= ? AND campaign <> ''
 		GROUP BY campaign ORDER BY SUM(n) DESC, campaign LIMIT ?`, accountID, Bucket(since), limit).Scan(&out).Error
 	return out, wrap("campaigns", err)
+}
+
+// StageUpdates says, for each span, whether the account recorded a stage
+// change (not a junk marker) in it, by the time it was recorded.
+func (s *Store) StageUpdates(ctx context.Context, accountID int64, spans []Span) ([]bool, error) {
+	if len(spans) == 0 {
+		return nil, nil
+	}
+	var parts []string
+	var args []any
+	for i, sp := range spans {
+		parts = append(parts, fmt.Sprintf(`SELECT %d AS span FROM stage_changes WHERE account_id = ? AND created_at >= ? AND created_at < ?
+			AND stage NOT IN ('junk', 'not_junk') LIMIT 1`, i))
+		args = append(args, accountID, sp.From.UTC(), sp.To.UTC())
+	}
+	var found []int
+	q := "SELECT span FROM (" + strings.Join(wrapEach(parts), " UNION ALL ") + ") x"
+	if err := s.q(ctx).Raw(q, args...).Scan(&found).Error; err != nil {
+		return nil, wrap("stage updates", err)
+	}
+	out := make([]bool, len(spans))
+	for _, i := range found {
+		out[i] = true
+	}
+	return out, nil
+}
+
+// wrapEach puts each query in parentheses, so that each keeps its LIMIT
+// inside a UNION.
+func wrapEach(qs []string) []string {
+	out := make([]string, len(qs))
+	for i, q := range qs {
+		out[i] = "SELECT * FROM (" + q + ") q" + fmt.Sprint(i)
+	}
+	return out
+}
+
+// LastStageUpdates is when each account last recorded a stage change (not
+// a junk marker); an account with none is missing.
+func (s *Store) LastStageUpdates(ctx context.Context, accountIDs []int64) (map[int64]time.Time, error) {
+	var rows []struct {
+		ID   int64
+		Last *time.Time
+	}
+	err := s.q(ctx).Raw(`SELECT a.id, (SELECT MAX(created_at) FROM stage_changes sc WHERE sc.account_id = a.id
+		AND sc.stage NOT IN ('junk', 'not_junk')) AS last FROM accounts a WHERE a.id IN ?`, accountIDs).Scan(&rows).Error
+	out := map[int64]time.Time{}
+	for _, r := range rows {
+		if r.Last != nil {
+			out[r.ID] = *r.Last
+		}
+	}
+	return out, wrap("last stage updates", err)
 }

@@ -12,9 +12,9 @@ import (
 var countDefinitions = []struct{ table, definition, rows string }{{
 	table: "lead_counts",
 	definition: `SELECT account_id, count_bucket(created_at) AS bucket, source, utm_campaign(event_source_url) AS campaign,
-		stage, junk, partial, CASE WHEN junk THEN junk_reasons ELSE '' END AS junk_reasons, COUNT(*) AS n
+		stage, junk, partial, CASE WHEN junk THEN junk_signals(junk_reasons) ELSE '' END AS junk_signals, COUNT(*) AS n
 		FROM leads GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
-	rows: `SELECT account_id, bucket, source, campaign, stage, junk, partial, junk_reasons, n FROM lead_counts WHERE n <> 0`,
+	rows: `SELECT account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n FROM lead_counts WHERE n <> 0`,
 }, {
 	table: "stage_counts",
 	definition: `SELECT l.account_id, count_bucket(l.created_at) AS bucket, l.source, utm_campaign(l.event_source_url) AS campaign,

@@ -53,6 +53,19 @@ func TestCampaign(t *testing.T) {
 	})
 }
 
+func TestJunkSignals(t *testing.T) {
+	tests := []struct{ reasons, want string }{
+		{"", ""}, {"[]", ""}, {"null", ""}, {`{"signal":"x"}`, ""},
+		{`[{"signal":"too_fast","message":"Filled in 0.8 s"}]`, "too_fast"},
+		{`[{"signal":"too_fast","message":"a"},{"signal":"honeypot","message":"b"}]`, "too_fast,honeypot"},
+	}
+	for _, tt := range tests {
+		if got := store.JunkSignals(tt.reasons); got != tt.want {
+			t.Errorf("JunkSignals(%q) = %q; want %q", tt.reasons, got, tt.want)
+		}
+	}
+}
+
 // Every way a lead, a stage change or an event is written keeps the counts
 // equal to their definitions: capture, stage changes, the verdict, a
 // partial lead completed (its capture time, URL and keys move its events
@@ -72,7 +85,7 @@ func TestCountsFollowEveryWrite(t *testing.T) {
 			l.EventSourceURL = "https://x.com/?utm_campaign=c" + string(rune('0'+i%2))
 			l.FBP = "fb.1.1.1"
 			if i == 3 {
-				l.Junk, l.JunkReasons = true, `["too_fast"]`
+				l.Junk, l.JunkReasons = true, `[{"signal":"too_fast","message":"Filled in 0.8 s"},{"signal":"honeypot","message":"x"}]`
 			}
 			if i == 4 {
 				l.Partial = true

@@ -15,6 +15,9 @@ type EventFilter struct {
 	EventName string
 	DatasetID int64
 	From, To  time.Time
+	// Leads, when set, keeps the events of the leads it keeps (the
+	// Overview's numbers count events by their leads' capture).
+	Leads *LeadFilter
 }
 
 // shownStatus is an event's status as people see it: a claim leases
@@ -57,6 +60,9 @@ func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter
 	}
 	if !f.To.IsZero() {
 		q = q.Where("events.created_at < ?", f.To.UTC())
+	}
+	if f.Leads != nil {
+		q = q.Where("events.lead_id IN (?)", s.filterLeads(ctx, accountID, *f.Leads).Select("id"))
 	}
 	return q
 }

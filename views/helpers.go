@@ -2,6 +2,7 @@ package views
 
 import (
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -90,4 +91,13 @@ func Elapsed(d time.Duration) string {
 	}
 	days, h := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
 	return strconv.Itoa(days) + " days " + strconv.Itoa(h) + " h"
+}
+
+// campaignLabel shows a utm_campaign as people typed it: the counts keep it
+// as written in the URL.
+func campaignLabel(raw string) string {
+	if s, err := url.QueryUnescape(raw); err == nil {
+		return s
+	}
+	return raw
 }

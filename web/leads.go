@@ -19,6 +19,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/overview"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -45,11 +46,12 @@ func (h *Handler) formatTime(a models.Account, t *time.Time) string {
 
 // parseLeadFilter reads the list filters from the query string. Dates are
 // whole days in the account's time zone; "to" includes its day.
-func parseLeadFilter(c echo.Context, a models.Account) (store.LeadFilter, views.LeadFilter) {
+func parseLeadFilter(c echo.Context, a models.Account, stages []overview.Stage) (store.LeadFilter, views.LeadFilter) {
 	q := c.QueryParams()
 	vf := views.LeadFilter{
 		From: q.Get("from"), To: q.Get("to"), Junk: q.Get("junk"), Source: q.Get("source"),
 		Partial: q.Get("partial"), Stage: q.Get("stage"), Query: strings.TrimSpace(q.Get("q")),
+		Campaign: q.Get("campaign"), Reached: q.Get("reached"),
 	}
 	f := store.LeadFilter{Query: vf.Query}
 	// A whole email address finds its leads by the email's hash, from an
@@ -72,7 +74,38 @@ func parseLeadFilter(c echo.Context, a models.Account) (store.LeadFilter, views.
 	if vf.Stage != "" {
 		f.Stage = vf.Stage
 	}
+	f.Campaign = vf.Campaign
+	if vf.Reached != "" {
+		f.Stages = overview.AtOrAfter(stages, vf.Reached)
+		if f.Stages == nil {
+			// A stage the account does not have: no lead reached it.
+			f.Stages = []string{vf.Reached}
+		}
+	}
 	return f, vf
+}
+
+// reachedStages reads the account's stages when the list is filtered to
+// the leads that reached one (nil otherwise: nothing to read).
+func (h *Handler) reachedStages(c echo.Context) ([]overview.Stage, error) {
+	if c.QueryParam("reached") == "" {
+		return nil, nil
+	}
+	return h.accountStages(c.Request().Context(), currentAccount(c).ID)
+}
+
+// accountStages lists the account's stages in order with their enabled
+// mappings.
+func (h *Handler) accountStages(ctx context.Context, accountID int64) ([]overview.Stage, error) {
+	stages, err := h.store.Stages(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	rules, err := h.store.SendRules(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	return overview.Stages(stages, rules), nil
 }
 
 // dayRange reads a From and a To date (YYYY-MM-DD, whole days in loc, To
@@ -104,7 +137,7 @@ func dayRange(fromS, toS string, loc *time.Location) (from, to time.Time, proble
 // filterQuery is the query string of the current filters, without paging.
 func filterQuery(c echo.Context) url.Values {
 	q := url.Values{}
-	for _, k := range []string{"from", "to", "junk", "source", "partial", "stage", "q"} {
+	for _, k := range []string{"from", "to", "junk", "source", "partial", "stage", "q", "campaign", "reached"} {
 		if v := c.QueryParam(k); v != "" {
 			q.Set(k, v)
 		}
@@ -128,7 +161,11 @@ func parseCursor(s string) *store.LeadCursor {
 func (h *Handler) showLeads(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := currentAccount(c)
-	f, vf := parseLeadFilter(c, a.Account)
+	stages, err := h.reachedStages(c)
+	if err != nil {
+		return err
+	}
+	f, vf := parseLeadFilter(c, a.Account, stages)
 	after := parseCursor(c.QueryParam("after"))
 	// One extra row says whether another page exists.
 	leads, err := h.store.Leads(ctx, a.ID, f, after, leadsPageSize+1)
@@ -200,7 +237,11 @@ func csvSafe(s string) string {
 
 func (h *Handler) exportLeads(c echo.Context) error {
 	a := currentAccount(c)
-	f, _ := parseLeadFilter(c, a.Account)
+	stages, err := h.reachedStages(c)
+	if err != nil {
+		return err
+	}
+	f, _ := parseLeadFilter(c, a.Account, stages)
 	res := c.Response()
 	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	res.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="leads-%s-%s.csv"`, a.Slug, h.now().In(location(a.Account)).Format("2006-01-02")))
@@ -212,7 +253,7 @@ func (h *Handler) exportLeads(c echo.Context) error {
 	if err := w.Write(header); err != nil {
 		return err
 	}
-	err := h.store.EachLead(c.Request().Context(), a.ID, f, func(l models.Lead) error {
+	err = h.store.EachLead(c.Request().Context(), a.ID, f, func(l models.Lead) error {
 		var reasons []junk.Reason
 		_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
 		names := make([]string, 0, len(reasons))

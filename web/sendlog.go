@@ -32,12 +32,26 @@ func parseEventFilter(c echo.Context, a models.Account) (store.EventFilter, view
 		f.DatasetID = id
 	}
 	f.From, f.To, vf.Error = dayRange(vf.From, vf.To, location(a))
+	// The events of some leads: the Overview's links.
+	vf.LeadFrom, vf.LeadTo, vf.Source, vf.Campaign = q.Get("lead_from"), q.Get("lead_to"), q.Get("source"), q.Get("campaign")
+	if vf.LeadFrom != "" || vf.LeadTo != "" || vf.Source != "" || vf.Campaign != "" {
+		lf := store.LeadFilter{Campaign: vf.Campaign}
+		var problem string
+		lf.From, lf.To, problem = dayRange(vf.LeadFrom, vf.LeadTo, location(a))
+		if problem != "" && vf.Error == "" {
+			vf.Error = problem
+		}
+		if models.Source(vf.Source).Valid() {
+			lf.Source = models.Source(vf.Source)
+		}
+		f.Leads = &lf
+	}
 	return f, vf
 }
 
 func eventQuery(c echo.Context) url.Values {
 	q := url.Values{}
-	for _, k := range []string{"status", "event", "dataset", "from", "to"} {
+	for _, k := range []string{"status", "event", "dataset", "from", "to", "lead_from", "lead_to", "source", "campaign"} {
 		if v := c.QueryParam(k); v != "" {
 			q.Set(k, v)
 		}

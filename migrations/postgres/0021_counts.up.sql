@@ -22,6 +22,14 @@
 CREATE FUNCTION utm_campaign(url text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT COALESCE(substring(url FROM '[?&]utm_campaign=([^&#]*)'), '') $$;
 
+-- junk_signals is the signals of a lead's junk reasons (a JSON list of
+-- {"signal", "message"}), joined by commas: the messages vary from lead to
+-- lead, the signals do not.
+CREATE FUNCTION junk_signals(reasons text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT COALESCE(string_agg(r.value ->> 'signal', ',' ORDER BY r.ord), '')
+      FROM jsonb_array_elements(CASE WHEN left(ltrim(reasons), 1) = '[' THEN reasons::jsonb ELSE '[]' END)
+           WITH ORDINALITY AS r(value, ord) $$;
+
 -- count_bucket is a time's 15-minute bucket; whole_seconds its Unix time
 -- in whole seconds, as SQLite's strftime('%s') reads a time.
 CREATE FUNCTION whole_seconds(t timestamptz) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -29,7 +37,7 @@ AS $$ SELECT floor(extract(epoch FROM t))::bigint $$;
 CREATE FUNCTION count_bucket(t timestamptz) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT whole_seconds(t) / 900 $$;
 
--- Leads by their state now: stage is the lead's latest stage, junk_reasons
+-- Leads by their state now: stage is the lead's latest stage, junk_signals
 -- the signals of a junk lead ('' for the others).
 CREATE TABLE lead_counts (
     account_id   bigint NOT NULL,
@@ -39,9 +47,9 @@ CREATE TABLE lead_counts (
     stage        text NOT NULL,
     junk         boolean NOT NULL,
     partial      boolean NOT NULL,
-    junk_reasons text NOT NULL,
+    junk_signals text NOT NULL,
     n            bigint NOT NULL,
-    PRIMARY KEY (account_id, bucket, source, campaign, stage, junk, partial, junk_reasons)
+    PRIMARY KEY (account_id, bucket, source, campaign, stage, junk, partial, junk_signals)
 );
 
 -- Stage changes (not the junk markers) by stage and by whole hours from the
@@ -80,12 +88,12 @@ CREATE TABLE event_counts (
 );
 
 CREATE FUNCTION count_leads(ls leads[], d integer) RETURNS void LANGUAGE sql AS $$
-INSERT INTO lead_counts AS c (account_id, bucket, source, campaign, stage, junk, partial, junk_reasons, n)
+INSERT INTO lead_counts AS c (account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n)
 SELECT l.account_id, count_bucket(l.created_at), l.source, utm_campaign(l.event_source_url), l.stage, l.junk, l.partial,
-       CASE WHEN l.junk THEN l.junk_reasons ELSE '' END, d * count(*)
+       CASE WHEN l.junk THEN junk_signals(l.junk_reasons) ELSE '' END, d * count(*)
 FROM unnest(ls) l
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
-ON CONFLICT (account_id, bucket, source, campaign, stage, junk, partial, junk_reasons) DO UPDATE SET n = c.n + excluded.n
+ON CONFLICT (account_id, bucket, source, campaign, stage, junk, partial, junk_signals) DO UPDATE SET n = c.n + excluded.n
 $$;
 
 -- count_stage_changes counts the stage changes scs of the leads ls.
@@ -248,3 +256,7 @@ BEGIN
         lo := lo + 10000;
     END LOOP;
 END $$;
+
+-- When an account's stage updates arrive (Overview readiness, the agency
+-- overview's alerts): the latest, and whether any came on a given day.
+CREATE INDEX stage_changes_account_created_idx ON stage_changes (account_id, created_at);

@@ -4,7 +4,7 @@
 -- for the definitions; here each is a view whose INSTEAD OF trigger adds
 -- (d = 1) or subtracts (d = -1) one row as it counts, and the triggers of
 -- the counted tables insert into those views. The store registers the
--- functions utm_campaign, count_bucket and whole_seconds (Go) on every
+-- functions utm_campaign, junk_signals, count_bucket and whole_seconds (Go) on every
 -- connection.
 
 CREATE TABLE lead_counts (
@@ -15,9 +15,9 @@ CREATE TABLE lead_counts (
     stage        text NOT NULL,
     junk         boolean NOT NULL,
     partial      boolean NOT NULL,
-    junk_reasons text NOT NULL,
+    junk_signals text NOT NULL,
     n            integer NOT NULL,
-    PRIMARY KEY (account_id, bucket, source, campaign, stage, junk, partial, junk_reasons)
+    PRIMARY KEY (account_id, bucket, source, campaign, stage, junk, partial, junk_signals)
 ) WITHOUT ROWID;
 
 CREATE TABLE stage_counts (
@@ -54,10 +54,10 @@ CREATE TABLE event_counts (
 CREATE VIEW lead_count_delta AS
 SELECT account_id, created_at, source, event_source_url, stage, junk, partial, junk_reasons, 0 AS d FROM leads WHERE 0;
 CREATE TRIGGER lead_count_delta INSTEAD OF INSERT ON lead_count_delta BEGIN
-    INSERT INTO lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_reasons, n)
+    INSERT INTO lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n)
     VALUES (NEW.account_id, count_bucket(NEW.created_at), NEW.source, utm_campaign(NEW.event_source_url), NEW.stage,
-            NEW.junk, NEW.partial, CASE WHEN NEW.junk THEN NEW.junk_reasons ELSE '' END, NEW.d)
-    ON CONFLICT (account_id, bucket, source, campaign, stage, junk, partial, junk_reasons) DO UPDATE SET n = n + excluded.n;
+            NEW.junk, NEW.partial, CASE WHEN NEW.junk THEN junk_signals(NEW.junk_reasons) ELSE '' END, NEW.d)
+    ON CONFLICT (account_id, bucket, source, campaign, stage, junk, partial, junk_signals) DO UPDATE SET n = n + excluded.n;
 END;
 
 -- A stage change of a lead (captured at created_at) as stage_counts counts it.
@@ -185,3 +185,7 @@ INSERT INTO event_count_delta
 SELECT l.account_id, l.created_at, l.source, l.event_source_url, l.email_hash, l.phone_hash, l.fbc, l.fbclid, l.fbp,
        l.external_id, l.meta_lead_id, l.client_ip_address, l.client_user_agent, x.event_name, x.status, 1
 FROM event_statuses x JOIN leads l ON l.id = x.lead_id;
+
+-- When an account's stage updates arrive (Overview readiness, the agency
+-- overview's alerts): the latest, and whether any came on a given day.
+CREATE INDEX stage_changes_account_created_idx ON stage_changes (account_id, created_at);

@@ -1,0 +1,190 @@
+package overview
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// Stage is one of an account's stages, in funnel order, with the event
+// names of its enabled mappings (none: the stage is not mapped).
+type Stage struct {
+	Name   string
+	Events []string
+}
+
+// Mapped reports whether the stage sends an event.
+func (s Stage) Mapped() bool { return len(s.Events) > 0 }
+
+// Stages lists an account's stages in order with their enabled mappings.
+func Stages(stages []models.Stage, rules []models.SendRule) []Stage {
+	out := make([]Stage, len(stages))
+	for i, st := range stages {
+		out[i].Name = st.Name
+		for _, r := range rules {
+			if r.Enabled && store.IsStageMapping(r, st.Name) && !slices.Contains(out[i].Events, r.EventName) {
+				out[i].Events = append(out[i].Events, r.EventName)
+			}
+		}
+	}
+	return out
+}
+
+// Mapped keeps the mapped stages.
+func Mapped(stages []Stage) []Stage {
+	var out []Stage
+	for _, s := range stages {
+		if s.Mapped() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// AtOrAfter lists the names of stage name and of the stages after it: a
+// lead at any of them reached it. nil when the account has no such stage.
+func AtOrAfter(stages []Stage, name string) []string {
+	i := slices.IndexFunc(stages, func(s Stage) bool { return strings.EqualFold(s.Name, name) })
+	if i < 0 {
+		return nil
+	}
+	var out []string
+	for _, s := range stages[i:] {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// Figures are the headline numbers of one span's leads.
+type Figures struct {
+	Leads, Junk, Partial int64
+	// Reached counts, per stage (as in the stages given), the leads at it
+	// or at a later stage now.
+	Reached []int64
+	// Events counts the leads' events by status: queued ones are waiting
+	// (sending among them).
+	Events map[models.EventStatus]int64
+}
+
+// Waiting counts the events that wait to be sent or are being sent.
+func (f Figures) Waiting() int64 { return f.Events[models.EventQueued] + f.Events[models.EventSending] }
+
+// Sum adds up the counts of span for the stages given.
+func Sum(c store.Counts, span int, stages []Stage) Figures {
+	f := Figures{Reached: make([]int64, len(stages)), Events: map[models.EventStatus]int64{}}
+	pos := map[string]int{}
+	for i, s := range stages {
+		pos[strings.ToLower(s.Name)] = i
+	}
+	for _, r := range c.Leads {
+		if r.Span != span {
+			continue
+		}
+		f.Leads += r.N
+		if r.Junk {
+			f.Junk += r.N
+		}
+		if r.Partial {
+			f.Partial += r.N
+		}
+		if p, ok := pos[strings.ToLower(r.Stage)]; ok && r.Stage != "" {
+			for i := 0; i <= p; i++ {
+				f.Reached[i] += r.N
+			}
+		}
+	}
+	for _, e := range c.Events {
+		if e.Span == span {
+			f.Events[e.Status] += e.N
+		}
+	}
+	return f
+}
+
+// Median is the median time from capture to a change to stage among the
+// stage changes of span, to the whole hour (the middle of its hour); ok is
+// false when there are none.
+func Median(c store.Counts, span int, stage string) (d time.Duration, ok bool) {
+	var rows []store.StageDelay
+	var total int64
+	for _, r := range c.Stages {
+		if r.Span == span && strings.EqualFold(r.Stage, stage) {
+			rows = append(rows, r)
+			total += r.N
+		}
+	}
+	if total <= 0 {
+		return 0, false
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Hours < rows[j].Hours })
+	var seen int64
+	for _, r := range rows {
+		seen += r.N
+		if 2*seen >= total {
+			return time.Duration(r.Hours)*time.Hour + 30*time.Minute, true
+		}
+	}
+	return 0, false
+}
+
+// Changes counts the stage changes to stage of span's leads, and how many
+// of them came within a time of the lead's capture.
+func Changes(c store.Counts, span int, stage string, within time.Duration) (all, inTime int64) {
+	for _, r := range c.Stages {
+		if r.Span == span && strings.EqualFold(r.Stage, stage) {
+			all += r.N
+			if time.Duration(r.Hours)*time.Hour < within {
+				inTime += r.N
+			}
+		}
+	}
+	return all, inTime
+}
+
+// JunkReason is a junk signal and how many junk leads it flagged; Reason
+// is "" for leads a person marked junk with no signal.
+type JunkReason struct {
+	Reason string
+	N      int64
+}
+
+// JunkReasons counts span's junk leads by signal, most first. A lead with
+// two signals counts under each.
+func JunkReasons(c store.Counts, span int) []JunkReason {
+	by := map[string]int64{}
+	for _, r := range c.Leads {
+		if r.Span != span || !r.Junk {
+			continue
+		}
+		reasons := strings.Split(r.JunkSignals, ",")
+		for _, reason := range reasons {
+			by[reason] += r.N
+		}
+	}
+	out := make([]JunkReason, 0, len(by))
+	for reason, n := range by {
+		out = append(out, JunkReason{reason, n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].N != out[j].N {
+			return out[i].N > out[j].N
+		}
+		return out[i].Reason < out[j].Reason
+	})
+	return out
+}
+
+// Events counts span's events named name by status.
+func Events(c store.Counts, span int, name string) map[models.EventStatus]int64 {
+	out := map[models.EventStatus]int64{}
+	for _, e := range c.Events {
+		if e.Span == span && e.EventName == name {
+			out[e.Status] += e.N
+		}
+	}
+	return out
+}
