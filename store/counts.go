@@ -164,10 +164,10 @@ type CountFilter struct {
 
 // LeadCount is how many leads of a span are in one state now.
 type LeadCount struct {
-	Span        int
-	Stage       string
-	Junk        bool
-	Partial     bool
+	Span    int
+	Stage   string
+	Junk    bool
+	Partial bool
 	// JunkSignals is the signals of a junk lead, joined by commas.
 	JunkSignals string
 	N           int64
