@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leadsignal/leadsignal/migrations"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -186,24 +187,26 @@ func countedSQL(alias string) string {
 // leads the account has.
 const MaxWeekCount = 2 * LearningThreshold
 
-// sequenceWeekSQL counts, for each sequence of the account, its final
-// events (f) of one week (@from%[1]d to @to%[1]d) whose lead has the
-// sequence's initial event (i) on the same dataset earlier, both events
-// ones Meta got or will get, up to @cap. The final events are read in
-// event_time order from events_name_time_idx, each lead's initial event
-// by events_lead_idx (on Postgres from the index alone: it includes
-// event_name). One such statement per week, joined by UNION ALL: every
-// week is a bounded read of the index.
-const sequenceWeekSQL = `
-	SELECT s.id AS sequence_id, %[1]d AS week, (SELECT COUNT(*) FROM (
+// sequenceWeeksSQL counts, for each sequence of the account and each
+// week of w (its number, start and end), the sequence's final events (f)
+// of the week whose lead has the sequence's initial event (i) on the same
+// dataset earlier, both events ones Meta got or will get, up to @cap. The
+// final events are read in event_time order from events_name_time_idx,
+// each lead's initial event by events_lead_idx (on Postgres from the index
+// alone: it includes event_name): every week is a bounded read. %[1]s are
+// the weeks' rows, %[2]s and %[3]s countedSQL of f and i.
+const sequenceWeeksSQL = `
+	WITH w (week, lo, hi) AS (VALUES %[1]s)
+	SELECT s.id AS sequence_id, w.week, (SELECT COUNT(*) FROM (
 		SELECT 1 FROM events f
 		WHERE f.dataset_id = s.dataset_id AND f.event_name = s.final_event
-		  AND f.event_time >= @from%[1]d AND f.event_time < @to%[1]d AND %[2]s
+		  AND f.event_time >= w.lo AND f.event_time < w.hi AND %[2]s
 		  AND EXISTS (SELECT 1 FROM events i
 			WHERE i.lead_id = f.lead_id AND i.dataset_id = s.dataset_id AND i.event_time < f.event_time
 			  AND i.event_name = s.initial_event AND %[3]s)
 		LIMIT @cap) c) AS complete
-	FROM sequences s WHERE s.account_id = @account`
+	FROM sequences s CROSS JOIN w
+	WHERE s.account_id = @account`
 
 // SequenceWeeks counts the complete sequences of each of the account's
 // sequences in each of the last weeks weeks at now (WeekStarts in loc, the
@@ -220,7 +223,7 @@ func (s *Store) SequenceWeeks(ctx context.Context, accountID int64, loc *time.Lo
 		return nil, err
 	}
 	starts := WeekStarts(loc, now, weeks)
-	query, args := sequenceWeeksQuery(accountID, starts)
+	query, args := sequenceWeeksQuery(s.dialect, accountID, starts)
 	var rows []struct {
 		SequenceID int64
 		Week       int
@@ -247,15 +250,21 @@ func (s *Store) SequenceWeeks(ctx context.Context, accountID int64, loc *time.Lo
 	return out, nil
 }
 
-// sequenceWeeksQuery is sequenceWeekSQL for the account and each week
-// that starts at starts, with its arguments.
-func sequenceWeeksQuery(accountID int64, starts []time.Time) (string, map[string]any) {
+// sequenceWeeksQuery is sequenceWeeksSQL for the account and the weeks
+// that start at starts, with its arguments. Postgres is told the type of
+// the weeks' times, which VALUES cannot infer; SQLite keeps them as the
+// driver writes times, as it compares them.
+func sequenceWeeksQuery(dialect string, accountID int64, starts []time.Time) (string, map[string]any) {
 	args := map[string]any{"account": accountID, "cap": MaxWeekCount}
-	parts := make([]string, len(starts))
-	for i, st := range starts {
-		args[fmt.Sprintf("from%d", i)] = st.UTC()
-		args[fmt.Sprintf("to%d", i)] = st.AddDate(0, 0, 7).UTC()
-		parts[i] = fmt.Sprintf(sequenceWeekSQL, i, countedSQL("f"), countedSQL("i"))
+	ts := func(name string) string { return "@" + name }
+	if dialect == migrations.Postgres {
+		ts = func(name string) string { return "CAST(@" + name + " AS timestamptz)" }
 	}
-	return strings.Join(parts, "\nUNION ALL"), args
+	rows := make([]string, len(starts))
+	for i, st := range starts {
+		from, to := fmt.Sprintf("from%d", i), fmt.Sprintf("to%d", i)
+		args[from], args[to] = st.UTC(), st.AddDate(0, 0, 7).UTC()
+		rows[i] = fmt.Sprintf("(%d, %s, %s)", i, ts(from), ts(to))
+	}
+	return fmt.Sprintf(sequenceWeeksSQL, strings.Join(rows, ", "), countedSQL("f"), countedSQL("i")), args
 }

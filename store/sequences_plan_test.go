@@ -81,7 +81,7 @@ INSERT INTO event_sends (event_id, attempts, fbtrace_id, sent_at) SELECT id, 1, 
 		t.Fatal(err)
 	}
 	now := time.Now()
-	query, args := store.SequenceWeeksQuery(acc.ID, store.WeekStarts(loc, now, 12))
+	query, args := store.SequenceWeeksQuery(st.Dialect(), acc.ID, store.WeekStarts(loc, now, 12))
 	// gorm's @names as Postgres's $n, the longest names first.
 	names := make([]string, 0, len(args))
 	for k := range args {
