@@ -216,6 +216,7 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 			counted(s.RulesDeleted, "deleted", "deleted"), reordered(s.RulesReordered))},
 		{Title: "Stage mappings", Summary: summary(counted(s.MappingsAdded, "added", "added"), counted(s.MappingsChanged, "changed", "changed"),
 			counted(s.MappingsDeleted, "deleted", "deleted"), reordered(s.MappingsReordered), counted(s.StagesAdded, "stage added", "stages added"))},
+		{Title: "Sequences", Summary: summary(counted(s.SequencesAdded, "added", "added"), counted(s.SequencesDeleted, "deleted", "deleted"))},
 	}
 	if s.AccountCreated {
 		sections[0].Summary = "created"
@@ -234,6 +235,9 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 	}
 	if f.StageMappings == nil {
 		sections[4].Summary = absent
+	}
+	if f.Sequences == nil {
+		sections[5].Summary = absent
 	}
 	for _, ch := range r.Changes {
 		i, item := 0, ""
@@ -255,6 +259,8 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 			if k, ok := itemIndex(ch.Path, len(f.StageMappings)); ok {
 				item = f.StageMappings[k].RuleName()
 			}
+		case strings.HasPrefix(ch.Path, "sequences"):
+			i = 5
 		}
 		key := changeKey(ch.Path)
 		if key == "" && strings.Contains(ch.What, strconv.Quote(item)) {

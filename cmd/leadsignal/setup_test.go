@@ -39,7 +39,8 @@ const setupJSON = `{
      "value": "from_change", "currency": "from_change", "repeatable": true, "enabled": true},
     {"stage": "proposal", "dataset": "Main", "event_name": "SubmitApplication", "order": 3,
      "combinator": "and", "conditions": [], "value": 100, "repeatable": false, "enabled": false}
-  ]
+  ],
+  "sequences": [{"dataset": "Main", "initial_event": "QualifiedLead", "final_event": "Purchase"}]
 }`
 
 func writeSetup(t *testing.T, content string) string {
@@ -87,7 +88,8 @@ func TestSetupApplyAndExport(t *testing.T) {
 			`stage_mappings[1]: created "Deals won" (stage won: Purchase to Main, value from the stage change, 1 condition, repeatable)`,
 			`stage_mappings[2].stage: added the stage "proposal" to the account's stages, after "won"`,
 			`stage_mappings[2]: created "proposal to SubmitApplication" (stage proposal: SubmitApplication to Main, value 100, disabled)`,
-			"10 changes"} {
+			`sequences[0]: created "QualifiedLead → Purchase" on Main`,
+			"11 changes"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("setup apply stdout = %q; want it to contain %q", r.stdout, want)
 			}
@@ -175,11 +177,11 @@ func TestSetupApplyProblems(t *testing.T) {
 		t.Errorf("an invalid setup file opened the database")
 	}
 
-	unknown := writeSetup(t, `{"account": {"slug": "acme"}, "sequences": []}`)
+	unknown := writeSetup(t, `{"account": {"slug": "acme"}, "sequences": {"dataset": "Main"}}`)
 	args = []string{"setup", "apply", "-f", unknown}
 	r = d.run(t, "", args...)
 	wantErr(t, r, args, "setup file has 1 problem")
-	if !strings.Contains(r.stderr, "sequences: not supported by this version") {
+	if !strings.Contains(r.stderr, "sequences: must be a list of sequences, not an object") {
 		t.Errorf("stderr = %q; want the sequences problem", r.stderr)
 	}
 

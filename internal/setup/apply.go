@@ -74,6 +74,8 @@ type Summary struct {
 	// MappingsReordered is true when mappings the account kept changed
 	// places.
 	MappingsReordered bool
+	SequencesAdded    int
+	SequencesDeleted  int
 }
 
 // Fingerprint identifies the report's changes and notes: a preview shows
@@ -125,7 +127,8 @@ func plural(n int, word string) string {
 // when it has stage_mappings: rules and mappings are found by name
 // (ignoring case), created, updated, deleted when their list leaves them
 // out, and put in the file's order; a mapping's stage the account lacks
-// is added to the end of its stages. Datasets in the database but not in
+// is added to the end of its stages; and the sequences when it has
+// sequences. Datasets in the database but not in
 // the file are left alone, with a note. Applying the same file again
 // reports no changes and writes nothing. The report's warnings say what
 // the file asks for that a person may not mean, such as two automatic
@@ -300,7 +303,12 @@ func (a *applier) run(ctx context.Context, f File) error {
 		}
 	}
 	if f.StageMappings != nil {
-		return a.mappings(ctx, acc.ID, before, gone, f.StageMappings)
+		if err := a.mappings(ctx, acc.ID, before, gone, f.StageMappings); err != nil {
+			return err
+		}
+	}
+	if f.Sequences != nil {
+		return a.sequences(ctx, acc.ID, f.Sequences)
 	}
 	return nil
 }

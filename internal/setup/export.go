@@ -20,7 +20,7 @@ import (
 // datasets by name, and always as a list (empty when the account has
 // none), so that applying the export elsewhere leaves exactly these rules;
 // the stage mappings likewise, apart from the send rules, numbered in
-// their order.
+// their order; and the sequences, with their datasets by name.
 func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, error) {
 	acc, err := s.AccountBySlug(ctx, slug)
 	if errors.Is(err, store.ErrNotFound) {
@@ -108,6 +108,11 @@ func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, err
 	if f.StageMappings, err = exportMappings(rs, names); err != nil {
 		return File{}, nil, fmt.Errorf("setup: export: %w", err)
 	}
+	qs, err := s.Sequences(ctx, acc.ID)
+	if err != nil {
+		return File{}, nil, fmt.Errorf("setup: export: %w", err)
+	}
+	f.Sequences = exportSequences(qs, names)
 	return f, notes, nil
 }
 

@@ -31,6 +31,10 @@ type File struct {
 	// mappings (send rules of mode stage), in the order of their Order; an
 	// empty list deletes them all. Absent (nil), the mappings are kept.
 	StageMappings []MappingSpec `json:"stage_mappings,omitzero"`
+	// Sequences, when present (not nil), replaces the account's
+	// sequences; an empty list deletes them all. Absent (nil), the
+	// sequences are kept.
+	Sequences []SequenceSpec `json:"sequences,omitzero"`
 }
 
 // AccountSpec is the account's settings. The slug identifies the account:
@@ -166,7 +170,7 @@ const maxFileSize = 10 << 20
 
 // later names the top-level sections that later versions add, so a file
 // written for them is refused with a clear word instead of half-applied.
-var later = map[string]bool{"sequences": true}
+var later = map[string]bool{}
 
 // bom is the UTF-8 byte-order mark some editors write at the start of a
 // file.
@@ -206,11 +210,13 @@ func Decode(r io.Reader) (File, []Problem) {
 			f.SendRules = d.rules(m.key, m.value)
 		case "stage_mappings":
 			f.StageMappings = d.mappings(m.key, m.value)
+		case "sequences":
+			f.Sequences = d.sequences(m.key, m.value)
 		default:
 			if later[m.key] {
 				d.add(m.key, "not supported by this version of leadsignal yet")
 			} else {
-				d.add(m.key, "unknown field; the file has account, datasets, junk, send_rules and stage_mappings")
+				d.add(m.key, "unknown field; the file has account, datasets, junk, send_rules, stage_mappings and sequences")
 			}
 		}
 	}

@@ -59,12 +59,17 @@ func TestDecodeProblems(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			json: `{"account": {"slug": "acme"}, "datsets": []}`,
-			want: []string{"datsets: unknown field; the file has account, datasets, junk, send_rules and stage_mappings"},
+			want: []string{"datsets: unknown field; the file has account, datasets, junk, send_rules, stage_mappings and sequences"},
 		},
 		{
-			name: "section of a later version",
-			json: `{"account": {"slug": "acme"}, "send_rules": [], "stage_mappings": [], "sequences": []}`,
-			want: []string{"sequences: not supported by this version of leadsignal yet"},
+			name: "unknown sequence key",
+			json: `{"account": {"slug": "acme"}, "sequences": [{"dataset": "Main", "initial_event": "Lead", "final": "Purchase"}]}`,
+			want: []string{"sequences[0].final: unknown field; known fields are dataset, initial_event, final_event"},
+		},
+		{
+			name: "sequences not a list",
+			json: `{"account": {"slug": "acme"}, "sequences": {"dataset": "Main"}}`,
+			want: []string{"sequences: must be a list of sequences, not an object"},
 		},
 		{
 			name: "unknown dataset key",

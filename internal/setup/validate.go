@@ -210,6 +210,7 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 	}
 	mps, mappings := f.mappingProblems(refs, firstRule, k)
 	ps = append(ps, mps...)
+	ps = append(ps, f.sequenceProblems(refs)...)
 
 	// The file's lists replace the account's, so each is the account's
 	// whole cost of its kind; a list left out costs what the account's
@@ -437,6 +438,7 @@ func (f File) clean() File {
 		f.SendRules = rs
 	}
 	f.StageMappings = cleanMappings(f.StageMappings)
+	f.Sequences = cleanSequences(f.Sequences)
 	return f
 }
 
