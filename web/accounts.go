@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -59,40 +58,6 @@ func (h *Handler) requireRole(min models.Role) echo.MiddlewareFunc {
 func (h *Handler) showAccounts(c echo.Context) error {
 	p := h.page(c, "Accounts")
 	return render(c, http.StatusOK, views.AccountsPage(p, p.Accounts))
-}
-
-// showOverview shows an account's headline counts and, to members who can
-// act on them, the getting-started steps it has not all taken yet.
-func (h *Handler) showOverview(c echo.Context) error {
-	ctx := c.Request().Context()
-	a := currentAccount(c)
-	week := store.LeadFilter{From: h.now().Add(-7 * 24 * time.Hour)}
-	leads, err := h.store.CountLeads(ctx, a.ID, week, views.CountCap+1)
-	if err != nil {
-		return err
-	}
-	week.Junk = "junk"
-	junk, err := h.store.CountLeads(ctx, a.ID, week, views.CountCap+1)
-	if err != nil {
-		return err
-	}
-	events, err := h.store.EventCounts(ctx, a.ID, store.EventFilter{}, views.CountCap+1)
-	if err != nil {
-		return err
-	}
-	v := views.Overview{
-		Leads: leads, Junk: junk, Sent: events[models.EventSent],
-		Waiting: min(events[models.EventQueued]+events[models.EventSending], views.CountCap+1),
-		Failed:  min(events[models.EventFailed]+events[models.EventExpired], views.CountCap+1),
-	}
-	if a.Role.AtLeast(models.RoleEditor) {
-		if v.Start, err = h.gettingStarted(c, a.ID); err != nil {
-			return err
-		}
-	}
-	p := h.page(c, a.Name)
-	p.Nav = "overview"
-	return render(c, http.StatusOK, views.OverviewPage(p, v))
 }
 
 // gettingStarted reads which first steps the account has taken.

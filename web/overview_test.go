@@ -97,8 +97,8 @@ func TestOverviewGettingStarted(t *testing.T) {
 		}
 		r = vb.get(home)
 		wantSteps(t, "viewer", r, nil)
-		if !r.has("overview-counts") {
-			t.Error("viewer sees no counts")
+		if !r.has("overview-empty") || r.has("headline") {
+			t.Error("viewer before the first lead: want the empty state, not the numbers")
 		}
 
 		// A key: done. Revoked, it is not a key anyone can post with.
@@ -122,8 +122,8 @@ func TestOverviewGettingStarted(t *testing.T) {
 		}
 		r = ob.get(home)
 		wantSteps(t, "owner with a lead", r, map[string]bool{"key": true, "lead": true, "dataset": false})
-		if r.has("step-curl") || r.text("count-leads") != "1" {
-			t.Errorf("after a lead: curl shown %v, leads count %q", r.has("step-curl"), r.text("count-leads"))
+		if r.has("step-curl") || r.text("count-leads-2") != "1" {
+			t.Errorf("after a lead: curl shown %v, leads count %q", r.has("step-curl"), r.text("count-leads-2"))
 		}
 		r = eb.get(home)
 		wantSteps(t, "editor with a lead", r, map[string]bool{"lead": true})
@@ -139,8 +139,8 @@ func TestOverviewGettingStarted(t *testing.T) {
 		for who, b := range map[string]*browser{"owner": ob, "editor": eb, "viewer": vb} {
 			r := b.get(home)
 			wantSteps(t, who+" when all is done", r, nil)
-			if r.text("count-leads") != "1" {
-				t.Errorf("%s: leads count %q", who, r.text("count-leads"))
+			if r.text("count-leads-2") != "1" {
+				t.Errorf("%s: leads count %q", who, r.text("count-leads-2"))
 			}
 		}
 	})

@@ -1,0 +1,405 @@
+package web
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/overview"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+// overviewWeeks is how many weeks the Overview's chart and sequences show.
+const overviewWeeks = 12
+
+// overviewDays is the Overview's default range: the last 28 days.
+const overviewDays = 28
+
+// overviewFilter is the Overview's filters as read: the range is whole
+// days of the account's zone, [from, to).
+type overviewFilter struct {
+	from, to time.Time
+	counts   store.CountFilter
+	goal     string
+}
+
+func parseOverviewFilter(c echo.Context, loc *time.Location, now time.Time) (overviewFilter, views.OverviewFilter) {
+	q := c.QueryParams()
+	vf := views.OverviewFilter{From: q.Get("from"), To: q.Get("to"), Source: q.Get("source"), Campaign: q.Get("campaign")}
+	var f overviewFilter
+	f.from, f.to, vf.Error = dayRange(vf.From, vf.To, loc)
+	today := startOfDay(now, loc)
+	if f.to.IsZero() {
+		f.to = today.AddDate(0, 0, 1)
+	}
+	if f.from.IsZero() {
+		f.from = f.to.AddDate(0, 0, -overviewDays)
+	}
+	if !f.from.Before(f.to) {
+		vf.Error = "The From date must be on or before the To date."
+		f.from, f.to = today.AddDate(0, 0, 1-overviewDays), today.AddDate(0, 0, 1)
+	}
+	if vf.From == "" && vf.To == "" && vf.Error == "" {
+		vf.RangeLabel = "last 28 days"
+	} else {
+		vf.RangeLabel = f.from.Format("Jan 2, 2006") + " – " + f.to.AddDate(0, 0, -1).Format("Jan 2, 2006")
+	}
+	if models.Source(vf.Source).Valid() {
+		f.counts.Source = models.Source(vf.Source)
+	} else {
+		vf.Source = ""
+	}
+	f.counts.Campaign = vf.Campaign
+	f.goal = q.Get("goal")
+	return f, vf
+}
+
+func startOfDay(t time.Time, loc *time.Location) time.Time {
+	y, m, d := t.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, loc)
+}
+
+// overviewLinks makes the links of the Overview's numbers: the leads list
+// or the send log, filtered to the rows a number counts.
+type overviewLinks struct {
+	base string // the account's URL
+	f    overviewFilter
+}
+
+// leads links to the leads captured in [from, to) with the filters, and
+// the extra parameters kv.
+func (l overviewLinks) leads(from, to time.Time, kv ...string) string {
+	q := l.query("from", "to", from, to)
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	return l.base + "/leads?" + q.Encode()
+}
+
+// events links to the send log's events of the leads captured in
+// [from, to), with the filters, and the extra parameters kv.
+func (l overviewLinks) events(from, to time.Time, kv ...string) string {
+	q := l.query("lead_from", "lead_to", from, to)
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	return l.base + "/events?" + q.Encode()
+}
+
+func (l overviewLinks) query(fromKey, toKey string, from, to time.Time) url.Values {
+	q := url.Values{}
+	q.Set(fromKey, from.Format("2006-01-02"))
+	q.Set(toKey, to.AddDate(0, 0, -1).Format("2006-01-02"))
+	if l.f.counts.Source != "" {
+		q.Set("source", string(l.f.counts.Source))
+	}
+	if l.f.counts.Campaign != "" {
+		q.Set("campaign", l.f.counts.Campaign)
+	}
+	return q
+}
+
+// overviewData is what the Overview reads, for the page and its CSVs.
+type overviewData struct {
+	filter  overviewFilter
+	vf      views.OverviewFilter
+	loc     *time.Location
+	stages  []overview.Stage
+	mapped  []overview.Stage
+	weeks   []store.Span
+	byWeek  store.Counts
+	inRange store.Counts
+	links   overviewLinks
+}
+
+// periods are the headline's columns: this week, last week and the range.
+func (d overviewData) periods() (names []string, spans []store.Span, counts []store.Counts, idx []int) {
+	n := len(d.weeks)
+	names = []string{"This week", "Last week", d.vf.RangeLabel}
+	names[2] = strings.ToUpper(names[2][:1]) + names[2][1:]
+	spans = []store.Span{d.weeks[n-1], d.weeks[n-2], {From: d.filter.from, To: d.filter.to}}
+	counts = []store.Counts{d.byWeek, d.byWeek, d.inRange}
+	idx = []int{n - 1, n - 2, 0}
+	return names, spans, counts, idx
+}
+
+func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	d := overviewData{loc: location(a.Account)}
+	now := h.now()
+	d.filter, d.vf = parseOverviewFilter(c, d.loc, now)
+	d.links = overviewLinks{base: views.AccountURL(a.ID, ""), f: d.filter}
+	var err error
+	if d.stages, err = h.accountStages(ctx, a.ID); err != nil {
+		return d, err
+	}
+	d.mapped = overview.Mapped(d.stages)
+	starts := store.WeekStarts(d.loc, now, overviewWeeks)
+	for i, s := range starts {
+		end := s.AddDate(0, 0, 7)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		d.weeks = append(d.weeks, store.Span{AccountID: a.ID, From: s, To: end})
+	}
+	if d.byWeek, err = h.store.Counts(ctx, d.weeks, d.filter.counts); err != nil {
+		return d, err
+	}
+	rng := []store.Span{{AccountID: a.ID, From: d.filter.from, To: d.filter.to}}
+	if d.inRange, err = h.store.Counts(ctx, rng, d.filter.counts); err != nil {
+		return d, err
+	}
+	d.vf.Campaigns, err = h.store.Campaigns(ctx, a.ID, starts[0], 50)
+	return d, err
+}
+
+// showOverview shows an account's headline counts, chart, funnel and
+// checks and, to members who can act on them, the getting-started steps
+// it has not all taken yet.
+func (h *Handler) showOverview(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	var v views.Overview
+	var err error
+	if a.Role.AtLeast(models.RoleEditor) {
+		if v.Start, err = h.gettingStarted(c, a.ID); err != nil {
+			return err
+		}
+		v.HasLeads = v.Start.HasLeads
+	} else {
+		n, err := h.store.CountLeads(ctx, a.ID, store.LeadFilter{}, 1)
+		if err != nil {
+			return err
+		}
+		v.HasLeads = n > 0
+	}
+	p := h.page(c, a.Name)
+	p.Nav = "overview"
+	if !v.HasLeads {
+		return render(c, 200, views.OverviewPage(p, v))
+	}
+	d, err := h.readOverview(c)
+	if err != nil {
+		return err
+	}
+	if table := c.QueryParam("csv"); table != "" {
+		return h.overviewCSV(c, d, table)
+	}
+	v.Filter = d.vf
+	v.Columns, v.Headline = headline(d)
+	v.Chart = weeklyChart(d)
+	v.Funnel = funnel(d)
+	v.Junk, v.JunkTotal = junkReasons(d)
+	v.Coverage = coverage(d)
+	v.Reconcile = reconcile(d)
+	if v.Readiness, err = h.readiness(c, d); err != nil {
+		return err
+	}
+	sequences, err := h.store.SequenceWeeks(ctx, a.ID, d.loc, h.now(), overviewWeeks)
+	if err != nil {
+		return err
+	}
+	if len(sequences) > 0 {
+		datasets, err := h.store.Datasets(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		v.Sequences = sequenceHealthView(sequences, datasets)
+	}
+	q := c.QueryParams()
+	q.Del("csv")
+	v.CSV = views.AccountURL(a.ID, "") + "?" + q.Encode()
+	return render(c, 200, views.OverviewPage(p, v))
+}
+
+// headline is the headline table: per period, the leads, junk, partial,
+// each mapped stage reached, and the leads' events by status.
+func headline(d overviewData) ([]string, []views.HeadlineRow) {
+	names, spans, counts, idx := d.periods()
+	figs := make([]overview.Figures, len(spans))
+	for i := range spans {
+		figs[i] = overview.Sum(counts[i], idx[i], d.stages)
+	}
+	row := func(key, label, hint string, sub bool, n func(overview.Figures) int64, href func(store.Span) string) views.HeadlineRow {
+		r := views.HeadlineRow{Key: key, Label: label, Hint: hint, Sub: sub}
+		for i, sp := range spans {
+			r.Counts = append(r.Counts, views.Count{N: n(figs[i]), Href: href(sp)})
+		}
+		return r
+	}
+	leads := func(kv ...string) func(store.Span) string {
+		return func(sp store.Span) string { return d.links.leads(sp.From, sp.To, kv...) }
+	}
+	events := func(status models.EventStatus) func(store.Span) string {
+		return func(sp store.Span) string { return d.links.events(sp.From, sp.To, "status", string(status)) }
+	}
+	rows := []views.HeadlineRow{
+		row("leads", "Leads", "Every lead captured in the period, junk and partial ones included", false, func(f overview.Figures) int64 { return f.Leads }, leads()),
+		row("junk", "of them junk", "Flagged by a junk signal or marked junk by a person", true, func(f overview.Figures) int64 { return f.Junk }, leads("junk", "junk")),
+		row("partial", "of them partial", "Forms left before they were submitted", true, func(f overview.Figures) int64 { return f.Partial }, leads("partial", "yes")),
+	}
+	for i, st := range d.stages {
+		if !st.Mapped() {
+			continue
+		}
+		rows = append(rows, row("reached-"+strings.ToLower(st.Name), "reached "+st.Name, "Leads at "+st.Name+" or a later stage now", true,
+			func(f overview.Figures) int64 { return f.Reached[i] }, leads("reached", st.Name)))
+	}
+	status := func(label, hint string, s models.EventStatus) views.HeadlineRow {
+		return row(string(s), label, hint, false, func(f overview.Figures) int64 { return f.Events[s] }, events(s))
+	}
+	rows = append(rows,
+		status("Events sent", "Events of these leads that Meta received", models.EventSent),
+		status("Events waiting", "Queued or being sent", models.EventQueued),
+		status("Events failed", "Refused by Meta, or cancelled when the lead stopped matching", models.EventFailed),
+		status("Events held back", "Older than Meta's 7 days when their turn came: never sent", models.EventExpired))
+	var dry bool
+	for _, f := range figs {
+		dry = dry || f.Events[models.EventDryRun] > 0
+	}
+	if dry {
+		rows = append(rows, status("Events built in dry run", "Built and logged, not sent: the dataset is in dry run", models.EventDryRun))
+	}
+	return names, rows
+}
+
+// qualifiedStage is the stage the chart shows: "qualified" when the
+// account has it, else its first mapped stage; -1 for none.
+func qualifiedStage(d overviewData) int {
+	for i, s := range d.stages {
+		if strings.EqualFold(s.Name, models.StageQualified) {
+			return i
+		}
+	}
+	for i, s := range d.stages {
+		if s.Mapped() {
+			return i
+		}
+	}
+	return -1
+}
+
+func weeklyChart(d overviewData) views.WeeklyCounts {
+	c := views.WeeklyCounts{ID: "weekly", Title: "Leads per week, last 12 weeks"}
+	leads := views.ChartSeries{Name: "Leads", One: "lead", Class: "leads"}
+	junkS := views.ChartSeries{Name: "Junk", One: "junk lead", Class: "junk"}
+	q := qualifiedStage(d)
+	var qual views.ChartSeries
+	if q >= 0 {
+		qual = views.ChartSeries{Name: "Reached " + d.stages[q].Name, One: "lead", Class: "qualified"}
+	}
+	for i, w := range d.weeks {
+		c.Weeks = append(c.Weeks, w.From)
+		f := overview.Sum(d.byWeek, i, d.stages)
+		leads.Values = append(leads.Values, f.Leads)
+		leads.Links = append(leads.Links, d.links.leads(w.From, w.To))
+		junkS.Values = append(junkS.Values, f.Junk)
+		junkS.Links = append(junkS.Links, d.links.leads(w.From, w.To, "junk", "junk"))
+		if q >= 0 {
+			qual.Values = append(qual.Values, f.Reached[q])
+			qual.Links = append(qual.Links, d.links.leads(w.From, w.To, "reached", d.stages[q].Name))
+		}
+	}
+	c.Series = []views.ChartSeries{leads, junkS}
+	if q >= 0 {
+		c.Series = append(c.Series, qual)
+	}
+	return c
+}
+
+func funnel(d overviewData) views.FunnelChart {
+	f := views.FunnelChart{ID: "funnel", Title: "Funnel, " + d.vf.RangeLabel}
+	figs := overview.Sum(d.inRange, 0, d.stages)
+	f.Steps = append(f.Steps, views.FunnelStep{Name: "Leads", Count: figs.Leads, Href: d.links.leads(d.filter.from, d.filter.to)})
+	for i, st := range d.stages {
+		if !st.Mapped() {
+			continue
+		}
+		med, ok := overview.Median(d.inRange, 0, st.Name)
+		f.Steps = append(f.Steps, views.FunnelStep{Name: st.Name, Count: figs.Reached[i],
+			Href: d.links.leads(d.filter.from, d.filter.to, "reached", st.Name), Median: med, HasMedian: ok})
+	}
+	if len(d.mapped) == 0 {
+		f.Empty = "Map your CRM's stages to events on the Stages page to see the funnel."
+	}
+	return f
+}
+
+func junkReasons(d overviewData) ([]views.JunkReasonRow, views.Count) {
+	var rows []views.JunkReasonRow
+	for _, r := range overview.JunkReasons(d.inRange, 0) {
+		label := "Marked junk by a person"
+		if r.Reason != "" {
+			label, _ = junk.Describe(junk.Signal(r.Reason))
+			if label == "" {
+				label = r.Reason
+			}
+		}
+		rows = append(rows, views.JunkReasonRow{Label: label, N: r.N})
+	}
+	figs := overview.Sum(d.inRange, 0, nil)
+	return rows, views.Count{N: figs.Junk, Href: d.links.leads(d.filter.from, d.filter.to, "junk", "junk")}
+}
+
+func coverage(d overviewData) views.CoverageTable {
+	var t views.CoverageTable
+	for _, k := range overview.Keys {
+		t.Keys = append(t.Keys, k.Name)
+	}
+	all := overview.Coverage{Carry: make([]int64, len(overview.Keys))}
+	for _, cv := range overview.Coverages(d.inRange, 0) {
+		r := views.CoverageRow{EventName: cv.EventName, Events: cv.Events, Weak: cv.Weakest()}
+		for i := range overview.Keys {
+			r.Shares = append(r.Shares, share(cv.Carry[i], cv.Events))
+			all.Carry[i] += cv.Carry[i]
+		}
+		all.Events += cv.Events
+		all.Website += cv.Website
+		all.InstantForm += cv.InstantForm
+		t.Rows = append(t.Rows, r)
+	}
+	if w := all.Weakest(); w >= 0 {
+		k := overview.Keys[w]
+		t.Hint = k.Name + " is on " + share(all.Carry[w], all.Events) + " of these events: " + k.Hint + "."
+	}
+	return t
+}
+
+func share(n, of int64) string {
+	if of == 0 {
+		return "–"
+	}
+	return strings.TrimSuffix(formatFloat(100*float64(n)/float64(of)), ".0") + "%"
+}
+
+func reconcile(d overviewData) []views.ReconcileLine {
+	var out []views.ReconcileLine
+	figs := overview.Sum(d.inRange, 0, d.stages)
+	from, to := d.filter.from, d.filter.to
+	for i, st := range d.stages {
+		for _, ev := range st.Events {
+			by := overview.Events(d.inRange, 0, ev)
+			var made int64
+			for _, n := range by {
+				made += n
+			}
+			link := func(s models.EventStatus) views.Count {
+				return views.Count{N: by[s], Href: d.links.events(from, to, "event", ev, "status", string(s))}
+			}
+			out = append(out, views.ReconcileLine{
+				Stage: st.Name, Event: ev,
+				Reached: views.Count{N: figs.Reached[i], Href: d.links.leads(from, to, "reached", st.Name)},
+				Made:    views.Count{N: made, Href: d.links.events(from, to, "event", ev)},
+				Sent:    link(models.EventSent), Waiting: link(models.EventQueued), Failed: link(models.EventFailed),
+				Expired: link(models.EventExpired), DryRun: link(models.EventDryRun),
+			})
+		}
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+package web
+
+import (
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/overview"
+)
+
+// overviewCSV writes one of the Overview's tables as CSV, with the same
+// numbers and filters as the page.
+func (h *Handler) overviewCSV(c echo.Context, d overviewData, table string) error {
+	var rows [][]string
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	switch table {
+	case "headline":
+		cols, hl := headline(d)
+		rows = append(rows, append([]string{"count"}, cols...))
+		for _, r := range hl {
+			row := []string{r.Label}
+			for _, c := range r.Counts {
+				row = append(row, n(c.N))
+			}
+			rows = append(rows, row)
+		}
+	case "weeks":
+		ch := weeklyChart(d)
+		head := []string{"week_start"}
+		for _, s := range ch.Series {
+			head = append(head, s.Name)
+		}
+		rows = append(rows, head)
+		for i, w := range ch.Weeks {
+			row := []string{w.Format("2006-01-02")}
+			for _, s := range ch.Series {
+				row = append(row, n(s.Values[i]))
+			}
+			rows = append(rows, row)
+		}
+	case "funnel":
+		rows = append(rows, []string{"step", "leads", "median_hours_to_stage"})
+		for _, s := range funnel(d).Steps {
+			med := ""
+			if s.HasMedian {
+				med = strconv.FormatFloat(s.Median.Hours(), 'f', 1, 64)
+			}
+			rows = append(rows, []string{s.Name, n(s.Count), med})
+		}
+	case "junk":
+		rows = append(rows, []string{"signal", "leads"})
+		for _, r := range overview.JunkReasons(d.inRange, 0) {
+			rows = append(rows, []string{r.Reason, n(r.N)})
+		}
+	case "coverage":
+		head := []string{"event_name", "events"}
+		for _, k := range overview.Keys {
+			head = append(head, k.Name)
+		}
+		rows = append(rows, head)
+		for _, cv := range overview.Coverages(d.inRange, 0) {
+			row := []string{cv.EventName, n(cv.Events)}
+			for _, k := range cv.Carry {
+				row = append(row, n(k))
+			}
+			rows = append(rows, row)
+		}
+	case "reconcile":
+		rows = append(rows, []string{"stage", "event_name", "leads_reached", "events_made", "sent", "waiting", "failed", "held_back", "dry_run"})
+		for _, r := range reconcile(d) {
+			rows = append(rows, []string{r.Stage, r.Event, n(r.Reached.N), n(r.Made.N), n(r.Sent.N), n(r.Waiting.N),
+				n(r.Failed.N), n(r.Expired.N), n(r.DryRun.N)})
+		}
+	default:
+		return echo.NewHTTPError(http.StatusNotFound, "No such table")
+	}
+	a := currentAccount(c)
+	res := c.Response()
+	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	res.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="overview-%s-%s-%s.csv"`,
+		a.Slug, table, d.filter.from.Format("2006-01-02")))
+	res.Header().Set(echo.HeaderCacheControl, "no-store")
+	res.WriteHeader(http.StatusOK)
+	w := csv.NewWriter(res)
+	for _, r := range rows {
+		for i := range r {
+			r[i] = csvSafe(r[i])
+		}
+		if err := w.Write(r); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
+}
