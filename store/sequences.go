@@ -208,6 +208,12 @@ const sequenceWeeksSQL = `
 	FROM sequences s CROSS JOIN w
 	WHERE s.account_id = @account`
 
+// sequenceWeeksSetup runs before the count, in its transaction, per
+// dialect. Postgres prices the correlated count high (its plan cannot see
+// that the cap bounds each week) and would compile it with JIT at a million
+// leads: 20 ms of compiling for a statement that runs in 5 to 10.
+var sequenceWeeksSetup = map[string]string{migrations.Postgres: "SET LOCAL jit = off"}
+
 // SequenceWeeks counts the complete sequences of each of the account's
 // sequences in each of the last weeks weeks at now (WeekStarts in loc, the
 // account's time zone; the current week last). A lead completes a
@@ -229,7 +235,15 @@ func (s *Store) SequenceWeeks(ctx context.Context, accountID int64, loc *time.Lo
 		Week       int
 		Complete   int64
 	}
-	if err := s.q(ctx).Raw(query, args).Scan(&rows).Error; err != nil {
+	err = s.Tx(ctx, func(tx *Store) error {
+		if q := sequenceWeeksSetup[tx.dialect]; q != "" {
+			if err := tx.q(ctx).Exec(q).Error; err != nil {
+				return err
+			}
+		}
+		return tx.q(ctx).Raw(query, args).Scan(&rows).Error
+	})
+	if err != nil {
 		return nil, wrap("sequence weeks", err)
 	}
 	out := make([]SequenceCount, len(seqs))

@@ -46,6 +46,7 @@ func TestSequenceWeeksPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	db.SetMaxOpenConns(1) // one session, for its settings
 	start := time.Now()
 	if err := benchkit.SeedLeads(ctx, dbURL, acc.ID, n); err != nil {
 		t.Fatal(err)
@@ -92,6 +93,10 @@ INSERT INTO event_sends (event_id, attempts, fbtrace_id, sent_at) SELECT id, 1, 
 	for _, k := range names {
 		vals = append(vals, args[k])
 		query = strings.ReplaceAll(query, "@"+k, fmt.Sprintf("$%d", len(vals)))
+	}
+	// As SequenceWeeks runs it: without JIT.
+	if _, err := db.ExecContext(ctx, "SET jit = off"); err != nil {
+		t.Fatal(err)
 	}
 	rows, err := db.QueryContext(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+query, vals...)
 	if err != nil {
