@@ -311,17 +311,29 @@ func wrapEach(qs []string) []string {
 // LastStageUpdates is when each account last recorded a stage change (not
 // a junk marker); an account with none is missing.
 func (s *Store) LastStageUpdates(ctx context.Context, accountIDs []int64) (map[int64]time.Time, error) {
-	var rows []struct {
-		ID   int64
-		Last *time.Time
-	}
-	err := s.q(ctx).Raw(`SELECT a.id, (SELECT MAX(created_at) FROM stage_changes sc WHERE sc.account_id = a.id
-		AND sc.stage NOT IN ('junk', 'not_junk')) AS last FROM accounts a WHERE a.id IN ?`, accountIDs).Scan(&rows).Error
 	out := map[int64]time.Time{}
-	for _, r := range rows {
-		if r.Last != nil {
-			out[r.ID] = *r.Last
-		}
+	rows, err := s.q(ctx).Raw(`SELECT a.id, (SELECT MAX(created_at) FROM stage_changes sc WHERE sc.account_id = a.id
+		AND sc.stage NOT IN ('junk', 'not_junk')) AS last FROM accounts a WHERE a.id IN ?`, accountIDs).Rows()
+	if err != nil {
+		return nil, wrap("last stage updates", err)
 	}
-	return out, wrap("last stage updates", err)
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		// SQLite returns an aggregate's time as text: it has no declared
+		// type for the driver to convert it by.
+		var last any
+		if err := rows.Scan(&id, &last); err != nil {
+			return nil, wrap("last stage updates", err)
+		}
+		if last == nil {
+			continue
+		}
+		t, err := sqliteTime(last)
+		if err != nil {
+			return nil, wrap("last stage updates", err)
+		}
+		out[id] = t
+	}
+	return out, wrap("last stage updates", rows.Err())
 }

@@ -150,3 +150,131 @@ func TestCountsFollowEveryWrite(t *testing.T) {
 		noDrift(t, s, "leads completed")
 	})
 }
+
+// Counts reads each span of each account apart: a lead one second before a
+// week's start in the account's zone belongs to the week before, the first
+// second of the week to it; filters keep a source or a campaign.
+func TestCountsBySpan(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		ny, err := time.LoadLocation("America/New_York")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kolkata, err := time.LoadLocation("Asia/Kolkata") // +05:30
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 11, 25, 15, 0, 0, 0, ny) // a Wednesday
+		weeks := store.WeekStarts(ny, now, 2)           // Nov 16, Nov 23
+		monday := weeks[1]
+		add := func(acc models.Account, at time.Time, src models.Source, url string, junk bool, stage string) models.Lead {
+			l := lead(acc, at.UTC(), "x@example.com")
+			l.Source, l.EventSourceURL, l.Junk, l.Stage = src, url, junk, stage
+			if junk {
+				l.JunkReasons = `[{"signal":"honeypot","message":"m"}]`
+			}
+			if err := s.InsertLead(ctx, &l); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		add(a, monday.Add(-time.Second), models.SourceWebsite, "https://a.com/?utm_campaign=spring", false, "")
+		first := add(a, monday, models.SourceWebsite, "https://a.com/?utm_campaign=spring", false, models.StageQualified)
+		add(a, monday.Add(time.Hour), models.SourceInstantForm, "", true, "")
+		add(a, monday.Add(2*time.Hour), models.SourceWebsite, "https://a.com/?utm_campaign=fall", false, models.StageWon)
+		// Account b's week starts at its own Monday, 10.5 hours earlier.
+		bWeeks := store.WeekStarts(kolkata, now, 2)
+		add(b, bWeeks[1].Add(-time.Second), models.SourceWebsite, "", false, "")
+		add(b, bWeeks[1], models.SourceWebsite, "", false, "")
+		if _, err := s.AddStageChange(ctx, &models.StageChange{AccountID: a.ID, LeadID: first.ID, Stage: models.StageQualified,
+			OccurredAt: monday.Add(50 * time.Hour).UTC()}); err != nil {
+			t.Fatal(err)
+		}
+		spans := []store.Span{
+			{AccountID: a.ID, From: weeks[0], To: weeks[1]}, {AccountID: a.ID, From: weeks[1], To: weeks[1].AddDate(0, 0, 7)},
+			{AccountID: b.ID, From: bWeeks[0], To: bWeeks[1]}, {AccountID: b.ID, From: bWeeks[1], To: bWeeks[1].AddDate(0, 0, 7)},
+		}
+		sum := func(c store.Counts, span int, keep func(store.LeadCount) bool) int64 {
+			var n int64
+			for _, r := range c.Leads {
+				if r.Span == span && keep(r) {
+					n += r.N
+				}
+			}
+			return n
+		}
+		all := func(store.LeadCount) bool { return true }
+		c, err := s.Counts(ctx, spans, store.CountFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []int64{1, 3, 1, 1} {
+			if got := sum(c, i, all); got != want {
+				t.Errorf("span %d: %d leads; want %d", i, got, want)
+			}
+		}
+		if got := sum(c, 1, func(r store.LeadCount) bool { return r.Junk && r.JunkSignals == "honeypot" }); got != 1 {
+			t.Errorf("junk by honeypot this week = %d; want 1", got)
+		}
+		if len(c.Stages) != 1 || c.Stages[0].Span != 1 || c.Stages[0].Hours != 50 || c.Stages[0].N != 1 {
+			t.Errorf("stage delays = %+v; want one change 50 hours after its lead, this week", c.Stages)
+		}
+		for _, tt := range []struct {
+			f    store.CountFilter
+			want int64
+		}{
+			{store.CountFilter{Source: models.SourceInstantForm}, 1},
+			{store.CountFilter{Campaign: "spring"}, 1},
+			{store.CountFilter{Campaign: "fall", Source: models.SourceWebsite}, 1},
+			{store.CountFilter{Campaign: "none"}, 0},
+		} {
+			c, err := s.Counts(ctx, spans[:2], tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sum(c, 1, all); got != tt.want {
+				t.Errorf("this week with %+v: %d leads; want %d", tt.f, got, tt.want)
+			}
+		}
+		camps, err := s.Campaigns(ctx, a.ID, weeks[0], 10)
+		if err != nil || len(camps) != 2 || camps[0] != "spring" {
+			t.Errorf("campaigns = %v, %v; want spring (2 leads) then fall", camps, err)
+		}
+	})
+}
+
+// StageUpdates and LastStageUpdates read when stage changes were recorded,
+// junk markers aside, one account apart from another.
+func TestStageUpdates(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		now := time.Now().UTC().Truncate(time.Second)
+		l := storedLead(t, s, a, now.Add(-72*time.Hour), "a@example.com")
+		lb := storedLead(t, s, b, now.Add(-72*time.Hour), "b@example.com")
+		for _, c := range []models.StageChange{
+			{AccountID: a.ID, LeadID: l.ID, Stage: models.StageQualified, OccurredAt: now.Add(-time.Hour)},
+			{AccountID: b.ID, LeadID: lb.ID, Stage: models.StageJunk, OccurredAt: now.Add(-time.Hour)},
+		} {
+			if _, err := s.AddStageChange(ctx, &c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		day := func(from, to time.Duration) store.Span {
+			return store.Span{AccountID: a.ID, From: now.Add(from), To: now.Add(to)}
+		}
+		got, err := s.StageUpdates(ctx, a.ID, []store.Span{day(-48*time.Hour, -24*time.Hour), day(-24*time.Hour, time.Hour)})
+		if err != nil || len(got) != 2 || got[0] || !got[1] {
+			t.Errorf("stage updates = %v, %v; want [false true]", got, err)
+		}
+		if got, err := s.StageUpdates(ctx, b.ID, []store.Span{{From: now.Add(-time.Hour * 24), To: now.Add(time.Hour)}}); err != nil || got[0] {
+			t.Errorf("account b's updates = %v, %v; want none (a junk marker is no stage update)", got, err)
+		}
+		last, err := s.LastStageUpdates(ctx, []int64{a.ID, b.ID})
+		if _, ok := last[b.ID]; err != nil || ok || last[a.ID].IsZero() || now.Sub(last[a.ID]) > time.Minute {
+			t.Errorf("last stage updates = %v, %v; want account a's, just now, and none of b", last, err)
+		}
+	})
+}
