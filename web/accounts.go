@@ -55,10 +55,6 @@ func (h *Handler) requireRole(min models.Role) echo.MiddlewareFunc {
 	}
 }
 
-func (h *Handler) showAccounts(c echo.Context) error {
-	p := h.page(c, "Accounts")
-	return render(c, http.StatusOK, views.AccountsPage(p, p.Accounts))
-}
 
 // gettingStarted reads which first steps the account has taken.
 func (h *Handler) gettingStarted(c echo.Context, accountID int64) (*views.GettingStarted, error) {
