@@ -55,7 +55,6 @@ func (h *Handler) requireRole(min models.Role) echo.MiddlewareFunc {
 	}
 }
 
-
 // gettingStarted reads which first steps the account has taken.
 func (h *Handler) gettingStarted(c echo.Context, accountID int64) (*views.GettingStarted, error) {
 	ctx := c.Request().Context()
