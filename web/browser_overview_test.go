@@ -79,17 +79,17 @@ func TestBrowserGettingStarted(t *testing.T) {
 			click(`[data-testid="dataset-form"] button[type="submit"]`),
 			visible(`[data-testid="test-form"]`),
 			chromedp.Navigate(home),
-			visible(`[data-testid="overview-counts"]`),
+			visible(`[data-testid="headline"]`),
 			shot("overview-all-done"),
 		)
 		if n := b.count(`[data-testid="getting-started"]`); n != 0 {
 			t.Error("the getting-started box stays when every step is done")
 		}
-		if got := b.text(`[data-testid="count-leads"]`); got != "1" {
+		if got := b.text(`[data-testid="count-leads-2"]`); got != "1" {
 			t.Errorf("leads count = %q; want 1", got)
 		}
 
-		// A viewer sees the counts, never the steps, even on an account
+		// A viewer sees the Overview, never the steps, even on an account
 		// that has done none.
 		fresh := a.account("fresh", owner)
 		if err := s.SetMember(t.Context(), fresh.ID, viewer.ID, models.RoleViewer); err != nil {
@@ -103,7 +103,7 @@ func TestBrowserGettingStarted(t *testing.T) {
 		b.login(a.srv.URL, "vic@example.com")
 		b.do(
 			chromedp.Navigate(a.srv.URL+"/accounts/"+itoa(fresh.ID)),
-			visible(`[data-testid="overview-counts"]`),
+			visible(`[data-testid="overview-empty"]`),
 			shot("overview-viewer"),
 		)
 		if n := b.count(`[data-testid="getting-started"]`); n != 0 {
