@@ -356,7 +356,7 @@ func coverage(d overviewData) views.CoverageTable {
 	for _, cv := range overview.Coverages(d.inRange, 0) {
 		r := views.CoverageRow{EventName: cv.EventName, Events: cv.Events, Weak: cv.Weakest()}
 		for i := range overview.Keys {
-			r.Shares = append(r.Shares, share(cv.Carry[i], cv.Events))
+			r.Shares = append(r.Shares, share(min(cv.Carry[i], cv.Base(i)), cv.Base(i)))
 			all.Carry[i] += cv.Carry[i]
 		}
 		all.Events += cv.Events
@@ -366,7 +366,7 @@ func coverage(d overviewData) views.CoverageTable {
 	}
 	if w := all.Weakest(); w >= 0 {
 		k := overview.Keys[w]
-		t.Hint = k.Name + " is on " + share(all.Carry[w], all.Events) + " of these events: " + k.Hint + "."
+		t.Hint = k.Name + " is on " + share(all.Carry[w], all.Base(w)) + " of the events that could carry it: " + k.Hint + "."
 	}
 	return t
 }

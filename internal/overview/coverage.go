@@ -102,25 +102,30 @@ func Coverages(c store.Counts, span int) []Coverage {
 	return out
 }
 
-// Weakest is the index in Keys of the key that the fewest of cv's events
-// carry among those that its leads can have: the lead id only when some
-// come from Instant Forms, the browser's keys only when some come from a
-// website. -1 when every applicable key is on every event.
+// Base is how many of cv's events could carry key i of Keys: the lead id
+// comes with Instant Form leads, the browser's keys (click ids, IP, user
+// agent) with website leads, the others with any lead.
+func (cv Coverage) Base(i int) int64 {
+	switch Keys[i].Name {
+	case "lead_id":
+		return cv.InstantForm
+	case "fbc", "fbp", "client_ip_address", "client_user_agent":
+		return cv.Website
+	}
+	return cv.Events
+}
+
+// Weakest is the index in Keys of the key that the smallest share of the
+// events that could carry it do (Base). -1 when every key is on every
+// event that could carry it.
 func (cv Coverage) Weakest() int {
 	best, bestShare := -1, 1.0
-	for i, k := range Keys {
-		base := cv.Events
-		switch k.Name {
-		case "lead_id":
-			base = cv.InstantForm
-		case "fbc", "fbp", "client_ip_address", "client_user_agent":
-			base = cv.Website
-		}
+	for i := range Keys {
+		base := cv.Base(i)
 		if base == 0 {
 			continue
 		}
-		share := float64(cv.Carry[i]) / float64(base)
-		if share < bestShare {
+		if share := float64(cv.Carry[i]) / float64(base); share < bestShare {
 			best, bestShare = i, share
 		}
 	}
