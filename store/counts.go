@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
@@ -269,7 +270,7 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 func (s *Store) Campaigns(ctx context.Context, accountID int64, since time.Time, limit int) ([]string, error) {
 	var out []string
 	err := s.q(ctx).Raw(`SELECT campaign FROM lead_counts WHERE account_id = ? AND bucket >= ? AND campaign <> ''
-		GROUP BY campaign ORDER BY SUM(n) DESC, campaign LIMIT ?`, accountID, Bucket(since), limit).Scan(&out).Error
+		GROUP BY campaign HAVING SUM(n) > 0 ORDER BY SUM(n) DESC, campaign LIMIT ?`, accountID, Bucket(since), limit).Scan(&out).Error
 	return out, wrap("campaigns", err)
 }
 
@@ -336,4 +337,71 @@ func (s *Store) LastStageUpdates(ctx context.Context, accountIDs []int64) (map[i
 		out[id] = t
 	}
 	return out, wrap("last stage updates", rows.Err())
+}
+
+// compactSQLite merges the deltas of the counts tables, as the Postgres
+// function compact_counts of migration 0021 does. SQLite has one writer,
+// so no delta can arrive between the merge and the delete.
+var compactSQLite = []string{
+	`INSERT INTO lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n, delta)
+	SELECT account_id, bucket, source, campaign, stage, junk, partial, junk_signals, SUM(n), false
+	FROM lead_counts WHERE delta GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 HAVING SUM(n) <> 0
+	ON CONFLICT (account_id, bucket, source, campaign, stage, junk, partial, junk_signals) WHERE NOT delta
+	DO UPDATE SET n = n + excluded.n`,
+	`DELETE FROM lead_counts WHERE delta`,
+	`INSERT INTO stage_counts (account_id, bucket, source, campaign, stage, hours, n, delta)
+	SELECT account_id, bucket, source, campaign, stage, hours, SUM(n), false
+	FROM stage_counts WHERE delta GROUP BY 1, 2, 3, 4, 5, 6 HAVING SUM(n) <> 0
+	ON CONFLICT (account_id, bucket, source, campaign, stage, hours) WHERE NOT delta DO UPDATE SET n = n + excluded.n`,
+	`DELETE FROM stage_counts WHERE delta`,
+	`INSERT INTO event_counts (account_id, bucket, source, campaign, event_name, status,
+		n, em, ph, fbc, fbp, external_id, lead_id, ip, ua, delta)
+	SELECT account_id, bucket, source, campaign, event_name, status, SUM(n), SUM(em), SUM(ph), SUM(fbc), SUM(fbp),
+		SUM(external_id), SUM(lead_id), SUM(ip), SUM(ua), false
+	FROM event_counts WHERE delta GROUP BY 1, 2, 3, 4, 5, 6
+	HAVING SUM(n) <> 0 OR SUM(em) <> 0 OR SUM(ph) <> 0 OR SUM(fbc) <> 0 OR SUM(fbp) <> 0 OR SUM(external_id) <> 0
+		OR SUM(lead_id) <> 0 OR SUM(ip) <> 0 OR SUM(ua) <> 0
+	ON CONFLICT (account_id, bucket, source, campaign, event_name, status) WHERE NOT delta DO UPDATE SET
+		n = n + excluded.n, em = em + excluded.em, ph = ph + excluded.ph, fbc = fbc + excluded.fbc,
+		fbp = fbp + excluded.fbp, external_id = external_id + excluded.external_id,
+		lead_id = lead_id + excluded.lead_id, ip = ip + excluded.ip, ua = ua + excluded.ua`,
+	`DELETE FROM event_counts WHERE delta`,
+}
+
+// CompactCounts merges the counts tables' delta rows into one row per key,
+// so that the Overview reads few rows. The triggers only ever insert
+// deltas: writers never wait for one another on a counter. On Postgres a
+// replica that finds another merging leaves it to that one.
+func (s *Store) CompactCounts(ctx context.Context) error {
+	return wrap("compact counts", s.Tx(ctx, func(tx *Store) error {
+		if s.dialect == "postgres" {
+			return tx.q(ctx).Exec("SELECT compact_counts()").Error
+		}
+		for _, q := range compactSQLite {
+			if err := tx.q(ctx).Exec(q).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// countsEvery is how often CompactCountsEvery merges the deltas.
+const countsEvery = 5 * time.Second
+
+// CompactCountsEvery runs CompactCounts every few seconds until ctx ends.
+// serve runs it beside the web server.
+func (s *Store) CompactCountsEvery(ctx context.Context, log *slog.Logger) {
+	t := time.NewTicker(countsEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.CompactCounts(ctx); err != nil && ctx.Err() == nil {
+			log.Error("compact counts", slog.Any("error", err))
+		}
+	}
 }

@@ -236,6 +236,11 @@ func serve(ctx context.Context, e env) error {
 		return nil
 	})
 	g.Go(func() error {
+		// The Overview's counts: merge the deltas the writes left.
+		s.CompactCountsEvery(gctx, log)
+		return nil
+	})
+	g.Go(func() error {
 		// Until it is done, readers derive what it fills; a failure leaves
 		// the rest to the next start.
 		if err := s.Backfill(gctx, log); err != nil && gctx.Err() == nil {

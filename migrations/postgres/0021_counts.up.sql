@@ -16,6 +16,12 @@
 -- always equals its definition over the rows as they are now. Leads, stage
 -- changes and events are never deleted: a delete would have to subtract
 -- first, which a trigger cannot do once a cascade has removed the lead.
+--
+-- A trigger only ever inserts: a delta row (delta true) per key it moves.
+-- Writers then never wait for one another on a shared counter row, and
+-- cannot deadlock on two. A count is the sum of its key's rows; the store
+-- merges the deltas into one row per key (delta false) every few seconds
+-- (store.CompactCounts), one replica at a time.
 
 -- utm_campaign is the raw value of a URL's first utm_campaign parameter, ''
 -- when it has none. SQLite has the same function, registered by the store.
@@ -35,7 +41,7 @@ AS $$ SELECT COALESCE(string_agg(r.value ->> 'signal', ',' ORDER BY r.ord), '')
 CREATE FUNCTION whole_seconds(t timestamptz) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT floor(extract(epoch FROM t))::bigint $$;
 CREATE FUNCTION count_bucket(t timestamptz) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$ SELECT whole_seconds(t) / 900 $$;
+AS $$ SELECT floor(extract(epoch FROM t) / 900)::bigint $$;
 
 -- Leads by their state now: stage is the lead's latest stage, junk_signals
 -- the signals of a junk lead ('' for the others).
@@ -49,8 +55,12 @@ CREATE TABLE lead_counts (
     partial      boolean NOT NULL,
     junk_signals text NOT NULL,
     n            bigint NOT NULL,
-    PRIMARY KEY (account_id, bucket, source, campaign, stage, junk, partial, junk_signals)
+    delta        boolean NOT NULL DEFAULT true
 );
+CREATE UNIQUE INDEX lead_counts_key ON lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_signals)
+    WHERE NOT delta;
+CREATE INDEX lead_counts_deltas ON lead_counts (account_id) WHERE delta;
+CREATE INDEX lead_counts_spans ON lead_counts (account_id, bucket);
 
 -- Stage changes (not the junk markers) by stage and by whole hours from the
 -- lead's capture to the change, for the funnel's median times.
@@ -62,8 +72,11 @@ CREATE TABLE stage_counts (
     stage      text NOT NULL,
     hours      bigint NOT NULL,
     n          bigint NOT NULL,
-    PRIMARY KEY (account_id, bucket, source, campaign, stage, hours)
+    delta      boolean NOT NULL DEFAULT true
 );
+CREATE UNIQUE INDEX stage_counts_key ON stage_counts (account_id, bucket, source, campaign, stage, hours) WHERE NOT delta;
+CREATE INDEX stage_counts_deltas ON stage_counts (account_id) WHERE delta;
+CREATE INDEX stage_counts_spans ON stage_counts (account_id, bucket);
 
 -- Events by name and status (sent when event_sends has it, else its
 -- unsent_events status), and how many of them carry each match key: the
@@ -84,27 +97,28 @@ CREATE TABLE event_counts (
     lead_id     bigint NOT NULL,
     ip          bigint NOT NULL,
     ua          bigint NOT NULL,
-    PRIMARY KEY (account_id, bucket, source, campaign, event_name, status)
+    delta       boolean NOT NULL DEFAULT true
 );
+CREATE UNIQUE INDEX event_counts_key ON event_counts (account_id, bucket, source, campaign, event_name, status) WHERE NOT delta;
+CREATE INDEX event_counts_deltas ON event_counts (account_id) WHERE delta;
+CREATE INDEX event_counts_spans ON event_counts (account_id, bucket);
 
 CREATE FUNCTION count_leads(ls leads[], d integer) RETURNS void LANGUAGE sql AS $$
-INSERT INTO lead_counts AS c (account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n)
+INSERT INTO lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n)
 SELECT l.account_id, count_bucket(l.created_at), l.source, utm_campaign(l.event_source_url), l.stage, l.junk, l.partial,
        CASE WHEN l.junk THEN junk_signals(l.junk_reasons) ELSE '' END, d * count(*)
 FROM unnest(ls) l
-GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
-ON CONFLICT (account_id, bucket, source, campaign, stage, junk, partial, junk_signals) DO UPDATE SET n = c.n + excluded.n
+GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
 $$;
 
 -- count_stage_changes counts the stage changes scs of the leads ls.
 CREATE FUNCTION count_stage_changes(ls leads[], scs stage_changes[], d integer) RETURNS void LANGUAGE sql AS $$
-INSERT INTO stage_counts AS c (account_id, bucket, source, campaign, stage, hours, n)
+INSERT INTO stage_counts (account_id, bucket, source, campaign, stage, hours, n)
 SELECT l.account_id, count_bucket(l.created_at), l.source, utm_campaign(l.event_source_url), sc.stage,
        (whole_seconds(sc.occurred_at) - whole_seconds(l.created_at)) / 3600, d * count(*)
 FROM unnest(ls) l JOIN unnest(scs) sc ON sc.lead_id = l.id
 WHERE sc.stage NOT IN ('junk', 'not_junk')
-GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
-ON CONFLICT (account_id, bucket, source, campaign, stage, hours) DO UPDATE SET n = c.n + excluded.n
+GROUP BY 1, 2, 3, 4, 5, 6
 $$;
 
 -- An event with a status: the status tables' rows, or an event's now
@@ -122,7 +136,7 @@ $$;
 
 -- count_events counts the events es (with their statuses) of the leads ls.
 CREATE FUNCTION count_events(ls leads[], es event_status[], d integer) RETURNS void LANGUAGE sql AS $$
-INSERT INTO event_counts AS c (account_id, bucket, source, campaign, event_name, status,
+INSERT INTO event_counts (account_id, bucket, source, campaign, event_name, status,
                                n, em, ph, fbc, fbp, external_id, lead_id, ip, ua)
 SELECT l.account_id, count_bucket(l.created_at), l.source, utm_campaign(l.event_source_url), e.event_name, x.status,
        d * count(*),
@@ -135,12 +149,45 @@ SELECT l.account_id, count_bucket(l.created_at), l.source, utm_campaign(l.event_
        d * count(*) FILTER (WHERE l.client_ip_address <> ''),
        d * count(*) FILTER (WHERE l.client_user_agent <> '')
 FROM unnest(es) x JOIN events e ON e.id = x.event_id JOIN unnest(ls) l ON l.id = e.lead_id
-GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
-ON CONFLICT (account_id, bucket, source, campaign, event_name, status) DO UPDATE SET
-    n = c.n + excluded.n, em = c.em + excluded.em, ph = c.ph + excluded.ph, fbc = c.fbc + excluded.fbc,
-    fbp = c.fbp + excluded.fbp, external_id = c.external_id + excluded.external_id,
-    lead_id = c.lead_id + excluded.lead_id, ip = c.ip + excluded.ip, ua = c.ua + excluded.ua
+GROUP BY 1, 2, 3, 4, 5, 6
 $$;
+
+-- compact_counts merges the deltas into one row per key, if no other
+-- session is merging (two merging at once could deadlock on the merged
+-- rows). A delta committed meanwhile stays for the next time.
+CREATE FUNCTION compact_counts() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT pg_try_advisory_xact_lock(7020210021) THEN
+        RETURN;
+    END IF;
+    WITH gone AS (DELETE FROM lead_counts WHERE delta
+                  RETURNING account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n)
+    INSERT INTO lead_counts AS c (account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n, delta)
+    SELECT account_id, bucket, source, campaign, stage, junk, partial, junk_signals, sum(n), false
+    FROM gone GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 HAVING sum(n) <> 0
+    ON CONFLICT (account_id, bucket, source, campaign, stage, junk, partial, junk_signals) WHERE NOT delta
+    DO UPDATE SET n = c.n + excluded.n;
+
+    WITH gone AS (DELETE FROM stage_counts WHERE delta RETURNING account_id, bucket, source, campaign, stage, hours, n)
+    INSERT INTO stage_counts AS c (account_id, bucket, source, campaign, stage, hours, n, delta)
+    SELECT account_id, bucket, source, campaign, stage, hours, sum(n), false
+    FROM gone GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0
+    ON CONFLICT (account_id, bucket, source, campaign, stage, hours) WHERE NOT delta DO UPDATE SET n = c.n + excluded.n;
+
+    WITH gone AS (DELETE FROM event_counts WHERE delta
+                  RETURNING account_id, bucket, source, campaign, event_name, status, n, em, ph, fbc, fbp, external_id, lead_id, ip, ua)
+    INSERT INTO event_counts AS c (account_id, bucket, source, campaign, event_name, status,
+                                   n, em, ph, fbc, fbp, external_id, lead_id, ip, ua, delta)
+    SELECT account_id, bucket, source, campaign, event_name, status, sum(n), sum(em), sum(ph), sum(fbc), sum(fbp),
+           sum(external_id), sum(lead_id), sum(ip), sum(ua), false
+    FROM gone GROUP BY 1, 2, 3, 4, 5, 6
+    HAVING sum(n) <> 0 OR sum(em) <> 0 OR sum(ph) <> 0 OR sum(fbc) <> 0 OR sum(fbp) <> 0 OR sum(external_id) <> 0
+        OR sum(lead_id) <> 0 OR sum(ip) <> 0 OR sum(ua) <> 0
+    ON CONFLICT (account_id, bucket, source, campaign, event_name, status) WHERE NOT delta DO UPDATE SET
+        n = c.n + excluded.n, em = c.em + excluded.em, ph = c.ph + excluded.ph, fbc = c.fbc + excluded.fbc,
+        fbp = c.fbp + excluded.fbp, external_id = c.external_id + excluded.external_id,
+        lead_id = c.lead_id + excluded.lead_id, ip = c.ip + excluded.ip, ua = c.ua + excluded.ua;
+END $$;
 
 CREATE FUNCTION leads_count_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -256,6 +303,7 @@ BEGIN
         lo := lo + 10000;
     END LOOP;
 END $$;
+SELECT compact_counts();
 
 -- When an account's stage updates arrive (Overview readiness, the agency
 -- overview's alerts): the latest, and whether any came on a given day.

@@ -3,7 +3,10 @@
 -- stage changes and their events. See the Postgres step of the same number
 -- for the definitions; here each is a view whose INSTEAD OF trigger adds
 -- (d = 1) or subtracts (d = -1) one row as it counts, and the triggers of
--- the counted tables insert into those views. The store registers the
+-- the counted tables insert into those views. A trigger only inserts delta
+-- rows (delta true); a count is the sum of its key's rows, and the store
+-- merges the deltas into one row per key every few seconds
+-- (store.CompactCounts). The store registers the
 -- functions utm_campaign, junk_signals, count_bucket and whole_seconds (Go) on every
 -- connection.
 
@@ -17,8 +20,12 @@ CREATE TABLE lead_counts (
     partial      boolean NOT NULL,
     junk_signals text NOT NULL,
     n            integer NOT NULL,
-    PRIMARY KEY (account_id, bucket, source, campaign, stage, junk, partial, junk_signals)
-) WITHOUT ROWID;
+    delta        boolean NOT NULL DEFAULT true
+);
+CREATE UNIQUE INDEX lead_counts_key ON lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_signals)
+    WHERE NOT delta;
+CREATE INDEX lead_counts_deltas ON lead_counts (account_id) WHERE delta;
+CREATE INDEX lead_counts_spans ON lead_counts (account_id, bucket);
 
 CREATE TABLE stage_counts (
     account_id integer NOT NULL,
@@ -28,8 +35,11 @@ CREATE TABLE stage_counts (
     stage      text NOT NULL,
     hours      integer NOT NULL,
     n          integer NOT NULL,
-    PRIMARY KEY (account_id, bucket, source, campaign, stage, hours)
-) WITHOUT ROWID;
+    delta      boolean NOT NULL DEFAULT true
+);
+CREATE UNIQUE INDEX stage_counts_key ON stage_counts (account_id, bucket, source, campaign, stage, hours) WHERE NOT delta;
+CREATE INDEX stage_counts_deltas ON stage_counts (account_id) WHERE delta;
+CREATE INDEX stage_counts_spans ON stage_counts (account_id, bucket);
 
 CREATE TABLE event_counts (
     account_id  integer NOT NULL,
@@ -47,8 +57,11 @@ CREATE TABLE event_counts (
     lead_id     integer NOT NULL,
     ip          integer NOT NULL,
     ua          integer NOT NULL,
-    PRIMARY KEY (account_id, bucket, source, campaign, event_name, status)
-) WITHOUT ROWID;
+    delta       boolean NOT NULL DEFAULT true
+);
+CREATE UNIQUE INDEX event_counts_key ON event_counts (account_id, bucket, source, campaign, event_name, status) WHERE NOT delta;
+CREATE INDEX event_counts_deltas ON event_counts (account_id) WHERE delta;
+CREATE INDEX event_counts_spans ON event_counts (account_id, bucket);
 
 -- A lead as lead_counts counts it.
 CREATE VIEW lead_count_delta AS
@@ -56,8 +69,7 @@ SELECT account_id, created_at, source, event_source_url, stage, junk, partial, j
 CREATE TRIGGER lead_count_delta INSTEAD OF INSERT ON lead_count_delta BEGIN
     INSERT INTO lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n)
     VALUES (NEW.account_id, count_bucket(NEW.created_at), NEW.source, utm_campaign(NEW.event_source_url), NEW.stage,
-            NEW.junk, NEW.partial, CASE WHEN NEW.junk THEN junk_signals(NEW.junk_reasons) ELSE '' END, NEW.d)
-    ON CONFLICT (account_id, bucket, source, campaign, stage, junk, partial, junk_signals) DO UPDATE SET n = n + excluded.n;
+            NEW.junk, NEW.partial, CASE WHEN NEW.junk THEN junk_signals(NEW.junk_reasons) ELSE '' END, NEW.d);
 END;
 
 -- A stage change of a lead (captured at created_at) as stage_counts counts it.
@@ -66,8 +78,7 @@ SELECT account_id, created_at, source, event_source_url, stage, created_at AS oc
 CREATE TRIGGER stage_count_delta INSTEAD OF INSERT ON stage_count_delta WHEN NEW.stage NOT IN ('junk', 'not_junk') BEGIN
     INSERT INTO stage_counts (account_id, bucket, source, campaign, stage, hours, n)
     VALUES (NEW.account_id, count_bucket(NEW.created_at), NEW.source, utm_campaign(NEW.event_source_url), NEW.stage,
-            (whole_seconds(NEW.occurred_at) - whole_seconds(NEW.created_at)) / 3600, NEW.d)
-    ON CONFLICT (account_id, bucket, source, campaign, stage, hours) DO UPDATE SET n = n + excluded.n;
+            (whole_seconds(NEW.occurred_at) - whole_seconds(NEW.created_at)) / 3600, NEW.d);
 END;
 
 -- An event with a status, of a lead with these keys, as event_counts counts it.
@@ -82,11 +93,7 @@ CREATE TRIGGER event_count_delta INSTEAD OF INSERT ON event_count_delta BEGIN
             NEW.d * (NEW.email_hash <> ''), NEW.d * (NEW.phone_hash <> ''),
             NEW.d * (NEW.fbc <> '' OR NEW.fbclid <> ''), NEW.d * (NEW.fbp <> ''),
             NEW.d * (COALESCE(NEW.external_id, '') <> ''), NEW.d * (NEW.meta_lead_id <> ''),
-            NEW.d * (NEW.client_ip_address <> ''), NEW.d * (NEW.client_user_agent <> ''))
-    ON CONFLICT (account_id, bucket, source, campaign, event_name, status) DO UPDATE SET
-        n = n + excluded.n, em = em + excluded.em, ph = ph + excluded.ph, fbc = fbc + excluded.fbc,
-        fbp = fbp + excluded.fbp, external_id = external_id + excluded.external_id,
-        lead_id = lead_id + excluded.lead_id, ip = ip + excluded.ip, ua = ua + excluded.ua;
+            NEW.d * (NEW.client_ip_address <> ''), NEW.d * (NEW.client_user_agent <> ''));
 END;
 
 -- event_statuses: every event with a status now, for the fill and for a
