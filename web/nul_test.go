@@ -11,8 +11,9 @@ import (
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
-// TestPagesRefuseNUL: a NUL character in a form or a query is a clear 400
-// on both databases (Postgres cannot store one), and nothing is saved.
+// TestPagesRefuseNUL: a NUL character or bytes that are not UTF-8 in a
+// form or a query are a clear 400 on both databases (Postgres cannot store
+// or compare them), and nothing is saved.
 func TestPagesRefuseNUL(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
@@ -35,6 +36,14 @@ func TestPagesRefuseNUL(t *testing.T) {
 		wantStatus(t, "NUL in a form field's name", b.post(base+"/settings", url.Values{"na\x00me": {"x"}}), http.StatusBadRequest)
 		wantStatus(t, "leads search with NUL", b.get(base+"/leads?q=%00x"), http.StatusBadRequest)
 		wantStatus(t, "leads search", b.get(base+"/leads?q=x"), http.StatusOK)
+		// Bytes that are not UTF-8: Postgres refuses to compare them.
+		for _, path := range []string{base + "?campaign=%FF", base + "/leads?campaign=%FF", base + "/events?campaign=%FF",
+			base + "/leads?reached=%C3", base + "?goal=%FF"} {
+			wantStatus(t, path, b.get(path), http.StatusBadRequest)
+		}
+		r = b.post(base+"/settings", url.Values{"name": {"Ac\xffme"}, "timezone": {"UTC"}, "currency": {"USD"}})
+		wantStatus(t, "settings not in UTF-8", r, http.StatusBadRequest)
+		wantStatus(t, "a long campaign", b.get(base+"?campaign="+strings.Repeat("x", 40_000)), http.StatusOK)
 	})
 }
 
