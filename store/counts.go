@@ -265,6 +265,15 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	return c, wrap("counts", err)
 }
 
+// LeadStages lists the stages an account's leads are at, as they are
+// written: a stage change keeps its caller's spelling ("Qualified").
+func (s *Store) LeadStages(ctx context.Context, accountID int64) ([]string, error) {
+	var out []string
+	err := s.q(ctx).Raw(`SELECT stage FROM lead_counts WHERE account_id = ? AND stage <> ''
+		GROUP BY stage HAVING SUM(n) > 0 ORDER BY stage`, accountID).Scan(&out).Error
+	return out, wrap("lead stages", err)
+}
+
 // Campaigns lists the campaigns of an account's leads captured since
 // since, most leads first.
 func (s *Store) Campaigns(ctx context.Context, accountID int64, since time.Time, limit int) ([]string, error) {

@@ -70,9 +70,10 @@ type LeadFilter struct {
 	Partial string
 	// Stage is a stage name, "none" for leads without one, or "".
 	Stage string
-	// Stages, when set, keeps the leads whose stage is one of them,
-	// ignoring case: the leads that reached a stage are those at it or at a
-	// later one.
+	// Stages, when set, keeps the leads whose stage is one of them, as
+	// written (LeadStages lists the spellings there are): the leads that
+	// reached a stage are those at it or at a later one. Empty, not nil,
+	// keeps none.
 	Stages []string
 	// Campaign keeps the leads whose URL's utm_campaign is this, as
 	// written there (Campaign).
@@ -123,12 +124,12 @@ func (s *Store) filterLeads(ctx context.Context, accountID int64, f LeadFilter) 
 	default:
 		q = q.Where("stage <> '' AND stage = ?", f.Stage)
 	}
-	if len(f.Stages) > 0 {
-		lower := make([]string, len(f.Stages))
-		for i, st := range f.Stages {
-			lower[i] = strings.ToLower(st)
-		}
-		q = q.Where("lower(stage) IN ?", lower)
+	switch {
+	case f.Stages == nil:
+	case len(f.Stages) == 0:
+		q = q.Where("1 = 0")
+	default:
+		q = q.Where("stage IN ?", f.Stages)
 	}
 	if f.Campaign != "" {
 		q = q.Where("utm_campaign(event_source_url) = ?", f.Campaign)

@@ -46,7 +46,7 @@ func (h *Handler) formatTime(a models.Account, t *time.Time) string {
 
 // parseLeadFilter reads the list filters from the query string. Dates are
 // whole days in the account's time zone; "to" includes its day.
-func parseLeadFilter(c echo.Context, a models.Account, stages []overview.Stage) (store.LeadFilter, views.LeadFilter) {
+func parseLeadFilter(c echo.Context, a models.Account, stages []overview.Stage, written []string) (store.LeadFilter, views.LeadFilter) {
 	q := c.QueryParams()
 	vf := views.LeadFilter{
 		From: q.Get("from"), To: q.Get("to"), Junk: q.Get("junk"), Source: q.Get("source"),
@@ -76,22 +76,26 @@ func parseLeadFilter(c echo.Context, a models.Account, stages []overview.Stage) 
 	}
 	f.Campaign = vf.Campaign
 	if vf.Reached != "" {
-		f.Stages = overview.AtOrAfter(stages, vf.Reached)
-		if f.Stages == nil {
-			// A stage the account does not have: no lead reached it.
-			f.Stages = []string{vf.Reached}
-		}
+		// None (not nil) when no lead reached it: the list is empty.
+		f.Stages = append([]string{}, overview.AtOrAfter(stages, vf.Reached, written)...)
 	}
 	return f, vf
 }
 
-// reachedStages reads the account's stages when the list is filtered to
-// the leads that reached one (nil otherwise: nothing to read).
-func (h *Handler) reachedStages(c echo.Context) ([]overview.Stage, error) {
+// reachedStages reads the account's stages, and the stages its leads are
+// at as written, when the list is filtered to the leads that reached one
+// (nothing otherwise).
+func (h *Handler) reachedStages(c echo.Context) ([]overview.Stage, []string, error) {
 	if c.QueryParam("reached") == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return h.accountStages(c.Request().Context(), currentAccount(c).ID)
+	ctx := c.Request().Context()
+	stages, err := h.accountStages(ctx, currentAccount(c).ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	written, err := h.store.LeadStages(ctx, currentAccount(c).ID)
+	return stages, written, err
 }
 
 // accountStages lists the account's stages in order with their enabled
@@ -161,11 +165,11 @@ func parseCursor(s string) *store.LeadCursor {
 func (h *Handler) showLeads(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := currentAccount(c)
-	stages, err := h.reachedStages(c)
+	stages, written, err := h.reachedStages(c)
 	if err != nil {
 		return err
 	}
-	f, vf := parseLeadFilter(c, a.Account, stages)
+	f, vf := parseLeadFilter(c, a.Account, stages, written)
 	after := parseCursor(c.QueryParam("after"))
 	// One extra row says whether another page exists.
 	leads, err := h.store.Leads(ctx, a.ID, f, after, leadsPageSize+1)
@@ -237,11 +241,11 @@ func csvSafe(s string) string {
 
 func (h *Handler) exportLeads(c echo.Context) error {
 	a := currentAccount(c)
-	stages, err := h.reachedStages(c)
+	stages, written, err := h.reachedStages(c)
 	if err != nil {
 		return err
 	}
-	f, _ := parseLeadFilter(c, a.Account, stages)
+	f, _ := parseLeadFilter(c, a.Account, stages, written)
 	res := c.Response()
 	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	res.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="leads-%s-%s.csv"`, a.Slug, h.now().In(location(a.Account)).Format("2006-01-02")))

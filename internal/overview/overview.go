@@ -45,16 +45,25 @@ func Mapped(stages []Stage) []Stage {
 	return out
 }
 
-// AtOrAfter lists the names of stage name and of the stages after it: a
-// lead at any of them reached it. nil when the account has no such stage.
-func AtOrAfter(stages []Stage, name string) []string {
-	i := slices.IndexFunc(stages, func(s Stage) bool { return strings.EqualFold(s.Name, name) })
+// position is the index of stage name in stages, ignoring case as stage
+// changes find their stage; -1 when it is none of them.
+func position(stages []Stage, name string) int {
+	return slices.IndexFunc(stages, func(s Stage) bool { return strings.EqualFold(s.Name, name) })
+}
+
+// AtOrAfter keeps, of the stages written (a lead's stage as its change
+// spelled it), those that are stage name or a later stage: a lead at any
+// of them reached it. None when the account has no such stage.
+func AtOrAfter(stages []Stage, name string, written []string) []string {
+	i := position(stages, name)
 	if i < 0 {
 		return nil
 	}
 	var out []string
-	for _, s := range stages[i:] {
-		out = append(out, s.Name)
+	for _, w := range written {
+		if position(stages, w) >= i {
+			out = append(out, w)
+		}
 	}
 	return out
 }
@@ -76,10 +85,7 @@ func (f Figures) Waiting() int64 { return f.Events[models.EventQueued] + f.Event
 // Sum adds up the counts of span for the stages given.
 func Sum(c store.Counts, span int, stages []Stage) Figures {
 	f := Figures{Reached: make([]int64, len(stages)), Events: map[models.EventStatus]int64{}}
-	pos := map[string]int{}
-	for i, s := range stages {
-		pos[strings.ToLower(s.Name)] = i
-	}
+	pos := map[string]int{} // by the stage as written
 	for _, r := range c.Leads {
 		if r.Span != span {
 			continue
@@ -91,10 +97,16 @@ func Sum(c store.Counts, span int, stages []Stage) Figures {
 		if r.Partial {
 			f.Partial += r.N
 		}
-		if p, ok := pos[strings.ToLower(r.Stage)]; ok && r.Stage != "" {
-			for i := 0; i <= p; i++ {
-				f.Reached[i] += r.N
-			}
+		if r.Stage == "" {
+			continue
+		}
+		p, ok := pos[r.Stage]
+		if !ok {
+			p = position(stages, r.Stage)
+			pos[r.Stage] = p
+		}
+		for i := 0; i <= p; i++ {
+			f.Reached[i] += r.N
 		}
 	}
 	for _, e := range c.Events {

@@ -28,10 +28,11 @@ func TestSumReachesEarlierStages(t *testing.T) {
 	if f.Events[models.EventSent] != 3 || f.Waiting() != 2 {
 		t.Errorf("events = %v", f.Events)
 	}
-	if got := AtOrAfter(stages, "BOOKED"); len(got) != 2 || got[0] != "booked" || got[1] != "Won" {
-		t.Errorf("AtOrAfter(booked) = %v", got)
+	written := []string{"Qualified", "booked", "WON", "won", "lost", "Ärztin"}
+	if got := AtOrAfter(stages, "BOOKED", written); len(got) != 3 || got[0] != "booked" || got[1] != "WON" || got[2] != "won" {
+		t.Errorf("AtOrAfter(booked) = %v; want every spelling of booked and won", got)
 	}
-	if got := AtOrAfter(stages, "nope"); got != nil {
+	if got := AtOrAfter(stages, "nope", written); got != nil {
 		t.Errorf("AtOrAfter(nope) = %v; want nil", got)
 	}
 }
