@@ -148,6 +148,46 @@ func sqliteTime(v driver.Value) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("not a time: %q", s)
 }
 
+// DayStart is the first instant of the date y-m-d in loc (normalised as
+// time.Date does): its midnight, or, in a zone whose clocks skip midnight
+// (Chile, Cuba, Lebanon...), the first time that exists on that date.
+// Days and weeks are whole runs of counts buckets from one DayStart to the
+// next.
+func DayStart(y int, m time.Month, d int, loc *time.Location) time.Time {
+	noon := time.Date(y, m, d, 12, 0, 0, 0, loc)
+	y, m, d = noon.Date()
+	t := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	for {
+		ty, tm, td := t.Date()
+		if ty == y && tm == m && td == d {
+			break
+		}
+		// A midnight that does not exist became the day before's last hour.
+		t = t.Add(BucketSeconds * time.Second)
+	}
+	// A midnight skipped forward may have landed after the day's first
+	// instant: step back while the quarter hour before is the same date.
+	for {
+		before := t.Add(-BucketSeconds * time.Second)
+		if by, bm, bd := before.Date(); by != y || bm != m || bd != d {
+			return t
+		}
+		t = before
+	}
+}
+
+// AddDays is the start of the date days after t's date in loc.
+func AddDays(t time.Time, days int, loc *time.Location) time.Time {
+	y, m, d := t.In(loc).Date()
+	return DayStart(y, m, d+days, loc)
+}
+
+// LastDay is the date of the last instant before t in loc, as the leads
+// list's "to" takes it: the day that the range [from, t) ends with.
+func LastDay(t time.Time, loc *time.Location) string {
+	return t.Add(-time.Nanosecond).In(loc).Format("2006-01-02")
+}
+
 // Span is a time range [From, To) of an account's leads, counted by
 // capture time; both ends are whole buckets (a day or week of the
 // account's zone always is).

@@ -346,3 +346,46 @@ func TestCountsNeverMakeWritersWait(t *testing.T) {
 	}
 	noDrift(t, s, "merged")
 }
+
+// DayStart is a date's first instant, even where clocks skip midnight.
+func TestDayStart(t *testing.T) {
+	santiago, err := time.LoadLocation("America/Santiago")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		loc     *time.Location
+		y       int
+		m       time.Month
+		d       int
+		want    string
+		wantUTC string
+	}{
+		{ny, 2026, 3, 8, "2026-03-08 00:00:00 -0500 EST", "2026-03-08 05:00"},
+		{ny, 2026, 1, 32, "2026-02-01 00:00:00 -0500 EST", "2026-02-01 05:00"},
+		// Santiago's clocks go from 00:00 to 01:00 on 2025-09-07.
+		{santiago, 2025, 9, 7, "2025-09-07 01:00:00 -0300 -03", "2025-09-07 04:00"},
+		{santiago, 2025, 9, 6, "2025-09-06 00:00:00 -0400 -04", "2025-09-06 04:00"},
+		{time.UTC, 2026, 12, 1, "2026-12-01 00:00:00 +0000 UTC", "2026-12-01 00:00"},
+	}
+	for _, tt := range tests {
+		got := store.DayStart(tt.y, tt.m, tt.d, tt.loc)
+		if got.String() != tt.want || got.UTC().Format("2006-01-02 15:04") != tt.wantUTC {
+			t.Errorf("DayStart(%d-%d-%d, %s) = %s; want %s", tt.y, tt.m, tt.d, tt.loc, got, tt.want)
+		}
+		if got.Unix()%store.BucketSeconds != 0 {
+			t.Errorf("DayStart(%d-%d-%d, %s) = %s: not a bucket's start", tt.y, tt.m, tt.d, tt.loc, got)
+		}
+	}
+	sep7 := store.DayStart(2025, 9, 7, santiago)
+	if got := store.LastDay(store.AddDays(sep7, 1, santiago), santiago); got != "2025-09-07" {
+		t.Errorf("the last day of a range ending at Sep 8's start = %s; want 2025-09-07", got)
+	}
+	if got := store.AddDays(time.Date(2025, 9, 6, 23, 30, 0, 0, santiago), 1, santiago); !got.Equal(sep7) {
+		t.Errorf("a day after Sep 6 23:30 = %s; want %s", got, sep7)
+	}
+}

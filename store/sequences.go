@@ -166,7 +166,7 @@ func WeekStarts(loc *time.Location, now time.Time, weeks int) []time.Time {
 	back := (int(n.Weekday()) + 6) % 7 // days since Monday
 	out := make([]time.Time, weeks)
 	for i := range weeks {
-		out[i] = time.Date(n.Year(), n.Month(), n.Day()-back-7*(weeks-1-i), 0, 0, 0, 0, loc)
+		out[i] = DayStart(n.Year(), n.Month(), n.Day()-back-7*(weeks-1-i), loc)
 	}
 	return out
 }

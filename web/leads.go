@@ -117,19 +117,22 @@ func (h *Handler) accountStages(ctx context.Context, accountID int64) ([]overvie
 // with a message naming the unreadable ones.
 func dayRange(fromS, toS string, loc *time.Location) (from, to time.Time, problem string) {
 	var bad []string
+	// A date is read as a calendar date, then placed at its first instant
+	// in loc: a zone may skip its midnight.
 	if fromS != "" {
-		t, err := time.ParseInLocation("2006-01-02", fromS, loc)
+		t, err := time.Parse("2006-01-02", fromS)
 		if err != nil {
 			bad = append(bad, "the From date")
+		} else {
+			from = store.DayStart(t.Year(), t.Month(), t.Day(), loc)
 		}
-		from = t
 	}
 	if toS != "" {
-		t, err := time.ParseInLocation("2006-01-02", toS, loc)
+		t, err := time.Parse("2006-01-02", toS)
 		if err != nil {
 			bad = append(bad, "the To date")
 		} else {
-			to = t.AddDate(0, 0, 1)
+			to = store.DayStart(t.Year(), t.Month(), t.Day()+1, loc)
 		}
 	}
 	if len(bad) > 0 {

@@ -33,21 +33,21 @@ func parseOverviewFilter(c echo.Context, loc *time.Location, now time.Time) (ove
 	vf := views.OverviewFilter{From: q.Get("from"), To: q.Get("to"), Source: q.Get("source"), Campaign: q.Get("campaign")}
 	var f overviewFilter
 	f.from, f.to, vf.Error = dayRange(vf.From, vf.To, loc)
-	today := startOfDay(now, loc)
+	tomorrow := store.AddDays(now, 1, loc)
 	if f.to.IsZero() {
-		f.to = today.AddDate(0, 0, 1)
+		f.to = tomorrow
 	}
 	if f.from.IsZero() {
-		f.from = f.to.AddDate(0, 0, -overviewDays)
+		f.from = store.AddDays(f.to, -overviewDays, loc)
 	}
 	if !f.from.Before(f.to) {
 		vf.Error = "The From date must be on or before the To date."
-		f.from, f.to = today.AddDate(0, 0, 1-overviewDays), today.AddDate(0, 0, 1)
+		f.from, f.to = store.AddDays(tomorrow, -overviewDays, loc), tomorrow
 	}
 	if vf.From == "" && vf.To == "" && vf.Error == "" {
 		vf.RangeLabel = "last 28 days"
 	} else {
-		vf.RangeLabel = f.from.Format("Jan 2, 2006") + " – " + f.to.AddDate(0, 0, -1).Format("Jan 2, 2006")
+		vf.RangeLabel = f.from.In(loc).Format("Jan 2, 2006") + " – " + f.to.Add(-time.Nanosecond).In(loc).Format("Jan 2, 2006")
 	}
 	if models.Source(vf.Source).Valid() {
 		f.counts.Source = models.Source(vf.Source)
@@ -59,16 +59,12 @@ func parseOverviewFilter(c echo.Context, loc *time.Location, now time.Time) (ove
 	return f, vf
 }
 
-func startOfDay(t time.Time, loc *time.Location) time.Time {
-	y, m, d := t.In(loc).Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, loc)
-}
-
 // overviewLinks makes the links of the Overview's numbers: the leads list
 // or the send log, filtered to the rows a number counts.
 type overviewLinks struct {
 	base string // the account's URL
 	f    overviewFilter
+	loc  *time.Location
 }
 
 // leads links to the leads captured in [from, to) with the filters, and
@@ -93,8 +89,8 @@ func (l overviewLinks) events(from, to time.Time, kv ...string) string {
 
 func (l overviewLinks) query(fromKey, toKey string, from, to time.Time) url.Values {
 	q := url.Values{}
-	q.Set(fromKey, from.Format("2006-01-02"))
-	q.Set(toKey, to.AddDate(0, 0, -1).Format("2006-01-02"))
+	q.Set(fromKey, from.In(l.loc).Format("2006-01-02"))
+	q.Set(toKey, store.LastDay(to, l.loc))
 	if l.f.counts.Source != "" {
 		q.Set("source", string(l.f.counts.Source))
 	}
@@ -134,7 +130,7 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 	d := overviewData{loc: location(a.Account)}
 	now := h.now()
 	d.filter, d.vf = parseOverviewFilter(c, d.loc, now)
-	d.links = overviewLinks{base: views.AccountURL(a.ID, ""), f: d.filter}
+	d.links = overviewLinks{base: views.AccountURL(a.ID, ""), f: d.filter, loc: d.loc}
 	var err error
 	if d.stages, err = h.accountStages(ctx, a.ID); err != nil {
 		return d, err
@@ -142,7 +138,7 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 	d.mapped = overview.Mapped(d.stages)
 	starts := store.WeekStarts(d.loc, now, overviewWeeks)
 	for i, s := range starts {
-		end := s.AddDate(0, 0, 7)
+		end := store.AddDays(s, 7, d.loc)
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}

@@ -3,6 +3,7 @@ package web
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -34,9 +35,10 @@ func (h *Handler) readiness(c echo.Context, d overviewData) (views.Readiness, er
 	}
 	ctx := c.Request().Context()
 	a := currentAccount(c)
-	tomorrow := startOfDay(h.now(), d.loc).AddDate(0, 0, 1)
-	month := []store.Span{{AccountID: a.ID, From: tomorrow.AddDate(0, 0, -30), To: tomorrow}}
-	cohort := []store.Span{{AccountID: a.ID, From: tomorrow.AddDate(0, 0, -56), To: tomorrow.AddDate(0, 0, -28)}}
+	tomorrow := store.AddDays(h.now(), 1, d.loc)
+	day := func(n int) time.Time { return store.AddDays(tomorrow, n, d.loc) }
+	month := []store.Span{{AccountID: a.ID, From: day(-30), To: tomorrow}}
+	cohort := []store.Span{{AccountID: a.ID, From: day(-56), To: day(-28)}}
 	byMonth, err := h.store.Counts(ctx, month, store.CountFilter{})
 	if err != nil {
 		return r, err
@@ -47,7 +49,7 @@ func (h *Handler) readiness(c echo.Context, d overviewData) (views.Readiness, er
 	}
 	var days []store.Span
 	for i := 7; i >= 1; i-- {
-		days = append(days, store.Span{AccountID: a.ID, From: tomorrow.AddDate(0, 0, -i-1), To: tomorrow.AddDate(0, 0, -i)})
+		days = append(days, store.Span{AccountID: a.ID, From: day(-i - 1), To: day(-i)})
 	}
 	updates, err := h.store.StageUpdates(ctx, a.ID, days)
 	if err != nil {
