@@ -1,6 +1,8 @@
 package store
 
 import (
+	"time"
+
 	"context"
 
 	"github.com/leadsignal/leadsignal/models"
@@ -37,4 +39,22 @@ func (s *Store) WithSequences(ctx context.Context, accountIDs []int64) ([]int64,
 	err := s.q(ctx).Model(&models.Sequence{}).Distinct("account_id").Where("account_id IN ?", accountIDs).
 		Order("account_id").Pluck("account_id", &ids).Error
 	return ids, wrap("accounts with sequences", err)
+}
+
+// FailedSince counts, per account, the events that failed (refused by
+// Meta, held back or cancelled) whose event time is since or later,
+// whatever their lead's capture time; an account with none is missing.
+func (s *Store) FailedSince(ctx context.Context, accountIDs []int64, since time.Time) (map[int64]int64, error) {
+	var rows []struct {
+		AccountID int64
+		N         int64
+	}
+	err := s.q(ctx).Raw(`SELECT d.account_id, COUNT(*) AS n FROM unsent_events u JOIN datasets d ON d.id = u.dataset_id
+		WHERE d.account_id IN ? AND u.status = ? AND u.event_time >= ? GROUP BY d.account_id`,
+		accountIDs, models.EventFailed, since.UTC()).Scan(&rows).Error
+	out := map[int64]int64{}
+	for _, r := range rows {
+		out[r.AccountID] = r.N
+	}
+	return out, wrap("failed since", err)
 }

@@ -17,6 +17,10 @@ import (
 // without one before the agency overview says so.
 const staleStages = 24 * time.Hour
 
+// failingWindow is how far back the agency overview looks for failed
+// events, by their own time (a stage event of an old lead too).
+const failingWindow = 7 * 24 * time.Hour
+
 // showAccounts is the agency overview: each of the user's accounts with
 // this week's leads, qualified leads and events sent and failed, and what
 // needs attention, those that need it most first.
@@ -63,6 +67,10 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 	if err != nil {
 		return nil, err
 	}
+	failing, err := h.store.FailedSince(ctx, ids, now.Add(-failingWindow))
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]views.AccountRow, len(accounts))
 	for i, a := range accounts {
 		r := views.AccountRow{Access: a}
@@ -84,8 +92,8 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 				r.Alerts = append(r.Alerts, views.AccountAlert{Text: d.Name + " held: Meta failing since " + h.formatTime(a.Account, d.HeldSince), Severity: 3})
 			}
 		}
-		if r.Failed > 0 {
-			r.Alerts = append(r.Alerts, views.AccountAlert{Text: views.Plural(r.Failed, "event", "events") + " failed this week", Severity: 2})
+		if n := failing[a.ID]; n > 0 {
+			r.Alerts = append(r.Alerts, views.AccountAlert{Text: views.Plural(n, "event", "events") + " failed in the last 7 days", Severity: 2})
 		}
 		if slices.Contains(withSeq, a.ID) {
 			seqs, err := h.store.SequenceWeeks(ctx, a.ID, location(a.Account), now, 2)

@@ -67,7 +67,7 @@ func TestAgencyOverview(t *testing.T) {
 			t.Errorf("numbers: paused %s leads, crm %s leads %s qualified, calm %s leads",
 				cell(0, "account-leads"), cell(1, "account-leads"), cell(1, "account-qualified"), cell(2, "account-leads"))
 		}
-		if alerts := cell(1, "account-alerts"); !strings.Contains(alerts, "1 event failed this week") {
+		if alerts := cell(1, "account-alerts"); !strings.Contains(alerts, "1 event failed in the last 7 days") {
 			t.Errorf("crm's alerts = %q; want its failed event", alerts)
 		}
 		if alerts := cell(2, "account-alerts"); !strings.Contains(alerts, "All good") {

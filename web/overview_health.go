@@ -1,6 +1,7 @@
 package web
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +63,11 @@ func (h *Handler) readiness(c echo.Context, d overviewData) (views.Readiness, er
 		UpdateDays:   updates,
 		MappedStages: len(d.mapped),
 	}
-	_, in.CohortReached = overview.Changes(byCohort, 0, r.Goal, overview.StageWindow)
+	// Leads, not changes (a lead may record a stage twice): those of the
+	// cohort at the goal or a later stage now.
+	if g := slices.IndexFunc(d.stages, func(s overview.Stage) bool { return strings.EqualFold(s.Name, r.Goal) }); g >= 0 {
+		in.CohortReached = overview.Sum(byCohort, 0, d.stages).Reached[g]
+	}
 	for _, e := range byMonth.Events {
 		if e.Source == models.SourceInstantForm && (e.Status == models.EventSent || e.Status == models.EventDryRun) {
 			in.InstantFormEvents += e.N

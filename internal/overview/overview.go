@@ -143,20 +143,6 @@ func Median(c store.Counts, span int, stage string) (d time.Duration, ok bool) {
 	return 0, false
 }
 
-// Changes counts the stage changes to stage of span's leads, and how many
-// of them came within a time of the lead's capture.
-func Changes(c store.Counts, span int, stage string, within time.Duration) (all, inTime int64) {
-	for _, r := range c.Stages {
-		if r.Span == span && strings.EqualFold(r.Stage, stage) {
-			all += r.N
-			if time.Duration(r.Hours)*time.Hour < within {
-				inTime += r.N
-			}
-		}
-	}
-	return all, inTime
-}
-
 // JunkReason is a junk signal and how many junk leads it flagged; Reason
 // is "" for leads a person marked junk with no signal.
 type JunkReason struct {

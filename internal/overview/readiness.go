@@ -28,7 +28,8 @@ type ReadinessInput struct {
 	// MonthLeads counts the leads of the last 30 days.
 	MonthLeads int64
 	// CohortLeads counts the leads captured 56 to 28 days ago, and
-	// CohortReached their changes to Goal within StageWindow.
+	// CohortReached those at Goal or a later stage now: 28 days or more
+	// after their capture, mostly within StageWindow of it.
 	CohortLeads, CohortReached int64
 	// UpdateDays says, for each of the last 7 days, whether a stage update
 	// arrived on it.
@@ -71,7 +72,7 @@ func Readiness(in ReadinessInput) []Check {
 	}, {
 		Name: fmt.Sprintf("1–40 %% of leads reach %s within 28 days", in.Goal),
 		Pass: in.CohortLeads > 0 && share >= MinStageShare && share <= MaxStageShare,
-		Figure: fmt.Sprintf("%d of the %d leads captured 28 to 56 days ago (%.1f %%)",
+		Figure: fmt.Sprintf("%d of the %d leads captured 28 to 56 days ago have reached it (%.1f %%)",
 			in.CohortReached, in.CohortLeads, 100*share),
 		Fix: stageShareFix(in, share),
 	}, {
