@@ -1,14 +1,19 @@
 // Command benchpages measures the pages budget (docs/operations.md,
-// "Benchmarks"): pages answer with a p95 under 100 ms when the account holds
-// a million leads, and the server stays under 150 MB of RSS.
+// "Benchmarks"): each page answers with a p95 under 100 ms when the account
+// holds a million leads (and the user 50 accounts, for the agency
+// overview), and the server stays under 150 MB of RSS.
 //
-// It creates a private schema in a Postgres database, gives one account
-// -leads leads of the last 30 days with their events (internal/benchkit),
-// serves the real web handler on a loopback port in this process, signs a
-// user in through the login form, and has -c clients request the account's
-// pages in turn for -d. It prints each page's p50/p95/max, the p95 over all
-// requests and the process's peak RSS, as key=value lines too, and exits
-// non-zero when the budget is missed or a request failed.
+// It creates a private schema in a Postgres database and gives a user
+// -accounts accounts (seed.go): one with -leads leads of the last 30 days
+// with their events (internal/benchkit), stage changes with their events
+// and sequences, and the others, in other time zones, -agency-leads leads
+// each. It serves the real web handler on a loopback port in this process,
+// signs the user in through the login form, and has -c clients request the
+// pages in turn for -d: the big account's Overview (as it opens, filtered
+// to a campaign, over 90 days, a CSV), its lists and the agency overview.
+// It prints each page's p50/p95/max, the p95 over all requests and the
+// process's peak RSS, as key=value lines too, and exits non-zero when a
+// page's p95 or the RSS misses the budget or a request failed.
 //
 // The server and the clients share the process, so the peak RSS is an
 // upper bound for the server's.
@@ -60,6 +65,10 @@ type config struct {
 	conc     int
 	dur      time.Duration
 	keep     bool
+	// accounts is how many accounts the user is a member of: the big one
+	// and accounts-1 with agencyLeads leads each.
+	accounts    int
+	agencyLeads int
 }
 
 func run() error {
@@ -68,10 +77,12 @@ func run() error {
 	flag.IntVar(&cfg.leads, "leads", 1_000_000, "leads in the account")
 	flag.IntVar(&cfg.conc, "c", 4, "concurrent clients")
 	flag.DurationVar(&cfg.dur, "d", 10*time.Second, "measured duration")
+	flag.IntVar(&cfg.accounts, "accounts", 50, "accounts of the user, for the agency overview: the big one and the others")
+	flag.IntVar(&cfg.agencyLeads, "agency-leads", 2000, "leads in each of the other accounts")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
 	flag.Parse()
-	if cfg.conc < 1 || cfg.dur <= 0 || cfg.leads < 1 {
-		return errors.New("-c, -d and -leads must be positive")
+	if cfg.conc < 1 || cfg.dur <= 0 || cfg.leads < 1 || cfg.accounts < 1 || cfg.agencyLeads < 1 {
+		return errors.New("-c, -d, -leads, -accounts and -agency-leads must be positive")
 	}
 
 	ctx := context.Background()
@@ -89,20 +100,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	acc, err := st.CreateAccount(ctx, models.Account{Slug: "bench", Name: "Bench", Timezone: "America/New_York",
-		DefaultCountry: "US", Currency: "USD"}, u.ID)
+	sd, err := seed(ctx, st, dbURL, u.ID, cfg)
 	if err != nil {
 		return err
 	}
-	d := models.Dataset{AccountID: acc.ID, Name: "Bench pixel", PixelID: "100000000000001", Mode: models.ModeLive, LDU: models.LDUOff}
-	if err := st.CreateDataset(ctx, &d); err != nil {
-		return err
-	}
-	start := time.Now()
-	if err := benchkit.SeedLeads(ctx, dbURL, acc.ID, cfg.leads); err != nil {
-		return fmt.Errorf("seed leads: %w", err)
-	}
-	fmt.Fprintf(os.Stderr, "benchpages: %d leads and their events loaded in %s\n", cfg.leads, time.Since(start).Round(time.Second))
 
 	srv := &http.Server{
 		Handler: web.New(web.Options{Store: st, Log: slog.New(slog.DiscardHandler),
@@ -117,7 +118,7 @@ func run() error {
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
 
-	pages, err := pagesOf(ctx, st, acc.ID, d.ID)
+	pages, err := pagesOf(ctx, st, sd.account, sd.dataset.ID)
 	if err != nil {
 		return err
 	}
@@ -140,19 +141,31 @@ func run() error {
 // page is a page of the account, by name.
 type page struct{ name, path string }
 
-// pagesOf lists what people look at most: the leads list and its filters,
-// a search, a lead, the send log and its filters, an event, the datasets.
-func pagesOf(ctx context.Context, st *store.Store, accountID, datasetID int64) ([]page, error) {
-	leads, err := st.Leads(ctx, accountID, store.LeadFilter{}, nil, 1)
+// pagesOf lists what people look at most: the account's Overview, as it
+// opens, filtered to a campaign, over 90 days and as a CSV; the leads list
+// and its filters, a search, a lead, the send log and its filters, an
+// event, the datasets; and the agency overview of all the user's accounts.
+func pagesOf(ctx context.Context, st *store.Store, account models.Account, datasetID int64) ([]page, error) {
+	leads, err := st.Leads(ctx, account.ID, store.LeadFilter{}, nil, 1)
 	if err != nil || len(leads) == 0 {
 		return nil, fmt.Errorf("a lead to show: %v", err)
 	}
-	evs, err := st.Events(ctx, accountID, store.EventFilter{}, nil, 1)
+	evs, err := st.Events(ctx, account.ID, store.EventFilter{}, nil, 1)
 	if err != nil || len(evs) == 0 {
 		return nil, fmt.Errorf("an event to show: %v", err)
 	}
-	acc := "/accounts/" + strconv.FormatInt(accountID, 10)
+	loc, err := time.LoadLocation(account.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	today := time.Now().In(loc)
+	acc := "/accounts/" + strconv.FormatInt(account.ID, 10)
 	return []page{
+		{"overview", acc},
+		{"overview campaign", acc + "?source=website&campaign=" + campaigns[0]},
+		{"overview 90 days", acc + "?from=" + today.AddDate(0, 0, -89).Format("2006-01-02") + "&to=" + today.Format("2006-01-02")},
+		{"overview csv funnel", acc + "?csv=funnel"},
+		{"agency overview", "/accounts"},
 		{"leads", acc + "/leads"},
 		{"leads junk", acc + "/leads?junk=junk"},
 		{"leads won", acc + "/leads?stage=won"},
@@ -247,27 +260,36 @@ func drive(cfg config, clients []*http.Client, base string, pages []page) *resul
 	return res
 }
 
+// report prints each page's latencies and judges each page's p95, and
+// the peak RSS, against the budget.
 func (r *result) report(pages []page) error {
 	var all []time.Duration
-	fmt.Printf("%-20s %6s %9s %9s %9s\n", "page", "n", "p50 ms", "p95 ms", "max ms")
+	var slow []string
+	fmt.Printf("%-28s %6s %9s %9s %9s\n", "page", "n", "p50 ms", "p95 ms", "max ms")
 	for _, p := range pages {
 		l := r.lat[p.name]
 		slices.Sort(l)
 		all = append(all, l...)
-		fmt.Printf("%-20s %6d %9.1f %9.1f %9.1f\n", p.name, len(l), benchkit.Millis(benchkit.Percentile(l, 0.5)), benchkit.Millis(benchkit.Percentile(l, 0.95)), benchkit.Millis(benchkit.Percentile(l, 1)))
+		p95 := benchkit.Percentile(l, 0.95)
+		mark := ""
+		if p95 > budgetP95 {
+			mark = "  over budget"
+			slow = append(slow, p.name)
+		}
+		fmt.Printf("%-28s %6d %9.1f %9.1f %9.1f%s\n", p.name, len(l), benchkit.Millis(benchkit.Percentile(l, 0.5)), benchkit.Millis(p95), benchkit.Millis(benchkit.Percentile(l, 1)), mark)
 	}
 	slices.Sort(all)
 	p95, rss := benchkit.Percentile(all, 0.95), benchkit.ProcStatusKB("VmHWM")/1024
 	verdict := "PASS"
-	if p95 > budgetP95 || rss > budgetRSS || r.errors > 0 {
+	if len(slow) > 0 || rss > budgetRSS || r.errors > 0 {
 		verdict = "FAIL"
 	}
-	fmt.Printf("requests=%d\nerrors=%d\np95_ms=%.1f\npeak_rss_mb=%d\nverdict=%s\n", len(all), r.errors, benchkit.Millis(p95), rss, verdict)
+	fmt.Printf("requests=%d\nerrors=%d\np95_ms=%.1f\npages_over_budget=%d\npeak_rss_mb=%d\nverdict=%s\n", len(all), r.errors, benchkit.Millis(p95), len(slow), rss, verdict)
 	if r.errors > 0 {
 		return fmt.Errorf("%d requests failed; first: %s", r.errors, r.firstErr)
 	}
 	if verdict == "FAIL" {
-		return fmt.Errorf("p95 %.1f ms (budget %v), peak RSS %d MB (budget %d)", benchkit.Millis(p95), budgetP95, rss, budgetRSS)
+		return fmt.Errorf("pages with a p95 over %v: %v; peak RSS %d MB (budget %d)", budgetP95, slow, rss, budgetRSS)
 	}
 	return nil
 }
