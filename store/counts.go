@@ -305,6 +305,14 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	return c, wrap("counts", err)
 }
 
+// HasLeads reports whether an account has any lead: its counts have a row
+// from its first lead on (leads are never deleted).
+func (s *Store) HasLeads(ctx context.Context, accountID int64) (bool, error) {
+	var ids []int64
+	err := s.q(ctx).Raw(`SELECT account_id FROM lead_counts WHERE account_id = ? LIMIT 1`, accountID).Scan(&ids).Error
+	return len(ids) > 0, wrap("has leads", err)
+}
+
 // LeadStages lists the stages an account's leads are at, as they are
 // written: a stage change keeps its caller's spelling ("Qualified").
 func (s *Store) LeadStages(ctx context.Context, accountID int64) ([]string, error) {
@@ -332,8 +340,11 @@ func (s *Store) StageUpdates(ctx context.Context, accountID int64, spans []Span)
 	var parts []string
 	var args []any
 	for i, sp := range spans {
+		// The order makes the plan walk the account's index from the
+		// span's start: rows are stored by time, and a scan that expects
+		// to meet a match soon reads every earlier one first.
 		parts = append(parts, fmt.Sprintf(`SELECT %d AS span FROM stage_changes WHERE account_id = ? AND created_at >= ? AND created_at < ?
-			AND stage NOT IN ('junk', 'not_junk') LIMIT 1`, i))
+			AND stage NOT IN ('junk', 'not_junk') ORDER BY created_at LIMIT 1`, i))
 		args = append(args, accountID, sp.From.UTC(), sp.To.UTC())
 	}
 	var found []int

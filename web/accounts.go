@@ -64,11 +64,9 @@ func (h *Handler) gettingStarted(c echo.Context, accountID int64) (*views.Gettin
 		return nil, err
 	}
 	g.HasKey = slices.ContainsFunc(keys, func(k models.IngestKey) bool { return k.RevokedAt == nil })
-	n, err := h.store.CountLeads(ctx, accountID, store.LeadFilter{}, 1)
-	if err != nil {
+	if g.HasLeads, err = h.store.HasLeads(ctx, accountID); err != nil {
 		return nil, err
 	}
-	g.HasLeads = n > 0
 	datasets, err := h.store.Datasets(ctx, accountID)
 	if err != nil {
 		return nil, err

@@ -110,6 +110,9 @@ type overviewData struct {
 	weeks   []store.Span
 	byWeek  store.Counts
 	inRange store.Counts
+	// unfiltered is byWeek without the filters, for the readiness checks;
+	// byWeek itself when no filter is set.
+	unfiltered store.Counts
 	links   overviewLinks
 }
 
@@ -147,6 +150,12 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 	if d.byWeek, err = h.store.Counts(ctx, d.weeks, d.filter.counts); err != nil {
 		return d, err
 	}
+	d.unfiltered = d.byWeek
+	if d.filter.counts != (store.CountFilter{}) {
+		if d.unfiltered, err = h.store.Counts(ctx, d.weeks, store.CountFilter{}); err != nil {
+			return d, err
+		}
+	}
 	rng := []store.Span{{AccountID: a.ID, From: d.filter.from, To: d.filter.to}}
 	if d.inRange, err = h.store.Counts(ctx, rng, d.filter.counts); err != nil {
 		return d, err
@@ -169,11 +178,9 @@ func (h *Handler) showOverview(c echo.Context) error {
 		}
 		v.HasLeads = v.Start.HasLeads
 	} else {
-		n, err := h.store.CountLeads(ctx, a.ID, store.LeadFilter{}, 1)
-		if err != nil {
+		if v.HasLeads, err = h.store.HasLeads(ctx, a.ID); err != nil {
 			return err
 		}
-		v.HasLeads = n > 0
 	}
 	p := h.page(c, a.Name)
 	p.Nav = "overview"

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -37,39 +36,34 @@ func (h *Handler) readiness(c echo.Context, d overviewData) (views.Readiness, er
 	ctx := c.Request().Context()
 	a := currentAccount(c)
 	tomorrow := store.AddDays(h.now(), 1, d.loc)
-	day := func(n int) time.Time { return store.AddDays(tomorrow, n, d.loc) }
-	month := []store.Span{{AccountID: a.ID, From: day(-30), To: tomorrow}}
-	cohort := []store.Span{{AccountID: a.ID, From: day(-56), To: day(-28)}}
-	byMonth, err := h.store.Counts(ctx, month, store.CountFilter{})
-	if err != nil {
-		return r, err
-	}
-	byCohort, err := h.store.Counts(ctx, cohort, store.CountFilter{})
-	if err != nil {
-		return r, err
-	}
 	var days []store.Span
 	for i := 7; i >= 1; i-- {
-		days = append(days, store.Span{AccountID: a.ID, From: day(-i - 1), To: day(-i)})
+		days = append(days, store.Span{AccountID: a.ID, From: store.AddDays(tomorrow, -i-1, d.loc), To: store.AddDays(tomorrow, -i, d.loc)})
 	}
 	updates, err := h.store.StageUpdates(ctx, a.ID, days)
 	if err != nil {
 		return r, err
 	}
-	in := overview.ReadinessInput{
-		Goal:         r.Goal,
-		MonthLeads:   overview.Sum(byMonth, 0, nil).Leads,
-		CohortLeads:  overview.Sum(byCohort, 0, nil).Leads,
-		UpdateDays:   updates,
-		MappedStages: len(d.mapped),
+	// The windows are whole weeks of the chart's counts: the 4 full weeks
+	// before this one for the month, and the 4 before those for the share
+	// reaching the goal (those leads are 28 days old or more). The
+	// Overview's filters apply to neither.
+	n := len(d.weeks)
+	in := overview.ReadinessInput{Goal: r.Goal, UpdateDays: updates, MappedStages: len(d.mapped)}
+	g := slices.IndexFunc(d.stages, func(s overview.Stage) bool { return strings.EqualFold(s.Name, r.Goal) })
+	for w := n - 9; w < n-1; w++ {
+		f := overview.Sum(d.unfiltered, w, d.stages)
+		if w >= n-5 {
+			in.MonthLeads += f.Leads
+			continue
+		}
+		in.CohortLeads += f.Leads
+		if g >= 0 {
+			in.CohortReached += f.Reached[g]
+		}
 	}
-	// Leads, not changes (a lead may record a stage twice): those of the
-	// cohort at the goal or a later stage now.
-	if g := slices.IndexFunc(d.stages, func(s overview.Stage) bool { return strings.EqualFold(s.Name, r.Goal) }); g >= 0 {
-		in.CohortReached = overview.Sum(byCohort, 0, d.stages).Reached[g]
-	}
-	for _, e := range byMonth.Events {
-		if e.Source == models.SourceInstantForm && (e.Status == models.EventSent || e.Status == models.EventDryRun) {
+	for _, e := range d.unfiltered.Events {
+		if e.Span >= n-5 && e.Span < n-1 && e.Source == models.SourceInstantForm && (e.Status == models.EventSent || e.Status == models.EventDryRun) {
 			in.InstantFormEvents += e.N
 			in.WithLeadID += e.Keys.LeadID
 		}

@@ -19,15 +19,17 @@ const (
 	// MinStages is the least mapped stages Meta validates; RecommendedStages
 	// what it recommends.
 	MinStages, RecommendedStages = 2, 3
+	// daysPerMonth turns 4 weeks' leads into a month's.
+	daysPerMonth = 365.25 / 12
 )
 
 // ReadinessInput is what the readiness checks read.
 type ReadinessInput struct {
 	// Goal is the stage the account optimises toward.
 	Goal string
-	// MonthLeads counts the leads of the last 30 days.
+	// MonthLeads counts the leads of the 4 full weeks before this one.
 	MonthLeads int64
-	// CohortLeads counts the leads captured 56 to 28 days ago, and
+	// CohortLeads counts the leads of the 4 full weeks before those, and
 	// CohortReached those at Goal or a later stage now: 28 days or more
 	// after their capture, mostly within StageWindow of it.
 	CohortLeads, CohortReached int64
@@ -37,7 +39,7 @@ type ReadinessInput struct {
 	// MappedStages counts the stages that send an event.
 	MappedStages int
 	// InstantFormEvents counts the events of Instant Form leads sent (or
-	// built) in the last 28 days, and WithLeadID those carrying Meta's
+	// built) of the month's leads, and WithLeadID those carrying Meta's
 	// lead id.
 	InstantFormEvents, WithLeadID int64
 }
@@ -64,15 +66,16 @@ func Readiness(in ReadinessInput) []Check {
 	if in.CohortLeads > 0 {
 		share = float64(in.CohortReached) / float64(in.CohortLeads)
 	}
+	monthly := float64(in.MonthLeads) * daysPerMonth / 28
 	checks := []Check{{
 		Name:   "At least 200 leads a month",
-		Pass:   in.MonthLeads >= MinMonthlyLeads,
-		Figure: fmt.Sprintf("%d leads in the last 30 days", in.MonthLeads),
+		Pass:   monthly >= MinMonthlyLeads,
+		Figure: fmt.Sprintf("%d leads in the 4 full weeks before this one, about %.0f a month", in.MonthLeads, monthly),
 		Fix:    "Meta learns too slowly below 200 leads a month: widen the audience or the budget, or add the forms of other campaigns.",
 	}, {
 		Name: fmt.Sprintf("1–40 %% of leads reach %s within 28 days", in.Goal),
 		Pass: in.CohortLeads > 0 && share >= MinStageShare && share <= MaxStageShare,
-		Figure: fmt.Sprintf("%d of the %d leads captured 28 to 56 days ago have reached it (%.1f %%)",
+		Figure: fmt.Sprintf("%d of the %d leads of the 4 weeks before those have reached it (%.1f %%)",
 			in.CohortReached, in.CohortLeads, 100*share),
 		Fix: stageShareFix(in, share),
 	}, {
@@ -103,7 +106,7 @@ func Readiness(in ReadinessInput) []Check {
 func stageShareFix(in ReadinessInput, share float64) string {
 	switch {
 	case in.CohortLeads == 0:
-		return "No leads were captured 28 to 56 days ago: the check needs a month of history."
+		return "No leads were captured 5 to 8 weeks ago: the check needs two months of history."
 	case share < MinStageShare:
 		return fmt.Sprintf("Too few leads reach %s for Meta to learn from: optimise toward an earlier stage.", in.Goal)
 	case share > MaxStageShare:
