@@ -113,7 +113,7 @@ type overviewData struct {
 	// unfiltered is byWeek without the filters, for the readiness checks;
 	// byWeek itself when no filter is set.
 	unfiltered store.Counts
-	links   overviewLinks
+	links      overviewLinks
 }
 
 // periods are the headline's columns: this week, last week and the range.
