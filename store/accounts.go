@@ -75,8 +75,8 @@ func (s *Store) UpdateAccountSettings(ctx context.Context, a models.Account) (mo
 	defer s.forgetKeys()
 	var out models.Account
 	err := s.Tx(ctx, func(tx *Store) error {
-		var before []string
-		if err := tx.q(ctx).Model(&models.Account{}).Where("id = ?", a.ID).Pluck("website_url", &before).Error; err != nil {
+		var before []models.Account
+		if err := tx.q(ctx).Select("website_url, timezone").Where("id = ?", a.ID).Find(&before).Error; err != nil {
 			return err
 		}
 		if len(before) == 0 {
@@ -96,7 +96,13 @@ func (s *Store) UpdateAccountSettings(ctx context.Context, a models.Account) (mo
 		if res.RowsAffected == 0 {
 			return ErrNotFound
 		}
-		if a.WebsiteURL != "" && a.WebsiteURL != before[0] {
+		if a.Timezone != before[0].Timezone {
+			// The counts' merged rows are by date in the account's zone.
+			if err := tx.RecountAccount(ctx, a.ID); err != nil {
+				return err
+			}
+		}
+		if a.WebsiteURL != "" && a.WebsiteURL != before[0].WebsiteURL {
 			err := tx.q(ctx).Model(&models.Lead{}).
 				Where(`account_id = ? AND source = ? AND event_source_url = '' AND id IN (
 					SELECT lead_id FROM unsent_events WHERE dataset_id IN (SELECT id FROM datasets WHERE account_id = ?))`,

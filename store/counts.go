@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sqlite "github.com/glebarez/go-sqlite"
@@ -51,6 +52,36 @@ func Campaign(url string) string {
 	return m[1]
 }
 
+// zones caches the time zones LocalDay loads, by name.
+var zones sync.Map
+
+// zone is the time zone named tz, UTC when there is none by that name.
+func zone(tz string) *time.Location {
+	if loc, ok := zones.Load(tz); ok {
+		return loc.(*time.Location)
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		loc = time.UTC
+	}
+	zones.Store(tz, loc)
+	return loc
+}
+
+// Day is the date of t in loc as days since 1970-01-01: the day of the
+// counts' merged rows.
+func Day(t time.Time, loc *time.Location) int64 {
+	y, m, d := t.In(loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400
+}
+
+// LocalDay is the date in zone tz (UTC when unknown) of counts bucket b, as
+// days since 1970-01-01, as the function local_day of migration 0021 has
+// it on Postgres.
+func LocalDay(b int64, tz string) int64 {
+	return Day(time.Unix(b*BucketSeconds, 0), zone(tz))
+}
+
 // JunkSignals is the signals of a lead's junk reasons (JSON, a list of
 // junk.Reason) joined by commas, as the counts keep them: "" for none.
 func JunkSignals(reasons string) string {
@@ -84,6 +115,14 @@ func init() {
 			s, _ := sqliteText(args[0])
 			return JunkSignals(s), nil
 		}},
+		{"local_day", func(args []driver.Value) (driver.Value, error) {
+			b, ok := args[0].(int64)
+			if !ok {
+				return nil, fmt.Errorf("local_day: bucket %T", args[0])
+			}
+			tz, _ := sqliteText(args[1])
+			return LocalDay(b, tz), nil
+		}},
 		{"whole_seconds", func(args []driver.Value) (driver.Value, error) {
 			t, err := sqliteTime(args[0])
 			if err != nil {
@@ -100,7 +139,11 @@ func init() {
 		}},
 	}
 	for _, f := range fns {
-		err := sqlite.RegisterDeterministicScalarFunction(f.name, 1, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		nArg := int32(1)
+		if f.name == "local_day" {
+			nArg = 2
+		}
+		err := sqlite.RegisterDeterministicScalarFunction(f.name, nArg, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 			return f.fn(args)
 		})
 		if err != nil {
@@ -189,11 +232,22 @@ func LastDay(t time.Time, loc *time.Location) string {
 }
 
 // Span is a time range [From, To) of an account's leads, counted by
-// capture time; both ends are whole buckets (a day or week of the
-// account's zone always is).
+// capture time: whole days of the account's zone.
 type Span struct {
 	AccountID int64
 	From, To  time.Time
+	// Loc is the account's zone, in which From and To are the starts of
+	// days (DayStart); nil is UTC.
+	Loc *time.Location
+}
+
+// days are the span's dates, [from, to), as Day has them.
+func (sp Span) days() (from, to int64) {
+	loc := sp.Loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	return Day(sp.From, loc), Day(sp.To, loc)
 }
 
 // CountFilter narrows counts to leads of one source or campaign ("" for
@@ -261,24 +315,35 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	if len(spans) == 0 {
 		return c, nil
 	}
-	// The span of a row: a CASE over the spans' accounts and bucket ranges.
-	var slot strings.Builder
-	var args []any
-	slot.WriteString("CASE")
-	lo, hi := Bucket(spans[0].From), Bucket(spans[0].To)
+	// The span of a row: a CASE over the spans' accounts and days for
+	// merged rows, buckets for deltas.
+	var merged, deltas strings.Builder
+	var mergedArgs, deltaArgs []any
+	merged.WriteString("CASE")
+	deltas.WriteString("CASE")
 	var accounts []int64
+	var lo, hi, loDay, hiDay int64
 	for i, sp := range spans {
 		from, to := Bucket(sp.From), Bucket(sp.To)
-		fmt.Fprintf(&slot, " WHEN account_id = ? AND bucket >= ? AND bucket < ? THEN %d", i)
-		args = append(args, sp.AccountID, from, to)
-		lo, hi = min(lo, from), max(hi, to)
+		fromDay, toDay := sp.days()
+		fmt.Fprintf(&merged, " WHEN account_id = ? AND day >= ? AND day < ? THEN %d", i)
+		mergedArgs = append(mergedArgs, sp.AccountID, fromDay, toDay)
+		fmt.Fprintf(&deltas, " WHEN account_id = ? AND bucket >= ? AND bucket < ? THEN %d", i)
+		deltaArgs = append(deltaArgs, sp.AccountID, from, to)
+		if i == 0 {
+			lo, hi, loDay, hiDay = from, to, fromDay, toDay
+		}
+		lo, hi, loDay, hiDay = min(lo, from), max(hi, to), min(loDay, fromDay), max(hiDay, toDay)
 		if !slices.Contains(accounts, sp.AccountID) {
 			accounts = append(accounts, sp.AccountID)
 		}
 	}
-	slot.WriteString(" END")
-	where := "account_id IN ? AND bucket >= ? AND bucket < ?"
-	whereArgs := []any{accounts, lo, hi}
+	merged.WriteString(" END")
+	deltas.WriteString(" END")
+	slot := "CASE WHEN delta THEN " + deltas.String() + " ELSE " + merged.String() + " END"
+	args := append(append([]any{}, deltaArgs...), mergedArgs...)
+	where := "account_id IN ? AND (NOT delta AND day >= ? AND day < ? OR delta AND bucket >= ? AND bucket < ?)"
+	whereArgs := []any{accounts, loDay, hiDay, lo, hi}
 	if f.Source != "" {
 		where += " AND source = ?"
 		whereArgs = append(whereArgs, f.Source)
@@ -289,7 +354,7 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	}
 	// Rows between two spans have no span.
 	read := func(dest any, cols, table, group string) error {
-		q := "SELECT span, " + cols + " FROM (SELECT " + slot.String() + " AS span, * FROM " + table + " WHERE " + where +
+		q := "SELECT span, " + cols + " FROM (SELECT " + slot + " AS span, * FROM " + table + " WHERE " + where +
 			") x WHERE span IS NOT NULL GROUP BY span, " + group
 		return s.q(ctx).Raw(q, append(append([]any{}, args...), whereArgs...)...).Scan(dest).Error
 	}
@@ -323,11 +388,13 @@ func (s *Store) LeadStages(ctx context.Context, accountID int64) ([]string, erro
 }
 
 // Campaigns lists the campaigns of an account's leads captured since
-// since, most leads first.
+// since (or a day before it, in some zone), most leads first.
 func (s *Store) Campaigns(ctx context.Context, accountID int64, since time.Time, limit int) ([]string, error) {
 	var out []string
-	err := s.q(ctx).Raw(`SELECT campaign FROM lead_counts WHERE account_id = ? AND bucket >= ? AND campaign <> ''
-		GROUP BY campaign HAVING SUM(n) > 0 ORDER BY SUM(n) DESC, campaign LIMIT ?`, accountID, Bucket(since), limit).Scan(&out).Error
+	err := s.q(ctx).Raw(`SELECT campaign FROM lead_counts WHERE account_id = ? AND campaign <> ''
+		AND (NOT delta AND day >= ? OR delta AND bucket >= ?)
+		GROUP BY campaign HAVING SUM(n) > 0 ORDER BY SUM(n) DESC, campaign LIMIT ?`,
+		accountID, Day(since, time.UTC)-1, Bucket(since), limit).Scan(&out).Error
 	return out, wrap("campaigns", err)
 }
 
@@ -403,25 +470,27 @@ func (s *Store) LastStageUpdates(ctx context.Context, accountIDs []int64) (map[i
 // function compact_counts of migration 0021 does. SQLite has one writer,
 // so no delta can arrive between the merge and the delete.
 var compactSQLite = []string{
-	`INSERT INTO lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n, delta)
-	SELECT account_id, bucket, source, campaign, stage, junk, partial, junk_signals, SUM(n), false
-	FROM lead_counts WHERE delta GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 HAVING SUM(n) <> 0
-	ON CONFLICT (account_id, bucket, source, campaign, stage, junk, partial, junk_signals) WHERE NOT delta
+	`INSERT INTO lead_counts (account_id, day, source, campaign, stage, junk, partial, junk_signals, n, delta)
+	SELECT c.account_id, local_day(c.bucket, a.timezone), source, campaign, stage, junk, partial, junk_signals, SUM(n), false
+	FROM lead_counts c JOIN accounts a ON a.id = c.account_id WHERE delta
+	GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 HAVING SUM(n) <> 0
+	ON CONFLICT (account_id, day, source, campaign, stage, junk, partial, junk_signals) WHERE NOT delta
 	DO UPDATE SET n = n + excluded.n`,
 	`DELETE FROM lead_counts WHERE delta`,
-	`INSERT INTO stage_counts (account_id, bucket, source, campaign, stage, hours, n, delta)
-	SELECT account_id, bucket, source, campaign, stage, hours, SUM(n), false
-	FROM stage_counts WHERE delta GROUP BY 1, 2, 3, 4, 5, 6 HAVING SUM(n) <> 0
-	ON CONFLICT (account_id, bucket, source, campaign, stage, hours) WHERE NOT delta DO UPDATE SET n = n + excluded.n`,
+	`INSERT INTO stage_counts (account_id, day, source, campaign, stage, hours, n, delta)
+	SELECT c.account_id, local_day(c.bucket, a.timezone), source, campaign, stage, hours, SUM(n), false
+	FROM stage_counts c JOIN accounts a ON a.id = c.account_id WHERE delta
+	GROUP BY 1, 2, 3, 4, 5, 6 HAVING SUM(n) <> 0
+	ON CONFLICT (account_id, day, source, campaign, stage, hours) WHERE NOT delta DO UPDATE SET n = n + excluded.n`,
 	`DELETE FROM stage_counts WHERE delta`,
-	`INSERT INTO event_counts (account_id, bucket, source, campaign, event_name, status,
+	`INSERT INTO event_counts (account_id, day, source, campaign, event_name, status,
 		n, em, ph, fbc, fbp, external_id, lead_id, ip, ua, delta)
-	SELECT account_id, bucket, source, campaign, event_name, status, SUM(n), SUM(em), SUM(ph), SUM(fbc), SUM(fbp),
-		SUM(external_id), SUM(lead_id), SUM(ip), SUM(ua), false
-	FROM event_counts WHERE delta GROUP BY 1, 2, 3, 4, 5, 6
+	SELECT c.account_id, local_day(c.bucket, a.timezone), source, campaign, event_name, status, SUM(n), SUM(em), SUM(ph),
+		SUM(fbc), SUM(fbp), SUM(external_id), SUM(lead_id), SUM(ip), SUM(ua), false
+	FROM event_counts c JOIN accounts a ON a.id = c.account_id WHERE delta GROUP BY 1, 2, 3, 4, 5, 6
 	HAVING SUM(n) <> 0 OR SUM(em) <> 0 OR SUM(ph) <> 0 OR SUM(fbc) <> 0 OR SUM(fbp) <> 0 OR SUM(external_id) <> 0
 		OR SUM(lead_id) <> 0 OR SUM(ip) <> 0 OR SUM(ua) <> 0
-	ON CONFLICT (account_id, bucket, source, campaign, event_name, status) WHERE NOT delta DO UPDATE SET
+	ON CONFLICT (account_id, day, source, campaign, event_name, status) WHERE NOT delta DO UPDATE SET
 		n = n + excluded.n, em = em + excluded.em, ph = ph + excluded.ph, fbc = fbc + excluded.fbc,
 		fbp = fbp + excluded.fbp, external_id = external_id + excluded.external_id,
 		lead_id = lead_id + excluded.lead_id, ip = ip + excluded.ip, ua = ua + excluded.ua`,

@@ -163,7 +163,9 @@ func TestCountsFollowEveryWrite(t *testing.T) {
 
 // Counts reads each span of each account apart: a lead one second before a
 // week's start in the account's zone belongs to the week before, the first
-// second of the week to it; filters keep a source or a campaign.
+// second of the week to it; filters keep a source or a campaign. The same
+// whether the counts are deltas by quarter hour or merged by date, and
+// after the account's zone changes.
 func TestCountsBySpan(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
@@ -175,6 +177,15 @@ func TestCountsBySpan(t *testing.T) {
 		kolkata, err := time.LoadLocation("Asia/Kolkata") // +05:30
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, z := range []struct {
+			acc *models.Account
+			tz  string
+		}{{&a, "America/New_York"}, {&b, "Asia/Kolkata"}} {
+			z.acc.Timezone = z.tz
+			if _, err := s.UpdateAccountSettings(ctx, *z.acc); err != nil {
+				t.Fatal(err)
+			}
 		}
 		now := time.Date(2026, 11, 25, 15, 0, 0, 0, ny) // a Wednesday
 		weeks := store.WeekStarts(ny, now, 2)           // Nov 16, Nov 23
@@ -203,8 +214,8 @@ func TestCountsBySpan(t *testing.T) {
 			t.Fatal(err)
 		}
 		spans := []store.Span{
-			{AccountID: a.ID, From: weeks[0], To: weeks[1]}, {AccountID: a.ID, From: weeks[1], To: weeks[1].AddDate(0, 0, 7)},
-			{AccountID: b.ID, From: bWeeks[0], To: bWeeks[1]}, {AccountID: b.ID, From: bWeeks[1], To: bWeeks[1].AddDate(0, 0, 7)},
+			{AccountID: a.ID, From: weeks[0], To: weeks[1], Loc: ny}, {AccountID: a.ID, From: weeks[1], To: weeks[1].AddDate(0, 0, 7), Loc: ny},
+			{AccountID: b.ID, From: bWeeks[0], To: bWeeks[1], Loc: kolkata}, {AccountID: b.ID, From: bWeeks[1], To: bWeeks[1].AddDate(0, 0, 7), Loc: kolkata},
 		}
 		sum := func(c store.Counts, span int, keep func(store.LeadCount) bool) int64 {
 			var n int64
@@ -216,41 +227,65 @@ func TestCountsBySpan(t *testing.T) {
 			return n
 		}
 		all := func(store.LeadCount) bool { return true }
-		c, err := s.Counts(ctx, spans, store.CountFilter{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, want := range []int64{1, 3, 1, 1} {
-			if got := sum(c, i, all); got != want {
-				t.Errorf("span %d: %d leads; want %d", i, got, want)
-			}
-		}
-		if got := sum(c, 1, func(r store.LeadCount) bool { return r.Junk && r.JunkSignals == "honeypot" }); got != 1 {
-			t.Errorf("junk by honeypot this week = %d; want 1", got)
-		}
-		if len(c.Stages) != 1 || c.Stages[0].Span != 1 || c.Stages[0].Hours != 50 || c.Stages[0].N != 1 {
-			t.Errorf("stage delays = %+v; want one change 50 hours after its lead, this week", c.Stages)
-		}
-		for _, tt := range []struct {
-			f    store.CountFilter
-			want int64
-		}{
-			{store.CountFilter{Source: models.SourceInstantForm}, 1},
-			{store.CountFilter{Campaign: "spring"}, 1},
-			{store.CountFilter{Campaign: "fall", Source: models.SourceWebsite}, 1},
-			{store.CountFilter{Campaign: "none"}, 0},
-		} {
-			c, err := s.Counts(ctx, spans[:2], tt.f)
+		check := func(when string) {
+			t.Helper()
+			c, err := s.Counts(ctx, spans, store.CountFilter{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := sum(c, 1, all); got != tt.want {
-				t.Errorf("this week with %+v: %d leads; want %d", tt.f, got, tt.want)
+			for i, want := range []int64{1, 3, 1, 1} {
+				if got := sum(c, i, all); got != want {
+					t.Errorf("%s: span %d: %d leads; want %d", when, i, got, want)
+				}
+			}
+			if got := sum(c, 1, func(r store.LeadCount) bool { return r.Junk && r.JunkSignals == "honeypot" }); got != 1 {
+				t.Errorf("%s: junk by honeypot this week = %d; want 1", when, got)
+			}
+			if len(c.Stages) != 1 || c.Stages[0].Span != 1 || c.Stages[0].Hours != 50 || c.Stages[0].N != 1 {
+				t.Errorf("%s: stage delays = %+v; want one change 50 hours after its lead, this week", when, c.Stages)
+			}
+			for _, tt := range []struct {
+				f    store.CountFilter
+				want int64
+			}{
+				{store.CountFilter{Source: models.SourceInstantForm}, 1},
+				{store.CountFilter{Campaign: "spring"}, 1},
+				{store.CountFilter{Campaign: "fall", Source: models.SourceWebsite}, 1},
+				{store.CountFilter{Campaign: "none"}, 0},
+			} {
+				c, err := s.Counts(ctx, spans[:2], tt.f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := sum(c, 1, all); got != tt.want {
+					t.Errorf("%s: this week with %+v: %d leads; want %d", when, tt.f, got, tt.want)
+				}
+			}
+			camps, err := s.Campaigns(ctx, a.ID, weeks[0], 10)
+			if err != nil || len(camps) != 2 || camps[0] != "spring" {
+				t.Errorf("%s: campaigns = %v, %v; want spring (2 leads) then fall", when, camps, err)
 			}
 		}
-		camps, err := s.Campaigns(ctx, a.ID, weeks[0], 10)
-		if err != nil || len(camps) != 2 || camps[0] != "spring" {
-			t.Errorf("campaigns = %v, %v; want spring (2 leads) then fall", camps, err)
+		check("deltas")
+		if err := s.CompactCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		check("merged")
+		noDrift(t, s, "merged")
+		// Another zone for a: its merged rows are counted again by its
+		// dates; b's stay as they are.
+		a.Timezone = "Asia/Tokyo"
+		if _, err := s.UpdateAccountSettings(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		noDrift(t, s, "a's zone changed")
+		tokyo, _ := time.LoadLocation("Asia/Tokyo")
+		tw := store.WeekStarts(tokyo, now, 2)
+		c, err := s.Counts(ctx, []store.Span{{AccountID: a.ID, From: tw[0], To: tw[1], Loc: tokyo},
+			{AccountID: a.ID, From: tw[1], To: tw[1].AddDate(0, 0, 7), Loc: tokyo}}, store.CountFilter{})
+		// In Tokyo (14 hours ahead) all four leads fall on Monday: this week.
+		if err != nil || sum(c, 0, all) != 0 || sum(c, 1, all) != 4 {
+			t.Errorf("a in Tokyo: %d and %d leads, %v; want 0 and 4", sum(c, 0, all), sum(c, 1, all), err)
 		}
 	})
 }

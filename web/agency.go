@@ -45,7 +45,7 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 		ids[i] = a.ID
 		loc := location(a.Account)
 		starts := store.WeekStarts(loc, now, 2)
-		spans[i] = store.Span{AccountID: a.ID, From: starts[1], To: store.AddDays(starts[1], 7, loc)}
+		spans[i] = store.Span{AccountID: a.ID, From: starts[1], To: store.AddDays(starts[1], 7, loc), Loc: loc}
 	}
 	counts, err := h.store.Counts(ctx, spans, store.CountFilter{})
 	if err != nil {

@@ -70,8 +70,8 @@ func (h *Handler) handleError(err error, c echo.Context) {
 }
 
 // refuseNUL answers 400 to a page request whose query or form holds a NUL
-// character or bytes that are not UTF-8: no text field takes them, and
-// Postgres can neither store nor compare them.
+// character, or whose query holds bytes that are not UTF-8: no text field
+// takes them, and Postgres can neither store nor compare them.
 func refuseNUL(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		vals := []url.Values{c.QueryParams()}
@@ -87,9 +87,13 @@ func refuseNUL(next echo.HandlerFunc) echo.HandlerFunc {
 				if strings.ContainsRune(k, 0) || slices.ContainsFunc(v, func(s string) bool { return strings.ContainsRune(s, 0) }) {
 					return echo.NewHTTPError(http.StatusBadRequest, "The text you sent contains a NUL character (\\0), which no field takes. Remove it and try again.")
 				}
-				if !utf8.ValidString(k) || slices.ContainsFunc(v, func(s string) bool { return !utf8.ValidString(s) }) {
-					return echo.NewHTTPError(http.StatusBadRequest, "The text you sent is not valid UTF-8. Send it as UTF-8 and try again.")
-				}
+			}
+		}
+		// A query (the lists' filters) that is not UTF-8 is refused too;
+		// forms say so inline, keeping what was typed.
+		for k, v := range vals[0] {
+			if !utf8.ValidString(k) || slices.ContainsFunc(v, func(s string) bool { return !utf8.ValidString(s) }) {
+				return echo.NewHTTPError(http.StatusBadRequest, "The address holds text that is not valid UTF-8. Fix the link and try again.")
 			}
 		}
 		return next(c)

@@ -121,7 +121,7 @@ func (d overviewData) periods() (names []string, spans []store.Span, counts []st
 	n := len(d.weeks)
 	names = []string{"This week", "Last week", d.vf.RangeLabel}
 	names[2] = strings.ToUpper(names[2][:1]) + names[2][1:]
-	spans = []store.Span{d.weeks[n-1], d.weeks[n-2], {From: d.filter.from, To: d.filter.to}}
+	spans = []store.Span{d.weeks[n-1], d.weeks[n-2], {From: d.filter.from, To: d.filter.to, Loc: d.loc}}
 	counts = []store.Counts{d.byWeek, d.byWeek, d.inRange}
 	idx = []int{n - 1, n - 2, 0}
 	return names, spans, counts, idx
@@ -145,7 +145,7 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
-		d.weeks = append(d.weeks, store.Span{AccountID: a.ID, From: s, To: end})
+		d.weeks = append(d.weeks, store.Span{AccountID: a.ID, From: s, To: end, Loc: d.loc})
 	}
 	if d.byWeek, err = h.store.Counts(ctx, d.weeks, d.filter.counts); err != nil {
 		return d, err
@@ -156,7 +156,7 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 			return d, err
 		}
 	}
-	rng := []store.Span{{AccountID: a.ID, From: d.filter.from, To: d.filter.to}}
+	rng := []store.Span{{AccountID: a.ID, From: d.filter.from, To: d.filter.to, Loc: d.loc}}
 	if d.inRange, err = h.store.Counts(ctx, rng, d.filter.counts); err != nil {
 		return d, err
 	}

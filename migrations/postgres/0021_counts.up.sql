@@ -3,11 +3,13 @@
 -- stage changes and their events, so that an account's overview reads a
 -- few thousand rows however many leads it holds.
 --
--- A row's time is its lead's capture time in 15-minute buckets of Unix time
--- (count_bucket): every time zone's offset is a whole number of quarter
--- hours, so any zone's days and weeks are whole runs of buckets, and a
--- change of the account's zone changes nothing here. source and campaign
--- (utm_campaign of the lead's event_source_url) are the Overview's filters.
+-- A row's time is its lead's capture time: a delta's in 15-minute buckets of
+-- Unix time (count_bucket), a merged row's as the date in the account's
+-- zone (day, days since 1970-01-01). Every zone's offset is a whole number
+-- of quarter hours, so a bucket falls in one date of any zone; a change of
+-- the account's zone counts its merged rows again (store.RecountAccount).
+-- source and campaign (utm_campaign of the lead's event_source_url) are
+-- the Overview's filters.
 --
 -- Triggers keep the counts in the writes' own transactions. Each table has
 -- one function that adds (d = 1) or subtracts (d = -1) given rows as they
@@ -20,8 +22,9 @@
 -- A trigger only ever inserts: a delta row (delta true) per key it moves.
 -- Writers then never wait for one another on a shared counter row, and
 -- cannot deadlock on two. A count is the sum of its key's rows; the store
--- merges the deltas into one row per key (delta false) every few seconds
--- (store.CompactCounts), one replica at a time.
+-- merges the deltas into one row per key and day (delta false) every few
+-- seconds (store.CompactCounts), one replica at a time: a day of a big
+-- account is then a few dozen rows, not a few thousand.
 
 -- utm_campaign is the raw value of a URL's first utm_campaign parameter, ''
 -- when it has none. SQLite has the same function, registered by the store.
@@ -43,11 +46,22 @@ AS $$ SELECT floor(extract(epoch FROM t))::bigint $$;
 CREATE FUNCTION count_bucket(t timestamptz) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT floor(extract(epoch FROM t) / 900)::bigint $$;
 
+-- local_day is the date of a bucket in zone tz as days since 1970-01-01;
+-- a zone Postgres does not know is read as UTC, as Go reads one it does
+-- not (the account settings take only zones Go knows).
+CREATE FUNCTION local_day(bucket bigint, tz text) RETURNS integer LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN (to_timestamp(bucket * 900) AT TIME ZONE tz)::date - DATE '1970-01-01';
+EXCEPTION WHEN invalid_parameter_value THEN
+    RETURN (to_timestamp(bucket * 900) AT TIME ZONE 'UTC')::date - DATE '1970-01-01';
+END $$;
+
 -- Leads by their state now: stage is the lead's latest stage, junk_signals
 -- the signals of a junk lead ('' for the others).
 CREATE TABLE lead_counts (
     account_id   bigint NOT NULL,
-    bucket       bigint NOT NULL,
+    bucket       bigint,
+    day          integer,
     source       text NOT NULL,
     campaign     text NOT NULL,
     stage        text NOT NULL,
@@ -57,16 +71,15 @@ CREATE TABLE lead_counts (
     n            bigint NOT NULL,
     delta        boolean NOT NULL DEFAULT true
 );
-CREATE UNIQUE INDEX lead_counts_key ON lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_signals)
-    WHERE NOT delta;
-CREATE INDEX lead_counts_deltas ON lead_counts (account_id) WHERE delta;
-CREATE INDEX lead_counts_spans ON lead_counts (account_id, bucket);
+CREATE UNIQUE INDEX lead_counts_key ON lead_counts (account_id, day, source, campaign, stage, junk, partial, junk_signals) WHERE NOT delta;
+CREATE INDEX lead_counts_deltas ON lead_counts (account_id, bucket) WHERE delta;
 
 -- Stage changes (not the junk markers) by stage and by whole hours from the
 -- lead's capture to the change, for the funnel's median times.
 CREATE TABLE stage_counts (
     account_id bigint NOT NULL,
-    bucket     bigint NOT NULL,
+    bucket     bigint,
+    day        integer,
     source     text NOT NULL,
     campaign   text NOT NULL,
     stage      text NOT NULL,
@@ -74,16 +87,16 @@ CREATE TABLE stage_counts (
     n          bigint NOT NULL,
     delta      boolean NOT NULL DEFAULT true
 );
-CREATE UNIQUE INDEX stage_counts_key ON stage_counts (account_id, bucket, source, campaign, stage, hours) WHERE NOT delta;
-CREATE INDEX stage_counts_deltas ON stage_counts (account_id) WHERE delta;
-CREATE INDEX stage_counts_spans ON stage_counts (account_id, bucket);
+CREATE UNIQUE INDEX stage_counts_key ON stage_counts (account_id, day, source, campaign, stage, hours) WHERE NOT delta;
+CREATE INDEX stage_counts_deltas ON stage_counts (account_id, bucket) WHERE delta;
 
 -- Events by name and status (sent when event_sends has it, else its
 -- unsent_events status), and how many of them carry each match key: the
 -- lead's keys, which its events send.
 CREATE TABLE event_counts (
     account_id  bigint NOT NULL,
-    bucket      bigint NOT NULL,
+    bucket      bigint,
+    day         integer,
     source      text NOT NULL,
     campaign    text NOT NULL,
     event_name  text NOT NULL,
@@ -99,9 +112,8 @@ CREATE TABLE event_counts (
     ua          bigint NOT NULL,
     delta       boolean NOT NULL DEFAULT true
 );
-CREATE UNIQUE INDEX event_counts_key ON event_counts (account_id, bucket, source, campaign, event_name, status) WHERE NOT delta;
-CREATE INDEX event_counts_deltas ON event_counts (account_id) WHERE delta;
-CREATE INDEX event_counts_spans ON event_counts (account_id, bucket);
+CREATE UNIQUE INDEX event_counts_key ON event_counts (account_id, day, source, campaign, event_name, status) WHERE NOT delta;
+CREATE INDEX event_counts_deltas ON event_counts (account_id, bucket) WHERE delta;
 
 CREATE FUNCTION count_leads(ls leads[], d integer) RETURNS void LANGUAGE sql AS $$
 INSERT INTO lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n)
@@ -162,28 +174,28 @@ BEGIN
     END IF;
     WITH gone AS (DELETE FROM lead_counts WHERE delta
                   RETURNING account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n)
-    INSERT INTO lead_counts AS c (account_id, bucket, source, campaign, stage, junk, partial, junk_signals, n, delta)
-    SELECT account_id, bucket, source, campaign, stage, junk, partial, junk_signals, sum(n), false
-    FROM gone GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 HAVING sum(n) <> 0
-    ON CONFLICT (account_id, bucket, source, campaign, stage, junk, partial, junk_signals) WHERE NOT delta
+    INSERT INTO lead_counts AS c (account_id, day, source, campaign, stage, junk, partial, junk_signals, n, delta)
+    SELECT g.account_id, local_day(g.bucket, a.timezone), source, campaign, stage, junk, partial, junk_signals, sum(n), false
+    FROM gone g JOIN accounts a ON a.id = g.account_id GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 HAVING sum(n) <> 0
+    ON CONFLICT (account_id, day, source, campaign, stage, junk, partial, junk_signals) WHERE NOT delta
     DO UPDATE SET n = c.n + excluded.n;
 
     WITH gone AS (DELETE FROM stage_counts WHERE delta RETURNING account_id, bucket, source, campaign, stage, hours, n)
-    INSERT INTO stage_counts AS c (account_id, bucket, source, campaign, stage, hours, n, delta)
-    SELECT account_id, bucket, source, campaign, stage, hours, sum(n), false
-    FROM gone GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0
-    ON CONFLICT (account_id, bucket, source, campaign, stage, hours) WHERE NOT delta DO UPDATE SET n = c.n + excluded.n;
+    INSERT INTO stage_counts AS c (account_id, day, source, campaign, stage, hours, n, delta)
+    SELECT g.account_id, local_day(g.bucket, a.timezone), source, campaign, stage, hours, sum(n), false
+    FROM gone g JOIN accounts a ON a.id = g.account_id GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) <> 0
+    ON CONFLICT (account_id, day, source, campaign, stage, hours) WHERE NOT delta DO UPDATE SET n = c.n + excluded.n;
 
     WITH gone AS (DELETE FROM event_counts WHERE delta
                   RETURNING account_id, bucket, source, campaign, event_name, status, n, em, ph, fbc, fbp, external_id, lead_id, ip, ua)
-    INSERT INTO event_counts AS c (account_id, bucket, source, campaign, event_name, status,
+    INSERT INTO event_counts AS c (account_id, day, source, campaign, event_name, status,
                                    n, em, ph, fbc, fbp, external_id, lead_id, ip, ua, delta)
-    SELECT account_id, bucket, source, campaign, event_name, status, sum(n), sum(em), sum(ph), sum(fbc), sum(fbp),
-           sum(external_id), sum(lead_id), sum(ip), sum(ua), false
-    FROM gone GROUP BY 1, 2, 3, 4, 5, 6
+    SELECT g.account_id, local_day(g.bucket, a.timezone), source, campaign, event_name, status, sum(n), sum(em), sum(ph),
+           sum(fbc), sum(fbp), sum(external_id), sum(lead_id), sum(ip), sum(ua), false
+    FROM gone g JOIN accounts a ON a.id = g.account_id GROUP BY 1, 2, 3, 4, 5, 6
     HAVING sum(n) <> 0 OR sum(em) <> 0 OR sum(ph) <> 0 OR sum(fbc) <> 0 OR sum(fbp) <> 0 OR sum(external_id) <> 0
         OR sum(lead_id) <> 0 OR sum(ip) <> 0 OR sum(ua) <> 0
-    ON CONFLICT (account_id, bucket, source, campaign, event_name, status) WHERE NOT delta DO UPDATE SET
+    ON CONFLICT (account_id, day, source, campaign, event_name, status) WHERE NOT delta DO UPDATE SET
         n = c.n + excluded.n, em = c.em + excluded.em, ph = c.ph + excluded.ph, fbc = c.fbc + excluded.fbc,
         fbp = c.fbp + excluded.fbp, external_id = c.external_id + excluded.external_id,
         lead_id = c.lead_id + excluded.lead_id, ip = c.ip + excluded.ip, ua = c.ua + excluded.ua;

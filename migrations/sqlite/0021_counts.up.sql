@@ -4,15 +4,18 @@
 -- for the definitions; here each is a view whose INSTEAD OF trigger adds
 -- (d = 1) or subtracts (d = -1) one row as it counts, and the triggers of
 -- the counted tables insert into those views. A trigger only inserts delta
--- rows (delta true); a count is the sum of its key's rows, and the store
--- merges the deltas into one row per key every few seconds
--- (store.CompactCounts). The store registers the
--- functions utm_campaign, junk_signals, count_bucket and whole_seconds (Go) on every
+-- rows (delta true, by 15-minute bucket); a count is the sum of its key's
+-- rows, and the store merges the deltas into one row per key and date in
+-- the account's zone (day) every few seconds (store.CompactCounts). The
+-- store registers the
+-- functions utm_campaign, junk_signals, count_bucket, whole_seconds and
+-- local_day (Go) on every
 -- connection.
 
 CREATE TABLE lead_counts (
     account_id   integer NOT NULL,
-    bucket       integer NOT NULL,
+    bucket       integer,
+    day          integer,
     source       text NOT NULL,
     campaign     text NOT NULL,
     stage        text NOT NULL,
@@ -22,14 +25,13 @@ CREATE TABLE lead_counts (
     n            integer NOT NULL,
     delta        boolean NOT NULL DEFAULT true
 );
-CREATE UNIQUE INDEX lead_counts_key ON lead_counts (account_id, bucket, source, campaign, stage, junk, partial, junk_signals)
-    WHERE NOT delta;
-CREATE INDEX lead_counts_deltas ON lead_counts (account_id) WHERE delta;
-CREATE INDEX lead_counts_spans ON lead_counts (account_id, bucket);
+CREATE UNIQUE INDEX lead_counts_key ON lead_counts (account_id, day, source, campaign, stage, junk, partial, junk_signals) WHERE NOT delta;
+CREATE INDEX lead_counts_deltas ON lead_counts (account_id, bucket) WHERE delta;
 
 CREATE TABLE stage_counts (
     account_id integer NOT NULL,
-    bucket     integer NOT NULL,
+    bucket     integer,
+    day        integer,
     source     text NOT NULL,
     campaign   text NOT NULL,
     stage      text NOT NULL,
@@ -37,13 +39,13 @@ CREATE TABLE stage_counts (
     n          integer NOT NULL,
     delta      boolean NOT NULL DEFAULT true
 );
-CREATE UNIQUE INDEX stage_counts_key ON stage_counts (account_id, bucket, source, campaign, stage, hours) WHERE NOT delta;
-CREATE INDEX stage_counts_deltas ON stage_counts (account_id) WHERE delta;
-CREATE INDEX stage_counts_spans ON stage_counts (account_id, bucket);
+CREATE UNIQUE INDEX stage_counts_key ON stage_counts (account_id, day, source, campaign, stage, hours) WHERE NOT delta;
+CREATE INDEX stage_counts_deltas ON stage_counts (account_id, bucket) WHERE delta;
 
 CREATE TABLE event_counts (
     account_id  integer NOT NULL,
-    bucket      integer NOT NULL,
+    bucket      integer,
+    day         integer,
     source      text NOT NULL,
     campaign    text NOT NULL,
     event_name  text NOT NULL,
@@ -59,9 +61,8 @@ CREATE TABLE event_counts (
     ua          integer NOT NULL,
     delta       boolean NOT NULL DEFAULT true
 );
-CREATE UNIQUE INDEX event_counts_key ON event_counts (account_id, bucket, source, campaign, event_name, status) WHERE NOT delta;
-CREATE INDEX event_counts_deltas ON event_counts (account_id) WHERE delta;
-CREATE INDEX event_counts_spans ON event_counts (account_id, bucket);
+CREATE UNIQUE INDEX event_counts_key ON event_counts (account_id, day, source, campaign, event_name, status) WHERE NOT delta;
+CREATE INDEX event_counts_deltas ON event_counts (account_id, bucket) WHERE delta;
 
 -- A lead as lead_counts counts it.
 CREATE VIEW lead_count_delta AS
