@@ -515,16 +515,6 @@ func (s *Store) CompactCounts(ctx context.Context) error {
 	}))
 }
 
-// VacuumCounts vacuums and analyzes the counts tables on Postgres, as
-// autovacuum does in time: a benchmark that loads months of leads in
-// minutes calls it after the first merge. SQLite needs none.
-func (s *Store) VacuumCounts(ctx context.Context) error {
-	if s.dialect != "postgres" {
-		return nil
-	}
-	return wrap("vacuum counts", s.q(ctx).Exec("VACUUM ANALYZE lead_counts, stage_counts, event_counts").Error)
-}
-
 // countsEvery is how often CompactCountsEvery merges the deltas.
 const countsEvery = 5 * time.Second
 
