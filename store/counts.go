@@ -255,6 +255,9 @@ func (sp Span) days() (from, to int64) {
 type CountFilter struct {
 	Source   models.Source
 	Campaign string
+	// NoDelays skips the stage changes' times (Counts.Stages stays empty):
+	// only the funnel's medians read them.
+	NoDelays bool
 }
 
 // LeadCount is how many leads of a span are in one state now.
@@ -359,7 +362,7 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 		return s.q(ctx).Raw(q, append(append([]any{}, args...), whereArgs...)...).Scan(dest).Error
 	}
 	err := read(&c.Leads, "stage, junk, partial, junk_signals, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_signals")
-	if err == nil {
+	if err == nil && !f.NoDelays {
 		err = read(&c.Stages, "stage, hours, SUM(n) AS n", "stage_counts", "stage, hours")
 	}
 	if err == nil {

@@ -47,7 +47,7 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 		starts := store.WeekStarts(loc, now, 2)
 		spans[i] = store.Span{AccountID: a.ID, From: starts[1], To: store.AddDays(starts[1], 7, loc), Loc: loc}
 	}
-	counts, err := h.store.Counts(ctx, spans, store.CountFilter{})
+	counts, err := h.store.Counts(ctx, spans, store.CountFilter{NoDelays: true})
 	if err != nil {
 		return nil, err
 	}

@@ -147,12 +147,15 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 		}
 		d.weeks = append(d.weeks, store.Span{AccountID: a.ID, From: s, To: end, Loc: d.loc})
 	}
-	if d.byWeek, err = h.store.Counts(ctx, d.weeks, d.filter.counts); err != nil {
+	// The weeks need no stage change times: only the range's funnel does.
+	weekly := d.filter.counts
+	weekly.NoDelays = true
+	if d.byWeek, err = h.store.Counts(ctx, d.weeks, weekly); err != nil {
 		return d, err
 	}
 	d.unfiltered = d.byWeek
-	if d.filter.counts != (store.CountFilter{}) {
-		if d.unfiltered, err = h.store.Counts(ctx, d.weeks, store.CountFilter{}); err != nil {
+	if weekly != (store.CountFilter{NoDelays: true}) {
+		if d.unfiltered, err = h.store.Counts(ctx, d.weeks, store.CountFilter{NoDelays: true}); err != nil {
 			return d, err
 		}
 	}
