@@ -1,7 +1,10 @@
 package web
 
 import (
+	"encoding/csv"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +32,9 @@ func (h *Handler) showAccounts(c echo.Context) error {
 	rows, err := h.agencyRows(c, p.Accounts)
 	if err != nil {
 		return err
+	}
+	if c.QueryParam("csv") != "" {
+		return agencyCSV(c, rows)
 	}
 	return render(c, 200, views.AccountsPage(p, rows))
 }
@@ -116,4 +122,34 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 	// Those that need attention most first, then by name (as listed).
 	slices.SortStableFunc(rows, func(x, y views.AccountRow) int { return y.Attention() - x.Attention() })
 	return rows, nil
+}
+
+// agencyCSV writes the agency overview's table as CSV.
+func agencyCSV(c echo.Context, rows []views.AccountRow) error {
+	res := c.Response()
+	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	res.Header().Set(echo.HeaderContentDisposition, `attachment; filename="accounts.csv"`)
+	res.Header().Set(echo.HeaderCacheControl, "no-store")
+	res.WriteHeader(http.StatusOK)
+	w := csv.NewWriter(res)
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	if err := w.Write([]string{"account", "slug", "leads", "qualified", "sent", "failed", "alerts", "role"}); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		alerts := make([]string, len(r.Alerts))
+		for i, a := range r.Alerts {
+			alerts[i] = a.Text
+		}
+		row := []string{r.Access.Name, r.Access.Slug, n(r.Leads), n(r.Qualified), n(r.Sent), n(r.Failed),
+			strings.Join(alerts, "; "), string(r.Access.Role)}
+		for i := range row {
+			row[i] = csvSafe(row[i])
+		}
+		if err := w.Write(row); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
 }

@@ -73,6 +73,10 @@ func TestAgencyOverview(t *testing.T) {
 		if alerts := cell(2, "account-alerts"); !strings.Contains(alerts, "All good") {
 			t.Errorf("calm's alerts = %q; want all good", alerts)
 		}
+		if csv := b.get("/accounts?csv=1"); !strings.HasPrefix(csv.header.Get("Content-Type"), "text/csv") ||
+			!strings.Contains(csv.body, "Paused,paused,2,") || strings.Contains(csv.body, "hidden") {
+			t.Errorf("agency CSV = %q", csv.body)
+		}
 		if alerts := cell(0, "account-alerts"); !strings.Contains(alerts, "Pixel paused") || !strings.Contains(alerts, "Meta refused the token") {
 			t.Errorf("paused account's alerts = %q", alerts)
 		}
