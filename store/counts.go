@@ -200,22 +200,13 @@ func DayStart(y int, m time.Month, d int, loc *time.Location) time.Time {
 	noon := time.Date(y, m, d, 12, 0, 0, 0, loc)
 	y, m, d = noon.Date()
 	t := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	// A midnight that does not exist may become the day before's last
+	// hour: the day starts at the first quarter hour of its date.
 	for {
-		ty, tm, td := t.Date()
-		if ty == y && tm == m && td == d {
-			break
-		}
-		// A midnight that does not exist became the day before's last hour.
-		t = t.Add(BucketSeconds * time.Second)
-	}
-	// A midnight skipped forward may have landed after the day's first
-	// instant: step back while the quarter hour before is the same date.
-	for {
-		before := t.Add(-BucketSeconds * time.Second)
-		if by, bm, bd := before.Date(); by != y || bm != m || bd != d {
+		if ty, tm, td := t.Date(); ty == y && tm == m && td == d {
 			return t
 		}
-		t = before
+		t = t.Add(BucketSeconds * time.Second)
 	}
 }
 

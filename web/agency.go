@@ -1,8 +1,6 @@
 package web
 
 import (
-	"encoding/csv"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,10 +79,7 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 	for i, a := range accounts {
 		r := views.AccountRow{Access: a}
 		st := overview.Stages(stages[a.ID], nil)
-		q := slices.IndexFunc(st, func(s overview.Stage) bool { return strings.EqualFold(s.Name, models.StageQualified) })
-		if q < 0 && len(st) > 0 {
-			q = 0
-		}
+		q := overview.Qualified(st)
 		f := overview.Sum(counts, i, st)
 		r.Leads, r.Sent, r.Failed = f.Leads, f.Events[models.EventSent], f.Events[models.EventFailed]
 		if q >= 0 {
@@ -126,12 +121,7 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 
 // agencyCSV writes the agency overview's table as CSV.
 func agencyCSV(c echo.Context, rows []views.AccountRow) error {
-	res := c.Response()
-	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	res.Header().Set(echo.HeaderContentDisposition, `attachment; filename="accounts.csv"`)
-	res.Header().Set(echo.HeaderCacheControl, "no-store")
-	res.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(res)
+	w := startCSV(c, "accounts.csv")
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	if err := w.Write([]string{"account", "slug", "leads", "qualified", "sent", "failed", "alerts", "role"}); err != nil {
 		return err
@@ -141,15 +131,10 @@ func agencyCSV(c echo.Context, rows []views.AccountRow) error {
 		for i, a := range r.Alerts {
 			alerts[i] = a.Text
 		}
-		row := []string{r.Access.Name, r.Access.Slug, n(r.Leads), n(r.Qualified), n(r.Sent), n(r.Failed),
-			strings.Join(alerts, "; "), string(r.Access.Role)}
-		for i := range row {
-			row[i] = csvSafe(row[i])
-		}
-		if err := w.Write(row); err != nil {
+		if err := w.Write([]string{r.Access.Name, r.Access.Slug, n(r.Leads), n(r.Qualified), n(r.Sent), n(r.Failed),
+			strings.Join(alerts, "; "), string(r.Access.Role)}); err != nil {
 			return err
 		}
 	}
-	w.Flush()
-	return w.Error()
+	return w.Close(nil)
 }

@@ -69,10 +69,10 @@ func (h *Handler) handleError(err error, c echo.Context) {
 	}
 }
 
-// refuseNUL answers 400 to a page request whose query or form holds a NUL
+// refuseBadText answers 400 to a page request whose query or form holds a NUL
 // character, or whose query holds bytes that are not UTF-8: no text field
 // takes them, and Postgres can neither store nor compare them.
-func refuseNUL(next echo.HandlerFunc) echo.HandlerFunc {
+func refuseBadText(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		vals := []url.Values{c.QueryParams()}
 		if c.Request().Method == http.MethodPost {

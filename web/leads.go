@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -233,15 +232,6 @@ func (h *Handler) leadRow(a models.Account, l models.Lead) views.LeadRow {
 	return r
 }
 
-// csvSafe stops a spreadsheet from running a cell as a formula: a value
-// that starts like one gets a leading apostrophe.
-func csvSafe(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
-
 func (h *Handler) exportLeads(c echo.Context) error {
 	a := currentAccount(c)
 	stages, written, err := h.reachedStages(c)
@@ -249,12 +239,7 @@ func (h *Handler) exportLeads(c echo.Context) error {
 		return err
 	}
 	f, _ := parseLeadFilter(c, a.Account, stages, written)
-	res := c.Response()
-	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	res.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="leads-%s-%s.csv"`, a.Slug, h.now().In(location(a.Account)).Format("2006-01-02")))
-	res.Header().Set(echo.HeaderCacheControl, "no-store")
-	res.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(res)
+	w := startCSV(c, fmt.Sprintf("leads-%s-%s.csv", a.Slug, h.now().In(location(a.Account)).Format("2006-01-02")))
 	header := []string{"lead_id", "created_at", "external_id", "source", "partial", "email", "phone", "first_name", "last_name",
 		"city", "state", "zip", "country", "stage", "junk", "junk_reasons", "message", "event_source_url", "meta_lead_id"}
 	if err := w.Write(header); err != nil {
@@ -274,16 +259,9 @@ func (h *Handler) exportLeads(c echo.Context) error {
 		rec := []string{strconv.FormatInt(l.ID, 10), l.CreatedAt.UTC().Format(time.RFC3339), ext, string(l.Source),
 			strconv.FormatBool(l.Partial), l.Email, l.Phone, l.FirstName, l.LastName, l.City, l.State, l.Zip, l.Country,
 			l.Stage, strconv.FormatBool(l.Junk), strings.Join(names, " "), l.Message, l.EventSourceURL, l.MetaLeadID}
-		for i := range rec {
-			rec[i] = csvSafe(rec[i])
-		}
 		return w.Write(rec)
 	})
-	w.Flush()
-	if err == nil {
-		err = w.Error()
-	}
-	return err
+	return w.Close(err)
 }
 
 func (h *Handler) leadParam(c echo.Context) (models.Lead, error) {

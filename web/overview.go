@@ -275,27 +275,11 @@ func headline(d overviewData) ([]string, []views.HeadlineRow) {
 	return names, rows
 }
 
-// qualifiedStage is the stage the chart shows: "qualified" when the
-// account has it, else its first mapped stage; -1 for none.
-func qualifiedStage(d overviewData) int {
-	for i, s := range d.stages {
-		if strings.EqualFold(s.Name, models.StageQualified) {
-			return i
-		}
-	}
-	for i, s := range d.stages {
-		if s.Mapped() {
-			return i
-		}
-	}
-	return -1
-}
-
 func weeklyChart(d overviewData) views.WeeklyCounts {
 	c := views.WeeklyCounts{ID: "weekly", Title: "Leads per week, last 12 weeks"}
 	leads := views.ChartSeries{Name: "Leads", One: "lead", Class: "leads"}
 	junkS := views.ChartSeries{Name: "Junk", One: "junk lead", Class: "junk"}
-	q := qualifiedStage(d)
+	q := overview.Qualified(d.stages)
 	var qual views.ChartSeries
 	if q >= 0 {
 		qual = views.ChartSeries{Name: "Reached " + d.stages[q].Name, One: "lead", Class: "qualified"}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/csv"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -89,22 +88,11 @@ func (h *Handler) overviewCSV(c echo.Context, d overviewData, table string) erro
 	default:
 		return echo.NewHTTPError(http.StatusNotFound, "No such table")
 	}
-	a := currentAccount(c)
-	res := c.Response()
-	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	res.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="overview-%s-%s-%s.csv"`,
-		a.Slug, table, d.filter.from.Format("2006-01-02")))
-	res.Header().Set(echo.HeaderCacheControl, "no-store")
-	res.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(res)
+	w := startCSV(c, fmt.Sprintf("overview-%s-%s-%s.csv", currentAccount(c).Slug, table, d.filter.from.Format("2006-01-02")))
 	for _, r := range rows {
-		for i := range r {
-			r[i] = csvSafe(r[i])
-		}
 		if err := w.Write(r); err != nil {
 			return err
 		}
 	}
-	w.Flush()
-	return w.Error()
+	return w.Close(nil)
 }

@@ -140,7 +140,7 @@ func New(o Options) *echo.Echo {
 
 	// A page's form is small; the largest, a setup file upload, is at most
 	// 1 MiB. The limit comes before the CSRF check, which reads the form.
-	ui := e.Group("", pageBodyLimit(), h.loadSession, refuseNUL, h.csrf)
+	ui := e.Group("", pageBodyLimit(), h.loadSession, refuseBadText, h.csrf)
 	ui.GET("/", h.home)
 	ui.GET("/setup", h.showSetup)
 	ui.POST("/setup", h.createFirstAdmin)

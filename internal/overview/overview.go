@@ -51,6 +51,22 @@ func position(stages []Stage, name string) int {
 	return slices.IndexFunc(stages, func(s Stage) bool { return strings.EqualFold(s.Name, name) })
 }
 
+// Qualified is the index of the stage that counts as qualified (the
+// chart's and the agency overview's "qualified"): the one named qualified,
+// else the first mapped stage, else the first; -1 when there are none.
+func Qualified(stages []Stage) int {
+	if i := position(stages, models.StageQualified); i >= 0 {
+		return i
+	}
+	if i := slices.IndexFunc(stages, Stage.Mapped); i >= 0 {
+		return i
+	}
+	if len(stages) > 0 {
+		return 0
+	}
+	return -1
+}
+
 // AtOrAfter keeps, of the stages written (a lead's stage as its change
 // spelled it), those that are stage name or a later stage: a lead at any
 // of them reached it. None when the account has no such stage.

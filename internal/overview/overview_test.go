@@ -108,3 +108,20 @@ func TestReadiness(t *testing.T) {
 		t.Errorf("50 %% reaching won: %+v; want a failure saying to optimise toward a later stage", checks[1])
 	}
 }
+
+func TestQualified(t *testing.T) {
+	tests := []struct {
+		stages []Stage
+		want   int
+	}{
+		{nil, -1},
+		{[]Stage{{Name: "new"}, {Name: "Qualified"}}, 1},
+		{[]Stage{{Name: "new"}, {Name: "demo", Events: []string{"Schedule"}}}, 1},
+		{[]Stage{{Name: "new"}, {Name: "demo"}}, 0},
+	}
+	for _, tt := range tests {
+		if got := Qualified(tt.stages); got != tt.want {
+			t.Errorf("Qualified(%v) = %d; want %d", tt.stages, got, tt.want)
+		}
+	}
+}
