@@ -101,3 +101,37 @@ func campaignLabel(raw string) string {
 	}
 	return raw
 }
+
+// Stamp is a moment as a list shows it: Short on one line ("Nov 27,
+// 22:26", "14 min ago" today, "Nov 27, 2025" in another year), Full on
+// hover and ISO for the <time> element.
+type Stamp struct {
+	Short string
+	Full  string
+	ISO   string
+}
+
+// NewStamp writes t in loc as seen at now.
+func NewStamp(t, now time.Time, loc *time.Location) Stamp {
+	if t.IsZero() {
+		return Stamp{}
+	}
+	t, now = t.In(loc), now.In(loc)
+	s := Stamp{Full: t.Format("Mon Jan 2, 2006, 15:04:05 MST"), ISO: t.Format(time.RFC3339)}
+	ty, tm, td := t.Date()
+	ny, nm, nd := now.Date()
+	ago := now.Sub(t)
+	switch {
+	case ty == ny && tm == nm && td == nd && ago >= 0 && ago < time.Minute:
+		s.Short = "just now"
+	case ty == ny && tm == nm && td == nd && ago >= 0 && ago < time.Hour:
+		s.Short = strconv.Itoa(int(ago/time.Minute)) + " min ago"
+	case ty == ny && tm == nm && td == nd:
+		s.Short = "Today, " + t.Format("15:04")
+	case ty == ny:
+		s.Short = t.Format("Jan 2, 15:04")
+	default:
+		s.Short = t.Format("Jan 2, 2006")
+	}
+	return s
+}

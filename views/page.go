@@ -20,8 +20,9 @@ type Page struct {
 	// Account is the account being looked at, nil outside one.
 	Account *models.AccountAccess
 	// Nav names the current section of the account navigation.
-	Nav   string
-	Flash Flash
+	Nav string
+	// Flashes are the one-time messages waiting for this page, newest first.
+	Flashes []Flash
 	// Lead is the id of the lead being looked at, 0 elsewhere.
 	Lead int64
 	// Alerts are account-wide problems shown on every page of the account.
@@ -90,9 +91,9 @@ func navCurrent(p Page, name string) string {
 // LeadID is set on lead pages, for the forms' URLs.
 func (p Page) leadID() string { return itoa(p.Lead) }
 
-// withoutFlash is the page without its flash, for a component that would
-// otherwise show the layout's message a second time.
+// withoutFlash is the page without its flashes, for a component that would
+// otherwise show the layout's messages a second time.
 func (p Page) withoutFlash() Page {
-	p.Flash = Flash{}
+	p.Flashes = nil
 	return p
 }

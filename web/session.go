@@ -316,22 +316,25 @@ func setFlash(c echo.Context, kind, msg string) {
 	}
 }
 
-func takeFlash(c echo.Context) views.Flash {
+// takeFlashes removes the waiting messages from the session and returns
+// them newest first: after two actions, both are shown.
+func takeFlashes(c echo.Context) []views.Flash {
 	s := session(c)
 	if s == nil {
-		return views.Flash{}
+		return nil
 	}
-	flashes := s.Flashes()
-	if len(flashes) > 0 {
+	stored := s.Flashes()
+	if len(stored) > 0 {
 		c.Set(ctxDirty, true)
 	}
-	for _, f := range flashes {
-		if str, ok := f.(string); ok {
+	var fs []views.Flash
+	for i := len(stored) - 1; i >= 0; i-- {
+		if str, ok := stored[i].(string); ok {
 			kind, msg, _ := strings.Cut(str, "\x00")
-			return views.Flash{Kind: kind, Message: msg}
+			fs = append(fs, views.Flash{Kind: kind, Message: msg})
 		}
 	}
-	return views.Flash{}
+	return fs
 }
 
 // requireUser sends anonymous visitors to the login page, back here after.
@@ -369,7 +372,7 @@ func (h *Handler) page(c echo.Context, title string) views.Page {
 	p := views.Page{Title: title, User: currentUser(c), Account: currentAccount(c)}
 	if session(c) != nil {
 		p.CSRF = csrfToken(c)
-		p.Flash = takeFlash(c)
+		p.Flashes = takeFlashes(c)
 		if dirty, _ := c.Get(ctxDirty).(bool); dirty {
 			if err := saveSession(c); err != nil {
 				h.log.Error("save session", slog.Any("error", err))

@@ -138,7 +138,7 @@ func (h *Handler) updateSettings(c echo.Context) error {
 	if isHTMX(c) {
 		p := h.page(c, "Settings")
 		if !invalid {
-			p.Flash = views.Flash{Kind: "ok", Message: "Settings saved."}
+			p.Flashes = append([]views.Flash{{Kind: "ok", Message: "Settings saved."}}, p.Flashes...)
 		}
 		return render(c, status, views.SettingsFormView(p, f))
 	}
