@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leadsignal/leadsignal/models"
 )
 
 func inputType(t string) string {
@@ -134,4 +136,37 @@ func NewStamp(t, now time.Time, loc *time.Location) Stamp {
 		s.Short = t.Format("Jan 2, 2006")
 	}
 	return s
+}
+
+// EventStatusWord says an event's status in words, for lists and the lead
+// page: "dry_run" is what the database keeps, not what a person reads.
+func EventStatusWord(s models.EventStatus) string {
+	switch s {
+	case models.EventQueued:
+		return "Waiting"
+	case models.EventSending:
+		return "Sending"
+	case models.EventSent:
+		return "Sent"
+	case models.EventFailed:
+		return "Failed"
+	case models.EventExpired:
+		return "Held back: older than 7 days"
+	case models.EventDryRun:
+		return "Built in dry run, not sent"
+	}
+	return string(s)
+}
+
+// EventStatusBadge is the badge class that goes with a status.
+func EventStatusBadge(s models.EventStatus) string {
+	switch s {
+	case models.EventSent:
+		return "ok"
+	case models.EventFailed:
+		return "bad"
+	case models.EventExpired, models.EventQueued, models.EventSending:
+		return "warn"
+	}
+	return "muted"
 }
