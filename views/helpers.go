@@ -170,3 +170,12 @@ func EventStatusBadge(s models.EventStatus) string {
 	}
 	return "muted"
 }
+
+// initial is the first letter of an email, capitalised, for the user menu
+// on a phone.
+func initial(email string) string {
+	for _, r := range email {
+		return strings.ToUpper(string(r))
+	}
+	return "?"
+}
