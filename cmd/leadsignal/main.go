@@ -210,8 +210,15 @@ func serve(ctx context.Context, e env) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s (LEADSIGNAL_ADDR): %w", cfg.Addr, err)
 	}
-	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("database", s.Dialect()),
-		slog.String("secret_fingerprint", cfg.Fingerprint()))
+	browse := demoURL(cfg.Addr, ln.Addr().String())
+	log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("url", browse),
+		slog.String("database", s.Dialect()), slog.String("secret_fingerprint", cfg.Fingerprint()))
+	// A person who started serve in a terminal is told where to go in
+	// words; a log collector reads the same address as the record's url,
+	// and only log records.
+	if isTerminal(e.stderr) {
+		fmt.Fprintln(e.stderr, welcome(ctx, s, browse))
+	}
 	if e.ready != nil {
 		e.ready(ln.Addr().String())
 	}
@@ -262,6 +269,16 @@ func serve(ctx context.Context, e env) error {
 		return srv.Shutdown(shutdownCtx)
 	})
 	return g.Wait()
+}
+
+// welcome is the line that tells a person at a terminal which address
+// to open, and what they will find there: the setup of the first admin on
+// a fresh install, else the sign-in.
+func welcome(ctx context.Context, s *store.Store, url string) string {
+	if n, err := s.CountUsers(ctx); err == nil && n == 0 {
+		return "leadsignal is serving on " + url + " (open it in a browser; the first visit sets up the admin)"
+	}
+	return "leadsignal is serving on " + url + " (open it in a browser and sign in)"
 }
 
 func sessionLimits(cfg config.Config) store.SessionLimits {

@@ -430,6 +430,12 @@ func (s *server) wait(t *testing.T, timeout time.Duration) error {
 // ends.
 func startServe(t *testing.T, d db, args ...string) *server {
 	t.Helper()
+	return startServeTo(t, d, io.Discard, args...)
+}
+
+// startServeTo is startServe with the command's stderr.
+func startServeTo(t *testing.T, d db, stderr io.Writer, args ...string) *server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	ready := make(chan string, 1)
 	s := &server{stop: cancel, done: make(chan struct{}), stdout: &syncBuffer{}}
@@ -437,7 +443,7 @@ func startServe(t *testing.T, d db, args ...string) *server {
 		getenv: lookup(d.vars, map[string]string{"LEADSIGNAL_ADDR": "127.0.0.1:0"}),
 		stdin:  strings.NewReader(""),
 		stdout: s.stdout,
-		stderr: io.Discard,
+		stderr: stderr,
 		ready:  func(addr string) { ready <- addr },
 	}
 	go func() {
