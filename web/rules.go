@@ -32,7 +32,7 @@ func (h *Handler) ruleRoutes(g *echo.Group) {
 func (h *Handler) showRules(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := currentAccount(c)
-	items, err := h.ruleItems(ctx, a.ID)
+	items, err := h.ruleItems(ctx, a.Account)
 	if err != nil {
 		return err
 	}
@@ -42,21 +42,22 @@ func (h *Handler) showRules(c echo.Context) error {
 }
 
 // ruleItems lists the account's rules as the Rules page shows them.
-func (h *Handler) ruleItems(ctx context.Context, accountID int64) ([]views.RuleListItem, error) {
-	all, err := h.store.SendRules(ctx, accountID)
+func (h *Handler) ruleItems(ctx context.Context, a models.Account) ([]views.RuleListItem, error) {
+	all, err := h.store.SendRules(ctx, a.ID)
 	if err != nil {
 		return nil, err
 	}
 	// Stage mappings are listed on the Stages page.
 	rules := slices.DeleteFunc(all, func(r models.SendRule) bool { return rule.Mode(r.Mode) == rule.Stage })
-	datasets, err := h.store.Datasets(ctx, accountID)
+	datasets, err := h.store.Datasets(ctx, a.ID)
 	if err != nil {
 		return nil, err
 	}
+	now, loc := h.now(), location(a)
 	items := make([]views.RuleListItem, 0, len(rules))
 	for i, r := range rules {
 		it := views.RuleListItem{ID: r.ID, Name: r.Name, Mode: modeOf(r.Mode).label, EventName: r.EventName, Enabled: r.Enabled,
-			Conditions: ruleSummary(r), First: i == 0, Last: i == len(rules)-1}
+			Conditions: ruleSummary(r), First: i == 0, Last: i == len(rules)-1, Changed: views.NewStamp(r.UpdatedAt, now, loc)}
 		for _, d := range datasets {
 			if d.ID == r.DatasetID {
 				it.Dataset = d.Name
@@ -151,7 +152,7 @@ func (h *Handler) moveRule(c echo.Context) error {
 	if !isHTMX(c) {
 		return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/rules"))
 	}
-	items, err := h.ruleItems(ctx, a.ID)
+	items, err := h.ruleItems(ctx, a.Account)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -40,7 +39,8 @@ type ruleEnv struct {
 // names, so a saved rule stays savable when its fields grow old.
 // ErrNotFound: the account has no such rule.
 func (h *Handler) ruleEnv(ctx context.Context, a models.Account, ruleID int64) (ruleEnv, error) {
-	env := ruleEnv{account: a}
+	// Problems speak to the person at the form (rule.Schema.Words).
+	env := ruleEnv{account: a, schema: rule.Schema{Words: true}}
 	var err error
 	if env.datasets, err = h.store.Datasets(ctx, a.ID); err != nil {
 		return env, err
@@ -109,16 +109,19 @@ func (env ruleEnv) choices() views.RuleChoices {
 	for _, t := range rule.MatchTypes {
 		ch.MatchTypes = append(ch.MatchTypes, views.Option{Value: string(t), Label: matchTypeLabels[t]})
 	}
+	ch.RowURL = views.AccountURL(env.account.ID, "/rules/condition-row")
 	return ch
 }
 
-// matchTypeLabels are the match types as the form's select shows them.
-var matchTypeLabels = map[rule.MatchType]string{
-	rule.Equals: "equals", rule.NotEquals: "does not equal", rule.Contains: "contains",
-	rule.NotContains: "does not contain", rule.StartsWith: "starts with", rule.EndsWith: "ends with",
-	rule.Regex: "matches regex", rule.InList: "is one of (a, b, c)", rule.NotInList: "is none of (a, b, c)",
-	rule.IsEmpty: "is empty", rule.NotEmpty: "is not empty", rule.GT: "is greater than", rule.LT: "is less than", rule.GTE: "is at least", rule.LTE: "is at most",
-}
+// matchTypeLabels are the match types as the form's select shows them for
+// a text field (rule.MatchType.Label).
+var matchTypeLabels = func() map[rule.MatchType]string {
+	m := make(map[rule.MatchType]string, len(rule.MatchTypes))
+	for _, t := range rule.MatchTypes {
+		m[t] = t.Label(rule.Text)
+	}
+	return m
+}()
 
 // ruleInput is the rule form as posted, or as a saved rule fills it.
 type ruleInput struct {
@@ -276,8 +279,7 @@ func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm
 		Warnings:   sharedEvents(in.sendRule(env.account.ID), env.rules),
 	}
 	for i, c := range in.Conditions {
-		f.Conditions = append(f.Conditions, views.RuleCondition{Key: strconv.Itoa(i), Field: c.Field,
-			MatchType: string(c.MatchType), Pattern: c.Pattern})
+		f.Conditions = append(f.Conditions, conditionRow(strconv.Itoa(i), c, env.schema))
 	}
 	fields := map[string]*views.Field{"name": &f.Name, "dataset_id": &f.Dataset, "mode": &f.Mode, "event_name": &f.EventName,
 		"action_source": &f.ActionSource, "value_mode": &f.ValueMode, "value": &f.Value, "value_field": &f.ValueField,
@@ -435,24 +437,4 @@ func (h *Handler) updateRule(c echo.Context) error {
 	}
 	setFlash(c, "ok", "Rule "+r.Name+" saved.")
 	return redirect(c, views.AccountURL(a.ID, "/rules/"+strconv.FormatInt(r.ID, 10)))
-}
-
-// ruleConditionRow answers the form's "Add condition" with a new empty
-// row, and its remove buttons (remove=1) with nothing, after which the
-// preview counts again (HX-Trigger-After-Swap: rule-changed). The stage
-// mapping form's rows (form=mapping) are mappingConditionRow's.
-func (h *Handler) ruleConditionRow(c echo.Context) error {
-	if c.QueryParam("remove") != "" {
-		c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
-		return c.HTML(http.StatusOK, "")
-	}
-	if c.QueryParam("form") == "mapping" {
-		return h.mappingConditionRow(c)
-	}
-	env, err := h.ruleEnv(c.Request().Context(), currentAccount(c).Account, 0)
-	if err != nil {
-		return err
-	}
-	row := views.RuleCondition{Key: strings.ToLower(rand.Text()[:8]), MatchType: string(rule.Equals)}
-	return render(c, http.StatusOK, views.RuleConditionRow(fragmentPage(c), env.choices(), row))
 }

@@ -40,7 +40,7 @@ func ruleSettings(r models.SendRule, datasets []models.Dataset) [][2]string {
 // ruleVersion shows one change of a rule: who, when, and each setting it
 // changed, before and after.
 func (h *Handler) ruleVersion(a models.Account, ver store.RuleVersion, datasets []models.Dataset) views.RuleVersion {
-	out := views.RuleVersion{When: h.formatTime(a, &ver.CreatedAt), Who: ver.Email}
+	out := views.RuleVersion{When: views.NewStamp(ver.CreatedAt, h.now(), location(a)), Who: ver.Email}
 	switch {
 	case ver.UserID == nil:
 		out.Who = "setup file or leadsignal"

@@ -19,17 +19,17 @@ type modeWords struct {
 // modes are the send modes in words; the form lists them in the order of
 // rule.Modes.
 var modes = map[rule.Mode]modeWords{
-	rule.AutomaticCompleted: {label: "Every completed lead",
+	rule.AutomaticCompleted: {label: rule.AutomaticCompleted.Label(),
 		help:  "sends each completed lead that is not junk as it is captured; takes no conditions.",
 		leads: "Every completed lead that is not junk"},
-	rule.AutomaticPartial: {label: "Partial leads",
+	rule.AutomaticPartial: {label: rule.AutomaticPartial.Label(),
 		help: "sends leads who left the form unfinished, under a custom event name such as PartialLead: under Lead, Meta would " +
 			"count unfinished forms as conversions and look for more people who abandon forms.",
 		leads: "Every partial lead"},
-	rule.AutomaticMatch: {label: "Leads that meet conditions",
+	rule.AutomaticMatch: {label: rule.AutomaticMatch.Label(),
 		help:  "sends each completed lead that meets the conditions below, as it is captured.",
 		leads: "Completed leads"},
-	rule.Manual: {label: "Only when a person clicks",
+	rule.Manual: {label: rule.Manual.Label(),
 		help:  "adds a Send button to the lead page; sends nothing on its own.",
 		leads: "When a person clicks Send on the lead page"},
 }
@@ -39,5 +39,5 @@ func modeOf(mode string) modeWords {
 	if w, ok := modes[rule.Mode(mode)]; ok {
 		return w
 	}
-	return modeWords{label: mode, leads: mode}
+	return modeWords{label: rule.Mode(mode).Label(), leads: mode}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -69,11 +70,20 @@ func (h *Handler) countPreview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Rows not filled in yet are being typed: the preview counts without
+	// them rather than call them wrong.
+	rows := in.Conditions
+	var unfinished []int
+	in.Conditions, unfinished = finishedConditions(rows)
 	r := in.sendRule(a.ID)
 	warnings := sharedEvents(r, env.rules)
 	m, problems := rule.CompileRule(r, env.schema)
 	if len(problems) > 0 {
 		v := views.RulePreview{Warnings: warnings}
+		if len(unfinished) > 0 && onlyAt(problems, "conditions") {
+			v.Waiting = "Choose a field and type a value for a condition to see the leads it matches."
+			return render(c, http.StatusOK, views.RulePreviewView(v))
+		}
 		for _, p := range problems {
 			v.Problems = append(v.Problems, sentence(p.Message))
 		}
@@ -90,7 +100,48 @@ func (h *Handler) countPreview(c echo.Context) error {
 		v = h.previewView(a.Account, m, res)
 	}
 	v.Warnings = warnings
+	v.Unfinished = unfinishedNote(unfinished)
 	return render(c, http.StatusOK, views.RulePreviewView(v))
+}
+
+// finishedConditions are the conditions of rows filled in: a field chosen
+// and, for a match type that takes one, a value typed. unfinished are
+// the numbers of the other rows, counted from 1.
+func finishedConditions(rows []rule.Condition) (finished []rule.Condition, unfinished []int) {
+	for i, cd := range rows {
+		if cd.Field == "" || cd.MatchType.TakesPattern() && strings.TrimSpace(cd.Pattern) == "" {
+			unfinished = append(unfinished, i+1)
+			continue
+		}
+		finished = append(finished, cd)
+	}
+	return finished, unfinished
+}
+
+// onlyAt reports whether every problem is at path.
+func onlyAt(problems []rule.Problem, path string) bool {
+	for _, p := range problems {
+		if p.Path != path {
+			return false
+		}
+	}
+	return true
+}
+
+// unfinishedNote says which condition rows the preview leaves out as not
+// filled in yet; "" for none.
+func unfinishedNote(rows []int) string {
+	switch len(rows) {
+	case 0:
+		return ""
+	case 1:
+		return "Condition " + strconv.Itoa(rows[0]) + " is not filled in yet: the numbers leave it out."
+	}
+	words := make([]string, len(rows))
+	for i, n := range rows {
+		words[i] = strconv.Itoa(n)
+	}
+	return "Conditions " + strings.Join(words, ", ") + " are not filled in yet: the numbers leave them out."
 }
 
 // errPreviewTooLong is preview's answer when it ran past previewDeadline.

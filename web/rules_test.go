@@ -134,7 +134,7 @@ func TestRulesListShowsDefaultRule(t *testing.T) {
 		if got := r.text("rule-name"); got != "Completed leads to Main" {
 			t.Errorf("rule name %q", got)
 		}
-		if !r.has("rule-default") || r.text("rule-event") != "Lead" || r.text("rule-enabled") != "enabled" {
+		if !r.has("rule-default") || r.text("rule-event") != "Lead" || r.text("rule-enabled") != "Enabled" {
 			t.Errorf("default rule row: default %v, event %q, %q", r.has("rule-default"), r.text("rule-event"), r.text("rule-enabled"))
 		}
 		if got := r.text("rule-conditions"); got != "Every completed lead that is not junk" {
@@ -252,7 +252,7 @@ func TestRuleCreateEditVersions(t *testing.T) {
 		if want := `Completed leads where City is "Berlin" OR Form field budget is greater than 5000 OR Email domain is "acme-roofing.com"`; words != want {
 			t.Errorf("conditions in words %q; want %q", words, want)
 		}
-		if rows.Eq(1).Find(`[data-testid="rule-enabled"]`).Text() != "disabled" {
+		if rows.Eq(1).Find(`[data-testid="rule-enabled"]`).Text() != "Disabled" {
 			t.Error("the disabled rule is listed as enabled")
 		}
 	})
@@ -277,11 +277,11 @@ func TestRuleInvalidInputKeepsValues(t *testing.T) {
 			{"bad regex", ruleValues("R", f.d, "automatic_match", "QualifiedLead", "and", good, [3]string{"message", "regex", "roof(ing"}),
 				"error-cond-pattern", 1, "does not compile"},
 			{"unknown field", ruleValues("R", f.d, "automatic_match", "QualifiedLead", "and", [3]string{"fields.budgte", "equals", "5"}, good),
-				"error-cond-field", 0, "did you mean fields.budget"},
+				"error-cond-field", 0, "did you mean Form field budget (fields.budget)?"},
 			{"empty pattern", ruleValues("R", f.d, "automatic_match", "QualifiedLead", "and", good, [3]string{"city", "contains", "  "}),
-				"error-cond-pattern", 1, "needs a pattern"},
+				"error-cond-pattern", 1, "'contains' needs a value."},
 			{"number match type on text", ruleValues("R", f.d, "automatic_match", "QualifiedLead", "and", [3]string{"city", "gt", "5"}),
-				"error-cond-match", 0, "compares numbers"},
+				"error-cond-match", 0, "City is text: 'is greater than' compares numbers"},
 			{"non-number for gt", ruleValues("R", f.d, "automatic_match", "QualifiedLead", "and", [3]string{"fields.budget", "gt", "lots"}),
 				"error-cond-pattern", 0, "needs a number"},
 			{"no field chosen", ruleValues("R", f.d, "automatic_match", "QualifiedLead", "and", [3]string{"", "equals", "x"}),
@@ -289,8 +289,8 @@ func TestRuleInvalidInputKeepsValues(t *testing.T) {
 			{"bad event name", ruleValues("R", f.d, "automatic_match", "Qualified!", "and", good), "error-event_name", -1, "not allowed"},
 			{"standard event in another case", ruleValues("R", f.d, "automatic_match", "lead", "and", good), "error-event_name", -1, "Lead"},
 			{"partial under Lead", ruleValues("R", f.d, "automatic_partial", "Lead", "and"), "error-event_name", -1, "custom event name"},
-			{"completed with conditions", ruleValues("R", f.d, "automatic_completed", "Lead", "and", good), "error-conditions", -1, "takes no conditions"},
-			{"match without conditions", ruleValues("R", f.d, "automatic_match", "Lead", "and"), "error-conditions", -1, "at least one condition"},
+			{"completed with conditions", ruleValues("R", f.d, "automatic_completed", "Lead", "and", good), "error-conditions", -1, "'Every completed lead' sends every completed lead, so it takes no conditions: choose 'Leads that meet conditions'"},
+			{"match without conditions", ruleValues("R", f.d, "automatic_match", "Lead", "and"), "error-conditions", -1, "'Leads that meet conditions' needs at least one condition."},
 			{"no name", ruleValues(" ", f.d, "automatic_match", "QualifiedLead", "and", good), "error-name", -1, "Enter a name"},
 			{"bad value", func() url.Values {
 				v := ruleValues("R", f.d, "automatic_match", "QualifiedLead", "and", good)

@@ -72,8 +72,11 @@ func currencyItem(s string) string {
 }
 
 // changeProblem says why a rule of another mode than stage cannot name
-// the stage change's field f.
-func changeProblem(f Field) string {
+// the stage change's field f; in words (Schema.Words), by its label.
+func changeProblem(f Field, words bool) string {
+	if words {
+		return fmt.Sprintf("%s is what a stage change carries: only a stage mapping's conditions can read it, on the Stages page", f.Label)
+	}
 	return fmt.Sprintf("%s is the %s a stage change carries: only a stage mapping's conditions can read it "+
 		"(on the Stages page, or in a setup file's stage_mappings)", f.Name, strings.ToLower(f.Label))
 }

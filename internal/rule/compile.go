@@ -1,6 +1,7 @@
 package rule
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -45,7 +46,11 @@ func Compile(s Spec, schema Schema) (*Matcher, []Problem) {
 	c := compiler{schema: schema, stage: m.mode == Stage}
 
 	if !m.mode.Valid() && m.mode != Stage {
-		c.add("mode", "%s", m.mode.problem())
+		if schema.Words && m.mode != Booking {
+			c.add("mode", "choose a send mode from the list")
+		} else {
+			c.add("mode", "%s", m.mode.problem())
+		}
 	}
 	if msg := EventNameProblem(s.EventName); msg != "" {
 		c.add("event_name", "%s", msg)
@@ -58,7 +63,11 @@ func Compile(s Spec, schema Schema) (*Matcher, []Problem) {
 	case Or:
 		m.or = true
 	default:
-		c.add("combinator", "%q is not a combinator; use and (every condition must match) or or (one is enough)", s.Combinator)
+		if schema.Words {
+			c.add("combinator", "choose whether every condition must hold or one is enough")
+		} else {
+			c.add("combinator", "%q is not a combinator; use and (every condition must match) or or (one is enough)", s.Combinator)
+		}
 	}
 
 	switch n := len(s.Conditions); {
@@ -66,10 +75,10 @@ func Compile(s Spec, schema Schema) (*Matcher, []Problem) {
 		c.add("conditions", "use at most %d conditions, not %d", MaxConditions, n)
 		return nil, c.problems
 	case n > 0 && m.mode == AutomaticCompleted:
-		c.add("conditions", "automatic_completed sends every completed lead, so it takes no conditions: "+
-			"choose automatic_match to send only the leads that meet them")
+		c.add("conditions", "%s sends every completed lead, so it takes no conditions: "+
+			"choose %s to send only the leads that meet them", c.mode(AutomaticCompleted), c.mode(AutomaticMatch))
 	case n == 0 && m.mode == AutomaticMatch:
-		c.add("conditions", "automatic_match needs at least one condition")
+		c.add("conditions", "%s needs at least one condition", c.mode(AutomaticMatch))
 	}
 	for i, cd := range s.Conditions {
 		m.conds = append(m.conds, c.condition(fmt.Sprintf("conditions[%d]", i), cd))
@@ -102,12 +111,16 @@ func (c *compiler) condition(path string, cd Condition) cond {
 	k.junk = cd.Field == "junk" || strings.HasPrefix(cd.Field, JunkReasonPrefix)
 
 	switch {
+	case cd.MatchType == "" && c.schema.Words:
+		c.add(path+".match_type", "choose how to compare %s", cmp.Or(f.Label, "the field"))
 	case cd.MatchType == "":
 		c.add(path+".match_type", "choose a match type")
+	case !slices.Contains(MatchTypes, cd.MatchType) && c.schema.Words:
+		c.add(path+".match_type", "%q is no way to compare: choose one from the list", cd.MatchType)
 	case !slices.Contains(MatchTypes, cd.MatchType):
 		c.add(path+".match_type", "%q is not a match type; use one of %s", cd.MatchType, join(MatchTypes))
 	case known && !f.takes(cd.MatchType):
-		c.add(path+".match_type", "%s", kindProblem(f, cd.MatchType))
+		c.add(path+".match_type", "%s", c.kindProblem(f, cd.MatchType))
 	default:
 		c.pattern(path+".pattern", f, cd, &k)
 	}
@@ -121,7 +134,7 @@ func (c *compiler) field(path, name string, k *cond) (Field, bool) {
 	if i, ok := defIndex[name]; ok {
 		k.get = defs[i].get
 		if defs[i].Change && !c.stage {
-			c.add(path, "%s", changeProblem(defs[i].Field))
+			c.add(path, "%s", changeProblem(defs[i].Field, c.schema.Words))
 		}
 		return defs[i].Field, true
 	}
@@ -136,7 +149,10 @@ func (c *compiler) field(path, name string, k *cond) (Field, bool) {
 			c.add(path, "no lead has had a custom field %q yet; check its name against the form", custom)
 		default:
 			msg := fmt.Sprintf("unknown field %q", name)
-			if s := c.schema.suggest(name, c.stage); s != "" {
+			switch s := c.schema.suggest(name, c.stage); {
+			case s != "" && c.schema.Words:
+				msg += fmt.Sprintf("; did you mean %s (%s)?", labelOf(s), s)
+			case s != "":
 				msg += fmt.Sprintf("; did you mean %s?", s)
 			}
 			c.add(path, "%s", msg)
@@ -149,7 +165,19 @@ func (c *compiler) field(path, name string, k *cond) (Field, bool) {
 }
 
 // kindProblem explains why a field of f's kind cannot take match type t.
-func kindProblem(f Field, t MatchType) string {
+func (c *compiler) kindProblem(f Field, t MatchType) string {
+	if c.schema.Words {
+		switch f.Kind {
+		case Bool:
+			if f.MayBeUnknown {
+				return fmt.Sprintf("%s is yes or no: choose 'is' or 'is not', then yes or no, or 'is unknown'", f.Label)
+			}
+			return fmt.Sprintf("%s is yes or no: choose 'is' or 'is not', then yes or no", f.Label)
+		case Number:
+			return fmt.Sprintf("%s is a number: compare it with 'is greater than', 'is at least', 'is less than' or 'is at most'", f.Label)
+		}
+		return fmt.Sprintf("%s is text: %s compares numbers, which only form fields and number fields hold", f.Label, c.matchType(f, t))
+	}
 	switch f.Kind {
 	case Bool:
 		return fmt.Sprintf("%s is true or false: use equals or not_equals, with true or false, or is_empty for unknown", f.Name)
@@ -170,9 +198,20 @@ func (c *compiler) pattern(path string, f Field, cd Condition, k *cond) {
 	}
 	switch {
 	case !t.TakesPattern():
-		if trimmed != "" {
+		if trimmed != "" && c.schema.Words {
+			c.add(path, "%s takes no value: leave it blank", c.matchType(f, t))
+		} else if trimmed != "" {
 			c.add(path, "%s takes no pattern: leave it blank", t)
 		}
+		return
+	case trimmed == "" && c.schema.Words && f.Kind == Bool:
+		c.add(path, "choose yes or no")
+		return
+	case trimmed == "" && c.schema.Words && (t == InList || t == NotInList):
+		c.add(path, "%s needs at least one value: one per line, or separated by commas", c.matchType(f, t))
+		return
+	case trimmed == "" && c.schema.Words:
+		c.add(path, "%s needs a value", c.matchType(f, t))
 		return
 	case trimmed == "":
 		c.add(path, "%s needs a pattern", t)
@@ -189,7 +228,10 @@ func (c *compiler) pattern(path string, f Field, cd Condition, k *cond) {
 	switch {
 	case t.Numeric():
 		n, ok := number(trimmed)
-		if !ok {
+		switch {
+		case !ok && c.schema.Words:
+			c.add(path, "%s needs a number, like 3 or 2.5, not %q", c.matchType(f, t), trimmed)
+		case !ok:
 			c.add(path, "%s needs a number, like 1000 or 2.5, not %q", t, trimmed)
 		}
 		k.num = n
@@ -200,12 +242,19 @@ func (c *compiler) pattern(path string, f Field, cd Condition, k *cond) {
 		}
 		k.re, k.cost = re, size
 	case f.Kind == Bool:
-		if k.text = fold(trimmed); k.text != "true" && k.text != "false" {
+		switch k.text = fold(trimmed); {
+		case k.text == "true" || k.text == "false":
+		case c.schema.Words:
+			c.add(path, "%s is yes or no: choose yes or no, not %q", f.Label, trimmed)
+		default:
 			c.add(path, "%s is true or false: write true or false, not %q", f.Name, trimmed)
 		}
 	case t == InList || t == NotInList:
 		items := listItems(p)
 		switch {
+		case len(items) == 0 && c.schema.Words:
+			c.add(path, "%s needs at least one value: one per line, or separated by commas", c.matchType(f, t))
+			return
 		case len(items) == 0:
 			c.add(path, "%s needs at least one value; separate values with commas or new lines", t)
 			return

@@ -80,6 +80,11 @@ type Schema struct {
 	// applied to an account without leads. When false, such a name is a
 	// typo until a lead has carried it.
 	Open bool
+	// Words makes problems speak to a person at a form: fields by their
+	// labels, match types and modes as the form's selects name them
+	// ("'is greater than' needs a number"). Without it they name them as a
+	// setup file does ("gt needs a number"), for the file's author.
+	Words bool
 }
 
 // Fields lists the fields a rule may name, for the rule form's picker:

@@ -56,3 +56,63 @@ func ActionSourceText(r models.SendRule) string {
 	}
 	return r.ActionSource
 }
+
+// Label is how t reads in the rule form's match type select for a field of
+// kind k: "is greater than", and for a yes-or-no field "is unknown" rather
+// than "is empty". Problems for a person (Schema.Words) name match types
+// by it.
+func (t MatchType) Label(k Kind) string {
+	switch {
+	case k == Bool && t == IsEmpty:
+		return "is unknown"
+	case k == Bool && t == NotEmpty:
+		return "is known"
+	case t == Regex:
+		return "matches regex"
+	}
+	return t.words()
+}
+
+// modeLabels name the send modes as the rule form offers them.
+var modeLabels = map[Mode]string{
+	AutomaticCompleted: "Every completed lead",
+	AutomaticPartial:   "Partial leads",
+	AutomaticMatch:     "Leads that meet conditions",
+	Manual:             "Only when a person clicks",
+	Stage:              "Stage mapping",
+}
+
+// Label names m as the rule form's send mode select does; an unknown mode
+// as it is stored.
+func (m Mode) Label() string {
+	if l, ok := modeLabels[m]; ok {
+		return l
+	}
+	return string(m)
+}
+
+// labelOf is the label of the field a condition names, built in or not.
+func labelOf(name string) string {
+	if f, ok := builtin(name); ok {
+		return f.Label
+	}
+	return customOrUnknown(name).Label
+}
+
+// mode names m in a problem: by its label in words (Schema.Words), else
+// as a setup file writes it.
+func (c *compiler) mode(m Mode) string {
+	if c.schema.Words {
+		return "'" + m.Label() + "'"
+	}
+	return string(m)
+}
+
+// matchType names t, on field f, in a problem: as the form's select shows
+// it in words (Schema.Words), else as a setup file writes it.
+func (c *compiler) matchType(f Field, t MatchType) string {
+	if c.schema.Words {
+		return "'" + t.Label(f.Kind) + "'"
+	}
+	return string(t)
+}

@@ -1,0 +1,140 @@
+package web
+
+import (
+	"crypto/rand"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+// A condition row of the rule form offers what its field takes: a yes/no
+// picker for a true/false field, a number input and comparisons for a
+// number, a list input for "is one of", text matches for text. The row is
+// fetched again when its field or match type changes (ruleConditionRow);
+// the save checks every row all the same (rule.CheckRule), for requests
+// made by hand too.
+
+// Pattern inputs of a condition row (views.RuleCondition.Input).
+const (
+	inputText   = "text"
+	inputNumber = "number"
+	inputYesNo  = "yesno"
+	inputList   = "list"
+	inputNone   = "none"
+)
+
+// ruleField is the field a rule's condition names: a lead's, or a custom
+// form field (fields.<name>, seen lately or not); false for none.
+func ruleField(schema rule.Schema, name string) (rule.Field, bool) {
+	for _, f := range schema.Fields() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	if custom, ok := strings.CutPrefix(name, rule.CustomPrefix); ok && strings.TrimSpace(custom) != "" {
+		return rule.Field{Name: name, Label: "Form field " + custom, Kind: rule.Text}, true
+	}
+	return rule.Field{}, false
+}
+
+// conditionRow is condition c of a rule form as its row shows it, key
+// telling its inputs apart, fitted to its field (fitCondition).
+func conditionRow(key string, c rule.Condition, schema rule.Schema) views.RuleCondition {
+	row := views.RuleCondition{Key: key, Field: c.Field, MatchType: string(c.MatchType), Pattern: c.Pattern}
+	f, known := ruleField(schema, c.Field)
+	fitCondition(&row, f, known)
+	return row
+}
+
+// fitCondition offers row the match types of its field f (known false:
+// no field chosen yet, or one the account does not have), named for the
+// field's kind, and the pattern input that suits the field and the match
+// type. A match type or a pattern the field does not take stays as it
+// was typed, so that its error shows beside it.
+func fitCondition(row *views.RuleCondition, f rule.Field, known bool) {
+	t := rule.MatchType(row.MatchType)
+	types := rule.MatchTypes
+	if known {
+		types = f.MatchTypes()
+	}
+	row.MatchTypes = nil
+	for _, mt := range types {
+		row.MatchTypes = append(row.MatchTypes, views.Option{Value: string(mt), Label: mt.Label(f.Kind)})
+	}
+	if slices.Contains(rule.MatchTypes, t) && !slices.Contains(types, t) {
+		row.MatchTypes = append(row.MatchTypes, views.Option{Value: string(t), Label: t.Label(f.Kind)})
+	}
+	pattern := strings.TrimSpace(row.Pattern)
+	row.Input, row.InputMode, row.Placeholder, row.Hint = inputText, "", "", ""
+	switch {
+	case !t.TakesPattern() && pattern == "":
+		row.Input = inputNone
+	case f.Kind == rule.Bool && (t == rule.Equals || t == rule.NotEquals) && isYesNo(pattern):
+		row.Input, row.Pattern = inputYesNo, strings.ToLower(pattern)
+	case t == rule.InList || t == rule.NotInList:
+		row.Input, row.Placeholder, row.Hint = inputList, "Berlin, Hamburg", "One value per line, or separated by commas."
+	case t.Numeric() || f.Kind == rule.Number:
+		row.InputMode, row.Placeholder = "decimal", "like 3"
+		if _, err := strconv.ParseFloat(pattern, 64); err == nil || pattern == "" {
+			row.Input = inputNumber
+		}
+	case t == rule.Regex:
+		row.Placeholder, row.Hint = "^(info|sales)@", "A regular expression; upper and lower case match alike."
+	case len(f.Values) > 0:
+		row.Placeholder, row.Hint = f.Values[0], "One of: "+strings.Join(f.Values, ", ")+"."
+	default:
+		row.Placeholder = "a value"
+	}
+}
+
+// isYesNo reports whether p is a yes/no picker's value, or none yet.
+func isYesNo(p string) bool {
+	p = strings.ToLower(p)
+	return p == "" || p == "true" || p == "false"
+}
+
+// ruleConditionRow answers the form's "Add condition" with a new empty
+// row; a row whose field or match type changed (its inputs in the query)
+// with the row again, fitted to its field: its match type kept when the
+// field takes it, else the field's first, and its pattern kept when it
+// suits them; and its remove buttons (remove=1) with nothing. After each,
+// the preview counts again (HX-Trigger-After-Swap: rule-changed). The
+// stage mapping form's rows (form=mapping) are mappingConditionRow's.
+func (h *Handler) ruleConditionRow(c echo.Context) error {
+	if c.QueryParam("remove") != "" {
+		c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
+		return c.HTML(http.StatusOK, "")
+	}
+	if c.QueryParam("form") == "mapping" {
+		return h.mappingConditionRow(c)
+	}
+	env, err := h.ruleEnv(c.Request().Context(), currentAccount(c).Account, 0)
+	if err != nil {
+		return err
+	}
+	cd := rule.Condition{Field: c.QueryParam("cond_field"), MatchType: rule.MatchType(c.QueryParam("cond_match_type")),
+		Pattern: c.QueryParam("cond_pattern")}
+	if cd.MatchType == "" {
+		cd.MatchType = rule.Equals
+	}
+	if f, ok := ruleField(env.schema, cd.Field); ok {
+		if !slices.Contains(f.MatchTypes(), cd.MatchType) {
+			cd.MatchType = f.MatchTypes()[0]
+		}
+		switch {
+		case !cd.MatchType.TakesPattern():
+			cd.Pattern = ""
+		case f.Kind == rule.Bool && !isYesNo(strings.TrimSpace(cd.Pattern)):
+			cd.Pattern = "true"
+		}
+	}
+	c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
+	row := conditionRow(strings.ToLower(rand.Text()[:8]), cd, env.schema)
+	return render(c, http.StatusOK, views.RuleConditionRow(fragmentPage(c), env.choices(), row))
+}
