@@ -133,11 +133,16 @@ func TestLeadPageRuleVerdicts(t *testing.T) {
 		old := f.a.postLead(f.key, ruleLead(2, "bea@acme-roofing.com", "Berlin", "9000", "2026-11-20T10:00:00Z", nil))
 		late := add("Made later", "LateLead", "and", "["+berlin+"]", true)
 
+		// A rule's verdict, and what the timeline says of its event.
 		rows := func(r resp) map[string]string {
 			out := map[string]string{}
 			r.doc.Find(`[data-testid="lead-rule"]`).Each(func(_ int, row *goquery.Selection) {
-				name := strings.TrimSpace(row.Find("td").First().Contents().First().Text())
+				name := strings.TrimSpace(row.Find(".rule-name").Text())
 				out[name] = strings.Join(strings.Fields(row.Text()), " ")
+			})
+			r.doc.Find(`[data-testid="why-no-event"] li`).Each(func(_ int, li *goquery.Selection) {
+				name := strings.TrimSpace(li.Find(".rule-name").Text())
+				out[name] += " " + strings.Join(strings.Fields(li.Find(`[data-testid="rule-event-note"]`).Text()), " ")
 			})
 			return out
 		}

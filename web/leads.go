@@ -3,23 +3,18 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leadsignal/leadsignal/internal/country"
-	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/internal/overview"
-	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -186,9 +181,18 @@ func (h *Handler) showLeads(c echo.Context) error {
 		q.Set("after", fmt.Sprintf("%d_%d", last.CreatedAt.UnixNano(), last.ID))
 		next = views.AccountURL(a.ID, "/leads?"+q.Encode())
 	}
+	ids := make([]int64, len(leads))
+	for i, l := range leads {
+		ids[i] = l.ID
+	}
+	sentAs, err := h.store.LeadsSentAs(ctx, a.ID, ids, h.now())
+	if err != nil {
+		return err
+	}
+	now, loc := h.now(), location(a.Account)
 	rows := make([]views.LeadRow, 0, len(leads))
 	for _, l := range leads {
-		rows = append(rows, h.leadRow(a.Account, l))
+		rows = append(rows, leadRow(l, sentAs[l.ID], now, loc))
 	}
 	p := h.page(c, "Leads")
 	p.Nav = "leads"
@@ -219,17 +223,23 @@ func curlExample(c echo.Context) string {
        "client_user_agent":"Mozilla/5.0 ...","event_source_url":"https://example.com/quote"}'`
 }
 
-func (h *Handler) leadRow(a models.Account, l models.Lead) views.LeadRow {
-	var reasons []junk.Reason
-	_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
-	r := views.LeadRow{
-		Lead: l, Created: h.formatTime(a, &l.CreatedAt), CreatedISO: l.CreatedAt.UTC().Format(time.RFC3339),
-		Name: strings.TrimSpace(l.FirstName + " " + l.LastName),
-	}
-	for _, rs := range reasons {
+// leadRow is a lead as the list shows it, with the events made for it.
+func leadRow(l models.Lead, sentAs []store.SentAs, now time.Time, loc *time.Location) views.LeadRow {
+	r := views.LeadRow{Lead: l, When: views.NewStamp(l.CreatedAt, now, loc), Name: strings.TrimSpace(l.FirstName + " " + l.LastName)}
+	for _, rs := range firedSignals(l) {
 		r.JunkReasons = append(r.JunkReasons, rs.Message)
 	}
+	for _, e := range sentAs {
+		r.SentAs = append(r.SentAs, views.SentAs{EventName: e.EventName, Status: e.Status})
+	}
 	return r
+}
+
+// firedSignals are the signals that fired when the lead was captured.
+func firedSignals(l models.Lead) []junk.Reason {
+	var reasons []junk.Reason
+	_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
+	return reasons
 }
 
 func (h *Handler) exportLeads(c echo.Context) error {
@@ -262,322 +272,4 @@ func (h *Handler) exportLeads(c echo.Context) error {
 		return w.Write(rec)
 	})
 	return w.Close(err)
-}
-
-func (h *Handler) leadParam(c echo.Context) (models.Lead, error) {
-	id, err := strconv.ParseInt(c.Param("lead"), 10, 64)
-	if err != nil {
-		return models.Lead{}, store.ErrNotFound
-	}
-	return h.store.Lead(c.Request().Context(), currentAccount(c).ID, id)
-}
-
-func newStageForm(a models.Account, stages []models.Stage) views.StageForm {
-	f := views.StageForm{
-		Stage:    views.Field{Name: "stage", Label: "Stage"},
-		Value:    views.Field{Name: "value", Label: "Value (a deal's)", Type: "number"},
-		Currency: views.Field{Name: "currency", Label: "Currency", Value: a.Currency},
-	}
-	for _, st := range stages {
-		f.Options = append(f.Options, views.Option{Value: st.Name, Label: st.Name})
-	}
-	if len(stages) > 0 {
-		f.Stage.Value = stages[0].Name
-	}
-	return f
-}
-
-// stageForm is the set-stage form of the account's stages.
-func (h *Handler) stageForm(ctx context.Context, a models.Account) (views.StageForm, []models.Stage, error) {
-	stages, err := h.store.Stages(ctx, a.ID)
-	return newStageForm(a, stages), stages, err
-}
-
-func (h *Handler) showLead(c echo.Context) error {
-	l, err := h.leadParam(c)
-	if err != nil {
-		return err
-	}
-	form, _, err := h.stageForm(c.Request().Context(), currentAccount(c).Account)
-	if err != nil {
-		return err
-	}
-	if l.Stage != "" {
-		form.Stage.Value = l.Stage // the select starts at the lead's stage
-	}
-	return h.renderLead(c, http.StatusOK, l, form)
-}
-
-func (h *Handler) renderLead(c echo.Context, status int, l models.Lead, form views.StageForm) error {
-	ctx := c.Request().Context()
-	a := currentAccount(c).Account
-	changes, err := h.store.StageChanges(ctx, a.ID, l.ID)
-	if err != nil {
-		return err
-	}
-	v := views.LeadView{
-		Title:    leadTitle(l),
-		Captured: h.formatTime(a, &l.CreatedAt),
-		Override: l.JunkOverride,
-		Junk:     l.Junk,
-		Stage:    l.Stage,
-		Form:     form,
-	}
-	var keys normalize.Keys
-	_ = json.Unmarshal([]byte(l.MatchKeys), &keys)
-	v.Keys = keyRows(keys)
-	v.Missing = keys.Missing()
-	for _, p := range keys.Problems {
-		v.Problems = append(v.Problems, views.ProblemRow{Field: p.Field, Value: p.Value, Reason: p.Reason})
-	}
-	var reasons []junk.Reason
-	_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
-	for _, r := range reasons {
-		v.Reasons = append(v.Reasons, views.FieldRow{Name: string(r.Signal), Value: r.Message})
-	}
-	v.Raw = rawFields(l)
-	evs, err := h.store.LeadEvents(ctx, a.ID, l.ID)
-	if err != nil {
-		return err
-	}
-	datasets, err := h.store.Datasets(ctx, a.ID)
-	if err != nil {
-		return err
-	}
-	if len(evs) > 0 {
-		v.Events = h.eventRows(a, evs, datasets)
-	}
-	rules, err := h.store.SendRules(ctx, a.ID)
-	if err != nil {
-		return err
-	}
-	v.Rules = h.leadRuleRows(a, currentAccount(c).Role, l, rules, datasets, evs)
-	var custom map[string]string
-	_ = json.Unmarshal([]byte(l.Fields), &custom)
-	names := make([]string, 0, len(custom))
-	for k := range custom {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
-		v.Custom = append(v.Custom, views.FieldRow{Name: k, Value: custom[k]})
-	}
-	users := map[int64]string{}
-	for _, sc := range changes {
-		row := views.StageRow{Stage: sc.Stage, When: h.formatTime(a, &sc.OccurredAt), WhenISO: sc.OccurredAt.UTC().Format(time.RFC3339), By: "API"}
-		if sc.Value != nil {
-			row.Value = views.StageValue(*sc.Value, sc.Currency)
-		}
-		if sc.UserID != nil {
-			name, ok := users[*sc.UserID]
-			if !ok {
-				if u, err := h.store.UserByID(ctx, *sc.UserID); err == nil {
-					name = u.Email
-				}
-				users[*sc.UserID] = name
-			}
-			row.By = name
-		}
-		v.Stages = append(v.Stages, row)
-	}
-	p := h.page(c, v.Title)
-	p.Nav = "leads"
-	p.Lead = l.ID
-	return render(c, status, views.LeadPage(p, v))
-}
-
-func leadTitle(l models.Lead) string {
-	for _, s := range []string{strings.TrimSpace(l.FirstName + " " + l.LastName), l.Email, l.Phone} {
-		if s != "" {
-			return s
-		}
-	}
-	return "Lead " + strconv.FormatInt(l.ID, 10)
-}
-
-func keyRows(k normalize.Keys) []views.KeyRow {
-	hashed := []struct {
-		name, label string
-		key         normalize.Key
-	}{
-		{"em", "email", k.Email}, {"ph", "phone", k.Phone}, {"fn", "first name", k.FirstName}, {"ln", "last name", k.LastName},
-		{"ct", "city", k.City}, {"st", "state", k.State}, {"zp", "zip", k.Zip}, {"country", "country", k.Country},
-		{"ge", "gender", k.Gender}, {"db", "date of birth", k.DateOfBirth}, {"external_id", "external id", k.ExternalID},
-	}
-	var rows []views.KeyRow
-	for _, h := range hashed {
-		if h.key.Hash != "" {
-			rows = append(rows, views.KeyRow{Name: h.name, Label: h.label, Normalized: h.key.Normalized, Hash: h.key.Hash, Hashed: true})
-		}
-	}
-	for _, u := range []struct{ name, label, value string }{
-		{"client_ip_address", "visitor IP", k.ClientIP}, {"client_user_agent", "visitor browser", k.UserAgent},
-		{"fbc", "click id", k.FBC}, {"fbp", "browser id", k.FBP},
-	} {
-		if u.value != "" {
-			label := u.label
-			if u.name == "fbc" && k.FBCRebuilt {
-				label += " (rebuilt from fbclid)"
-			}
-			rows = append(rows, views.KeyRow{Name: u.name, Label: label, Normalized: u.value})
-		}
-	}
-	return rows
-}
-
-func rawFields(l models.Lead) []views.FieldRow {
-	var rows []views.FieldRow
-	add := func(name, value string) {
-		if value != "" {
-			rows = append(rows, views.FieldRow{Name: name, Value: value})
-		}
-	}
-	if l.ExternalID != nil {
-		add("external_id", *l.ExternalID)
-	}
-	add("source", string(l.Source))
-	if l.Partial {
-		add("partial", "yes")
-	}
-	add("email", l.Email)
-	add("phone", l.Phone)
-	add("first_name", l.FirstName)
-	add("last_name", l.LastName)
-	add("city", l.City)
-	add("state", l.State)
-	add("zip", l.Zip)
-	add("country", l.Country)
-	add("gender", l.Gender)
-	add("date_of_birth", l.DateOfBirth)
-	add("message", l.Message)
-	add("fbclid", l.FBCLID)
-	add("fbc", l.FBC)
-	add("fbp", l.FBP)
-	add("client_ip_address", l.ClientIP)
-	add("client_user_agent", l.ClientUserAgent)
-	add("event_source_url", l.EventSourceURL)
-	if l.FillSeconds != nil {
-		add("fill_seconds", strconv.FormatFloat(*l.FillSeconds, 'f', -1, 64))
-	}
-	add("honeypot", l.Honeypot)
-	add("meta_lead_id", l.MetaLeadID)
-	return rows
-}
-
-// addLeadStage records a person's stage change or junk verdict on a lead,
-// through the path the stage API takes (decide.Decider.Record), and says
-// which events it queued.
-func (h *Handler) addLeadStage(c echo.Context) error {
-	ctx := c.Request().Context()
-	a := currentAccount(c)
-	l, err := h.leadParam(c)
-	if err != nil {
-		return err
-	}
-	form, stages, err := h.stageForm(ctx, a.Account)
-	if err != nil {
-		return err
-	}
-	stage := c.FormValue("stage")
-	form.Stage.Value = stage
-	form.Value.Value = strings.TrimSpace(c.FormValue("value"))
-	if cur := strings.ToUpper(strings.TrimSpace(c.FormValue("currency"))); cur != "" {
-		form.Currency.Value = cur
-	}
-	switch i := slices.IndexFunc(stages, func(st models.Stage) bool { return strings.EqualFold(st.Name, stage) }); {
-	case stage == models.StageJunk || stage == models.StageNotJunk:
-	case i >= 0:
-		stage = stages[i].Name
-	default:
-		form.Stage.Error = "Choose one of the account's stages."
-	}
-	sc := models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: stage, OccurredAt: h.now().UTC(), UserID: &currentUser(c).ID}
-	if form.Value.Value != "" {
-		if v, ok := rule.Amount(form.Value.Value); ok {
-			sc.Value = &v
-		} else {
-			form.Value.Error = "Enter an amount from 0 to 1,000,000,000,000 (a trillion), in digits, like 1250 or 99.90."
-		}
-	}
-	// A value goes to Meta with its currency, whatever the stage.
-	if form.Value.Value != "" && !country.ValidCurrency(form.Currency.Value) {
-		form.Currency.Error = "Enter a three-letter ISO 4217 code, like USD."
-	}
-	if sc.Value != nil {
-		sc.Currency = form.Currency.Value
-	}
-	if form.Value.Error == "" && form.Stage.Error == "" {
-		rules, err := h.store.SendRules(ctx, a.ID)
-		if err != nil {
-			return err
-		}
-		if msg := decide.ChangeProblem(rules, sc); msg != "" {
-			form.Value.Error = sentence(msg)
-		}
-	}
-	if form.Stage.Error != "" || form.Value.Error != "" || form.Currency.Error != "" {
-		return h.renderLead(c, http.StatusUnprocessableEntity, l, form)
-	}
-	_, evs, err := h.capture.Decider().Record(ctx, &sc)
-	if err != nil && !errors.Is(err, store.ErrSameChange) {
-		return err
-	}
-	msg := "Stage set to " + stage + "." + queuedText(evs)
-	switch stage {
-	case models.StageJunk:
-		msg = "Marked as junk: it will not be sent to Meta."
-	case models.StageNotJunk:
-		msg = "Marked as not junk: it is eligible for sending like any other lead."
-	}
-	setFlash(c, "ok", msg)
-	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)))
-}
-
-// queuedText names the events a stage change queued, in order, for the
-// page's message: " Queued QualifiedLead (filled in), Purchase.", or ""
-// for none.
-func queuedText(evs []models.Event) string {
-	if len(evs) == 0 {
-		return ""
-	}
-	names := make([]string, len(evs))
-	for i, e := range evs {
-		names[i] = e.EventName
-		if e.FilledIn {
-			names[i] += " (filled in)"
-		}
-	}
-	return " Queued " + strings.Join(names, ", ") + "."
-}
-
-// sendRuleEvent queues a manual send rule's event for a lead: its button
-// on the lead page, for editors and owners.
-func (h *Handler) sendRuleEvent(c echo.Context) error {
-	a := currentAccount(c)
-	l, err := h.leadParam(c)
-	if err != nil {
-		return err
-	}
-	ruleID, err := strconv.ParseInt(c.Param("rule"), 10, 64)
-	if err != nil {
-		return store.ErrNotFound
-	}
-	r, err := h.store.SendRule(c.Request().Context(), a.ID, ruleID)
-	if err != nil {
-		return err
-	}
-	queued, err := h.capture.Decider().SendManual(c.Request().Context(), a.ID, l.ID, r.ID, h.now().UTC())
-	switch {
-	case errors.Is(err, decide.ErrNotManual):
-		setFlash(c, "error", "The rule "+r.Name+" is not an enabled manual rule.")
-	case errors.Is(err, decide.ErrNoMatch):
-		setFlash(c, "error", "This lead does not meet the conditions of "+r.Name+": nothing was sent.")
-	case err != nil:
-		return err
-	case queued:
-		setFlash(c, "ok", r.EventName+" queued for Meta by "+r.Name+".")
-	default:
-		setFlash(c, "ok", r.EventName+" was already queued for this lead by "+r.Name+": nothing is sent twice.")
-	}
-	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)))
 }

@@ -146,8 +146,8 @@ func TestLeadsPages(t *testing.T) {
 		if r.text("lead-stage") != "won" || r.text("lead-junk") != "not junk" {
 			t.Errorf("lead page stage %q junk %q", r.text("lead-stage"), r.text("lead-junk"))
 		}
-		hist := r.text("stage-history")
-		if !strings.Contains(hist, "1250.50 EUR") || !strings.Contains(hist, "vic@example.com") || !strings.Contains(hist, "not_junk") {
+		hist := strings.Join(strings.Fields(r.text("timeline")), " ")
+		if !strings.Contains(hist, "Stage: won 1250.50 EUR by vic@example.com") || !strings.Contains(hist, "Marked not junk by vic@example.com") {
 			t.Errorf("history = %q", hist)
 		}
 

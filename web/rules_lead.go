@@ -47,7 +47,7 @@ func (h *Handler) leadRuleRows(a models.Account, role models.Role, l models.Lead
 		case res.Matched && row.Manual:
 			row.Why = "sends when a person clicks: " + row.Why
 		case res.Matched && i >= 0 && rule.Mode(r.Mode).OnCapture():
-			row.Event, row.ApplyURL = h.ruleEvent(a, role, l, r, rules, ds, evs)
+			row.Event, row.NoEvent, row.ApplyURL = h.ruleEvent(a, role, l, r, rules, ds, evs)
 		}
 		rows = append(rows, row)
 	}
@@ -56,27 +56,36 @@ func (h *Handler) leadRuleRows(a models.Account, role models.Role, l models.Lead
 
 // ruleEvent says, for an automatic rule r that matches lead l, what became
 // of its event, when that is not plain: another rule made it first (one
-// event for both), or the lead has none, and why. applyURL is the rule's
-// apply confirmation when applying would queue it and role may apply.
+// event for both), or the lead has none, or it did not reach Meta, and
+// why (noEvent). applyURL is the rule's apply confirmation when applying
+// would queue it and role may apply.
 func (h *Handler) ruleEvent(a models.Account, role models.Role, l models.Lead, r models.SendRule, rules []models.SendRule,
-	ds models.Dataset, evs []models.Event) (note, applyURL string) {
+	ds models.Dataset, evs []models.Event) (note string, noEvent bool, applyURL string) {
 	id := capi.EventID(ds.PixelID, r.EventName, capi.RecordKey(l))
 	i := slices.IndexFunc(evs, func(e models.Event) bool { return e.DatasetID == ds.ID && e.EventID == id })
 	if i >= 0 {
 		e := evs[i]
-		if e.Origin != models.OriginRule || e.OriginID == nil || *e.OriginID == r.ID {
-			return "", ""
+		if e.Origin == models.OriginRule && e.OriginID != nil && *e.OriginID != r.ID {
+			owner := "a rule since deleted"
+			if j := slices.IndexFunc(rules, func(o models.SendRule) bool { return o.ID == *e.OriginID }); j >= 0 {
+				owner = rules[j].Name
+			}
+			return "One " + r.EventName + " event for both: " + owner + " made it first, and owns it.", false, ""
 		}
-		owner := "a rule since deleted"
-		if j := slices.IndexFunc(rules, func(o models.SendRule) bool { return o.ID == *e.OriginID }); j >= 0 {
-			owner = rules[j].Name
+		switch {
+		case e.Status == models.EventDryRun:
+			return "The " + r.EventName + " event was built, not sent: the dataset " + ds.Name + " is in dry-run mode.", true, ""
+		case e.Status == models.EventExpired:
+			return "The " + r.EventName + " event was held back: it is older than Meta's 7 days.", true, ""
+		case e.Status == models.EventQueued && ds.PausedAt != nil:
+			return "The " + r.EventName + " event waits: the dataset " + ds.Name + " is paused until a person saves a new token.", true, ""
 		}
-		return "One " + r.EventName + " event for both: " + owner + " made it first, and owns it.", ""
+		return "", false, ""
 	}
 	note = "No " + r.EventName + " event: "
 	switch {
 	case h.now().Sub(l.CreatedAt) > decide.RecentWindow:
-		return note + "the lead is older than Meta's 7 days, so none can be sent.", ""
+		return note + "the lead is older than Meta's 7 days, so none can be sent.", true, ""
 	case r.CreatedAt.After(l.UpdatedAt):
 		note += "the rule was created after the lead last changed, and rules decide a lead's events when the lead changes."
 	case r.UpdatedAt.After(l.UpdatedAt):
@@ -85,7 +94,7 @@ func (h *Handler) ruleEvent(a models.Account, role models.Role, l models.Lead, r
 		note += "the rule did not match the lead when its events were last decided."
 	}
 	if !role.AtLeast(models.RoleEditor) {
-		return note + " An editor can apply the rule to the leads of the last 7 days.", ""
+		return note + " An editor can apply the rule to the leads of the last 7 days.", true, ""
 	}
-	return note, views.AccountURL(a.ID, "/rules/"+strconv.FormatInt(r.ID, 10)+"/apply")
+	return note, true, views.AccountURL(a.ID, "/rules/"+strconv.FormatInt(r.ID, 10)+"/apply")
 }

@@ -93,7 +93,7 @@ func TestLeadPageShowsHugeStoredValue(t *testing.T) {
 		b.login("acme-owner@example.com")
 		r := b.get(fmt.Sprintf("%s/leads/%d", views.AccountURL(acc.ID, ""), lead.LeadID))
 		wantStatus(t, "lead page", r, http.StatusOK)
-		cell := strings.TrimSpace(r.doc.Find(`[data-testid="stage-history"] tbody td`).Eq(2).Text())
+		cell := strings.TrimSpace(r.doc.Find(`[data-testid="stage-value"]`).Text())
 		if cell != "1e+308 XXX" {
 			t.Errorf("value cell = %q; want 1e+308 XXX", cell)
 		}

@@ -1,0 +1,136 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+// addLeadStage records a person's stage change or junk verdict on a lead,
+// through the path the stage API takes (decide.Decider.Record), and says
+// which events it queued.
+func (h *Handler) addLeadStage(c echo.Context) error {
+	ctx := c.Request().Context()
+	a := currentAccount(c)
+	l, err := h.leadParam(c)
+	if err != nil {
+		return err
+	}
+	form, stages, err := h.stageForm(ctx, a.Account)
+	if err != nil {
+		return err
+	}
+	stage := c.FormValue("stage")
+	form.Stage.Value = stage
+	form.Value.Value = strings.TrimSpace(c.FormValue("value"))
+	if cur := strings.ToUpper(strings.TrimSpace(c.FormValue("currency"))); cur != "" {
+		form.Currency.Value = cur
+	}
+	switch i := slices.IndexFunc(stages, func(st models.Stage) bool { return strings.EqualFold(st.Name, stage) }); {
+	case stage == models.StageJunk || stage == models.StageNotJunk:
+	case i >= 0:
+		stage = stages[i].Name
+	default:
+		form.Stage.Error = "Choose one of the account's stages."
+	}
+	sc := models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: stage, OccurredAt: h.now().UTC(), UserID: &currentUser(c).ID}
+	if form.Value.Value != "" {
+		if v, ok := rule.Amount(form.Value.Value); ok {
+			sc.Value = &v
+		} else {
+			form.Value.Error = "Enter an amount from 0 to 1,000,000,000,000 (a trillion), in digits, like 1250 or 99.90."
+		}
+	}
+	// A value goes to Meta with its currency, whatever the stage.
+	if form.Value.Value != "" && !country.ValidCurrency(form.Currency.Value) {
+		form.Currency.Error = "Enter a three-letter ISO 4217 code, like USD."
+	}
+	if sc.Value != nil {
+		sc.Currency = form.Currency.Value
+	}
+	if form.Value.Error == "" && form.Stage.Error == "" {
+		rules, err := h.store.SendRules(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		if msg := decide.ChangeProblem(rules, sc); msg != "" {
+			form.Value.Error = sentence(msg)
+		}
+	}
+	if form.Stage.Error != "" || form.Value.Error != "" || form.Currency.Error != "" {
+		return h.renderLead(c, http.StatusUnprocessableEntity, l, form)
+	}
+	_, evs, err := h.capture.Decider().Record(ctx, &sc)
+	if err != nil && !errors.Is(err, store.ErrSameChange) {
+		return err
+	}
+	msg := "Stage set to " + stage + "." + queuedText(evs)
+	switch stage {
+	case models.StageJunk:
+		msg = "Marked as junk: it will not be sent to Meta."
+	case models.StageNotJunk:
+		msg = "Marked as not junk: it is eligible for sending like any other lead."
+	}
+	setFlash(c, "ok", msg)
+	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)))
+}
+
+// queuedText names the events a stage change queued, in order, for the
+// page's message: " Queued QualifiedLead (filled in), Purchase.", or ""
+// for none.
+func queuedText(evs []models.Event) string {
+	if len(evs) == 0 {
+		return ""
+	}
+	names := make([]string, len(evs))
+	for i, e := range evs {
+		names[i] = e.EventName
+		if e.FilledIn {
+			names[i] += " (filled in)"
+		}
+	}
+	return " Queued " + strings.Join(names, ", ") + "."
+}
+
+// sendRuleEvent queues a manual send rule's event for a lead: its button
+// on the lead page, for editors and owners.
+func (h *Handler) sendRuleEvent(c echo.Context) error {
+	a := currentAccount(c)
+	l, err := h.leadParam(c)
+	if err != nil {
+		return err
+	}
+	ruleID, err := strconv.ParseInt(c.Param("rule"), 10, 64)
+	if err != nil {
+		return store.ErrNotFound
+	}
+	r, err := h.store.SendRule(c.Request().Context(), a.ID, ruleID)
+	if err != nil {
+		return err
+	}
+	queued, err := h.capture.Decider().SendManual(c.Request().Context(), a.ID, l.ID, r.ID, h.now().UTC())
+	switch {
+	case errors.Is(err, decide.ErrNotManual):
+		setFlash(c, "error", "The rule "+r.Name+" is not an enabled manual rule.")
+	case errors.Is(err, decide.ErrNoMatch):
+		setFlash(c, "error", "This lead does not meet the conditions of "+r.Name+": nothing was sent.")
+	case err != nil:
+		return err
+	case queued:
+		setFlash(c, "ok", r.EventName+" queued for Meta by "+r.Name+".")
+	default:
+		setFlash(c, "ok", r.EventName+" was already queued for this lead by "+r.Name+": nothing is sent twice.")
+	}
+	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)))
+}
