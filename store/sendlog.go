@@ -214,6 +214,41 @@ func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, e
 	return evs[0], nil
 }
 
+// FailedEvents lists an account's failed events with their state and
+// payload, by id, after the id afterID: those of ids, or all when ids is
+// empty. Retry reads them a page at a time to decide which may succeed.
+func (s *Store) FailedEvents(ctx context.Context, accountID int64, ids []int64, afterID int64, limit int) ([]models.Event, error) {
+	now := time.Now().UTC()
+	failed := s.unsentWithStatus(ctx, s.accountDatasets(ctx, accountID, 0), models.EventFailed, now).Select("event_id")
+	q := withState(s.q(ctx).Model(&models.Event{})).
+		Where("events.account_id = ? AND events.id > ? AND events.id IN (?)", accountID, afterID, failed)
+	if len(ids) > 0 {
+		q = q.Where("events.id IN ?", ids)
+	}
+	evs, err := findShown(q.Order("events.id").Limit(limit), now)
+	return evs, wrap("failed events", err)
+}
+
+// LeadNames finds an account's leads by id with only what names them
+// (first and last name, email, phone), for a page of events; a lead not
+// found is absent.
+func (s *Store) LeadNames(ctx context.Context, accountID int64, ids []int64) (map[int64]models.Lead, error) {
+	out := make(map[int64]models.Lead, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var ls []models.Lead
+	err := s.q(ctx).Select("id, first_name, last_name, email, phone").
+		Where("account_id = ? AND id IN ?", accountID, ids).Find(&ls).Error
+	if err != nil {
+		return nil, wrap("lead names", err)
+	}
+	for _, l := range ls {
+		out[l.ID] = l
+	}
+	return out, nil
+}
+
 // RetryEvents queues an account's failed events again now, with a fresh
 // count of attempts: all failed ones when ids is empty. It returns how many
 // it queued.

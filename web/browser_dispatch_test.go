@@ -63,8 +63,8 @@ func TestBrowserDatasetTestEventAndSendLog(t *testing.T) {
 			chromedp.Navigate(base+"/events"),
 			visible(`[data-testid="events-table"]`),
 		)
-		if st := b.text(`[data-testid="event-status"]`); st != "queued" {
-			t.Errorf("status before dispatch = %q; want queued", st)
+		if st := b.text(`[data-testid="event-status"]`); st != "Waiting" {
+			t.Errorf("status before dispatch = %q; want Waiting", st)
 		}
 		// Its page shows the JSON capture prepared, before it is sent.
 		b.do(
@@ -81,7 +81,7 @@ func TestBrowserDatasetTestEventAndSendLog(t *testing.T) {
 			visible(`[data-testid="events-table"]`),
 		)
 		a.drain()
-		b.waitJS("the event to turn sent", `document.querySelector('[data-testid="event-status"]').textContent === "sent"`)
+		b.waitJS("the event to turn sent", `document.querySelector('[data-testid="event-status"]').textContent === "Sent"`)
 		b.do(screenshot("sendlog"))
 		if n := b.text(`[data-testid="count-sent"]`); n != "1" {
 			t.Errorf("sent count = %q; want 1", n)

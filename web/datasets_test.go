@@ -254,7 +254,19 @@ func TestFailedEventRetryAndPausedBanner(t *testing.T) {
 	if !detail.has("retry-event") || !strings.Contains(detail.text("event-error"), "event_source_url") {
 		t.Errorf("detail of a failed event: retry %v error %q", detail.has("retry-event"), detail.text("event-error"))
 	}
-	r = b.post(fmt.Sprintf("%s/%d/retry", views.AccountURL(acc.ID, "/events"), evs[0].ID), nil)
+	// Before the fix, the retry leaves it and says why.
+	retry := fmt.Sprintf("%s/%d/retry", views.AccountURL(acc.ID, "/events"), evs[0].ID)
+	wantStatus(t, "retry before the fix", b.post(retry, nil), http.StatusSeeOther)
+	if e, _ := a.store.Event(t.Context(), acc.ID, evs[0].ID); e.Status != models.EventFailed {
+		t.Errorf("retried before the fix: %s", e.Status)
+	}
+	if msg := b.get(fmt.Sprintf("%s/%d", views.AccountURL(acc.ID, "/events"), evs[0].ID)).text("flash"); !strings.Contains(msg, "held back again (not sent: event_source_url") {
+		t.Errorf("retry before the fix says %q", msg)
+	}
+	settings := url.Values{"name": {"Acme"}, "timezone": {"UTC"}, "default_country": {"US"}, "currency": {"USD"},
+		"website_url": {"https://acme.example/contact"}}
+	wantStatus(t, "set Website URL", b.post(views.AccountURL(acc.ID, "/settings"), settings), http.StatusSeeOther)
+	r = b.post(retry, nil)
 	wantStatus(t, "retry", r, http.StatusSeeOther)
 	if e, _ := a.store.Event(t.Context(), acc.ID, evs[0].ID); e.Status != models.EventQueued || e.Attempts != 0 {
 		t.Errorf("after retry: %s attempts %d", e.Status, e.Attempts)

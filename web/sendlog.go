@@ -1,6 +1,9 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -88,6 +92,9 @@ func (h *Handler) showEvents(c echo.Context) error {
 		return err
 	}
 	rows := h.eventRows(a.Account, evs, datasets)
+	if err := h.nameLeads(c, a.ID, rows); err != nil {
+		return err
+	}
 	p := h.page(c, "Send log")
 	p.Nav = "events"
 	if isHTMX(c) && after != nil {
@@ -100,12 +107,11 @@ func (h *Handler) showEvents(c echo.Context) error {
 	v := views.SendLogView{Filter: vf, Rows: rows, NextURL: next, Datasets: datasets,
 		RefreshURL: views.AccountURL(a.ID, "/events?"+eventQuery(c).Encode()), Failed: counts[models.EventFailed]}
 	for _, s := range models.EventStatuses {
-		v.Counts = append(v.Counts, views.StatusCount{Status: string(s), Count: counts[s]})
+		v.Counts = append(v.Counts, views.StatusCount{Status: s, Count: counts[s]})
 	}
 	v.Live = counts[models.EventQueued]+counts[models.EventSending] > 0
-	if isHTMX(c) {
-		return render(c, http.StatusOK, views.SendLogBody(p, v))
-	}
+	// The whole page also answers htmx: the filter bar and the live
+	// refresh each select their part of it (#results, #sendlog).
 	return render(c, http.StatusOK, views.SendLogPage(p, v))
 }
 
@@ -114,12 +120,43 @@ func (h *Handler) eventRows(a models.Account, evs []models.Event, datasets []mod
 	for _, d := range datasets {
 		names[d.ID] = d.Name
 	}
+	now, loc := h.now(), location(a)
 	rows := make([]views.EventRow, 0, len(evs))
 	for _, e := range evs {
 		rows = append(rows, views.EventRow{Event: e, Dataset: names[e.DatasetID], When: h.formatTime(a, &e.EventTime),
-			Lead: "#" + strconv.FormatInt(e.LeadID, 10)})
+			EventAt: views.NewStamp(e.EventTime, now, loc), Queued: views.NewStamp(e.CreatedAt, now, loc),
+			Lead: "Lead " + strconv.FormatInt(e.LeadID, 10)})
 	}
 	return rows
+}
+
+// nameLeads names each row's lead by its name, else its email or phone.
+func (h *Handler) nameLeads(c echo.Context, accountID int64, rows []views.EventRow) error {
+	ids := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		ids = append(ids, r.Event.LeadID)
+	}
+	leads, err := h.store.LeadNames(c.Request().Context(), accountID, ids)
+	if err != nil {
+		return err
+	}
+	for i, r := range rows {
+		if label := leadLabel(leads[r.Event.LeadID]); label != "" {
+			rows[i].Lead = label
+		}
+	}
+	return nil
+}
+
+// leadLabel is what a link to a lead reads: its name, else its email,
+// else its phone; "" when it has none of them.
+func leadLabel(l models.Lead) string {
+	for _, s := range []string{strings.TrimSpace(l.FirstName + " " + l.LastName), l.Email, l.Phone} {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 func (h *Handler) eventParam(c echo.Context) (models.Event, error) {
@@ -141,10 +178,20 @@ func (h *Handler) showEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.EventView{Row: h.eventRows(a.Account, []models.Event{e}, datasets)[0],
-		Sent: h.formatTime(a.Account, e.SentAt), CanRetry: e.Status == models.EventFailed && a.Role.AtLeast(models.RoleEditor)}
+	rows := h.eventRows(a.Account, []models.Event{e}, datasets)
+	if err := h.nameLeads(c, a.ID, rows); err != nil {
+		return err
+	}
+	now, loc := h.now(), location(a.Account)
+	v := views.EventView{Row: rows[0], CanRetry: e.Status == models.EventFailed && a.Role.AtLeast(models.RoleEditor)}
+	if e.SentAt != nil {
+		v.Sent = views.NewStamp(*e.SentAt, now, loc)
+	}
+	if v.MadeBy, v.MadeByURL, err = h.madeBy(c, a.ID, e); err != nil {
+		return err
+	}
 	if e.Status == models.EventQueued {
-		v.NextTry = h.formatTime(a.Account, &e.NextAttemptAt)
+		v.NextTry = views.NewStamp(e.NextAttemptAt, now, loc)
 		if e.Payload != "" {
 			v.PayloadNote = "As last built: it is built again from the lead and the dataset when it is sent."
 			if i := slices.IndexFunc(datasets, func(d models.Dataset) bool { return d.ID == e.DatasetID }); i >= 0 &&
@@ -164,11 +211,79 @@ func (h *Handler) showEvent(c echo.Context) error {
 		}
 	}
 	if len(payload) > 0 {
-		v.Payload = indentJSON(payload)
+		v.Payload = readableJSON(payload)
 	}
 	p := h.page(c, e.EventName+" event")
 	p.Nav = "events"
 	return render(c, http.StatusOK, views.EventPage(p, v))
+}
+
+// madeBy names what made event e, with a link to it while it exists: the
+// send rule or stage mapping (both send rules, OriginID their id), a test
+// event, or the default before send rules.
+func (h *Handler) madeBy(c echo.Context, accountID int64, e models.Event) (name, url string, err error) {
+	switch {
+	case e.Origin == models.OriginTest:
+		return "a test event from the dataset's page", "", nil
+	case e.Origin == models.OriginDefault:
+		return "the default of the time before send rules", "", nil
+	case e.OriginID == nil || (e.Origin != models.OriginRule && e.Origin != models.OriginStage):
+		return "", "", nil
+	}
+	kind := "rule"
+	if e.Origin == models.OriginStage {
+		kind = "stage mapping"
+	}
+	r, err := h.store.SendRule(c.Request().Context(), accountID, *e.OriginID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "a " + kind + " since deleted", "", nil
+	case err != nil:
+		return "", "", err
+	case e.Origin == models.OriginStage:
+		return kind + " " + r.Name, views.AccountURL(accountID, "/stages/mappings/"+strconv.FormatInt(r.ID, 10)), nil
+	}
+	return kind + " " + r.Name, views.AccountURL(accountID, "/rules/"+strconv.FormatInt(r.ID, 10)), nil
+}
+
+// readableJSON is an event's JSON as Meta reads it, indented: Go's encoder
+// writes &, < and > as \u0026, \u003c and \u003e (safe in HTML), which are
+// the same characters to Meta and only hard to read here; the page escapes
+// its text for HTML itself.
+func readableJSON(b []byte) string {
+	var buf bytes.Buffer
+	if json.Indent(&buf, b, "", "  ") != nil {
+		return string(b)
+	}
+	return unescapeHTML(buf.String())
+}
+
+// unescapeHTML turns the \u0026, \u003c, \u003e, \u2028 and \u2029
+// escapes of JSON text back into their characters. It reads each escape
+// whole, so an escaped backslash followed by "u0026" stays as it is.
+func unescapeHTML(s string) string {
+	if !strings.Contains(s, `\u`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			switch s[i+2 : i+6] {
+			case "0026", "003c", "003e", "2028", "2029":
+				r, _ := strconv.ParseUint(s[i+2:i+6], 16, 32)
+				b.WriteRune(rune(r))
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2])
+		i++
+	}
+	return b.String()
 }
 
 func (h *Handler) retryEvent(c echo.Context) error {
@@ -177,14 +292,21 @@ func (h *Handler) retryEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := h.store.RetryEvents(c.Request().Context(), a.ID, []int64{e.ID}, h.now())
+	if e.Status != models.EventFailed {
+		setFlash(c, "error", "Only failed events can be retried.")
+		return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/events/"+strconv.FormatInt(e.ID, 10)))
+	}
+	r, err := dispatch.Retry(c.Request().Context(), h.store, a.ID, []int64{e.ID}, h.now())
 	if err != nil {
 		return err
 	}
-	if n == 1 {
+	switch {
+	case r.Queued == 1:
 		h.notify()
 		setFlash(c, "ok", "Queued again: it goes out within seconds.")
-	} else {
+	case len(r.Left) == 1:
+		setFlash(c, "error", "Not queued again: "+leftReason(r.Left[0], true)+".")
+	default:
 		setFlash(c, "error", "Only failed events can be retried.")
 	}
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/events/"+strconv.FormatInt(e.ID, 10)))
@@ -192,11 +314,82 @@ func (h *Handler) retryEvent(c echo.Context) error {
 
 func (h *Handler) retryAllEvents(c echo.Context) error {
 	a := currentAccount(c)
-	n, err := h.store.RetryEvents(c.Request().Context(), a.ID, nil, h.now())
+	r, err := dispatch.Retry(c.Request().Context(), h.store, a.ID, nil, h.now())
 	if err != nil {
 		return err
 	}
-	h.notify()
-	setFlash(c, "ok", fmt.Sprintf("%d failed events queued again.", n))
+	if r.Queued > 0 {
+		h.notify()
+	}
+	kind := "ok"
+	if r.Queued == 0 {
+		kind = "error"
+	}
+	setFlash(c, kind, retriedMessage(r))
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/events"))
+}
+
+// maxReasons is how many reasons a retry's message names; the rest are
+// counted together.
+const maxReasons = 3
+
+// retriedMessage says what a retry of the failed events did: "12 queued
+// again; 3 left: Meta rejects them as sent (…)".
+func retriedMessage(r dispatch.Retried) string {
+	left := r.LeftCount()
+	var b strings.Builder
+	switch {
+	case r.Queued == 0 && left == 0:
+		return "No failed event to retry."
+	case r.Queued == 0:
+		b.WriteString("None queued again")
+	case left == 0:
+		return views.Plural(r.Queued, "failed event", "failed events") + " queued again: they go out within seconds."
+	default:
+		b.WriteString(fmt.Sprintf("%d queued again", r.Queued))
+	}
+	fmt.Fprintf(&b, "; %d left: ", left)
+	var other int64
+	for i, l := range r.Left {
+		if i >= maxReasons {
+			other += l.Count
+			continue
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(leftReason(l, left == l.Count))
+	}
+	if other > 0 {
+		fmt.Fprintf(&b, "; %d for other reasons", other)
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// leftReason says why a retry left a group of events. all says the group
+// is every event left, which the message counted already.
+func leftReason(l dispatch.Left, all bool) string {
+	detail := " (" + cut(l.Detail, 160) + ")"
+	if !all {
+		n := strconv.FormatInt(l.Count, 10)
+		switch l.Kind {
+		case dispatch.LeftRefused:
+			return n + " that Meta rejects as sent" + detail
+		case dispatch.LeftTooOld:
+			return n + " older than 7 days, which Meta no longer takes"
+		}
+		return n + " held back again" + detail
+	}
+	them, they := "them", "they are"
+	if l.Count == 1 {
+		them, they = "it", "it is"
+	}
+	switch l.Kind {
+	case dispatch.LeftRefused:
+		return "Meta rejects " + them + " as sent" + detail
+	case dispatch.LeftTooOld:
+		return they + " older than 7 days, which Meta no longer takes"
+	}
+	return they + " held back again" + detail
 }

@@ -1,0 +1,163 @@
+package dispatch
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// Retried is what Retry did: how many failed events it queued again, and
+// the ones it left, grouped by why they would fail again.
+type Retried struct {
+	Queued int64
+	Left   []Left
+}
+
+// LeftCount is how many failed events Retry left.
+func (r Retried) LeftCount() int64 {
+	var n int64
+	for _, l := range r.Left {
+		n += l.Count
+	}
+	return n
+}
+
+// Why a retry leaves a failed event.
+const (
+	// LeftRefused: Meta refused the event as an invalid event (100/2804xxx,
+	// which Meta's documentation says never to retry as it is), and it
+	// would be built again to the very JSON Meta refused.
+	LeftRefused = "refused"
+	// LeftTooOld: the event is older than Meta takes (7 days); a send
+	// would expire it.
+	LeftTooOld = "too old"
+	// LeftHeld: built again now, it would be held back again (Detail says
+	// why: Meta would refuse it, the lead is junk, it no longer matches
+	// its rule, its lead is gone).
+	LeftHeld = "held"
+)
+
+// Left is a group of failed events that Retry left, for one reason.
+type Left struct {
+	// Kind is LeftRefused, LeftTooOld or LeftHeld.
+	Kind string
+	// Detail is the reason in words: Meta's error for a refused event, the
+	// hold's reason for a held one.
+	Detail string
+	Count  int64
+}
+
+// metaRefused starts the last error of an event Meta refused (send).
+const metaRefused = "Meta refused: "
+
+// retryPage is how many failed events Retry decides on at a time.
+const retryPage = 500
+
+// Retry queues again the failed events of an account, those of ids or all
+// of them when ids is empty, that may succeed now, and leaves the others
+// failed: it asks of each what the dispatcher would ask when it came to
+// send it. An event older than Meta takes would expire; one that its lead,
+// its rule or its dataset's settings still hold back would be held back
+// again (build); one Meta refused as invalid would be refused again while
+// it builds to the same JSON. The others may succeed: a transient failure
+// never fails an event (the dataset is held and its events wait queued), so
+// what is left to retry is an event whose lead or settings changed since.
+func Retry(ctx context.Context, s *store.Store, accountID int64, ids []int64, now time.Time) (Retried, error) {
+	var out Retried
+	acc, err := s.Account(ctx, accountID)
+	if err != nil {
+		return out, err
+	}
+	datasets, err := s.Datasets(ctx, accountID)
+	if err != nil {
+		return out, err
+	}
+	rules, err := s.SendRules(ctx, accountID)
+	if err != nil {
+		return out, err
+	}
+	// A zero Dispatcher builds as any does: build reads only its cache of
+	// compiled rules.
+	var d Dispatcher
+	left := map[Left]int64{}
+	var order []Left
+	leave := func(kind, detail string) {
+		k := Left{Kind: kind, Detail: detail}
+		if left[k] == 0 {
+			order = append(order, k)
+		}
+		left[k]++
+	}
+	for after := int64(0); ; {
+		evs, err := s.FailedEvents(ctx, accountID, ids, after, retryPage)
+		if err != nil || len(evs) == 0 {
+			if err != nil {
+				return out, err
+			}
+			break
+		}
+		after = evs[len(evs)-1].ID
+		leadIDs := make([]int64, len(evs))
+		for i, e := range evs {
+			leadIDs[i] = e.LeadID
+		}
+		leads, err := s.PayloadLeads(ctx, accountID, leadIDs)
+		if err != nil {
+			return out, err
+		}
+		var retry []int64
+		for _, e := range evs {
+			kind, detail, err := d.wouldFail(acc, datasets, e, leads, rules, now)
+			if err != nil {
+				return out, err
+			}
+			if kind != "" {
+				leave(kind, detail)
+				continue
+			}
+			retry = append(retry, e.ID)
+		}
+		if len(retry) > 0 {
+			n, err := s.RetryEvents(ctx, accountID, retry, now)
+			if err != nil {
+				return out, err
+			}
+			out.Queued += n
+		}
+	}
+	for _, k := range order {
+		k.Count = left[k]
+		out.Left = append(out.Left, k)
+	}
+	return out, nil
+}
+
+// wouldFail says why failed event e would fail again if it were queued now
+// (a Left kind and its detail), or "" when it may succeed.
+func (d *Dispatcher) wouldFail(acc models.Account, datasets []models.Dataset, e models.Event, leads map[int64]models.Lead,
+	rules []models.SendRule, now time.Time) (kind, detail string, err error) {
+	if now.Sub(e.EventTime) > MaxAge-expiryMargin {
+		return LeftTooOld, "", nil
+	}
+	i := slices.IndexFunc(datasets, func(ds models.Dataset) bool { return ds.ID == e.DatasetID })
+	if i < 0 {
+		return LeftHeld, "its dataset no longer exists", nil
+	}
+	ds := datasets[i]
+	body, held, err := d.build(acc, ds, e, leads, rules)
+	switch {
+	case err != nil:
+		return "", "", err
+	case held != nil:
+		return LeftHeld, held.Error, nil
+	case e.RequestID != nil && e.Payload != "" && string(body) == e.Payload:
+		// Meta refused this very JSON: the last request that carried the
+		// event without sending it is the one Meta refused it in.
+		return LeftRefused, strings.TrimPrefix(e.LastError, metaRefused), nil
+	}
+	return "", "", nil
+}
