@@ -19,7 +19,9 @@ func (s *Store) CountUsers(ctx context.Context) (int64, error) {
 	return n, wrap("count users", err)
 }
 
-// CreateUser stores a new user; ErrConflict when the email is taken.
+// CreateUser stores a new user; ErrConflict when the email is taken. An
+// empty passwordHash makes a user who cannot log in until they set a
+// password through a set-password link.
 func (s *Store) CreateUser(ctx context.Context, email, passwordHash string, admin bool) (models.User, error) {
 	u := models.User{Email: strings.ToLower(strings.TrimSpace(email)), PasswordHash: passwordHash, IsAdmin: admin}
 	err := s.q(ctx).Create(&u).Error
@@ -71,9 +73,10 @@ func (s *Store) Users(ctx context.Context) ([]models.User, error) {
 	return us, wrap("list users", err)
 }
 
-// SetUserPassword replaces a user's password hash and ends every session
-// of the user: a password changed because it leaked must lock the thief
-// out. The person who changed it is given a new session.
+// SetUserPassword replaces a user's password hash, ends every session of
+// the user and voids their set-password link: a password changed because it
+// leaked must lock the thief out. The person who changed it is given a new
+// session.
 func (s *Store) SetUserPassword(ctx context.Context, id int64, passwordHash string) error {
 	err := s.Tx(ctx, func(tx *Store) error {
 		res := tx.q(ctx).Model(&models.User{}).Where("id = ?", id).Update("password_hash", passwordHash)
@@ -82,6 +85,9 @@ func (s *Store) SetUserPassword(ctx context.Context, id int64, passwordHash stri
 		}
 		if res.RowsAffected == 0 {
 			return ErrNotFound
+		}
+		if err := tx.q(ctx).Where("user_id = ?", id).Delete(&models.PasswordLink{}).Error; err != nil {
+			return err
 		}
 		_, err := tx.DeleteUserSessions(ctx, id, "")
 		return err
@@ -107,6 +113,9 @@ func (s *Store) DeleteUser(ctx context.Context, id int64) error {
 		// The foreign keys cascade too; deleting the sessions here says so
 		// in code, and does not rely on SQLite's foreign_keys pragma.
 		if _, err := tx.DeleteUserSessions(ctx, id, ""); err != nil {
+			return err
+		}
+		if err := tx.q(ctx).Where("user_id = ?", id).Delete(&models.PasswordLink{}).Error; err != nil {
 			return err
 		}
 		res := tx.q(ctx).Delete(&models.User{}, id)

@@ -17,7 +17,7 @@ import (
 func newUserForm() views.UserForm {
 	return views.UserForm{
 		Email:    views.Field{Name: "email", Label: "Email", Type: "email", Required: true, Autocomplete: "off"},
-		Password: views.Field{Name: "password", Label: "Initial password", Type: "password", Required: true, Autocomplete: "new-password", Hint: "At least 10 characters; share it safely."},
+		Password: views.Field{Name: "password", Label: "Initial password", Type: "password", Autocomplete: "new-password", Hint: "At least 10 characters; share it safely. Empty: a set-password link to send them instead."},
 	}
 }
 
@@ -26,7 +26,7 @@ func (h *Handler) usersPage(c echo.Context, status int, f views.UserForm) error 
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.UsersPage(h.page(c, "Users"), users, f))
+	return render(c, status, views.UsersPage(h.page(c, "Users"), views.UsersView{Users: users, Form: f, Link: h.takeNewLink(c)}))
 }
 
 func (h *Handler) showUsers(c echo.Context) error {
@@ -39,15 +39,21 @@ func (h *Handler) createUser(c echo.Context) error {
 	f.Admin = c.FormValue("admin") == "1"
 	pw := c.FormValue("password")
 	f.Email.Error = checkEmail(f.Email.Value)
-	if err := password.Validate(pw); err != nil {
-		f.Password.Error = capitalize(err.Error()) + "."
+	if pw != "" {
+		if err := password.Validate(pw); err != nil {
+			f.Password.Error = capitalize(err.Error()) + "."
+		}
 	}
 	if f.Email.Error != "" || f.Password.Error != "" {
 		return h.usersPage(c, http.StatusUnprocessableEntity, f)
 	}
-	hash, err := password.Hash(pw)
-	if err != nil {
-		return err
+	// Without a password the user logs in through a set-password link.
+	hash := ""
+	if pw != "" {
+		var err error
+		if hash, err = password.Hash(pw); err != nil {
+			return err
+		}
 	}
 	u, err := h.store.CreateUser(c.Request().Context(), f.Email.Value, hash, f.Admin)
 	if errors.Is(err, store.ErrConflict) {
@@ -57,7 +63,35 @@ func (h *Handler) createUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if hash == "" {
+		if err := h.newPasswordLink(c, u, nil, "User "+u.Email+" created."); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, "/admin/users")
+	}
 	setFlash(c, "ok", "User "+u.Email+" created. Add them to accounts from each account's settings.")
+	return c.Redirect(http.StatusSeeOther, "/admin/users")
+}
+
+// createUserLink makes a set-password link for a user who has no password
+// yet, voiding their earlier one. A user with a password changes it on
+// their own password page.
+func (h *Handler) createUserLink(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("user"), 10, 64)
+	if err != nil {
+		return store.ErrNotFound
+	}
+	u, err := h.store.UserByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if u.PasswordHash != "" {
+		setFlash(c, "error", u.Email+" has a password already: they change it on their password page.")
+		return c.Redirect(http.StatusSeeOther, "/admin/users")
+	}
+	if err := h.newPasswordLink(c, u, nil, "A new link for "+u.Email+": an earlier one no longer works."); err != nil {
+		return err
+	}
 	return c.Redirect(http.StatusSeeOther, "/admin/users")
 }
 

@@ -76,7 +76,9 @@ func (h *Handler) createFirstAdmin(c echo.Context) error {
 	f.Email.Error = checkEmail(f.Email.Value)
 	if err := password.Validate(pw); err != nil {
 		f.Password.Error = capitalize(err.Error()) + "."
-	} else if pw != c.FormValue("confirm") {
+	}
+	// Said whatever else is wrong, so the next try fixes both at once.
+	if pw != c.FormValue("confirm") {
 		f.Confirm.Error = "The passwords do not match."
 	}
 	if f.Email.Error != "" || f.Password.Error != "" || f.Confirm.Error != "" {

@@ -53,6 +53,26 @@ func junkForm(a models.Account) (views.JunkForm, error) {
 	return f, nil
 }
 
+func (h *Handler) renderJunk(c echo.Context, status int, f views.JunkForm) error {
+	return render(c, status, views.JunkPage(h.settingsPage(c, "Junk signals"), f))
+}
+
+// showJunk is the settings' junk signals section; it says so once after
+// they were saved.
+func (h *Handler) showJunk(c echo.Context) error {
+	f, err := junkForm(currentAccount(c).Account)
+	if err != nil {
+		return err
+	}
+	sess := session(c)
+	if _, ok := sess.Values[keyJunkSaved]; ok {
+		f.Saved = true
+		delete(sess.Values, keyJunkSaved)
+		c.Set(ctxDirty, true)
+	}
+	return h.renderJunk(c, http.StatusOK, f)
+}
+
 func (h *Handler) updateJunk(c echo.Context) error {
 	a := currentAccount(c)
 	form, err := junkForm(a.Account)
@@ -107,12 +127,7 @@ func (h *Handler) updateJunk(c echo.Context) error {
 		}
 	}
 	if invalid {
-		v, err := h.settingsView(c)
-		if err != nil {
-			return err
-		}
-		v.Junk = form
-		return h.renderSettings(c, http.StatusUnprocessableEntity, v)
+		return h.renderJunk(c, http.StatusUnprocessableEntity, form)
 	}
 	b, err := json.Marshal(settings)
 	if err != nil {
@@ -125,7 +140,7 @@ func (h *Handler) updateJunk(c echo.Context) error {
 	if err := saveSession(c); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/settings#junk"))
+	return c.Redirect(http.StatusSeeOther, views.SettingsURL(a.ID, views.SettingsJunk))
 }
 
 func equalStrings(a, b []string) bool {

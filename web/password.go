@@ -55,7 +55,8 @@ func (h *Handler) changePassword(c echo.Context) error {
 	}
 	if err := password.Validate(pw); err != nil {
 		f.New.Error = capitalize(err.Error()) + "."
-	} else if pw != c.FormValue("confirm") {
+	}
+	if pw != c.FormValue("confirm") {
 		f.Confirm.Error = "The passwords do not match."
 	}
 	if f.Current.Error != "" || f.New.Error != "" || f.Confirm.Error != "" {

@@ -147,6 +147,8 @@ func New(o Options) *echo.Echo {
 	ui.GET("/login", h.showLogin)
 	ui.POST("/login", h.login)
 	ui.POST("/logout", h.logout)
+	ui.GET("/set-password", h.showSetPassword)
+	ui.POST("/set-password", h.setPassword)
 
 	in := ui.Group("", h.requireUser)
 	in.GET("/accounts", h.showAccounts)
@@ -160,6 +162,7 @@ func New(o Options) *echo.Echo {
 	admin.GET("/admin/users", h.showUsers)
 	admin.POST("/admin/users", h.createUser)
 	admin.POST("/admin/users/:user/remove", h.removeUser)
+	admin.POST("/admin/users/:user/link", h.createUserLink)
 
 	acc := in.Group("/accounts/:account", h.requireAccount)
 	acc.GET("", h.showOverview)
@@ -188,6 +191,9 @@ func New(o Options) *echo.Echo {
 	owner := acc.Group("", h.requireRole("owner"))
 	owner.GET("/settings", h.showSettings)
 	owner.POST("/settings", h.updateSettings)
+	owner.GET("/settings/keys", h.showKeys)
+	owner.GET("/settings/members", h.showMembers)
+	owner.GET("/settings/junk", h.showJunk)
 	owner.POST("/members", h.addMember)
 	owner.POST("/members/:user/role", h.setMemberRole)
 	owner.POST("/members/:user/remove", h.removeMember)

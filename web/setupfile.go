@@ -19,6 +19,7 @@ import (
 
 // setupFileRoutes adds the setup file's download and upload (owners) to g.
 func (h *Handler) setupFileRoutes(g *echo.Group) {
+	g.GET("/settings/setup", h.showSetupFile)
 	g.GET("/settings/setup.json", h.downloadSetup)
 	g.POST("/settings/setup/preview", h.previewSetup)
 	g.POST("/settings/setup/apply", h.applySetup)
@@ -47,6 +48,11 @@ func (h *Handler) downloadSetup(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="leadsignal-setup-`+a.Slug+`.json"`)
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, buf.Bytes())
+}
+
+// showSetupFile is the settings' setup file section.
+func (h *Handler) showSetupFile(c echo.Context) error {
+	return render(c, http.StatusOK, views.SetupFilePage(h.settingsPage(c, "Setup file")))
 }
 
 // previewSetup shows what an uploaded setup file would change, computed
@@ -96,7 +102,7 @@ func (h *Handler) applySetup(c echo.Context) error {
 		msg = "Nothing to change: the account already matches the file."
 	}
 	setFlash(c, "ok", msg)
-	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/settings#setup"))
+	return c.Redirect(http.StatusSeeOther, views.SettingsURL(a.ID, views.SettingsSetup))
 }
 
 // readSetupUpload reads the uploaded file: its name, its text, or why it

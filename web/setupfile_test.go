@@ -115,7 +115,7 @@ func TestSetupDownload(t *testing.T) {
 		b := a.browser()
 		b.login("ada@example.com")
 
-		r := b.get(views.AccountURL(acc.ID, "/settings"))
+		r := b.get(views.SettingsURL(acc.ID, views.SettingsSetup))
 		wantStatus(t, "settings", r, http.StatusOK)
 		if href, _ := r.doc.Find(`[data-testid="setup-download"]`).Attr("href"); href != views.AccountURL(acc.ID, "/settings/setup.json") {
 			t.Errorf("Download setup links to %q", href)
@@ -237,10 +237,10 @@ func TestSetupUploadPreviewThenApply(t *testing.T) {
 		}
 
 		r = b.upload(views.AccountURL(acc.ID, "/settings/setup/apply"), applyFields(t, r), "", "")
-		if r.status != http.StatusSeeOther || r.location() != views.AccountURL(acc.ID, "/settings#setup") {
+		if r.status != http.StatusSeeOther || r.location() != views.SettingsURL(acc.ID, views.SettingsSetup) {
 			t.Fatalf("apply = %d %q\n%s", r.status, r.location(), r.body)
 		}
-		if r := b.get(views.AccountURL(acc.ID, "/settings")); r.text("flash") != "Setup applied: 10 changes." {
+		if r := b.get(views.SettingsURL(acc.ID, views.SettingsSetup)); r.text("flash") != "Setup applied: 10 changes." {
 			t.Errorf("flash = %q; want Setup applied: 10 changes.", r.text("flash"))
 		}
 		got, _ := s.AccountBySlug(ctx, "acme")

@@ -41,8 +41,16 @@ func TestFirstAdminSetup(t *testing.T) {
 			t.Error("the password field must not be refilled")
 		}
 		r = b.post("/setup", url.Values{"email": {"ada@example.com"}, "password": {"password123"}, "confirm": {"password124"}})
-		if r.text("error-confirm") == "" {
-			t.Error("want an error when the passwords differ")
+		if r.status != http.StatusUnprocessableEntity || r.text("error-confirm") != "The passwords do not match." {
+			t.Errorf("passwords that differ = %d %q; want 422 and an error on the confirmation", r.status, r.text("error-confirm"))
+		}
+		if r.inputValue("email") != "ada@example.com" || r.inputValue("password") != "" || r.inputValue("confirm") != "" {
+			t.Errorf("after passwords that differ: email %q, passwords %q %q; want the email kept, the passwords not", r.inputValue("email"), r.inputValue("password"), r.inputValue("confirm"))
+		}
+		// A short password that differs from its repeat: both are said.
+		r = b.post("/setup", url.Values{"email": {"ada@example.com"}, "password": {"short"}, "confirm": {"shorter"}})
+		if r.text("error-password") == "" || r.text("error-confirm") == "" {
+			t.Errorf("short passwords that differ: errors %q / %q; want both", r.text("error-password"), r.text("error-confirm"))
 		}
 		if n, _ := s.CountUsers(t.Context()); n != 0 {
 			t.Fatalf("invalid setups created %d users", n)
@@ -332,15 +340,15 @@ func TestMembersAndRoles(t *testing.T) {
 		b.login("ada@example.com")
 		base := views.AccountURL(acc.ID, "")
 
-		r := b.post(base+"/members", url.Values{"email": {"nobody@example.com"}, "role": {"viewer"}})
-		if r.status != http.StatusUnprocessableEntity || r.text("error-email") == "" || r.inputValue("email") != "nobody@example.com" {
-			t.Errorf("unknown member = %d %q %q", r.status, r.text("error-email"), r.inputValue("email"))
+		r := b.post(base+"/members", url.Values{"email": {"nobody@example"}, "role": {"viewer"}})
+		if r.status != http.StatusUnprocessableEntity || r.text("error-email") == "" || r.inputValue("email") != "nobody@example" {
+			t.Errorf("bad email = %d %q %q", r.status, r.text("error-email"), r.inputValue("email"))
 		}
 		r = b.post(base+"/members", url.Values{"email": {"vic@example.com"}, "role": {"viewer"}})
 		wantStatus(t, "add viewer", r, http.StatusSeeOther)
 		b.post(base+"/members", url.Values{"email": {"eddie@example.com"}, "role": {"editor"}})
 
-		r = b.get(base + "/settings")
+		r = b.get(base + "/settings/members")
 		if got := r.doc.Find(`[data-testid="members-table"] tbody tr`).Length(); got != 3 {
 			t.Errorf("members table has %d rows; want 3", got)
 		}
@@ -348,7 +356,7 @@ func TestMembersAndRoles(t *testing.T) {
 		// The last owner cannot be demoted or removed.
 		r = b.post(fmt.Sprintf("%s/members/%d/role", base, owner.ID), url.Values{"role": {"viewer"}})
 		wantStatus(t, "demote last owner", r, http.StatusSeeOther)
-		if r := b.get(base + "/settings"); !strings.Contains(r.text("flash"), "at least one owner") {
+		if r := b.get(base + "/settings/members"); !strings.Contains(r.text("flash"), "at least one owner") {
 			t.Errorf("flash = %q; want the last-owner explanation", r.text("flash"))
 		}
 		if got, _ := s.AccountForUser(t.Context(), owner.ID, acc.ID); got.Role != models.RoleOwner {
@@ -364,7 +372,9 @@ func TestMembersAndRoles(t *testing.T) {
 			if strings.Contains(r.body, base+"/settings") {
 				t.Errorf("%s sees a Settings link", email)
 			}
-			wantStatus(t, email+" settings", m.get(base+"/settings"), http.StatusForbidden)
+			for _, section := range []string{"", "/keys", "/members", "/junk", "/setup"} {
+				wantStatus(t, email+" settings"+section, m.get(base+"/settings"+section), http.StatusForbidden)
+			}
 			wantStatus(t, email+" add member", m.post(base+"/members", url.Values{"email": {email}, "role": {"owner"}}), http.StatusForbidden)
 		}
 		if got, _ := s.AccountForUser(t.Context(), viewer.ID, acc.ID); got.Role != models.RoleViewer {

@@ -1,0 +1,79 @@
+package store_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// TestInviteAndPasswordLinks: an invite creates the user without a
+// password; their link works once, until it expires, and a new link voids
+// the old one.
+func TestInviteAndPasswordLinks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+		ada, _ := s.CreateUser(ctx, "ada@example.com", "h", false)
+		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, ada.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		bob, err := s.InviteMember(ctx, acc.ID, "Bob@Example.com", models.RoleEditor)
+		if err != nil || bob.Email != "bob@example.com" || bob.PasswordHash != "" {
+			t.Fatalf("InviteMember(new) = %+v, %v; want a user without a password", bob, err)
+		}
+		if got, err := s.AccountForUser(ctx, bob.ID, acc.ID); err != nil || got.Role != models.RoleEditor {
+			t.Errorf("bob's access = %+v, %v; want editor", got, err)
+		}
+		if _, err := s.InviteMember(ctx, acc.ID, "bob@example.com", models.RoleOwner); !errors.Is(err, store.ErrAlreadyMember) {
+			t.Errorf("InviteMember(member) err = %v; want ErrAlreadyMember", err)
+		}
+		if got, _ := s.AccountForUser(ctx, bob.ID, acc.ID); got.Role != models.RoleEditor {
+			t.Errorf("a second invite changed the role to %s", got.Role)
+		}
+		pending, err := s.MembersWithoutPassword(ctx, acc.ID)
+		if err != nil || !pending[bob.ID] || pending[ada.ID] {
+			t.Errorf("MembersWithoutPassword = %v, %v; want bob only", pending, err)
+		}
+
+		old, err := s.CreatePasswordLink(ctx, bob.ID, &acc.ID, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		token, err := s.CreatePasswordLink(ctx, bob.ID, &acc.ID, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.PasswordLink(ctx, old, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the voided link: %v; want ErrNotFound", err)
+		}
+		if _, _, err := s.PasswordLink(ctx, token, t0.Add(store.PasswordLinkTTL)); !errors.Is(err, store.ErrLinkExpired) {
+			t.Errorf("the link at its expiry: %v; want ErrLinkExpired", err)
+		}
+		l, u, err := s.UsePasswordLink(ctx, token, "new-hash", t0.Add(time.Hour))
+		if err != nil || u.ID != bob.ID || l.AccountID == nil || *l.AccountID != acc.ID {
+			t.Fatalf("UsePasswordLink = %+v %+v, %v", l, u, err)
+		}
+		if got, _ := s.UserByID(ctx, bob.ID); got.PasswordHash != "new-hash" {
+			t.Errorf("password hash = %q; want new-hash", got.PasswordHash)
+		}
+		if _, _, err := s.UsePasswordLink(ctx, token, "again", t0.Add(time.Hour)); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the link used twice: %v; want ErrNotFound", err)
+		}
+
+		// Removing a user takes their link with them.
+		cy, _ := s.InviteMember(ctx, acc.ID, "cy@example.com", models.RoleViewer)
+		cyToken, _ := s.CreatePasswordLink(ctx, cy.ID, &acc.ID, t0)
+		if err := s.DeleteUser(ctx, cy.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.PasswordLink(ctx, cyToken, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a removed user's link: %v; want ErrNotFound", err)
+		}
+	})
+}
