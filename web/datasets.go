@@ -67,16 +67,22 @@ func (h *Handler) showDatasets(c echo.Context) error {
 	}
 	items := make([]views.DatasetItem, 0, len(ds))
 	for _, d := range ds {
-		n, err := h.store.EventCounts(ctx, a.ID, store.EventFilter{DatasetID: d.ID}, views.CountCap+1)
+		n, err := h.datasetCounts(c, d.ID)
 		if err != nil {
 			return err
 		}
-		items = append(items, views.DatasetItem{Dataset: d, Queued: n[models.EventQueued] + n[models.EventSending],
-			Sent: n[models.EventSent], Failed: n[models.EventFailed] + n[models.EventExpired]})
+		items = append(items, views.DatasetItem{Dataset: d, Counts: n})
 	}
 	p := h.page(c, "Datasets")
 	p.Nav = "datasets"
 	return render(c, http.StatusOK, views.DatasetsPage(p, items))
+}
+
+// datasetCounts counts a dataset's events per status as the send log
+// does, so that each count is the rows the send log shows for it.
+func (h *Handler) datasetCounts(c echo.Context, datasetID int64) (views.EventCounts, error) {
+	n, err := h.store.EventCounts(c.Request().Context(), currentAccount(c).ID, store.EventFilter{DatasetID: datasetID}, views.CountCap+1)
+	return views.EventCounts(n), err
 }
 
 func (h *Handler) showNewDataset(c echo.Context) error {
@@ -86,7 +92,7 @@ func (h *Handler) showNewDataset(c echo.Context) error {
 
 func (h *Handler) renderDataset(c echo.Context, status int, f views.DatasetForm, d *models.Dataset, test *views.TestResult) error {
 	a := currentAccount(c)
-	var reqs []views.RequestItem
+	v := views.DatasetView{Form: f, Dataset: d, Test: test}
 	title := "Connect a dataset"
 	if d != nil {
 		title = d.Name
@@ -94,14 +100,18 @@ func (h *Handler) renderDataset(c echo.Context, status int, f views.DatasetForm,
 		if err != nil {
 			return err
 		}
+		now, loc := h.now(), location(a.Account)
 		for _, r := range rs {
-			reqs = append(reqs, views.RequestItem{When: h.formatTime(a.Account, &r.StartedAt), Kind: r.Kind, Events: r.EventsCount,
+			v.Requests = append(v.Requests, views.RequestItem{When: views.NewStamp(r.StartedAt, now, loc), Kind: r.Kind, Events: r.EventsCount,
 				Status: r.HTTPStatus, Received: r.EventsReceived, Duration: r.DurationMS, Trace: r.FBTraceID, Error: r.Error})
+		}
+		if v.Counts, err = h.datasetCounts(c, d.ID); err != nil {
+			return err
 		}
 	}
 	p := h.page(c, title)
 	p.Nav = "datasets"
-	return render(c, status, views.DatasetPage(p, f, d, reqs, test))
+	return render(c, status, views.DatasetPage(p, v))
 }
 
 func (h *Handler) datasetParam(c echo.Context) (models.Dataset, error) {

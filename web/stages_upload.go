@@ -97,7 +97,7 @@ func (h *Handler) renderStageUploads(c echo.Context, status int, problem string)
 	}
 	v := views.StageUploadsView{Error: problem, MaxSize: strconv.Itoa(stagecsv.MaxBytes>>20) + " MiB", MaxRows: views.Plural(stagecsv.MaxRows, "row", "rows")}
 	for _, u := range us {
-		v.Uploads = append(v.Uploads, h.uploadItem(u))
+		v.Uploads = append(v.Uploads, h.uploadItem(a.Account, u))
 	}
 	p := h.page(c, "Upload stage changes")
 	p.Nav = "stages"
@@ -253,7 +253,7 @@ const maxProblemsShown = store.MaxUploadProblems
 
 func (h *Handler) stageUploadView(c echo.Context, u models.StageUpload, problems []string) (views.StageUploadView, error) {
 	ctx := c.Request().Context()
-	v := views.StageUploadView{StageUploadItem: h.uploadItem(u), Pass: u.Pass, Error: u.Error}
+	v := views.StageUploadView{StageUploadItem: h.uploadItem(currentAccount(c).Account, u), Pass: u.Pass, Error: u.Error}
 	if u.UserID != nil {
 		if by, err := h.store.UserByID(ctx, *u.UserID); err == nil {
 			v.By = " by " + by.Email
@@ -298,9 +298,9 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-func (h *Handler) uploadItem(u models.StageUpload) views.StageUploadItem {
+func (h *Handler) uploadItem(a models.Account, u models.StageUpload) views.StageUploadItem {
 	return views.StageUploadItem{ID: u.ID, FileName: u.FileName, Status: u.Status, TotalRows: u.TotalRows, DoneRows: u.DoneRows,
-		Applied: u.Applied, Replayed: u.Replayed, Refused: u.Refused, Events: u.Events, When: u.CreatedAt.UTC().Format("2006-01-02 15:04 UTC")}
+		Applied: u.Applied, Replayed: u.Replayed, Refused: u.Refused, Events: u.Events, When: views.NewStamp(u.CreatedAt, h.now(), location(a))}
 }
 
 func uploadMapping(u models.StageUpload) (stagecsv.Mapping, []uploadColumn, error) {
