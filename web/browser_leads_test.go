@@ -128,7 +128,7 @@ func TestBrowserLeadsKeyFilterAndMark(t *testing.T) {
 		// An ingest key, created through the Settings form; its secret
 		// is shown once.
 		b.do(
-			chromedp.Navigate(base+"/settings"),
+			chromedp.Navigate(base+"/settings/keys"),
 			visible(`[data-testid="key-form"]`),
 			typeInto(`#f-key_name`, "Website contact form"),
 			click(`[data-testid="key-form"] button[type="submit"]`),
@@ -359,7 +359,7 @@ func TestBrowserLeadsJunkSettings(t *testing.T) {
 			save      = `[data-testid="junk-form"] button[type="submit"]`
 		)
 		b.do(
-			chromedp.Navigate(a.srv.URL+"/accounts/"+itoa(acc.ID)+"/settings#junk"),
+			chromedp.Navigate(a.srv.URL+"/accounts/"+itoa(acc.ID)+"/settings/junk"),
 			visible(`[data-testid="junk-form"]`),
 		)
 		if !evalJS[bool](b, `document.querySelector('`+honeypot+`').checked`) {

@@ -178,7 +178,7 @@ func TestIngestKeysAndJunkSettingsPages(t *testing.T) {
 		}
 		r = b.post(base+"/keys", url.Values{"key_name": {"Website"}})
 		wantStatus(t, "create key", r, http.StatusSeeOther)
-		r = b.get(base + "/settings")
+		r = b.get(base + "/settings/keys")
 		secret := r.text("new-key-secret")
 		if !strings.HasPrefix(secret, "lsk_") {
 			t.Fatalf("new key secret = %q", secret)
@@ -191,13 +191,13 @@ func TestIngestKeysAndJunkSettingsPages(t *testing.T) {
 			t.Error("the account form repeats the page's flash")
 		}
 		// Shown once: the settings page never shows it again.
-		if r := b.get(base + "/settings"); strings.Contains(r.body, secret) {
+		if r := b.get(base + "/settings/keys"); strings.Contains(r.body, secret) {
 			t.Error("the settings page shows the key secret again")
 		}
 		if reply := a.postLead(secret, `{"email":"a@example.com"}`); reply.status != http.StatusCreated {
 			t.Errorf("the new key does not work: %d", reply.status)
 		}
-		r = b.get(base + "/settings")
+		r = b.get(base + "/settings/keys")
 		if strings.Contains(r.text("keys-table"), "never") {
 			t.Errorf("last used not shown after use: %q", r.text("keys-table"))
 		}
@@ -217,7 +217,7 @@ func TestIngestKeysAndJunkSettingsPages(t *testing.T) {
 		form.Set("threshold_too_fast", "5")
 		r = b.post(base+"/junk", form)
 		wantStatus(t, "save junk settings", r, http.StatusSeeOther)
-		if r := b.get(base + "/settings"); r.text("junk-saved") == "" {
+		if r := b.get(base + "/settings/junk"); r.text("junk-saved") == "" {
 			t.Error("no confirmation next to the junk form after saving")
 		}
 		got, _ := s.AccountBySlug(t.Context(), "acme")
