@@ -26,7 +26,10 @@ func (h *Handler) usersPage(c echo.Context, status int, f views.UserForm) error 
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.UsersPage(h.page(c, "Users"), views.UsersView{Users: users, Form: f, Link: h.takeNewLink(c)}))
+	// The link is taken before the page is made, which saves the session
+	// that forgot it.
+	v := views.UsersView{Users: users, Form: f, Link: h.takeNewLink(c)}
+	return render(c, status, views.UsersPage(h.page(c, "Users"), v))
 }
 
 func (h *Handler) showUsers(c echo.Context) error {
