@@ -203,7 +203,7 @@ func (h *Handler) showEvent(c echo.Context) error {
 	payload := []byte(e.Payload)
 	if e.RequestID != nil {
 		if r, err := h.store.SendRequest(ctx, a.ID, *e.RequestID); err == nil {
-			v.Request = &r
+			v.Request, v.Reply = &r, readableJSON([]byte(r.Response))
 			if len(payload) == 0 {
 				// Sent before migration 0010: its JSON is in its request.
 				payload = capi.BatchEvent([]byte(r.Payload), e.EventID)
@@ -329,48 +329,52 @@ func (h *Handler) retryAllEvents(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/events"))
 }
 
-// maxReasons is how many reasons a retry's message names; the rest are
-// counted together.
-const maxReasons = 3
-
 // retriedMessage says what a retry of the failed events did: "12 queued
 // again; 3 left: Meta rejects them as sent (…)".
 func retriedMessage(r dispatch.Retried) string {
 	left := r.LeftCount()
-	var b strings.Builder
 	switch {
 	case r.Queued == 0 && left == 0:
 		return "No failed event to retry."
-	case r.Queued == 0:
-		b.WriteString("None queued again")
 	case left == 0:
 		return views.Plural(r.Queued, "failed event", "failed events") + " queued again: they go out within seconds."
-	default:
-		b.WriteString(fmt.Sprintf("%d queued again", r.Queued))
+	}
+	var b strings.Builder
+	if r.Queued == 0 {
+		b.WriteString("None queued again")
+	} else {
+		fmt.Fprintf(&b, "%d queued again", r.Queued)
 	}
 	fmt.Fprintf(&b, "; %d left: ", left)
-	var other int64
 	for i, l := range r.Left {
-		if i >= maxReasons {
-			other += l.Count
-			continue
-		}
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		b.WriteString(leftReason(l, left == l.Count))
-	}
-	if other > 0 {
-		fmt.Fprintf(&b, "; %d for other reasons", other)
+		b.WriteString(leftReason(l, len(r.Left) == 1))
 	}
 	b.WriteString(".")
 	return b.String()
 }
 
-// leftReason says why a retry left a group of events. all says the group
-// is every event left, which the message counted already.
+// maxDetails is how many of a group's reasons a retry's message names.
+const maxDetails = 2
+
+// leftReason says why a retry left a group of events, with its first
+// reasons. all says the group is every event left, which the message
+// counted already.
 func leftReason(l dispatch.Left, all bool) string {
-	detail := " (" + cut(l.Detail, 160) + ")"
+	var details []string
+	for i, d := range l.Details {
+		if i == maxDetails {
+			details = append(details, "…")
+			break
+		}
+		details = append(details, cut(d, 140))
+	}
+	detail := ""
+	if len(details) > 0 {
+		detail = " (" + strings.Join(details, "; ") + ")"
+	}
 	if !all {
 		n := strconv.FormatInt(l.Count, 10)
 		switch l.Kind {
@@ -379,7 +383,7 @@ func leftReason(l dispatch.Left, all bool) string {
 		case dispatch.LeftTooOld:
 			return n + " older than 7 days, which Meta no longer takes"
 		}
-		return n + " held back again" + detail
+		return n + " held back" + detail
 	}
 	them, they := "them", "they are"
 	if l.Count == 1 {
@@ -391,5 +395,5 @@ func leftReason(l dispatch.Left, all bool) string {
 	case dispatch.LeftTooOld:
 		return they + " older than 7 days, which Meta no longer takes"
 	}
-	return they + " held back again" + detail
+	return they + " held back" + detail
 }

@@ -166,7 +166,10 @@ func TestRetryFailedLeavesWhatCannotSucceed(t *testing.T) {
 		a.drain()
 		whatsapp := a.postLead(key, `{"source":"whatsapp","phone":"+1 415 692 4299","first_name":"Wes"}`)
 		noURL := a.postLead(key, `{"email":"una@example.com","client_user_agent":"Mozilla/5.0 (Test)"}`)
-		for _, l := range []apiReply{refused, whatsapp, noURL} {
+		junk := a.postLead(key, `{"external_id":"form-2","email":"joe@example.com","phone":"+1 415 692 4300","first_name":"Joe",
+			"client_user_agent":"Mozilla/5.0 (Test)","event_source_url":"https://example.com/quote","client_ip_address":"203.0.113.8","fill_seconds":30}`)
+		wantStatus(t, "mark junk", b.post(views.AccountURL(acc.ID, "/leads/"+itoa(junk.LeadID)+"/stages"), url.Values{"stage": {"junk"}}), http.StatusSeeOther)
+		for _, l := range []apiReply{refused, whatsapp, noURL, junk} {
 			if e := leadEvent(l.LeadID); e.Status != models.EventFailed {
 				t.Fatalf("lead %d event %s (%s); want failed", l.LeadID, e.Status, e.LastError)
 			}
@@ -176,12 +179,13 @@ func TestRetryFailedLeavesWhatCannotSucceed(t *testing.T) {
 		wantStatus(t, "set Website URL", b.post(views.AccountURL(acc.ID, "/settings"), settings), http.StatusSeeOther)
 
 		log := views.AccountURL(acc.ID, "/events")
-		if page := b.get(log); page.text("count-failed") != "3" || !page.has("retry-all") {
+		if page := b.get(log); page.text("count-failed") != "4" || !page.has("retry-all") {
 			t.Fatalf("send log: failed %q, retry button %v", page.text("count-failed"), page.has("retry-all"))
 		}
 		wantStatus(t, "retry all", b.post(log+"/retry", nil), http.StatusSeeOther)
 		msg := b.get(log).text("flash")
-		for _, want := range []string{"1 queued again; 2 left: ", "1 that Meta rejects as sent (graph error 100/", "1 held back again (not sent: event_name: business_messaging"} {
+		for _, want := range []string{"1 queued again; 3 left: 2 that Meta rejects as sent (graph error 100/",
+			"; event_name: business_messaging accepts only", "); 1 held back (a person marked the lead junk)."} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("retry message %q; want %q", msg, want)
 			}
@@ -189,7 +193,7 @@ func TestRetryFailedLeavesWhatCannotSucceed(t *testing.T) {
 		if e := leadEvent(noURL.LeadID); e.Status != models.EventQueued {
 			t.Errorf("the event held for its page URL: %s; want queued again", e.Status)
 		}
-		for _, l := range []apiReply{refused, whatsapp} {
+		for _, l := range []apiReply{refused, whatsapp, junk} {
 			if e := leadEvent(l.LeadID); e.Status != models.EventFailed {
 				t.Errorf("lead %d event %s, %d attempts; want failed as it was", l.LeadID, e.Status, e.Attempts)
 			}
@@ -206,7 +210,7 @@ func TestRetryFailedLeavesWhatCannotSucceed(t *testing.T) {
 		// Again: nothing can go; the message says so, once.
 		wantStatus(t, "retry all again", b.post(log+"/retry", nil), http.StatusSeeOther)
 		again := b.get(log)
-		if msgs := again.doc.Find(`[data-testid="flash"]`); msgs.Length() != 1 || !strings.HasPrefix(msgs.Text(), "None queued again; 2 left: ") {
+		if msgs := again.doc.Find(`[data-testid="flash"]`); msgs.Length() != 1 || !strings.HasPrefix(msgs.Text(), "None queued again; 3 left: ") {
 			t.Errorf("second retry: %d messages %q", msgs.Length(), msgs.Text())
 		}
 		// One event's retry says the same of it.

@@ -28,31 +28,36 @@ func (r Retried) LeftCount() int64 {
 
 // Why a retry leaves a failed event.
 const (
-	// LeftRefused: Meta refused the event as an invalid event (100/2804xxx,
-	// which Meta's documentation says never to retry as it is), and it
-	// would be built again to the very JSON Meta refused.
+	// LeftRefused: Meta refuses the event as it would be sent. Either Meta
+	// refused it as an invalid event (100/2804xxx, which Meta's
+	// documentation says never to retry as it is) and it would be built
+	// again to the very JSON Meta refused, or built again now it is one
+	// Meta would refuse (capi.Validate: a WhatsApp lead's Lead event, say).
 	LeftRefused = "refused"
 	// LeftTooOld: the event is older than Meta takes (7 days); a send
 	// would expire it.
 	LeftTooOld = "too old"
-	// LeftHeld: built again now, it would be held back again (Detail says
-	// why: Meta would refuse it, the lead is junk, it no longer matches
-	// its rule, its lead is gone).
+	// LeftHeld: built again now, it would be held back again: its lead is
+	// junk, no longer matches its rule, or is gone.
 	LeftHeld = "held"
 )
 
-// Left is a group of failed events that Retry left, for one reason.
+// Left is the failed events that Retry left for one kind of reason.
 type Left struct {
 	// Kind is LeftRefused, LeftTooOld or LeftHeld.
-	Kind string
-	// Detail is the reason in words: Meta's error for a refused event, the
-	// hold's reason for a held one.
-	Detail string
-	Count  int64
+	Kind  string
+	Count int64
+	// Details are the reasons in words, each once, in the order met:
+	// Meta's error, or why it would be held back.
+	Details []string
 }
 
-// metaRefused starts the last error of an event Meta refused (send).
-const metaRefused = "Meta refused: "
+// metaRefused starts the last error of an event Meta refused (send), and
+// notSent the reason of an event held back (decide.NotSent).
+const (
+	metaRefused = "Meta refused: "
+	notSent     = "not sent: "
+)
 
 // retryPage is how many failed events Retry decides on at a time.
 const retryPage = 500
@@ -83,14 +88,19 @@ func Retry(ctx context.Context, s *store.Store, accountID int64, ids []int64, no
 	// A zero Dispatcher builds as any does: build reads only its cache of
 	// compiled rules.
 	var d Dispatcher
-	left := map[Left]int64{}
-	var order []Left
+	left := map[string]int{} // kind: index in out.Left
 	leave := func(kind, detail string) {
-		k := Left{Kind: kind, Detail: detail}
-		if left[k] == 0 {
-			order = append(order, k)
+		i, ok := left[kind]
+		if !ok {
+			i = len(out.Left)
+			left[kind] = i
+			out.Left = append(out.Left, Left{Kind: kind})
 		}
-		left[k]++
+		l := &out.Left[i]
+		l.Count++
+		if detail != "" && !slices.Contains(l.Details, detail) {
+			l.Details = append(l.Details, detail)
+		}
 	}
 	for after := int64(0); ; {
 		evs, err := s.FailedEvents(ctx, accountID, ids, after, retryPage)
@@ -129,10 +139,6 @@ func Retry(ctx context.Context, s *store.Store, accountID int64, ids []int64, no
 			out.Queued += n
 		}
 	}
-	for _, k := range order {
-		k.Count = left[k]
-		out.Left = append(out.Left, k)
-	}
 	return out, nil
 }
 
@@ -152,8 +158,12 @@ func (d *Dispatcher) wouldFail(acc models.Account, datasets []models.Dataset, e 
 	switch {
 	case err != nil:
 		return "", "", err
+	case held != nil && held.Payload != "":
+		// build keeps the JSON of a held event only when Meta would
+		// refuse it (capi.Invalid).
+		return LeftRefused, strings.TrimPrefix(held.Error, notSent), nil
 	case held != nil:
-		return LeftHeld, held.Error, nil
+		return LeftHeld, strings.TrimPrefix(held.Error, notSent), nil
 	case e.RequestID != nil && e.Payload != "" && string(body) == e.Payload:
 		// Meta refused this very JSON: the last request that carried the
 		// event without sending it is the one Meta refused it in.
