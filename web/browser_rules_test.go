@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +330,107 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 		if n := eventCount(t, s, f.acc.ID, "QualifiedLead"); n != 40 {
 			t.Errorf("%d QualifiedLead events; the confirmation said 40", n)
 		}
+	})
+}
+
+// TestBrowserRulesFitEveryScreen looks at the Rules list and the rule
+// form at 1280 and 390 px: a 99-character rule name keeps its row on one
+// line and the page within the screen; the new form opens without an
+// error; a true/false field offers yes or no and no regex, a number field
+// number comparisons and a number input; on a phone the preview's
+// summary is in sight right after the conditions.
+func TestBrowserRulesFitEveryScreen(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newRulesFixture(t, s)
+		postRuleLeads(t, f)
+		long := strings.Repeat("Qualified roofing leads from Berlin ", 3)[:99]
+		createRuleForm(t, f, ruleValues(long, f.d, "automatic_match", "QualifiedLead", "or",
+			[3]string{"city", "in_list", "Berlin, Hamburg, München, Köln, Frankfurt am Main, Stuttgart, Düsseldorf"},
+			[3]string{"fields.budget", "gt", "5000"}, [3]string{"email_is_free", "equals", "false"}))
+		base := f.a.srv.URL + "/accounts/" + itoa(f.acc.ID)
+		b := chrome(t)
+		b.login(f.a.srv.URL, "acme-owner@example.com")
+
+		b.eachWidth("rules-list", base+"/rules", `[data-testid="rules-table"]`, func(w int64) {
+			b.oneLineRows("rules list", `[data-testid="rules-table"]`)
+			cut := evalJS[bool](b, `(() => { const a = document.querySelectorAll('[data-testid="rule-name"]')[1];
+				return a.scrollWidth > a.clientWidth && a.title.length === 99 })()`)
+			if !cut {
+				t.Errorf("at %d px the 99-character name is not cut with its whole on hover", w)
+			}
+		})
+
+		noErrors := `document.querySelectorAll('.field-error, .flash.error, [aria-invalid="true"], [data-testid="preview-problems"]').length === 0 &&
+			!document.body.innerText.includes("Fix these")`
+		matchTypes := `[...document.querySelectorAll('[data-testid="condition-row"] [data-testid="cond-match"] option')].map(o => o.value).join(" ")`
+		b.eachWidth("rules-new", base+"/rules/new", `[data-testid="rule-form"]`, func(w int64) {
+			b.waitJS("the preview to ask for a condition", `!!document.querySelector('[data-testid="preview-waiting"]')`)
+			if !evalJS[bool](b, noErrors) {
+				t.Errorf("at %d px the new form opens with an error: %s", w, b.text(`#rule-editor, main`))
+			}
+			b.do(markNoReload())
+
+			// A true/false field: yes or no, no regex, nothing to type.
+			b.do(fill(`[data-testid="condition-row"] select[name="cond_field"]`, "email_is_free"))
+			b.waitJS("the yes/no picker", `!!document.querySelector('[data-testid="condition-row"] select[data-testid="cond-yesno"]')`)
+			if got := evalJS[string](b, matchTypes); got != "equals not_equals is_empty not_empty" {
+				t.Errorf("at %d px a true/false field offers %q", w, got)
+			}
+			if b.count(`[data-testid="condition-row"] input[name="cond_pattern"]`) != 0 {
+				t.Errorf("at %d px a true/false field offers a box to type in", w)
+			}
+			b.previewSays("1")
+			b.do(shot("rules-new-yesno-" + itoa(w)))
+			b.do(fill(`[data-testid="condition-row"] select[data-testid="cond-yesno"]`, "false"))
+			b.previewSays("2")
+
+			// A number field: comparisons of numbers, a number input.
+			b.do(fill(`[data-testid="condition-row"] select[name="cond_field"]`, "fill_seconds"))
+			b.waitJS("the number input", `!!document.querySelector('[data-testid="condition-row"] input[type="number"][name="cond_pattern"]')`)
+			if got := evalJS[string](b, matchTypes); got != "gt gte lt lte is_empty not_empty" {
+				t.Errorf("at %d px a number field offers %q", w, got)
+			}
+			b.do(fill(`[data-testid="condition-row"] input[name="cond_pattern"]`, "10"))
+			b.previewSays("3")
+			if !b.pageKept() {
+				t.Errorf("at %d px changing a condition's field reloaded the page", w)
+			}
+			if !evalJS[bool](b, noErrors) {
+				t.Errorf("at %d px an error shows for a rule with none", w)
+			}
+
+			// The preview's summary: in sight after the conditions on a
+			// phone, where the preview itself is below the whole form; on a
+			// wide screen the preview is beside the form, and the summary
+			// is not repeated.
+			b.do(chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="add-condition"]`)))
+			if dir := os.Getenv("LEADSIGNAL_SCREENSHOTS"); dir != "" {
+				// What a person editing the conditions sees.
+				evalJS[bool](b, `(document.querySelector('[data-testid="condition-row"]').scrollIntoView(), true)`)
+				buf, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+				if err == nil {
+					err = os.WriteFile(filepath.Join(dir, "rules-new-conditions-"+itoa(w)+".png"), buf, 0o644)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+				b.do(chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="add-condition"]`)))
+			}
+			summary := evalJS[map[string]float64](b, `(() => { const s = document.querySelector('[data-testid="preview-summary"]');
+				const r = s.getBoundingClientRect(); const add = document.querySelector('[data-testid="add-condition"]');
+				return {shown: s.offsetParent ? 1 : 0, top: r.top, bottom: r.bottom, screen: innerHeight,
+					after: add.compareDocumentPosition(s) & Node.DOCUMENT_POSITION_FOLLOWING ? 1 : 0} })()`)
+			preview := evalJS[float64](b, `document.querySelector('[data-testid="rule-preview"]').getBoundingClientRect().top`)
+			switch {
+			case w < 1024 && (summary["shown"] != 1 || summary["after"] != 1 || summary["top"] < 0 || summary["bottom"] > summary["screen"]):
+				t.Errorf("at %d px the preview's summary is not in sight after the conditions: %v", w, summary)
+			case w < 1024 && !strings.Contains(b.text(`[data-testid="preview-summary"]`), "Matches 3 of 5 leads"):
+				t.Errorf("at %d px the summary says %q", w, b.text(`[data-testid="preview-summary"]`))
+			case w < 1024 && preview < summary["bottom"]+200:
+				t.Errorf("at %d px the preview (at %.0f px) is not below the form; the summary (at %.0f px) repeats it", w, preview, summary["top"])
+			case w >= 1024 && summary["shown"] != 0:
+				t.Errorf("at %d px the summary repeats the preview beside the form", w)
+			}
+		})
 	})
 }

@@ -127,11 +127,18 @@ func (h *Handler) ruleConditionRow(c echo.Context) error {
 		if !slices.Contains(f.MatchTypes(), cd.MatchType) {
 			cd.MatchType = f.MatchTypes()[0]
 		}
+		// A value typed for the field before stays when it suits this one.
+		p := strings.TrimSpace(cd.Pattern)
+		_, numErr := strconv.ParseFloat(p, 64)
 		switch {
 		case !cd.MatchType.TakesPattern():
 			cd.Pattern = ""
-		case f.Kind == rule.Bool && !isYesNo(strings.TrimSpace(cd.Pattern)):
-			cd.Pattern = "true"
+		case f.Kind == rule.Bool && p != "true" && p != "false":
+			cd.Pattern = "true" // the picker's first choice
+		case f.Kind != rule.Bool && (p == "true" || p == "false"):
+			cd.Pattern = ""
+		case cd.MatchType.Numeric() && numErr != nil:
+			cd.Pattern = ""
 		}
 	}
 	c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
