@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,13 +87,39 @@ func TestBrowserStagesDatasetsDense(t *testing.T) {
 		b := chrome(t)
 		b.login(a.srv.URL, "crm-owner@example.com")
 
-		b.eachWidth("stages", base+"/stages", `[data-testid="stage-list"]`, nil)
+		b.eachWidth("stages", base+"/stages", `[data-testid="stage-list"]`, func(w int64) {
+			b.oneLineRows("sequences", `[data-testid="sequences-table"]`)
+			if w == 1280 {
+				// On a laptop a stage is one line, each mapping one line.
+				b.oneLine("stages", `.stage-line`)
+				b.oneLine("mappings", `[data-testid="mapping-row"]`)
+				b.oneLine("stages not in the list", `[data-testid="unmapped-stage"]`)
+			}
+			b.above("the Stages page", `[data-testid="stage-list"]`, `[data-testid="stage-upload-card"]`, `[data-testid="sequences"]`)
+			if title := evalJS[string](b, `document.querySelector('[data-testid="unmapped-name"]').title`); title != d.longName {
+				t.Errorf("the cut stage name's title = %q; want the whole name", title)
+			}
+		})
 		b.eachWidth("mapping-form", base+"/stages/mappings/"+itoa(d.mapping), `[data-testid="mapping-form"]`, nil)
-		b.eachWidth("uploads", base+"/stages/uploads", `[data-testid="stage-uploads"]`, nil)
-		b.eachWidth("upload", base+"/stages/uploads/"+itoa(d.upload), `[data-testid="upload-panel"]`, nil)
-		b.eachWidth("datasets", base+"/datasets", `[data-testid="datasets-table"]`, nil)
+		b.eachWidth("uploads", base+"/stages/uploads", `[data-testid="stage-uploads"]`, func(int64) {
+			b.oneLineRows("uploads", `[data-testid="stage-uploads"]`)
+		})
+		b.eachWidth("upload", base+"/stages/uploads/"+itoa(d.upload), `[data-testid="upload-panel"]`, func(int64) {
+			b.oneLineRows("refused rows", `[data-testid="upload-problems"]`)
+			if got := strings.Join(strings.Fields(b.text(`.upload-head p`)), " "); got != "4 rows, uploaded just now by crm-owner@example.com." {
+				t.Errorf("the upload's line = %q", got)
+			}
+		})
+		b.eachWidth("datasets", base+"/datasets", `[data-testid="datasets-table"]`, func(int64) {
+			b.oneLineRows("datasets", `[data-testid="datasets-table"]`)
+		})
 		b.eachWidth("dataset", base+"/datasets/"+itoa(d.ds.ID), `[data-testid="dataset-form"]`, nil)
-		b.eachWidth("dataset-live", base+"/datasets/"+itoa(d.live.ID), `[data-testid="dataset-form"]`, nil)
+		b.eachWidth("dataset-live", base+"/datasets/"+itoa(d.live.ID), `[data-testid="dataset-form"]`, func(int64) {
+			b.oneLineRows("requests", `[data-testid="requests-table"]`)
+			// The dataset's own content first: its events, its test
+			// event and requests, then its settings.
+			b.above("the dataset page", `[data-testid="dataset-counts"]`, `[data-testid="test-form"]`, `[data-testid="requests-table"]`, `[data-testid="dataset-form"]`)
+		})
 		b.eachWidth("dataset-new", base+"/datasets/new", `[data-testid="dataset-form"]`, nil)
 		for _, w := range widths {
 			b.do(chromedp.EmulateViewport(w, 900), chromedp.Navigate(base+"/datasets/"+itoa(d.ds.ID)), visible(`[data-testid="test-form"]`),
@@ -101,4 +128,33 @@ func TestBrowserStagesDatasetsDense(t *testing.T) {
 			b.do(shot(fmt.Sprintf("dataset-test-%d", w)))
 		}
 	})
+}
+
+// oneLine fails the test when an element matching sel takes more than one
+// line: its text wraps, or its parts stack.
+func (b *tab) oneLine(what, sel string) {
+	b.t.Helper()
+	bad := evalJS[[]string](b, fmt.Sprintf(`(() => {
+		const out = [];
+		document.querySelectorAll(%q).forEach((el, i) => {
+			const rects = [];
+			const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+			for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+				if (!n.textContent.trim()) continue;
+				const p = n.parentElement;
+				if (p.closest(".visually-hidden, details:not([open]) > :not(summary)") || getComputedStyle(p).display === "none") continue;
+				const range = document.createRange();
+				range.selectNodeContents(n);
+				for (const r of range.getClientRects()) if (r.width > 0) rects.push(r);
+			}
+			if (!rects.length) return;
+			const line = Math.max(...rects.map(r => r.height));
+			const spread = Math.max(...rects.map(r => r.bottom)) - Math.min(...rects.map(r => r.top));
+			if (spread > line * 1.5) out.push((i + 1) + " is " + Math.round(spread) + " px tall (a line is " + Math.round(line) + "): " + el.textContent.replace(/\s+/g, " ").trim().slice(0, 80));
+		});
+		return out;
+	})()`, sel))
+	if len(bad) > 0 {
+		b.t.Errorf("%s take more than one line:\n%s", what, strings.Join(bad, "\n"))
+	}
 }
