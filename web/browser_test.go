@@ -161,6 +161,20 @@ func TestBrowserSetupLoginAccountsSwitchLogout(t *testing.T) {
 		if v := b.value(`#f-email`); v != "ada@example.com" {
 			t.Errorf("email after a failed setup = %q; want what was typed", v)
 		}
+		// Passwords that differ are said on the repeat, the email kept.
+		b.do(
+			typeInto(`#f-password`, "password123"),
+			typeInto(`#f-confirm`, "password124"),
+			click(`[data-testid="setup-form"] button[type="submit"]`),
+			visible(`[data-testid="error-confirm"]`),
+			screenshot("setup-mismatch"),
+		)
+		if msg := b.text(`[data-testid="error-confirm"]`); msg != "The passwords do not match." {
+			t.Errorf("confirmation error = %q", msg)
+		}
+		if e, pw, c := b.value(`#f-email`), b.value(`#f-password`), b.value(`#f-confirm`); e != "ada@example.com" || pw != "" || c != "" {
+			t.Errorf("after passwords that differ: email %q, passwords %q %q; want the email kept, the passwords empty", e, pw, c)
+		}
 		b.do(
 			typeInto(`#f-password`, "password123"),
 			typeInto(`#f-confirm`, "password123"),
