@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
@@ -111,8 +113,19 @@ func TestLeadsPages(t *testing.T) {
 		if !strings.Contains(r.text("missing-keys"), "fbp") {
 			t.Errorf("missing keys = %q; want fbp listed", r.text("missing-keys"))
 		}
-		if strings.Contains(r.body, "Need a quote") == false {
-			t.Error("raw message missing on the lead page")
+		// Who they are and what they wrote come first, with human labels.
+		if got := r.text("lead-message"); got != "Need a quote for a new roof" {
+			t.Errorf("message = %q", got)
+		}
+		if person := r.text("person"); !strings.Contains(person, "Jane Doe") || !strings.Contains(person, "(415) 692-4281") ||
+			!strings.Contains(person, "Budget") || !strings.Contains(person, "Website") {
+			t.Errorf("person section = %q; want name, phone, the budget field and the source", person)
+		}
+		if raw := r.text("raw-fields"); !strings.Contains(raw, "First name") || strings.Contains(raw, "first_name") {
+			t.Errorf("raw fields = %q; want human labels", raw)
+		}
+		if i, j := strings.Index(r.body, `data-testid="person"`), strings.Index(r.body, `data-testid="keys"`); i < 0 || j < i {
+			t.Error("the match keys should come after the person")
 		}
 
 		// A viewer marks it junk, then not junk, then won with a value.
@@ -231,5 +244,94 @@ func TestIngestKeysAndJunkSettingsPages(t *testing.T) {
 		if reply := a.postLead(key, `{"email":"d@example.com","honeypot":"x"}`); reply.Junk {
 			t.Errorf("disabled honeypot fired: %v", reply.JunkReasons)
 		}
+	})
+}
+
+// The leads list links each lead by its name, or its email when it has
+// none, and names the events made for it ("Sent as") with their statuses
+// in words on hover; it reads only the account's own events, and another
+// account's lead is not found.
+func TestLeadsListSentAs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a := newApp(t, s)
+		acc, key := a.ingestAccount("acme", "US")
+		// A dataset brings its default rule, "Completed leads to Main": a
+		// Lead event for each complete lead.
+		d := models.Dataset{AccountID: acc.ID, Name: "Main", PixelID: "123456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}
+		if err := s.CreateDataset(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		manual := models.SendRule{AccountID: acc.ID, DatasetID: d.ID, Name: "Hand picked", Mode: "manual", EventName: "Contact",
+			Combinator: "and", Conditions: `[]`, Enabled: true}
+		if err := s.CreateSendRule(ctx, &manual, nil); err != nil {
+			t.Fatal(err)
+		}
+		jane := a.postLead(key, goodLead)
+		solo := a.postLead(key, `{"email":"solo@example.com","partial":true,"created_at":"2026-12-01T11:00:00Z"}`)
+		b := a.browser()
+		b.login("acme-owner@example.com")
+		base := views.AccountURL(acc.ID, "")
+		wantStatus(t, "send Contact", b.post(fmt.Sprintf("%s/leads/%d/rules/%d/send", base, jane.LeadID, manual.ID), url.Values{}), http.StatusSeeOther)
+
+		// Another account's lead, with its own Lead event.
+		other, otherKey := a.ingestAccount("beta", "DE")
+		od := models.Dataset{AccountID: other.ID, Name: "Theirs", PixelID: "223456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}
+		if err := s.CreateDataset(ctx, &od); err != nil {
+			t.Fatal(err)
+		}
+		theirs := a.postLead(otherKey, `{"email":"x@example.com","first_name":"Xavier","created_at":"2026-12-01T11:30:00Z"}`)
+
+		row := func(r resp, id int64) *goquery.Selection {
+			t.Helper()
+			var found *goquery.Selection
+			r.doc.Find(`[data-testid="lead-row"]`).Each(func(_ int, tr *goquery.Selection) {
+				if href, _ := tr.Find(`[data-testid="lead-link"]`).Attr("href"); href == fmt.Sprintf("%s/leads/%d", base, id) {
+					found = tr
+				}
+			})
+			if found == nil {
+				t.Fatalf("no row links to lead %d in %q", id, r.text("leads-table"))
+			}
+			return found
+		}
+		r := b.get(base + "/leads")
+		wantStatus(t, "leads list", r, http.StatusOK)
+		if n := r.doc.Find(`[data-testid="lead-row"]`).Length(); n != 2 {
+			t.Errorf("%d rows; want the account's 2 leads", n)
+		}
+		j := row(r, jane.LeadID)
+		if got := strings.TrimSpace(j.Find(`[data-testid="lead-link"]`).Text()); got != "Jane Doe" {
+			t.Errorf("Jane's link reads %q; want her name", got)
+		}
+		sentAs := j.Find(`[data-testid="sent-as"]`)
+		title, _ := sentAs.Attr("title")
+		if got := strings.TrimSpace(sentAs.Text()); got != "Lead, Contact" || title != "Lead: Waiting; Contact: Waiting" {
+			t.Errorf("Jane's Sent as = %q (hover %q); want Lead, Contact, both waiting", got, title)
+		}
+		o := row(r, solo.LeadID)
+		if got := strings.TrimSpace(o.Find(`[data-testid="lead-link"]`).Text()); got != "solo@example.com" {
+			t.Errorf("a nameless lead's link reads %q; want its email", got)
+		}
+		if o.Find(`[data-testid="sent-as"]`).Length() != 0 || !strings.Contains(o.Text(), "partial") {
+			t.Errorf("the partial lead's row %q; want a partial badge and no event", strings.Join(strings.Fields(o.Text()), " "))
+		}
+
+		// Sent: the dry-run dataset builds the events and sends nothing.
+		a.drain()
+		title, _ = row(b.get(base+"/leads"), jane.LeadID).Find(`[data-testid="sent-as"]`).Attr("title")
+		if want := "Lead: Built in dry run, not sent; Contact: Built in dry run, not sent"; title != want {
+			t.Errorf("after dispatch Sent as says %q; want %q", title, want)
+		}
+
+		// One account's events only, whatever lead ids are asked for.
+		got, err := s.LeadsSentAs(ctx, acc.ID, []int64{jane.LeadID, theirs.LeadID}, a.clock())
+		if err != nil || len(got[theirs.LeadID]) != 0 || len(got[jane.LeadID]) != 2 {
+			t.Errorf("LeadsSentAs across accounts = %v, %v; want Jane's two events only", got, err)
+		}
+		if got, _ := s.LeadsSentAs(ctx, other.ID, []int64{theirs.LeadID}, a.clock()); len(got[theirs.LeadID]) != 1 {
+			t.Errorf("the other account's own lead's events = %v; want its Lead", got)
+		}
+		wantStatus(t, "another account's lead page", b.get(fmt.Sprintf("%s/leads/%d", base, theirs.LeadID)), http.StatusNotFound)
 	})
 }
