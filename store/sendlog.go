@@ -126,7 +126,11 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 		}
 	}
 	if after != nil {
-		ids = ids.Where("(events.created_at < ? OR (events.created_at = ? AND events.id < ?))", after.CreatedAt.UTC(), after.CreatedAt.UTC(), after.ID)
+		// A row comparison, which Postgres reads as a range of
+		// events_account_idx (account_id, created_at DESC, id DESC): an
+		// OR of the two columns would scan the index from the newest event
+		// down to the page.
+		ids = ids.Where("(events.created_at, events.id) < (?, ?)", after.CreatedAt.UTC(), after.ID)
 	}
 	ids = ids.Order(newestFirst).Limit(limit)
 	evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).Where("events.id IN (?)", ids).Order(newestFirst), now)
