@@ -77,6 +77,15 @@ func TestBrowserAdminRemovesUser(t *testing.T) {
 	admin, ada := chrome(t), chrome(t)
 	ada.login(base, "ada@example.com")
 	admin.login(base, "root@example.com")
+	// A user without a password yet is offered a set-password link.
+	if _, err := a.store.CreateUser(t.Context(), "a.long.address.for.someone.invited@subsidiary.example.com", "", false); err != nil {
+		t.Fatal(err)
+	}
+	admin.eachWidth("admin-users", base+"/admin/users", `[data-testid="users-table"]`, func(int64) {
+		if n := admin.count(`[data-testid="link-user-a.long.address.for.someone.invited@subsidiary.example.com"]`); n != 1 {
+			t.Errorf("%d set-password link buttons for the user without a password; want 1", n)
+		}
+	})
 	admin.do(
 		chromedp.Navigate(base+"/admin/users"),
 		visible(`[data-testid="users-table"]`),

@@ -34,12 +34,12 @@ func TestBrowserSetupFileUpload(t *testing.T) {
 		if err := os.WriteFile(invalid, []byte(broken), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		settings := a.srv.URL + views.AccountURL(acc.ID, "/settings")
+		settings := a.srv.URL + views.SettingsURL(acc.ID, views.SettingsSetup)
 		b := chrome(t)
 		b.login(a.srv.URL, "ada@example.com")
 
 		b.do(
-			chromedp.Navigate(settings+"#setup"),
+			chromedp.Navigate(settings),
 			visible(`[data-testid="setup-upload-form"]`),
 		)
 		// The download link answers the file as an attachment.
