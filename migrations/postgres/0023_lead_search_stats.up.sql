@@ -1,0 +1,11 @@
+-- The leads list's search is planned from how many leads Postgres expects a
+-- term to match, which it reads from a sample of the search text of
+-- leads_search_idx (0007): a term in many leads is answered by reading the
+-- newest leads in order until a page is full; a rare one through the
+-- trigram index, then sorting its few matches. 100 sampled values, the
+-- default, often hold none of the leads of a term that 1 in 100 of them
+-- match, and the term is then planned as if 1 in 10,000 did: at a million
+-- leads the list read and sorted its 10,000 matches for a page of 50.
+-- 1,000 values hold such a term about ten times. Analyzing leads then
+-- reads a sample of 300,000 leads instead of 30,000. 0024 analyzes them.
+ALTER INDEX leads_search_idx ALTER COLUMN 1 SET STATISTICS 1000;
