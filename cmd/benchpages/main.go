@@ -15,6 +15,10 @@
 // process's peak RSS, as key=value lines too, and exits non-zero when a
 // page's p95 or the RSS misses the budget or a request failed.
 //
+// With -keep the seeded schema stays; -schema measures such a schema again
+// (migrated to the version built) without the minutes of seeding, so that
+// a change is measured on the data its baseline was.
+//
 // The server and the clients share the process, so the peak RSS is an
 // upper bound for the server's.
 //
@@ -66,6 +70,9 @@ type config struct {
 	conc     int
 	dur      time.Duration
 	keep     bool
+	// schema, when set, names a schema kept by an earlier run (-keep) to
+	// measure again instead of seeding a new one.
+	schema string
 	// accounts is how many accounts the user is a member of: the big one
 	// and accounts-1 with agencyLeads leads each.
 	accounts    int
@@ -81,29 +88,42 @@ func run() error {
 	flag.IntVar(&cfg.accounts, "accounts", 50, "accounts of the user, for the agency overview: the big one and the others")
 	flag.IntVar(&cfg.agencyLeads, "agency-leads", 2000, "leads in each of the other accounts")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
+	flag.StringVar(&cfg.schema, "schema", "", "measure the schema an earlier run kept (-keep) again, migrated to this version, instead of seeding a new one (which takes minutes); it is kept")
 	flag.Parse()
 	if cfg.conc < 1 || cfg.dur <= 0 || cfg.leads < 1 || cfg.accounts < 1 || cfg.agencyLeads < 1 {
 		return errors.New("-c, -d, -leads, -accounts and -agency-leads must be positive")
 	}
 
 	ctx := context.Background()
-	st, dbURL, done, err := benchkit.OpenStore(ctx, cfg.database, "benchpages", cfg.keep)
-	if err != nil {
-		return err
-	}
-	defer done()
 	const email, pw = "bench@example.com", "bench-password-1"
-	hash, err := password.Hash(pw)
-	if err != nil {
-		return err
-	}
-	u, err := st.CreateUser(ctx, email, hash, false)
-	if err != nil {
-		return err
-	}
-	sd, err := seed(ctx, st, dbURL, u.ID, cfg)
-	if err != nil {
-		return err
+	var (
+		st    *store.Store
+		dbURL string
+		sd    seeded
+		err   error
+	)
+	if cfg.schema != "" {
+		if st, dbURL, sd, err = reopen(ctx, cfg.database, cfg.schema); err != nil {
+			return err
+		}
+		defer st.Close()
+	} else {
+		var done func()
+		if st, dbURL, done, err = benchkit.OpenStore(ctx, cfg.database, "benchpages", cfg.keep); err != nil {
+			return err
+		}
+		defer done()
+		hash, err := password.Hash(pw)
+		if err != nil {
+			return err
+		}
+		u, err := st.CreateUser(ctx, email, hash, false)
+		if err != nil {
+			return err
+		}
+		if sd, err = seed(ctx, st, dbURL, u.ID, cfg); err != nil {
+			return err
+		}
 	}
 	// serve merges the counts' deltas every few seconds; the seed's are
 	// merged once here, and the merge runs beside the measured pages as it

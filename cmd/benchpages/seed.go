@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -104,6 +105,38 @@ func seed(ctx context.Context, st *store.Store, dbURL string, userID int64, cfg 
 	}
 	fmt.Fprintf(os.Stderr, "benchpages: %d stage changes and their %d events loaded in %s\n", changes, events, time.Since(start).Round(time.Second))
 	return s, nil
+}
+
+// reopen opens a schema of the database that an earlier run seeded and
+// kept, migrated to this version, and finds its big account and dataset.
+func reopen(ctx context.Context, database, schema string) (*store.Store, string, seeded, error) {
+	var s seeded
+	u, err := url.Parse(database)
+	if err != nil {
+		return nil, "", s, fmt.Errorf("parse database URL: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	st, err := store.Open(ctx, store.Options{PostgresURL: u.String()})
+	if err != nil {
+		return nil, "", s, err
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, "", s, fmt.Errorf("migrate: %w", err)
+	}
+	if s.account, err = st.AccountBySlug(ctx, "bench"); err != nil {
+		st.Close()
+		return nil, "", s, fmt.Errorf("schema %s: the bench account: %w", schema, err)
+	}
+	ds, err := st.Datasets(ctx, s.account.ID)
+	if err != nil || len(ds) == 0 {
+		st.Close()
+		return nil, "", s, fmt.Errorf("schema %s: the bench dataset: %v", schema, err)
+	}
+	s.dataset = ds[0]
+	return st, u.String(), s, nil
 }
 
 // seedAccount creates an account of the user in zone with a live dataset
