@@ -218,18 +218,29 @@ func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, e
 	return evs[0], nil
 }
 
-// FailedEvents lists an account's failed events with their state and
-// payload, by id, after the id afterID: those of ids, or all when ids is
-// empty. Retry reads them a page at a time to decide which may succeed.
-func (s *Store) FailedEvents(ctx context.Context, accountID int64, ids []int64, afterID int64, limit int) ([]models.Event, error) {
-	now := time.Now().UTC()
-	failed := s.unsentWithStatus(ctx, s.accountDatasets(ctx, accountID, 0), models.EventFailed, now).Select("event_id")
-	q := withState(s.q(ctx).Model(&models.Event{})).
-		Where("events.account_id = ? AND events.id > ? AND events.id IN (?)", accountID, afterID, failed)
+// FailedEventIDs lists the ids of an account's failed events, those of
+// ids or all when ids is empty, in id order: read from unsent_events' index
+// of statuses, without the events' rows.
+func (s *Store) FailedEventIDs(ctx context.Context, accountID int64, ids []int64) ([]int64, error) {
+	q := s.unsentWithStatus(ctx, s.accountDatasets(ctx, accountID, 0), models.EventFailed, time.Now().UTC())
 	if len(ids) > 0 {
-		q = q.Where("events.id IN ?", ids)
+		q = q.Where("event_id IN ?", ids)
 	}
-	evs, err := findShown(q.Order("events.id").Limit(limit), now)
+	var out []int64
+	err := q.Order("event_id").Pluck("event_id", &out).Error
+	return out, wrap("failed event ids", err)
+}
+
+// FailedEvents reads an account's failed events of ids with their state
+// and payload, for Retry to decide which may succeed.
+func (s *Store) FailedEvents(ctx context.Context, accountID int64, ids []int64) ([]models.Event, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	now := time.Now().UTC()
+	evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
+		Where("events.account_id = ? AND events.id IN ? AND unsent_events.status = ?", accountID, ids, models.EventFailed).
+		Order("events.id"), now)
 	return evs, wrap("failed events", err)
 }
 

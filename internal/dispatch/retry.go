@@ -102,15 +102,15 @@ func Retry(ctx context.Context, s *store.Store, accountID int64, ids []int64, no
 			l.Details = append(l.Details, detail)
 		}
 	}
-	for after := int64(0); ; {
-		evs, err := s.FailedEvents(ctx, accountID, ids, after, retryPage)
-		if err != nil || len(evs) == 0 {
-			if err != nil {
-				return out, err
-			}
-			break
+	failed, err := s.FailedEventIDs(ctx, accountID, ids)
+	if err != nil {
+		return out, err
+	}
+	for page := range slices.Chunk(failed, retryPage) {
+		evs, err := s.FailedEvents(ctx, accountID, page)
+		if err != nil {
+			return out, err
 		}
-		after = evs[len(evs)-1].ID
 		leadIDs := make([]int64, len(evs))
 		for i, e := range evs {
 			leadIDs[i] = e.LeadID
