@@ -104,8 +104,12 @@ func TestBrowserStagesDatasetsDense(t *testing.T) {
 		b.eachWidth("uploads", base+"/stages/uploads", `[data-testid="stage-uploads"]`, func(int64) {
 			b.oneLineRows("uploads", `[data-testid="stage-uploads"]`)
 		})
-		b.eachWidth("upload", base+"/stages/uploads/"+itoa(d.upload), `[data-testid="upload-panel"]`, func(int64) {
-			b.oneLineRows("refused rows", `[data-testid="upload-problems"]`)
+		b.eachWidth("upload", base+"/stages/uploads/"+itoa(d.upload), `[data-testid="upload-panel"]`, func(width int64) {
+			// A refused row's reason is what to fix: it wraps, whole, in
+			// its cell, and the table still fits the screen.
+			if w := evalJS[float64](b, `document.querySelector('[data-testid="upload-problems"]').getBoundingClientRect().right`); w > float64(width) {
+				t.Errorf("at %d px the refused rows reach %.0f px", width, w)
+			}
 			if got := strings.Join(strings.Fields(b.text(`.upload-head p`)), " "); got != "4 rows, uploaded just now by crm-owner@example.com." {
 				t.Errorf("the upload's line = %q", got)
 			}
@@ -121,6 +125,18 @@ func TestBrowserStagesDatasetsDense(t *testing.T) {
 			b.above("the dataset page", `[data-testid="dataset-counts"]`, `[data-testid="test-form"]`, `[data-testid="requests-table"]`, `[data-testid="dataset-form"]`)
 		})
 		b.eachWidth("dataset-new", base+"/datasets/new", `[data-testid="dataset-form"]`, nil)
+		// An account with a dataset and no mapping yet: the template.
+		owner, err := s.UserByEmail(t.Context(), "crm-owner@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := a.account("fresh", owner)
+		ds := models.Dataset{AccountID: fresh.ID, Name: "Main", PixelID: "123456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}
+		if err := s.CreateDataset(t.Context(), &ds); err != nil {
+			t.Fatal(err)
+		}
+		b.eachWidth("stages-template", a.srv.URL+views.AccountURL(fresh.ID, "/stages"), `[data-testid="stage-template"]`, nil)
+
 		for _, w := range widths {
 			b.do(chromedp.EmulateViewport(w, 900), chromedp.Navigate(base+"/datasets/"+itoa(d.ds.ID)), visible(`[data-testid="test-form"]`),
 				click(`[data-testid="test-form"] button`), visible(`[data-testid="test-result"]`))
