@@ -159,11 +159,11 @@ func keyRows(k normalize.Keys) []views.KeyRow {
 // companyFields are the names a form gives its company field.
 var companyFields = []string{"company", "company_name", "companyname", "business", "organization", "organisation"}
 
-// saidFields are a lead's custom form fields with human labels, in name
-// order, less its company (a field named like one of companyFields),
-// which the page shows with the contact.
+// saidFields are a lead's custom form fields (stored as text) with human
+// labels, in name order, less its company (a field named like one of
+// companyFields), which the page shows with the contact.
 func saidFields(l models.Lead) (company string, rows []views.FieldRow) {
-	var custom map[string]any
+	var custom map[string]string
 	_ = json.Unmarshal([]byte(l.Fields), &custom)
 	names := make([]string, 0, len(custom))
 	for k := range custom {
@@ -171,31 +171,13 @@ func saidFields(l models.Lead) (company string, rows []views.FieldRow) {
 	}
 	slices.Sort(names)
 	for _, k := range names {
-		value := fieldText(custom[k])
 		if company == "" && slices.Contains(companyFields, strings.ToLower(k)) {
-			company = value
+			company = custom[k]
 			continue
 		}
-		rows = append(rows, views.FieldRow{Name: fieldLabel(k), Value: value})
+		rows = append(rows, views.FieldRow{Name: fieldLabel(k), Value: custom[k]})
 	}
 	return company, rows
-}
-
-// fieldText writes a custom field's value as the form sent it.
-func fieldText(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case nil:
-		return ""
-	case bool:
-		if v {
-			return "yes"
-		}
-		return "no"
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // fieldLabel is a form field's name as a label: "budget_range" reads
