@@ -100,7 +100,7 @@ func TestDatasetCountsAddUpToTheSendLog(t *testing.T) {
 			}
 		}
 		heads := list.doc.Find(`[data-testid="datasets-table"] thead th`).Map(func(_ int, s *goquery.Selection) string { return s.Text() })
-		if got := strings.Join(heads, ","); got != "Name,Dataset id,Mode,Token,Events,Waiting,Sent,Failed,Dry run" {
+		if got := strings.Join(heads, ","); got != "Name,Mode,Events,Waiting,Sent,Failed,Dry run,Dataset id,Token" {
 			t.Errorf("the list's columns = %s", got)
 		}
 
