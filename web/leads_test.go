@@ -85,9 +85,28 @@ func TestLeadsPages(t *testing.T) {
 		if n := r.doc.Find(`[data-testid="lead-row"]`).Length(); n != 10 {
 			t.Errorf("part of an email shows %d rows; want user00 to user09", n)
 		}
-		r = b.get(base + "/leads?from=yesterday")
-		if !strings.Contains(r.body, "YYYY-MM-DD") {
-			t.Error("an unreadable date should be explained")
+		// The filter bar's answer is the #results it swaps in: the error,
+		// the count, the rows.
+		r = b.getWith(base+"/leads?from=yesterday", http.Header{"Hx-Request": {"true"}})
+		if got := r.doc.Find(`#results [data-testid="filter-error"]`).Text(); !strings.Contains(got, "YYYY-MM-DD") {
+			t.Errorf("an unreadable date says %q in the results; want it explained", got)
+		}
+		if v, _ := r.doc.Find(`[data-testid="lead-filters"] input[name="from"]`).Attr("value"); v != "yesterday" {
+			t.Errorf("the From box keeps %q; want what was typed", v)
+		}
+		r = b.getWith(base+"/leads?junk=junk", http.Header{"Hx-Request": {"true"}})
+		if n := r.doc.Find(`#results [data-testid="lead-row"]`).Length(); n != 1 || r.doc.Find(`#results [data-testid="leads-total"]`).Text() != "1 lead matches" {
+			t.Errorf("the junk filter's results: %d rows, %q", n, r.doc.Find(`#results [data-testid="leads-total"]`).Text())
+		}
+		// From the Overview: the leads that reached a stage, said above the
+		// filters with a way to clear them, kept as the filters change.
+		r = b.get(base + "/leads?reached=qualified&campaign=spring%20sale")
+		note := strings.Join(strings.Fields(r.text("lead-filter-note")), " ")
+		if !strings.Contains(note, "Leads that reached qualified") || !strings.Contains(note, "Campaign spring sale") || !strings.Contains(note, "Clear all filters") {
+			t.Errorf("filter note = %q", note)
+		}
+		if v, _ := r.doc.Find(`[data-testid="lead-filters"] input[type="hidden"][name="reached"]`).Attr("value"); v != "qualified" {
+			t.Errorf("the reached filter is not kept in the bar: %q", v)
 		}
 
 		r = b.get(base + "/leads?junk=junk")
