@@ -32,6 +32,21 @@ func fill(sel, value string) chromedp.Action[chromedp.Void] {
 	})
 }
 
+// pickCond chooses value in the select name (cond_field or cond_match_type)
+// of the condition row rowSel, and waits for the row to come back fitted
+// to it: the row is fetched again as its field or match type changes.
+func (b *tab) pickCond(rowSel, name, value string) {
+	b.t.Helper()
+	evalJS[bool](b, fmt.Sprintf(`(document.querySelector(%q).dataset.old = "1", true)`, rowSel))
+	sel := rowSel + ` select[name="` + name + `"]`
+	// htmx listens to a row swapped in once it has settled.
+	b.waitJS("htmx to listen to "+sel, fmt.Sprintf(`(() => { const s = document.querySelector(%q);
+		return !!s && ((s["htmx-internal-data"] || {}).listenerInfos || []).length > 0 })()`, sel))
+	b.do(fill(sel, value))
+	b.waitJS("the condition row fitted to "+value, fmt.Sprintf(`(() => { const r = document.querySelector(%q);
+		return !!r && !r.dataset.old && r.querySelector('select[name="%s"]').value === %q })()`, rowSel, name, value))
+}
+
 // previewSays waits until the live preview has counted want matches.
 func (b *tab) previewSays(want string) {
 	b.t.Helper()
@@ -72,8 +87,10 @@ func TestBrowserRulesBuildPreviewSave(t *testing.T) {
 			chromedp.Navigate(base+"/rules/new"),
 			visible(`[data-testid="rule-form"]`),
 			typeInto(`#f-name`, "Roofers"),
-			fill(`[data-testid="condition-row"] select[name="cond_field"]`, "message"),
-			fill(`[data-testid="condition-row"] select[name="cond_match_type"]`, "regex"),
+		)
+		b.pickCond(`[data-testid="condition-row"]`, "cond_field", "message")
+		b.pickCond(`[data-testid="condition-row"]`, "cond_match_type", "regex")
+		b.do(
 			fill(`[data-testid="condition-row"] input[name="cond_pattern"]`, "roof(ing"),
 		)
 		b.waitJS("the preview's problems", `!!document.querySelector('[data-testid="preview-problems"]')`)
@@ -94,8 +111,10 @@ func TestBrowserRulesBuildPreviewSave(t *testing.T) {
 			typeInto(`#f-name`, "Berlin or big budget"),
 			fill(`#f-event_name`, "QualifiedLead"),
 			fill(`#f-combinator`, "or"),
-			fill(`[data-testid="condition-row"]:nth-child(1) select[name="cond_field"]`, "city"),
-			fill(`[data-testid="condition-row"]:nth-child(1) select[name="cond_match_type"]`, "equals"),
+		)
+		b.pickCond(`[data-testid="condition-row"]:nth-child(1)`, "cond_field", "city")
+		b.pickCond(`[data-testid="condition-row"]:nth-child(1)`, "cond_match_type", "equals")
+		b.do(
 			fill(`[data-testid="condition-row"]:nth-child(1) input[name="cond_pattern"]`, "berlin"),
 		)
 		b.previewSays("2")
@@ -106,9 +125,9 @@ func TestBrowserRulesBuildPreviewSave(t *testing.T) {
 		// A second condition, added in place: the count grows.
 		b.do(click(`[data-testid="add-condition"]`))
 		b.waitJS("a second condition row", `document.querySelectorAll('[data-testid="condition-row"]').length === 2`)
+		b.pickCond(`[data-testid="condition-row"]:nth-child(2)`, "cond_field", "fields.budget")
+		b.pickCond(`[data-testid="condition-row"]:nth-child(2)`, "cond_match_type", "gt")
 		b.do(
-			fill(`[data-testid="condition-row"]:nth-child(2) select[name="cond_field"]`, "fields.budget"),
-			fill(`[data-testid="condition-row"]:nth-child(2) select[name="cond_match_type"]`, "gt"),
 			fill(`[data-testid="condition-row"]:nth-child(2) input[name="cond_pattern"]`, "5000"),
 		)
 		b.previewSays("3")
@@ -123,8 +142,8 @@ func TestBrowserRulesBuildPreviewSave(t *testing.T) {
 		// A third condition, removed again in place: back to 3.
 		b.do(click(`[data-testid="add-condition"]`))
 		b.waitJS("a third condition row", `document.querySelectorAll('[data-testid="condition-row"]').length === 3`)
+		b.pickCond(`[data-testid="condition-row"]:nth-child(3)`, "cond_field", "email_domain")
 		b.do(
-			fill(`[data-testid="condition-row"]:nth-child(3) select[name="cond_field"]`, "email_domain"),
 			fill(`[data-testid="condition-row"]:nth-child(3) input[name="cond_pattern"]`, "acme-roofing.com"),
 		)
 		b.previewSays("4")
@@ -262,8 +281,10 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 
 		b.do(
 			typeInto(`#f-name`, "Costly"),
-			fill(`[data-testid="condition-row"] select[name="cond_field"]`, "message"),
-			fill(`[data-testid="condition-row"] select[name="cond_match_type"]`, "regex"),
+		)
+		b.pickCond(`[data-testid="condition-row"]`, "cond_field", "message")
+		b.pickCond(`[data-testid="condition-row"]`, "cond_match_type", "regex")
+		b.do(
 			fill(`[data-testid="condition-row"] input[name="cond_pattern"]`, "(.*a){150}x"),
 		)
 		b.waitJS("the deadline's message", `!!document.querySelector('[data-testid="preview-too-long"]')`)
@@ -277,9 +298,9 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 
 		// On a phone.
 		b.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Reload(), visible(warning))
+		b.pickCond(`[data-testid="condition-row"]`, "cond_field", "message")
+		b.pickCond(`[data-testid="condition-row"]`, "cond_match_type", "regex")
 		b.do(
-			fill(`[data-testid="condition-row"] select[name="cond_field"]`, "message"),
-			fill(`[data-testid="condition-row"] select[name="cond_match_type"]`, "regex"),
 			fill(`[data-testid="condition-row"] input[name="cond_pattern"]`, "(.*a){150}x"),
 		)
 		b.waitJS("the deadline's message on a phone", `!!document.querySelector('[data-testid="preview-too-long"]')`)
@@ -297,7 +318,9 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 			visible(`[data-testid="rule-form"]`),
 			typeInto(`#f-name`, "Berlin"),
 			fill(`#f-event_name`, "QualifiedLead"),
-			fill(`[data-testid="condition-row"] select[name="cond_field"]`, "city"),
+		)
+		b.pickCond(`[data-testid="condition-row"]`, "cond_field", "city")
+		b.do(
 			fill(`[data-testid="condition-row"] input[name="cond_pattern"]`, "berlin"),
 		)
 		b.previewSays("40")
@@ -371,7 +394,7 @@ func TestBrowserRulesFitEveryScreen(t *testing.T) {
 			b.do(markNoReload())
 
 			// A true/false field: yes or no, no regex, nothing to type.
-			b.do(fill(`[data-testid="condition-row"] select[name="cond_field"]`, "email_is_free"))
+			b.pickCond(`[data-testid="condition-row"]`, "cond_field", "email_is_free")
 			b.waitJS("the yes/no picker", `!!document.querySelector('[data-testid="condition-row"] select[data-testid="cond-yesno"]')`)
 			if got := evalJS[string](b, matchTypes); got != "equals not_equals is_empty not_empty" {
 				t.Errorf("at %d px a true/false field offers %q", w, got)
@@ -385,7 +408,7 @@ func TestBrowserRulesFitEveryScreen(t *testing.T) {
 			b.previewSays("2")
 
 			// A number field: comparisons of numbers, a number input.
-			b.do(fill(`[data-testid="condition-row"] select[name="cond_field"]`, "fill_seconds"))
+			b.pickCond(`[data-testid="condition-row"]`, "cond_field", "fill_seconds")
 			b.waitJS("the number input", `!!document.querySelector('[data-testid="condition-row"] input[type="number"][name="cond_pattern"]')`)
 			if got := evalJS[string](b, matchTypes); got != "gt gte lt lte is_empty not_empty" {
 				t.Errorf("at %d px a number field offers %q", w, got)

@@ -43,15 +43,6 @@ func ruleField(schema rule.Schema, name string) (rule.Field, bool) {
 	return rule.Field{}, false
 }
 
-// conditionRow is condition c of a rule form as its row shows it, key
-// telling its inputs apart, fitted to its field (fitCondition).
-func conditionRow(key string, c rule.Condition, schema rule.Schema) views.RuleCondition {
-	row := views.RuleCondition{Key: key, Field: c.Field, MatchType: string(c.MatchType), Pattern: c.Pattern}
-	f, known := ruleField(schema, c.Field)
-	fitCondition(&row, f, known)
-	return row
-}
-
 // fitCondition offers row the match types of its field f (known false:
 // no field chosen yet, or one the account does not have), named for the
 // field's kind, and the pattern input that suits the field and the match
@@ -142,6 +133,8 @@ func (h *Handler) ruleConditionRow(c echo.Context) error {
 		}
 	}
 	c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
-	row := conditionRow(strings.ToLower(rand.Text()[:8]), cd, env.schema)
-	return render(c, http.StatusOK, views.RuleConditionRow(fragmentPage(c), env.choices(), row))
+	row := views.RuleCondition{Key: strings.ToLower(rand.Text()[:8]), Field: cd.Field, MatchType: string(cd.MatchType), Pattern: cd.Pattern}
+	f, known := ruleField(env.schema, cd.Field)
+	fitCondition(&row, f, known)
+	return render(c, http.StatusOK, views.RuleConditionRow(fragmentPage(c), env.ruleChoices(), row))
 }

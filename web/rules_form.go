@@ -109,7 +109,14 @@ func (env ruleEnv) choices() views.RuleChoices {
 	for _, t := range rule.MatchTypes {
 		ch.MatchTypes = append(ch.MatchTypes, views.Option{Value: string(t), Label: matchTypeLabels[t]})
 	}
-	ch.RowURL = views.AccountURL(env.account.ID, "/rules/condition-row")
+	return ch
+}
+
+// ruleChoices are the rule form's choices: its condition rows are fetched
+// again as their field or match type changes (ruleConditionRow).
+func (env ruleEnv) ruleChoices() views.RuleChoices {
+	ch := env.choices()
+	ch.RowURL, ch.RowOnMatchType = views.AccountURL(env.account.ID, "/rules/condition-row"), true
 	return ch
 }
 
@@ -279,7 +286,8 @@ func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm
 		Warnings:   sharedEvents(in.sendRule(env.account.ID), env.rules),
 	}
 	for i, c := range in.Conditions {
-		f.Conditions = append(f.Conditions, conditionRow(strconv.Itoa(i), c, env.schema))
+		f.Conditions = append(f.Conditions, views.RuleCondition{Key: strconv.Itoa(i), Field: c.Field,
+			MatchType: string(c.MatchType), Pattern: c.Pattern})
 	}
 	fields := map[string]*views.Field{"name": &f.Name, "dataset_id": &f.Dataset, "mode": &f.Mode, "event_name": &f.EventName,
 		"action_source": &f.ActionSource, "value_mode": &f.ValueMode, "value": &f.Value, "value_field": &f.ValueField,
@@ -312,6 +320,20 @@ func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm
 	return f
 }
 
+// sendRuleForm is ruleForm for a send rule: each condition row offers
+// what its field takes, and is fetched again as its field or match type
+// changes (the stage mapping form fits its rows its own way).
+func sendRuleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm {
+	f := ruleForm(in, env, problems)
+	f.Choices = env.ruleChoices()
+	for i := range f.Conditions {
+		c := &f.Conditions[i]
+		field, known := ruleField(env.schema, c.Field)
+		fitCondition(c, field, known)
+	}
+	return f
+}
+
 // sentence makes a problem's words a sentence: capital first, full stop.
 func sentence(s string) string {
 	s = capitalize(strings.TrimSpace(s))
@@ -326,7 +348,7 @@ func (h *Handler) showNewRule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := ruleForm(newRuleInput(env), env, nil)
+	f := sendRuleForm(newRuleInput(env), env, nil)
 	if len(env.datasets) == 0 {
 		f.Error = "Connect a dataset first: a rule sends its events to one of the account's datasets."
 	}
@@ -342,7 +364,7 @@ func (h *Handler) showRule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.renderRule(c, http.StatusOK, ruleForm(ruleInputOf(r), env, nil), &r)
+	return h.renderRule(c, http.StatusOK, sendRuleForm(ruleInputOf(r), env, nil), &r)
 }
 
 // renderRule shows the rule page: the form, and for a saved rule its
@@ -389,7 +411,7 @@ func (h *Handler) createRule(c echo.Context) error {
 		}
 	}
 	if len(problems) > 0 {
-		return h.renderRule(c, http.StatusUnprocessableEntity, ruleForm(in, env, problems), nil)
+		return h.renderRule(c, http.StatusUnprocessableEntity, sendRuleForm(in, env, problems), nil)
 	}
 	h.log.Info("send rule created", "account_id", a.ID, "rule_id", r.ID, "mode", r.Mode)
 	msg := "Rule " + r.Name + " created."
@@ -433,7 +455,7 @@ func (h *Handler) updateRule(c echo.Context) error {
 		}
 	}
 	if len(problems) > 0 {
-		return h.renderRule(c, http.StatusUnprocessableEntity, ruleForm(in, env, problems), &saved)
+		return h.renderRule(c, http.StatusUnprocessableEntity, sendRuleForm(in, env, problems), &saved)
 	}
 	setFlash(c, "ok", "Rule "+r.Name+" saved.")
 	return redirect(c, views.AccountURL(a.ID, "/rules/"+strconv.FormatInt(r.ID, 10)))
