@@ -120,6 +120,23 @@ func TestSendLogReads(t *testing.T) {
 			t.Errorf("applied event made by %q; want rule Big Berlin", got)
 		}
 
+		// A stage mapping's event names the mapping, linked to its page.
+		won := models.SendRule{AccountID: f.acc.ID, DatasetID: f.d.ID, Name: "won to Purchase", Mode: "stage", Stage: models.StageWon,
+			EventName: "Purchase", ValueField: models.StageValueFromChange, Combinator: "and", Conditions: "[]", Enabled: true}
+		if err := s.CreateSendRule(t.Context(), &won, nil); err != nil {
+			t.Fatal(err)
+		}
+		wantStatus(t, "won", f.b.post(views.AccountURL(f.acc.ID, "/leads/"+itoa(named.LeadID)+"/stages"),
+			url.Values{"stage": {"won"}, "value": {"1200"}, "currency": {"EUR"}}), http.StatusSeeOther)
+		purchases := readSendLog(f.b.get(log + "?event=Purchase"))
+		if len(purchases) != 1 {
+			t.Fatalf("Purchase rows %+v; want the won lead's", purchases)
+		}
+		mapped := f.b.get(purchases[0].eventHref).doc.Find(`[data-testid="event-made-by"]`)
+		if href, _ := mapped.Attr("href"); mapped.Text() != "stage mapping won to Purchase" || href != views.AccountURL(f.acc.ID, "/stages/mappings/"+itoa(won.ID)) {
+			t.Errorf("stage event made by %q (%s); want the mapping, linked", mapped.Text(), href)
+		}
+
 		// The filter bar's htmx request gets the page, whose #results it
 		// takes: the filtered rows.
 		htmx := http.Header{"HX-Request": {"true"}, "HX-Target": {"results"}}
