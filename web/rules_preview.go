@@ -179,6 +179,7 @@ func (h *Handler) previewView(a models.Account, m *rule.Matcher, res rule.Previe
 		{Key: "external_id", Label: "External id", Count: k.ExternalID}, {Key: "client_ip_address", Label: "IP address", Count: k.IP},
 		{Key: "client_user_agent", Label: "User agent", Count: k.UserAgent},
 	}
+	now, loc := h.now(), location(a)
 	lead := func(l rule.PreviewLead) views.RulePreviewLead {
 		title := l.Email
 		switch {
@@ -190,7 +191,7 @@ func (h *Handler) previewView(a models.Account, m *rule.Matcher, res rule.Previe
 			title = "Lead " + strconv.FormatInt(l.ID, 10)
 		}
 		return views.RulePreviewLead{URL: views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)), Title: title,
-			When: h.formatTime(a, &l.CreatedAt), Why: capitalize(l.Why) + ".", Junk: l.Junk, Partial: l.Partial}
+			When: views.NewStamp(l.CreatedAt, now, loc), Why: capitalize(l.Why) + ".", Junk: l.Junk, Partial: l.Partial}
 	}
 	for _, l := range res.Matches {
 		v.Matches = append(v.Matches, lead(l))
