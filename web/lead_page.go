@@ -67,7 +67,7 @@ func (h *Handler) renderLead(c echo.Context, status int, l models.Lead, form vie
 	a := currentAccount(c).Account
 	now, loc := h.now(), location(a)
 	v := views.LeadView{
-		Title:    leadTitle(l),
+		Title:    views.LeadName(l),
 		Email:    l.Email,
 		Phone:    l.Phone,
 		Message:  l.Message,
@@ -115,15 +115,6 @@ func (h *Handler) renderLead(c echo.Context, status int, l models.Lead, form vie
 	p.Nav = "leads"
 	p.Lead = l.ID
 	return render(c, status, views.LeadPage(p, v))
-}
-
-func leadTitle(l models.Lead) string {
-	for _, s := range []string{strings.TrimSpace(l.FirstName + " " + l.LastName), l.Email, l.Phone} {
-		if s != "" {
-			return s
-		}
-	}
-	return "Lead " + strconv.FormatInt(l.ID, 10)
 }
 
 func keyRows(k normalize.Keys) []views.KeyRow {

@@ -225,7 +225,7 @@ func curlExample(c echo.Context) string {
 
 // leadRow is a lead as the list shows it, with the events made for it.
 func leadRow(l models.Lead, sentAs []store.SentAs, now time.Time, loc *time.Location) views.LeadRow {
-	r := views.LeadRow{Lead: l, When: views.NewStamp(l.CreatedAt, now, loc), Name: strings.TrimSpace(l.FirstName + " " + l.LastName)}
+	r := views.LeadRow{Lead: l, When: views.NewStamp(l.CreatedAt, now, loc)}
 	for _, rs := range firedSignals(l) {
 		r.JunkReasons = append(r.JunkReasons, rs.Message)
 	}
