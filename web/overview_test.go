@@ -82,7 +82,7 @@ func TestOverviewGettingStarted(t *testing.T) {
 		if curl := r.text("step-curl"); !strings.Contains(curl, "curl -X POST http://"+host.Host+"/api/v1/leads") {
 			t.Errorf("curl line = %q; want this server's host", curl)
 		}
-		for _, link := range []string{home + "/settings#keys", home + "/datasets/new"} {
+		for _, link := range []string{home + "/settings/keys", home + "/datasets/new"} {
 			if r.doc.Find(`[data-testid="getting-started"] a[href="`+link+`"]`).Length() != 1 {
 				t.Errorf("owner has no link to %s", link)
 			}
