@@ -210,6 +210,13 @@ func TestRuleNewFormOpensWithoutErrors(t *testing.T) {
 		if got := strings.Join(strings.Fields(p.text("preview-summary")), " "); got != "Matches 2 of 5 leads of the last 7 days. Details" {
 			t.Errorf("summary %q", got)
 		}
+		// A problem of a later row names that row as the form numbers it,
+		// an unfinished row before it notwithstanding.
+		v2 := ruleValues("", f.d, "automatic_match", "Lead", "and", [3]string{"", "equals", ""}, [3]string{"junk", "regex", "x"})
+		p = f.b.postWith(f.url("/preview"), v2, htmx)
+		if got := p.text("preview-problems"); !strings.Contains(got, "Condition 2: Junk is yes or no") {
+			t.Errorf("problems of the second row: %q", got)
+		}
 		// Saved as it is, the unfinished row is an error at its input.
 		r := f.b.post(f.url(""), url.Values(v))
 		wantStatus(t, "save half filled", r, http.StatusUnprocessableEntity)

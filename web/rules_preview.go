@@ -72,9 +72,8 @@ func (h *Handler) countPreview(c echo.Context) error {
 	}
 	// Rows not filled in yet are being typed: the preview counts without
 	// them rather than call them wrong.
-	rows := in.Conditions
-	var unfinished []int
-	in.Conditions, unfinished = finishedConditions(rows)
+	var kept, unfinished []int
+	in.Conditions, kept, unfinished = finishedConditions(in.Conditions)
 	r := in.sendRule(a.ID)
 	warnings := sharedEvents(r, env.rules)
 	m, problems := rule.CompileRule(r, env.schema)
@@ -85,7 +84,14 @@ func (h *Handler) countPreview(c echo.Context) error {
 			return render(c, http.StatusOK, views.RulePreviewView(v))
 		}
 		for _, p := range problems {
-			v.Problems = append(v.Problems, sentence(p.Message))
+			msg := sentence(p.Message)
+			// Which row, as the form numbers them.
+			if m := conditionPath.FindStringSubmatch(p.Path); m != nil {
+				if i, _ := strconv.Atoi(m[1]); i < len(kept) {
+					msg = "Condition " + strconv.Itoa(kept[i]) + ": " + msg
+				}
+			}
+			v.Problems = append(v.Problems, msg)
 		}
 		return render(c, http.StatusOK, views.RulePreviewView(v))
 	}
@@ -105,17 +111,17 @@ func (h *Handler) countPreview(c echo.Context) error {
 }
 
 // finishedConditions are the conditions of rows filled in: a field chosen
-// and, for a match type that takes one, a value typed. unfinished are
-// the numbers of the other rows, counted from 1.
-func finishedConditions(rows []rule.Condition) (finished []rule.Condition, unfinished []int) {
+// and, for a match type that takes one, a value typed. kept are their
+// rows' numbers, unfinished the other rows', counted from 1.
+func finishedConditions(rows []rule.Condition) (finished []rule.Condition, kept, unfinished []int) {
 	for i, cd := range rows {
 		if cd.Field == "" || cd.MatchType.TakesPattern() && strings.TrimSpace(cd.Pattern) == "" {
 			unfinished = append(unfinished, i+1)
 			continue
 		}
-		finished = append(finished, cd)
+		finished, kept = append(finished, cd), append(kept, i+1)
 	}
-	return finished, unfinished
+	return finished, kept, unfinished
 }
 
 // onlyAt reports whether every problem is at path.
