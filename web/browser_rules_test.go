@@ -381,6 +381,10 @@ func TestBrowserRulesFitEveryScreen(t *testing.T) {
 			if !cut {
 				t.Errorf("at %d px the 99-character name is not cut with its whole on hover", w)
 			}
+			// On a laptop the whole list shows, without scrolling sideways.
+			if wide := evalJS[[]int](b, `(() => { const l = document.getElementById("rules-list"); return [l.scrollWidth, l.clientWidth] })()`); w >= 1024 && wide[0] > wide[1] {
+				t.Errorf("at %d px the rules list is %d px wide in %d px", w, wide[0], wide[1])
+			}
 		})
 
 		noErrors := `document.querySelectorAll('.field-error, .flash.error, [aria-invalid="true"], [data-testid="preview-problems"]').length === 0 &&
