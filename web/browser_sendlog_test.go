@@ -78,6 +78,13 @@ func TestBrowserSendLog(t *testing.T) {
 			}
 			b.fits("the filtered send log at " + itoa(w) + " px")
 			b.do(shot("sendlog-filtered-" + itoa(w)))
+			// An event name applies when it is chosen, with the status kept.
+			b.do(fill(`[data-testid="event-filters"] select[name="status"]`, ""), fill(`[data-testid="event-filters"] input[name="event"]`, "QualifiedLead"))
+			b.waitJS("the event filter", `location.search.includes("event=QualifiedLead") && !location.search.includes("status=failed") &&
+				[...document.querySelectorAll('[data-testid="event-link"]')].map(a => a.textContent).join() === "QualifiedLead,QualifiedLead"`)
+			if !b.pageKept() {
+				t.Errorf("at %d px the event filter reloaded the page", w)
+			}
 		}
 		b.do(chromedp.EmulateViewport(1280, 900))
 

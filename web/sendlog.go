@@ -104,7 +104,11 @@ func (h *Handler) showEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.SendLogView{Filter: vf, Rows: rows, NextURL: next, Datasets: datasets,
+	rules, err := h.store.SendRules(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	v := views.SendLogView{Filter: vf, Rows: rows, NextURL: next, Datasets: datasets, EventNames: eventNames(rules),
 		RefreshURL: views.AccountURL(a.ID, "/events?"+eventQuery(c).Encode()), Failed: counts[models.EventFailed]}
 	for _, s := range models.EventStatuses {
 		v.Counts = append(v.Counts, views.StatusCount{Status: s, Count: counts[s]})
@@ -113,6 +117,16 @@ func (h *Handler) showEvents(c echo.Context) error {
 	// The whole page also answers htmx: the filter bar and the live
 	// refresh each select their part of it (#results, #sendlog).
 	return render(c, http.StatusOK, views.SendLogPage(p, v))
+}
+
+// eventNames are the event names rules make, each once, sorted.
+func eventNames(rules []models.SendRule) []string {
+	var names []string
+	for _, r := range rules {
+		names = append(names, r.EventName)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 func (h *Handler) eventRows(a models.Account, evs []models.Event, datasets []models.Dataset) []views.EventRow {
