@@ -144,7 +144,7 @@ func (h *Handler) eventRows(a models.Account, evs []models.Event, datasets []mod
 	return rows
 }
 
-// nameLeads names each row's lead by its name, else its email or phone.
+// nameLeads names each row's lead as every page does (views.LeadName).
 func (h *Handler) nameLeads(c echo.Context, accountID int64, rows []views.EventRow) error {
 	ids := make([]int64, 0, len(rows))
 	for _, r := range rows {
@@ -155,22 +155,11 @@ func (h *Handler) nameLeads(c echo.Context, accountID int64, rows []views.EventR
 		return err
 	}
 	for i, r := range rows {
-		if label := leadLabel(leads[r.Event.LeadID]); label != "" {
-			rows[i].Lead = label
+		if l, ok := leads[r.Event.LeadID]; ok {
+			rows[i].Lead = views.LeadName(l)
 		}
 	}
 	return nil
-}
-
-// leadLabel is what a link to a lead reads: its name, else its email,
-// else its phone; "" when it has none of them.
-func leadLabel(l models.Lead) string {
-	for _, s := range []string{strings.TrimSpace(l.FirstName + " " + l.LastName), l.Email, l.Phone} {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func (h *Handler) eventParam(c echo.Context) (models.Event, error) {
