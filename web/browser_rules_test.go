@@ -387,6 +387,11 @@ func TestBrowserRulesFitEveryScreen(t *testing.T) {
 			}
 		})
 
+		// The rule's page, its name one long word.
+		word := strings.Repeat("Qualified", 11)
+		r := createRuleForm(t, f, ruleValues(word, f.d, "automatic_match", "Word", "and", [3]string{"city", "equals", "Berlin"}))
+		b.eachWidth("rules-rule-long-name", base+"/rules/"+itoa(r.ID), `[data-testid="rule-title"]`, nil)
+
 		noErrors := `document.querySelectorAll('.field-error, .flash.error, [aria-invalid="true"], [data-testid="preview-problems"]').length === 0 &&
 			!document.body.innerText.includes("Fix these")`
 		matchTypes := `[...document.querySelectorAll('[data-testid="condition-row"] [data-testid="cond-match"] option')].map(o => o.value).join(" ")`
