@@ -412,7 +412,7 @@ func TestBrowserRulesFitEveryScreen(t *testing.T) {
 				t.Errorf("at %d px a true/false field offers a box to type in", w)
 			}
 			b.previewSays("1")
-			b.do(shot("rules-new-yesno-" + itoa(w)))
+			b.conditionsShot("rules-new-yesno-" + itoa(w))
 			b.do(fill(`[data-testid="condition-row"] select[data-testid="cond-yesno"]`, "false"))
 			b.previewSays("2")
 
@@ -436,18 +436,8 @@ func TestBrowserRulesFitEveryScreen(t *testing.T) {
 			// wide screen the preview is beside the form, and the summary
 			// is not repeated.
 			b.do(chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="add-condition"]`)))
-			if dir := os.Getenv("LEADSIGNAL_SCREENSHOTS"); dir != "" {
-				// What a person editing the conditions sees.
-				evalJS[bool](b, `(document.querySelector('[data-testid="condition-row"]').scrollIntoView(), true)`)
-				buf, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
-				if err == nil {
-					err = os.WriteFile(filepath.Join(dir, "rules-new-conditions-"+itoa(w)+".png"), buf, 0o644)
-				}
-				if err != nil {
-					t.Error(err)
-				}
-				b.do(chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="add-condition"]`)))
-			}
+			b.conditionsShot("rules-new-conditions-" + itoa(w))
+			b.do(chromedp.ScrollIntoView(chromedp.CSS(`[data-testid="add-condition"]`)))
 			summary := evalJS[map[string]float64](b, `(() => { const s = document.querySelector('[data-testid="preview-summary"]');
 				const r = s.getBoundingClientRect(); const add = document.querySelector('[data-testid="add-condition"]');
 				return {shown: s.offsetParent ? 1 : 0, top: r.top, bottom: r.bottom, screen: innerHeight,
@@ -465,4 +455,22 @@ func TestBrowserRulesFitEveryScreen(t *testing.T) {
 			}
 		})
 	})
+}
+
+// conditionsShot saves, when screenshots are asked for, what a person
+// editing the rule form's conditions sees: the screen, scrolled to them.
+func (b *tab) conditionsShot(name string) {
+	b.t.Helper()
+	dir := os.Getenv("LEADSIGNAL_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	evalJS[bool](b, `(document.querySelector('[data-testid="condition-row"]').scrollIntoView(), true)`)
+	buf, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644)
+	}
+	if err != nil {
+		b.t.Error(err)
+	}
 }
