@@ -325,3 +325,29 @@ func (s *Store) ResumeDataset(ctx context.Context, accountID, id int64, now time
 			Update("next_attempt_at", now.UTC()).Error
 	}))
 }
+
+// exportBatch is how many events EachEvents reads at a time.
+var exportBatch = 500
+
+// EachEvents calls fn with the account's events matching f, newest first,
+// a batch at a time: the send log's CSV, which holds exactly the page's
+// rows, as Events finds them, without reading them all into memory. Each
+// batch starts after the last one's cursor; an event queued meanwhile is
+// newer than them all and left out.
+func (s *Store) EachEvents(ctx context.Context, accountID int64, f EventFilter, fn func([]models.Event) error) error {
+	var after *EventCursor
+	for {
+		evs, err := s.Events(ctx, accountID, f, after, exportBatch)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		if err := fn(evs); err != nil {
+			return err
+		}
+		if len(evs) < exportBatch {
+			return nil
+		}
+		last := evs[len(evs)-1]
+		after = &EventCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+}

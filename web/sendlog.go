@@ -109,7 +109,8 @@ func (h *Handler) showEvents(c echo.Context) error {
 		return err
 	}
 	v := views.SendLogView{Filter: vf, Rows: rows, NextURL: next, Datasets: datasets, EventNames: eventNames(rules),
-		RefreshURL: views.AccountURL(a.ID, "/events?"+eventQuery(c).Encode()), Failed: counts[models.EventFailed]}
+		RefreshURL: views.AccountURL(a.ID, "/events?"+eventQuery(c).Encode()), Failed: counts[models.EventFailed],
+		CSVURL: views.AccountURL(a.ID, "/events.csv?"+eventQuery(c).Encode())}
 	for _, s := range models.EventStatuses {
 		v.Counts = append(v.Counts, views.StatusCount{Status: s, Count: counts[s]})
 	}
@@ -221,32 +222,49 @@ func (h *Handler) showEvent(c echo.Context) error {
 	return render(c, http.StatusOK, views.EventPage(p, v))
 }
 
-// madeBy names what made event e, with a link to it while it exists: the
-// send rule or stage mapping (both send rules, OriginID their id), a test
-// event, or the default before send rules.
+// madeBy names what made event e (madeByName), with a link to its rule
+// or stage mapping while it exists.
 func (h *Handler) madeBy(c echo.Context, accountID int64, e models.Event) (name, url string, err error) {
+	if !madeByRule(e) {
+		return madeByName(e, nil), "", nil
+	}
+	r, err := h.store.SendRule(c.Request().Context(), accountID, *e.OriginID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return madeByName(e, nil), "", nil
+	case err != nil:
+		return "", "", err
+	case e.Origin == models.OriginStage:
+		return madeByName(e, &r), views.AccountURL(accountID, "/stages/mappings/"+strconv.FormatInt(r.ID, 10)), nil
+	}
+	return madeByName(e, &r), views.AccountURL(accountID, "/rules/"+strconv.FormatInt(r.ID, 10)), nil
+}
+
+// madeByRule says whether a send rule or a stage mapping made event e
+// (both send rules, OriginID their id).
+func madeByRule(e models.Event) bool {
+	return e.OriginID != nil && (e.Origin == models.OriginRule || e.Origin == models.OriginStage)
+}
+
+// madeByName says what made event e: r is its rule or stage mapping (nil
+// once deleted), else a test event or the default before send rules.
+func madeByName(e models.Event, r *models.SendRule) string {
 	switch {
 	case e.Origin == models.OriginTest:
-		return "a test event from the dataset's page", "", nil
+		return "a test event from the dataset's page"
 	case e.Origin == models.OriginDefault:
-		return "the default of the time before send rules", "", nil
-	case e.OriginID == nil || (e.Origin != models.OriginRule && e.Origin != models.OriginStage):
-		return "", "", nil
+		return "the default of the time before send rules"
+	case !madeByRule(e):
+		return ""
 	}
 	kind := "rule"
 	if e.Origin == models.OriginStage {
 		kind = "stage mapping"
 	}
-	r, err := h.store.SendRule(c.Request().Context(), accountID, *e.OriginID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return "a " + kind + " since deleted", "", nil
-	case err != nil:
-		return "", "", err
-	case e.Origin == models.OriginStage:
-		return kind + " " + r.Name, views.AccountURL(accountID, "/stages/mappings/"+strconv.FormatInt(r.ID, 10)), nil
+	if r == nil {
+		return "a " + kind + " since deleted"
 	}
-	return kind + " " + r.Name, views.AccountURL(accountID, "/rules/"+strconv.FormatInt(r.ID, 10)), nil
+	return kind + " " + r.Name
 }
 
 // readableJSON is an event's JSON as Meta reads it, indented: Go's encoder

@@ -174,6 +174,7 @@ func New(o Options) *echo.Echo {
 
 	editor := acc.Group("", h.requireRole("editor"))
 	editor.GET("/events", h.showEvents)
+	editor.GET("/events.csv", h.exportEvents)
 	editor.GET("/events/:event", h.showEvent)
 	editor.POST("/events/:event/retry", h.retryEvent)
 	editor.POST("/events/retry", h.retryAllEvents)
