@@ -128,6 +128,9 @@ func TestBrowserLeadsListDense(t *testing.T) {
 			if !b.pageKept() {
 				t.Errorf("at %d px filtering reloaded the page; want the results swapped in place", width)
 			}
+			if got := evalJS[string](b, `document.querySelector('[data-testid="filters-toggle"] .badge')?.textContent ?? ""`); got != "2" {
+				t.Errorf("at %d px the Filters button counts %q filters after two were set in place; want 2", width, got)
+			}
 			b.fits(fmt.Sprintf("filtered leads at %d px", width))
 			b.do(shot(fmt.Sprintf("leads-list-filtered-%d", width)))
 		}

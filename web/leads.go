@@ -203,8 +203,16 @@ func (h *Handler) showLeads(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// The stage filter offers the stages leads are at, as their CRM wrote
+	// them: the filter matches them exactly.
+	if written == nil {
+		if written, err = h.store.LeadStages(ctx, a.ID); err != nil {
+			return err
+		}
+	}
 	csvQuery := filterQuery(c).Encode()
 	v := views.LeadsView{
+		Stages: written,
 		Filter: vf, Rows: rows, Total: total, NextURL: next,
 		CSVURL:   views.AccountURL(a.ID, "/leads.csv?"+csvQuery),
 		Filtered: csvQuery != "",

@@ -28,6 +28,29 @@
     }
   });
 
+  // After a filter bar applied in place, its folded button counts the
+  // filters now set, as the server does on a full page.
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var form = e.detail.elt && e.detail.elt.closest && e.detail.elt.closest("form.filter-bar");
+    var toggle = form && form.querySelector(".filters-toggle");
+    if (!toggle) return;
+    var set = 0;
+    form.querySelectorAll("select, input:not([type=hidden])").forEach(function (f) {
+      if (f.value !== "") set++;
+    });
+    var badge = toggle.querySelector(".badge");
+    if (set === 0) {
+      if (badge) badge.remove();
+      return;
+    }
+    if (!badge) {
+      badge = document.createElement("span");
+      badge.className = "badge";
+      toggle.appendChild(badge);
+    }
+    badge.textContent = String(set);
+  });
+
   // The account tabs scroll sideways on a phone: show the current one, and
   // mark which ends have more tabs past them.
   function tabs() {
