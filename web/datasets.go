@@ -1,8 +1,6 @@
 package web
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -278,7 +276,7 @@ func (h *Handler) updateDataset(c echo.Context) error {
 
 // sendTestEvent posts one Lead event with the dataset's test event code and
 // shows Meta's answer in plain words. In dry run it sends nothing and shows
-// the event's JSON instead, laid out as the send log shows payloads.
+// the event's JSON instead, as the send log shows it (readableJSON).
 func (h *Handler) sendTestEvent(c echo.Context) error {
 	a := currentAccount(c)
 	d, err := h.datasetParam(c)
@@ -301,20 +299,10 @@ func (h *Handler) sendTestEvent(c echo.Context) error {
 	}
 	v := &views.TestResult{OK: r.OK, DryRun: r.DryRun, Title: r.Title, Message: r.Message}
 	if len(r.Payload) > 0 {
-		v.Payload = indentJSON(r.Payload)
+		v.Payload = readableJSON(r.Payload)
 	}
 	f := h.datasetForm(d, a.Role.AtLeast(models.RoleOwner))
 	return h.renderDataset(c, status, f, &d, v)
-}
-
-// indentJSON lays out a payload for people, two spaces a level; JSON it
-// cannot read is shown as it is.
-func indentJSON(b []byte) string {
-	var buf bytes.Buffer
-	if json.Indent(&buf, b, "", "  ") != nil {
-		return string(b)
-	}
-	return buf.String()
 }
 
 // accountAlerts are the banners of an account: datasets paused because
