@@ -64,6 +64,14 @@ func TestBrowserEveryPageFits(t *testing.T) {
 					if h := evalJS[float64](b, `document.querySelector("header.topbar").getBoundingClientRect().height`); h > 64 {
 						t.Errorf("%s at 390 px: the top bar is %.0f px tall; want one row", path, h)
 					}
+					if overlap := evalJS[string](b, `(() => {
+						const items = [...document.querySelectorAll("header.topbar nav > ul > li")].filter(li => li.offsetParent).map(li => [li, li.getBoundingClientRect()]);
+						for (const [a, ra] of items) for (const [b, rb] of items)
+							if (a !== b && ra.left < rb.right - 1 && rb.left < ra.right - 1 && ra.top < rb.bottom - 1 && rb.top < ra.bottom - 1) return a.textContent.trim() + " / " + b.textContent.trim();
+						return "";
+					})()`); overlap != "" {
+						t.Errorf("%s at 390 px: the top bar's items overlap: %s", path, overlap)
+					}
 					if off := evalJS[bool](b, `(() => { const nav = document.querySelector("nav.account-nav"), cur = nav && nav.querySelector('[aria-current="page"]');
 						if (!cur) return false; const n = nav.getBoundingClientRect(), c = cur.getBoundingClientRect(); return c.left < n.left - 1 || c.right > n.right + 1; })()`); off {
 						t.Errorf("%s at 390 px: the current tab is scrolled out of view", path)
