@@ -85,6 +85,12 @@ func TestBrowserSendLog(t *testing.T) {
 			if !b.pageKept() {
 				t.Errorf("at %d px the event filter reloaded the page", w)
 			}
+			// The CSV download follows the filters the swap applied.
+			href := evalJS[string](b, `(() => { const a = document.querySelector('[data-testid="events-csv-link"]');
+				return a && a.getBoundingClientRect().width > 0 ? a.getAttribute("href") : "" })()`)
+			if !strings.HasSuffix(href, "/events.csv?event=QualifiedLead") {
+				t.Errorf("at %d px the CSV link is %q; want the filtered rows' CSV, shown", w, href)
+			}
 		}
 		b.do(chromedp.EmulateViewport(1280, 900))
 
