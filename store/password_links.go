@@ -21,12 +21,18 @@ var (
 	// ErrAlreadyMember means the person invited is a member of the account
 	// already.
 	ErrAlreadyMember = errors.New("store: already a member")
+	// ErrInvitedElsewhere means the person invited has no password yet and
+	// a login that reaches beyond the account: a member of another account,
+	// or an administrator. Whoever holds their set-password link logs in as
+	// them, so no owner of one account may be handed it.
+	ErrInvitedElsewhere = errors.New("store: invited elsewhere, no password yet")
 )
 
 // InviteMember adds the user with this email to an account with a role,
 // creating the user, without a password, when nobody has the email. When
 // the user is a member already it changes nothing and returns the user
-// with ErrAlreadyMember.
+// with ErrAlreadyMember. A user without a password who is an administrator
+// or a member of another account is not added: ErrInvitedElsewhere.
 func (s *Store) InviteMember(ctx context.Context, accountID int64, email string, role models.Role) (models.User, error) {
 	var u models.User
 	err := s.Tx(ctx, func(tx *Store) error {
@@ -37,6 +43,15 @@ func (s *Store) InviteMember(ctx context.Context, accountID int64, email string,
 		}
 		if err != nil {
 			return err
+		}
+		if u.PasswordHash == "" {
+			var elsewhere int64
+			if err := tx.q(ctx).Model(&models.Membership{}).Where("user_id = ? AND account_id <> ?", u.ID, accountID).Count(&elsewhere).Error; err != nil {
+				return err
+			}
+			if u.IsAdmin || elsewhere > 0 {
+				return ErrInvitedElsewhere
+			}
 		}
 		var n int64
 		if err := tx.q(ctx).Model(&models.Membership{}).Where("account_id = ? AND user_id = ?", accountID, u.ID).Count(&n).Error; err != nil {

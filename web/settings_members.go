@@ -78,6 +78,9 @@ func (h *Handler) addMember(c echo.Context) error {
 	case already && u.PasswordHash != "":
 		mf.Email.Error = u.Email + " is already a member of " + a.Name + ": change their role in the list above."
 		return h.memberFormError(c, mf)
+	case errors.Is(err, store.ErrInvitedElsewhere):
+		mf.Email.Error = mf.Email.Value + " has been invited elsewhere and has not set a password yet: invite them again once they have."
+		return h.memberFormError(c, mf)
 	case err != nil && !already:
 		return err
 	}

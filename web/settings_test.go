@@ -303,3 +303,58 @@ func TestAdminPasswordLinks(t *testing.T) {
 		wantStatus(t, "link for an unknown user", b.post("/admin/users/999999/link", nil), http.StatusNotFound)
 	})
 }
+
+// TestInviteTakesOverNobody: a set-password link logs in as its user, so
+// an owner is never handed one for a person whose login reaches further
+// than their own account: someone another account invited who has not set
+// a password yet, or an administrator without one. Else the owner of one
+// account could set that password and walk into the other account, or
+// into the instance's administration.
+func TestInviteTakesOverNobody(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		bob := a.user("bob@example.com", false)
+		mal := a.user("mal@example.com", false)
+		bank := a.account("bank", bob)
+		evil := a.account("evil", mal)
+
+		// Bob invites Cy as an owner of Bank; Cy has not used the link yet.
+		bb := a.browser()
+		bb.login("bob@example.com")
+		bb.post(views.AccountURL(bank.ID, "/members"), url.Values{"email": {"cy@example.com"}, "role": {"owner"}})
+		cyLink := linkPath(t, bb.get(views.SettingsURL(bank.ID, views.SettingsMembers)))
+		// The administrator made Root2 without a password.
+		root := a.user("root@example.com", true)
+		ra := a.browser()
+		ra.login(root.Email)
+		ra.post("/admin/users", url.Values{"email": {"root2@example.com"}, "admin": {"1"}})
+
+		mb := a.browser()
+		mb.login("mal@example.com")
+		members := views.SettingsURL(evil.ID, views.SettingsMembers)
+		mb.get(members)
+		for _, email := range []string{"cy@example.com", "root2@example.com"} {
+			r := mb.post(views.AccountURL(evil.ID, "/members"), url.Values{"email": {email}, "role": {"viewer"}})
+			if r.status != http.StatusUnprocessableEntity || r.has("new-password-link") || r.text("error-email") == "" || r.inputValue("email") != email {
+				t.Errorf("Mal invites %s = %d, link shown %v, error %q; want 422 with an inline error and no link", email, r.status, r.has("new-password-link"), r.text("error-email"))
+			}
+			if r := mb.get(members); r.has("new-password-link") || strings.Contains(r.text("members-table"), email) {
+				t.Errorf("after inviting %s: link shown %v, members %q; want neither", email, r.has("new-password-link"), r.text("members-table"))
+			}
+		}
+		// Cy's link from Bob still works and lands Cy in Bank.
+		p := a.browser()
+		token := strings.TrimPrefix(cyLink, "/set-password?token=")
+		p.get(cyLink)
+		r := p.post("/set-password", url.Values{"token": {token}, "password": {"cy-password-1"}, "confirm": {"cy-password-1"}})
+		if r.status != http.StatusSeeOther || r.location() != views.AccountURL(bank.ID, "") {
+			t.Errorf("Cy's own link = %d %q; want 303 to Bank", r.status, r.location())
+		}
+		// With a password set, Mal may add Cy: Cy's password stays Cy's.
+		r = mb.post(views.AccountURL(evil.ID, "/members"), url.Values{"email": {"cy@example.com"}, "role": {"viewer"}})
+		wantStatus(t, "invite Cy once Cy has a password", r, http.StatusSeeOther)
+		if mb.get(members).has("new-password-link") {
+			t.Error("a link for a user with a password")
+		}
+	})
+}
