@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,6 +76,61 @@ func TestInviteAndPasswordLinks(t *testing.T) {
 		}
 		if _, _, err := s.PasswordLink(ctx, cyToken, t0); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("a removed user's link: %v; want ErrNotFound", err)
+		}
+	})
+}
+
+// TestPasswordLinkUsedOnceAtOnce: of several uses of one link at the same
+// moment, exactly one sets the password; the others find the link gone.
+func TestPasswordLinkUsedOnceAtOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+		ada, _ := s.CreateUser(ctx, "ada@example.com", "h", false)
+		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, ada.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob, err := s.InviteMember(ctx, acc.ID, "bob@example.com", models.RoleEditor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Rounds, so that the uses overlap at least once whatever the
+		// machine's timing.
+		for round := range 20 {
+			token, err := s.CreatePasswordLink(ctx, bob.ID, &acc.ID, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 8
+			errs := make([]error, n)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					_, _, errs[i] = s.UsePasswordLink(ctx, token, fmt.Sprint("hash-", round, "-", i), t0)
+				})
+			}
+			close(start)
+			wg.Wait()
+			won := -1
+			for i, err := range errs {
+				switch {
+				case err == nil && won >= 0:
+					t.Fatalf("round %d: uses %d and %d both set the password", round, won, i)
+				case err == nil:
+					won = i
+				case !errors.Is(err, store.ErrNotFound):
+					t.Fatalf("round %d: use %d: %v; want ErrNotFound", round, i, err)
+				}
+			}
+			if won < 0 {
+				t.Fatalf("round %d: no use set the password", round)
+			}
+			if got, _ := s.UserByID(ctx, bob.ID); got.PasswordHash != fmt.Sprint("hash-", round, "-", won) {
+				t.Fatalf("round %d: password hash = %q; want the winner's, use %d", round, got.PasswordHash, won)
+			}
 		}
 	})
 }
