@@ -1,17 +1,23 @@
 package web_test
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/capi/capitest"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
 	"github.com/leadsignal/leadsignal/views"
+	"github.com/leadsignal/leadsignal/web"
 )
 
 // settingsSections are the settings' sections: their paths and the form
@@ -357,4 +363,50 @@ func TestInviteTakesOverNobody(t *testing.T) {
 			t.Error("a link for a user with a password")
 		}
 	})
+}
+
+// TestSetPasswordLinkSecrets: the session a link's page began (which a
+// planted cookie could share) is not the one the new password logs in:
+// the person gets a new session id. The form needs its CSRF token. No log
+// line carries the link's token.
+func TestSetPasswordLinkSecrets(t *testing.T) {
+	a := newApp(t, storetest.New(t))
+	// The app again with a log this test reads: same keys, same database.
+	var logs syncBuffer
+	logged := httptest.NewServer(web.New(web.Options{Store: a.store, Log: slog.New(slog.NewTextHandler(&logs, nil)),
+		SessionHashKey: bytes.Repeat([]byte{1}, 32), SessionBlockKey: bytes.Repeat([]byte{2}, 32),
+		Now: a.clock, Box: a.box, Sender: &capi.Client{}, GraphURL: a.meta.URL, APIVersion: capitest.Version}))
+	t.Cleanup(logged.Close)
+	a.srv = logged
+
+	ada := a.user("ada@example.com", false)
+	acc := a.account("acme", ada)
+	b := a.browser()
+	b.login("ada@example.com")
+	b.post(views.AccountURL(acc.ID, "/members"), url.Values{"email": {"newbie@example.com"}, "role": {"editor"}})
+	link := linkPath(t, b.get(views.SettingsURL(acc.ID, views.SettingsMembers)))
+	token := strings.TrimPrefix(link, "/set-password?token=")
+
+	p := a.browser()
+	wantStatus(t, "open the link", p.get(link), http.StatusOK)
+	planted := p.steal()
+	set := url.Values{"token": {token}, "password": {"newbie-pass-1"}, "confirm": {"newbie-pass-1"}}
+	noCSRF := url.Values{"_csrf": {""}}
+	for k, v := range set {
+		noCSRF[k] = v
+	}
+	if r := p.post("/set-password", noCSRF); r.status != http.StatusForbidden {
+		t.Errorf("set password without the CSRF token = %d; want 403", r.status)
+	}
+	if u, _ := a.store.UserByEmail(t.Context(), "newbie@example.com"); u.PasswordHash != "" {
+		t.Fatal("a form without its CSRF token set the password")
+	}
+	r := p.post("/set-password", set)
+	wantStatus(t, "set password", r, http.StatusSeeOther)
+	wantLoggedIn(t, "the person who set the password", p)
+	wantLoggedOut(t, "the session from before the password was set", planted)
+
+	if logs.String() == "" || strings.Contains(logs.String(), token) {
+		t.Errorf("the log carries the link's token (or nothing was logged):\n%s", logs.String())
+	}
 }
