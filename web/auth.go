@@ -72,15 +72,8 @@ func (h *Handler) showSetup(c echo.Context) error {
 func (h *Handler) createFirstAdmin(c echo.Context) error {
 	f := newSetupForm()
 	f.Email.Value = strings.TrimSpace(c.FormValue("email"))
-	pw := c.FormValue("password")
 	f.Email.Error = checkEmail(f.Email.Value)
-	if err := password.Validate(pw); err != nil {
-		f.Password.Error = capitalize(err.Error()) + "."
-	}
-	// Said whatever else is wrong, so the next try fixes both at once.
-	if pw != c.FormValue("confirm") {
-		f.Confirm.Error = "The passwords do not match."
-	}
+	pw := newPassword(c, &f.Password, &f.Confirm)
 	if f.Email.Error != "" || f.Password.Error != "" || f.Confirm.Error != "" {
 		return render(c, http.StatusUnprocessableEntity, views.SetupPage(h.page(c, "Set up"), f))
 	}

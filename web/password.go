@@ -41,7 +41,6 @@ func (h *Handler) passwordPage(c echo.Context, status int, f views.PasswordForm)
 func (h *Handler) changePassword(c echo.Context) error {
 	u := currentUser(c)
 	f := h.newPasswordForm()
-	pw := c.FormValue("password")
 	// The current password proves it is the user, not someone holding
 	// their session; tries are limited like logins.
 	key := "password:" + strconv.FormatInt(u.ID, 10)
@@ -53,12 +52,7 @@ func (h *Handler) changePassword(c echo.Context) error {
 		h.limiter.fail(key)
 		f.Current.Error = "This is not your current password."
 	}
-	if err := password.Validate(pw); err != nil {
-		f.New.Error = capitalize(err.Error()) + "."
-	}
-	if pw != c.FormValue("confirm") {
-		f.Confirm.Error = "The passwords do not match."
-	}
+	pw := newPassword(c, &f.New, &f.Confirm)
 	if f.Current.Error != "" || f.New.Error != "" || f.Confirm.Error != "" {
 		return h.passwordPage(c, http.StatusUnprocessableEntity, f)
 	}
@@ -78,4 +72,18 @@ func (h *Handler) changePassword(c echo.Context) error {
 	}
 	setFlash(c, "ok", "Your password was changed. You were logged out on every other device.")
 	return c.Redirect(http.StatusSeeOther, "/password")
+}
+
+// newPassword reads a form's new password ("password") and its repeat
+// ("confirm"), and puts what is wrong with them beside their fields: both
+// at once, so that the next try fixes both.
+func newPassword(c echo.Context, pw, confirm *views.Field) string {
+	v := c.FormValue("password")
+	if err := password.Validate(v); err != nil {
+		pw.Error = capitalize(err.Error()) + "."
+	}
+	if v != c.FormValue("confirm") {
+		confirm.Error = "The passwords do not match."
+	}
+	return v
 }

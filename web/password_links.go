@@ -129,13 +129,7 @@ func (h *Handler) setPassword(c echo.Context) error {
 		return h.linkProblem(c, err)
 	}
 	f := h.newSetPasswordForm(token, u)
-	pw := c.FormValue("password")
-	if err := password.Validate(pw); err != nil {
-		f.New.Error = capitalize(err.Error()) + "."
-	}
-	if pw != c.FormValue("confirm") {
-		f.Confirm.Error = "The passwords do not match."
-	}
+	pw := newPassword(c, &f.New, &f.Confirm)
 	if f.New.Error != "" || f.Confirm.Error != "" {
 		f.Account = h.linkAccountName(c, l, u)
 		return render(c, http.StatusUnprocessableEntity, views.SetPasswordPage(h.page(c, "Set your password"), f))
