@@ -24,7 +24,9 @@ const setPasswordPath = "/set-password"
 
 // newPasswordLink makes a set-password link for u, voiding their earlier
 // one, and keeps it in the session for the next page to show once. Mail
-// is not sent: the person who made it passes it on.
+// is not sent: the person who made it passes it on. A logged-in session is
+// a database row, so the link waits there encrypted with the session keys:
+// a copy of the row (a backup) holds no token that works.
 func (h *Handler) newPasswordLink(c echo.Context, u models.User, accountID *int64, note string) error {
 	token, err := h.store.CreatePasswordLink(c.Request().Context(), u.ID, accountID, h.now())
 	if err != nil {
@@ -33,7 +35,11 @@ func (h *Handler) newPasswordLink(c echo.Context, u models.User, accountID *int6
 	h.log.Info("password link created", slog.Int64("user_id", u.ID), slog.Int64("by", currentUser(c).ID))
 	link := c.Scheme() + "://" + c.Request().Host + setPasswordPath + "?" + url.Values{"token": {token}}.Encode()
 	expires := h.now().Add(store.PasswordLinkTTL).UTC().Format("Jan 2, 2006")
-	session(c).Values[keyNewLink] = strings.Join([]string{u.Email, link, note, expires}, "\x00")
+	sealed, err := h.sessions.codec.Encode(keyNewLink, strings.Join([]string{u.Email, link, note, expires}, "\x00"))
+	if err != nil {
+		return err
+	}
+	session(c).Values[keyNewLink] = sealed
 	return saveSession(c)
 }
 
@@ -41,13 +47,17 @@ func (h *Handler) newPasswordLink(c echo.Context, u models.User, accountID *int6
 // forgets it; nil when there is none.
 func (h *Handler) takeNewLink(c echo.Context) *views.PasswordLinkShown {
 	sess := session(c)
-	raw, ok := sess.Values[keyNewLink].(string)
+	sealed, ok := sess.Values[keyNewLink].(string)
 	if !ok {
 		return nil
 	}
 	delete(sess.Values, keyNewLink)
 	c.Set(ctxDirty, true)
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	var raw string
+	if err := h.sessions.codec.Decode(keyNewLink, sealed, &raw); err != nil {
+		return nil
+	}
 	parts := strings.Split(raw, "\x00")
 	if len(parts) != 4 {
 		return nil

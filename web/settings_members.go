@@ -14,7 +14,8 @@ import (
 )
 
 // keyNewLink carries a set-password link, once, from the form that made it
-// to the page that shows it: "email\x00url\x00note".
+// to the page that shows it: "email\x00url\x00note\x00expires", encrypted
+// (newPasswordLink).
 const keyNewLink = "new_password_link"
 
 func newMemberForm() views.MemberForm {

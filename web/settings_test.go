@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/securecookie"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/capi/capitest"
@@ -409,4 +413,41 @@ func TestSetPasswordLinkSecrets(t *testing.T) {
 	if logs.String() == "" || strings.Contains(logs.String(), token) {
 		t.Errorf("the log carries the link's token (or nothing was logged):\n%s", logs.String())
 	}
+}
+
+// TestNewLinkNotKeptInTheClear: between the invite and the page that shows
+// its link once, the link waits in the owner's session, a database row; a
+// copy of that row (a backup, say) must not hold a token that works.
+func TestNewLinkNotKeptInTheClear(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		ada := a.user("ada@example.com", false)
+		acc := a.account("acme", ada)
+		b := a.browser()
+		b.login("ada@example.com")
+		r := b.post(views.AccountURL(acc.ID, "/members"), url.Values{"email": {"newbie@example.com"}, "role": {"editor"}})
+		wantStatus(t, "invite", r, http.StatusSeeOther)
+		// The owner's session as the database holds it, before the link is shown.
+		srv, _ := url.Parse(a.srv.URL)
+		var row models.Session
+		for _, ck := range b.c.Jar.Cookies(srv) {
+			var id string
+			if ck.Name != "leadsignal" || securecookie.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)).Decode(ck.Name, ck.Value, &id) != nil {
+				continue
+			}
+			sum := sha256.Sum256([]byte(id))
+			var err error
+			if row, err = s.Session(t.Context(), hex.EncodeToString(sum[:]), a.clock(), store.SessionLimits{Idle: time.Hour, Absolute: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(row.Data) == 0 {
+			t.Fatal("the owner's session row was not found")
+		}
+		link := linkPath(t, b.get(views.SettingsURL(acc.ID, views.SettingsMembers)))
+		token := strings.TrimPrefix(link, "/set-password?token=")
+		if bytes.Contains(row.Data, []byte(token)) {
+			t.Error("the owner's session row holds the link's token as it is")
+		}
+	})
 }
