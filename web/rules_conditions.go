@@ -29,20 +29,6 @@ const (
 	inputNone   = "none"
 )
 
-// ruleField is the field a rule's condition names: a lead's, or a custom
-// form field (fields.<name>, seen lately or not); false for none.
-func ruleField(schema rule.Schema, name string) (rule.Field, bool) {
-	for _, f := range schema.Fields() {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	if custom, ok := strings.CutPrefix(name, rule.CustomPrefix); ok && strings.TrimSpace(custom) != "" {
-		return rule.Field{Name: name, Label: "Form field " + custom, Kind: rule.Text}, true
-	}
-	return rule.Field{}, false
-}
-
 // fitCondition offers row the match types of its field f (known false:
 // no field chosen yet, or one the account does not have), named for the
 // field's kind, and the pattern input that suits the field and the match
@@ -114,7 +100,7 @@ func (h *Handler) ruleConditionRow(c echo.Context) error {
 	if cd.MatchType == "" {
 		cd.MatchType = rule.Equals
 	}
-	if f, ok := ruleField(env.schema, cd.Field); ok {
+	if f, ok := env.schema.Field(cd.Field); ok {
 		if !slices.Contains(f.MatchTypes(), cd.MatchType) {
 			cd.MatchType = f.MatchTypes()[0]
 		}
@@ -134,7 +120,7 @@ func (h *Handler) ruleConditionRow(c echo.Context) error {
 	}
 	c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
 	row := views.RuleCondition{Key: strings.ToLower(rand.Text()[:8]), Field: cd.Field, MatchType: string(cd.MatchType), Pattern: cd.Pattern}
-	f, known := ruleField(env.schema, cd.Field)
+	f, known := env.schema.Field(cd.Field)
 	fitCondition(&row, f, known)
 	return render(c, http.StatusOK, views.RuleConditionRow(fragmentPage(c), env.ruleChoices(), row))
 }

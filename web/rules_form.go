@@ -328,7 +328,7 @@ func sendRuleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.Rule
 	f.Choices = env.ruleChoices()
 	for i := range f.Conditions {
 		c := &f.Conditions[i]
-		field, known := ruleField(env.schema, c.Field)
+		field, known := env.schema.Field(c.Field)
 		fitCondition(c, field, known)
 	}
 	return f

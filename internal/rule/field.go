@@ -120,6 +120,14 @@ func (s Schema) known(name string) (Field, bool) {
 	return formField(custom), true
 }
 
+// Field finds the field a rule's condition names, for the rule form: a
+// built-in field of the lead, or a form field (fields.<name>) whether or
+// not a lead has had it lately; false for none.
+func (s Schema) Field(name string) (Field, bool) {
+	s.Open = true
+	return s.known(name)
+}
+
 func formField(name string) Field {
 	return Field{Name: CustomPrefix + name, Label: "Form field " + name, Kind: Text}
 }
