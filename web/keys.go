@@ -45,12 +45,8 @@ func (h *Handler) showKeys(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sess := session(c)
-	if nk, ok := sess.Values[keyNewKey].(string); ok {
+	if nk, ok := h.takeSecret(c, keyNewKey); ok {
 		v.NewKeyName, v.NewKey, _ = strings.Cut(nk, "\x00")
-		delete(sess.Values, keyNewKey)
-		c.Set(ctxDirty, true)
-		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	}
 	return h.renderKeys(c, http.StatusOK, v)
 }
@@ -71,11 +67,8 @@ func (h *Handler) createKey(c echo.Context) error {
 		return err
 	}
 	h.log.Info("ingest key created", "account_id", a.ID, "key_id", k.ID, "key_prefix", k.Prefix)
-	// The secret is not stored. It rides once in the session to the keys
-	// page, which shows it and forgets it, so a reload neither shows it
-	// again nor creates another key.
-	session(c).Values[keyNewKey] = k.Name + "\x00" + secret
-	if err := saveSession(c); err != nil {
+	// The secret is not stored: the keys page shows it once.
+	if err := h.keepSecret(c, keyNewKey, k.Name+"\x00"+secret); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, views.SettingsURL(a.ID, views.SettingsKeys))

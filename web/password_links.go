@@ -23,10 +23,8 @@ import (
 const setPasswordPath = "/set-password"
 
 // newPasswordLink makes a set-password link for u, voiding their earlier
-// one, and keeps it in the session for the next page to show once. Mail
-// is not sent: the person who made it passes it on. A logged-in session is
-// a database row, so the link waits there encrypted with the session keys:
-// a copy of the row (a backup) holds no token that works.
+// one, and keeps it for the next page to show once (keepSecret). Mail is
+// not sent: the person who made it passes it on.
 func (h *Handler) newPasswordLink(c echo.Context, u models.User, accountID *int64, note string) error {
 	token, err := h.store.CreatePasswordLink(c.Request().Context(), u.ID, accountID, h.now())
 	if err != nil {
@@ -35,27 +33,14 @@ func (h *Handler) newPasswordLink(c echo.Context, u models.User, accountID *int6
 	h.log.Info("password link created", slog.Int64("user_id", u.ID), slog.Int64("by", currentUser(c).ID))
 	link := c.Scheme() + "://" + c.Request().Host + setPasswordPath + "?" + url.Values{"token": {token}}.Encode()
 	expires := h.now().Add(store.PasswordLinkTTL).UTC().Format("Jan 2, 2006")
-	sealed, err := h.sessions.codec.Encode(keyNewLink, strings.Join([]string{u.Email, link, note, expires}, "\x00"))
-	if err != nil {
-		return err
-	}
-	session(c).Values[keyNewLink] = sealed
-	return saveSession(c)
+	return h.keepSecret(c, keyNewLink, strings.Join([]string{u.Email, link, note, expires}, "\x00"))
 }
 
 // takeNewLink returns the set-password link waiting in the session and
 // forgets it; nil when there is none.
 func (h *Handler) takeNewLink(c echo.Context) *views.PasswordLinkShown {
-	sess := session(c)
-	sealed, ok := sess.Values[keyNewLink].(string)
+	raw, ok := h.takeSecret(c, keyNewLink)
 	if !ok {
-		return nil
-	}
-	delete(sess.Values, keyNewLink)
-	c.Set(ctxDirty, true)
-	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	var raw string
-	if err := h.sessions.codec.Decode(keyNewLink, sealed, &raw); err != nil {
 		return nil
 	}
 	parts := strings.Split(raw, "\x00")
@@ -176,4 +161,37 @@ func (h *Handler) linkAccountName(c echo.Context, l models.PasswordLink, u model
 		return ""
 	}
 	return a.Name
+}
+
+// keepSecret keeps a secret made for the person (a new ingest key, a
+// set-password link) in their session under key, for the next page to
+// show once (takeSecret), so that a reload neither shows it again nor
+// makes another. A logged-in session is a database row: the secret waits
+// there encrypted with the session keys, so a copy of the row (a backup)
+// holds nothing that works.
+func (h *Handler) keepSecret(c echo.Context, key, secret string) error {
+	sealed, err := h.sessions.codec.Encode(key, secret)
+	if err != nil {
+		return err
+	}
+	session(c).Values[key] = sealed
+	return saveSession(c)
+}
+
+// takeSecret returns the secret keepSecret kept under key and forgets it;
+// false when there is none. The page that shows it is not cached.
+func (h *Handler) takeSecret(c echo.Context, key string) (string, bool) {
+	sess := session(c)
+	sealed, ok := sess.Values[key].(string)
+	if !ok {
+		return "", false
+	}
+	delete(sess.Values, key)
+	c.Set(ctxDirty, true)
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	var secret string
+	if err := h.sessions.codec.Decode(key, sealed, &secret); err != nil {
+		return "", false
+	}
+	return secret, true
 }

@@ -428,26 +428,65 @@ func TestNewLinkNotKeptInTheClear(t *testing.T) {
 		r := b.post(views.AccountURL(acc.ID, "/members"), url.Values{"email": {"newbie@example.com"}, "role": {"editor"}})
 		wantStatus(t, "invite", r, http.StatusSeeOther)
 		// The owner's session as the database holds it, before the link is shown.
-		srv, _ := url.Parse(a.srv.URL)
-		var row models.Session
-		for _, ck := range b.c.Jar.Cookies(srv) {
-			var id string
-			if ck.Name != "leadsignal" || securecookie.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)).Decode(ck.Name, ck.Value, &id) != nil {
-				continue
-			}
-			sum := sha256.Sum256([]byte(id))
-			var err error
-			if row, err = s.Session(t.Context(), hex.EncodeToString(sum[:]), a.clock(), store.SessionLimits{Idle: time.Hour, Absolute: time.Hour}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if len(row.Data) == 0 {
-			t.Fatal("the owner's session row was not found")
-		}
+		row := sessionRow(t, b)
 		link := linkPath(t, b.get(views.SettingsURL(acc.ID, views.SettingsMembers)))
 		token := strings.TrimPrefix(link, "/set-password?token=")
 		if bytes.Contains(row.Data, []byte(token)) {
 			t.Error("the owner's session row holds the link's token as it is")
 		}
 	})
+}
+
+// TestNewKeyNotKeptInTheClear: likewise a new ingest key's secret, which
+// waits in the owner's session for the keys page to show it once.
+func TestNewKeyNotKeptInTheClear(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		ada := a.user("ada@example.com", false)
+		acc := a.account("acme", ada)
+		b := a.browser()
+		b.login("ada@example.com")
+		keys := views.SettingsURL(acc.ID, views.SettingsKeys)
+		b.get(keys)
+		r := b.post(views.AccountURL(acc.ID, "/keys"), url.Values{"key_name": {"Website"}})
+		if r.status != http.StatusSeeOther || r.location() != keys {
+			t.Fatalf("create key = %d %q; want 303 to %s", r.status, r.location(), keys)
+		}
+		row := sessionRow(t, b)
+		r = b.get(keys)
+		secret := r.text("new-key-secret")
+		if secret == "" || !strings.Contains(r.text("new-key"), "Website") {
+			t.Fatalf("the keys page shows the new key %q; want it once", secret)
+		}
+		if bytes.Contains(row.Data, []byte(strings.TrimSpace(secret))) {
+			t.Error("the owner's session row holds the new key's secret as it is")
+		}
+		if b.get(keys).has("new-key") {
+			t.Error("the key is shown again on reload; want once")
+		}
+	})
+}
+
+// sessionRow is b's logged-in session as the database holds it.
+func sessionRow(t *testing.T, b *browser) models.Session {
+	t.Helper()
+	srv, _ := url.Parse(b.app.srv.URL)
+	codec := securecookie.New(bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
+	for _, ck := range b.c.Jar.Cookies(srv) {
+		var id string
+		if ck.Name != "leadsignal" || codec.Decode(ck.Name, ck.Value, &id) != nil {
+			continue
+		}
+		sum := sha256.Sum256([]byte(id))
+		row, err := b.app.store.Session(t.Context(), hex.EncodeToString(sum[:]), b.app.clock(), store.SessionLimits{Idle: time.Hour, Absolute: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(row.Data) == 0 {
+			t.Fatal("the session row holds nothing")
+		}
+		return row
+	}
+	t.Fatal("no logged-in session cookie")
+	return models.Session{}
 }
