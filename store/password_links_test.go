@@ -19,11 +19,7 @@ func TestInviteAndPasswordLinks(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-		ada, _ := s.CreateUser(ctx, "ada@example.com", "h", false)
-		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, ada.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ada, acc := adaAndAcme(t, s)
 
 		bob, err := s.InviteMember(ctx, acc.ID, "Bob@Example.com", models.RoleEditor)
 		if err != nil || bob.Email != "bob@example.com" || bob.PasswordHash != "" {
@@ -86,11 +82,7 @@ func TestPasswordLinkUsedOnceAtOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-		ada, _ := s.CreateUser(ctx, "ada@example.com", "h", false)
-		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, ada.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, acc := adaAndAcme(t, s)
 		bob, err := s.InviteMember(ctx, acc.ID, "bob@example.com", models.RoleEditor)
 		if err != nil {
 			t.Fatal(err)
@@ -133,4 +125,18 @@ func TestPasswordLinkUsedOnceAtOnce(t *testing.T) {
 			}
 		}
 	})
+}
+
+// adaAndAcme makes the user Ada, with a password, and her account Acme.
+func adaAndAcme(t *testing.T, s *store.Store) (models.User, models.Account) {
+	t.Helper()
+	ada, err := s.CreateUser(t.Context(), "ada@example.com", "h", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := s.CreateAccount(t.Context(), models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, ada.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ada, acc
 }

@@ -117,6 +117,15 @@ func linkPath(t *testing.T, r resp) string {
 	return u.RequestURI()
 }
 
+// inviteLink invites email into acc with role as b's owner, and returns the
+// set-password link the members page then shows.
+func inviteLink(t *testing.T, b *browser, acc models.Account, email string, role models.Role) string {
+	t.Helper()
+	r := b.post(views.AccountURL(acc.ID, "/members"), url.Values{"email": {email}, "role": {string(role)}})
+	wantStatus(t, "invite "+email, r, http.StatusSeeOther)
+	return linkPath(t, b.get(views.SettingsURL(acc.ID, views.SettingsMembers)))
+}
+
 // TestInviteByEmail: an owner invites a new email in one step and is shown
 // a link; the link sets the password once, logs the person in and lands
 // them in the account with their role. Used, voided, expired and made-up
@@ -234,8 +243,7 @@ func TestPasswordLinkExpires(t *testing.T) {
 	acc := a.account("acme", ada)
 	b := a.browser()
 	b.login("ada@example.com")
-	b.post(views.AccountURL(acc.ID, "/members"), url.Values{"email": {"late@example.com"}, "role": {"viewer"}})
-	link := linkPath(t, b.get(views.SettingsURL(acc.ID, views.SettingsMembers)))
+	link := inviteLink(t, b, acc, "late@example.com", models.RoleViewer)
 
 	a.advance(store.PasswordLinkTTL - time.Minute)
 	p := a.browser()
@@ -331,8 +339,7 @@ func TestInviteTakesOverNobody(t *testing.T) {
 		// Bob invites Cy as an owner of Bank; Cy has not used the link yet.
 		bb := a.browser()
 		bb.login("bob@example.com")
-		bb.post(views.AccountURL(bank.ID, "/members"), url.Values{"email": {"cy@example.com"}, "role": {"owner"}})
-		cyLink := linkPath(t, bb.get(views.SettingsURL(bank.ID, views.SettingsMembers)))
+		cyLink := inviteLink(t, bb, bank, "cy@example.com", models.RoleOwner)
 		// The administrator made Root2 without a password.
 		root := a.user("root@example.com", true)
 		ra := a.browser()
@@ -387,8 +394,7 @@ func TestSetPasswordLinkSecrets(t *testing.T) {
 	acc := a.account("acme", ada)
 	b := a.browser()
 	b.login("ada@example.com")
-	b.post(views.AccountURL(acc.ID, "/members"), url.Values{"email": {"newbie@example.com"}, "role": {"editor"}})
-	link := linkPath(t, b.get(views.SettingsURL(acc.ID, views.SettingsMembers)))
+	link := inviteLink(t, b, acc, "newbie@example.com", models.RoleEditor)
 	token := strings.TrimPrefix(link, "/set-password?token=")
 
 	p := a.browser()
