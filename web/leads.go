@@ -199,9 +199,13 @@ func (h *Handler) showLeads(c echo.Context) error {
 	if isHTMX(c) && after != nil {
 		return render(c, http.StatusOK, views.LeadRows(p, rows, next))
 	}
-	total, err := h.store.CountLeads(ctx, a.ID, f, int(vf.CountCap())+1)
-	if err != nil {
-		return err
+	// A first page that holds every match is its own count: a search for a
+	// rare term then reads its matches once, not twice.
+	total := int64(len(leads))
+	if after != nil || next != "" {
+		if total, err = h.store.CountLeads(ctx, a.ID, f, int(vf.CountCap())+1); err != nil {
+			return err
+		}
 	}
 	// The stage filter offers the stages leads are at, as their CRM wrote
 	// them: the filter matches them exactly.
