@@ -218,11 +218,11 @@ func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, e
 	return evs[0], nil
 }
 
-// FailedEventIDs lists the ids of an account's failed events, those of
-// ids or all when ids is empty, in id order: read from unsent_events' index
-// of statuses, without the events' rows.
-func (s *Store) FailedEventIDs(ctx context.Context, accountID int64, ids []int64) ([]int64, error) {
-	q := s.unsentWithStatus(ctx, s.accountDatasets(ctx, accountID, 0), models.EventFailed, time.Now().UTC())
+// FailedEventIDs lists the ids of an account's failed events at now, those
+// of ids or all when ids is empty, in id order: read from unsent_events'
+// index of statuses, without the events' rows.
+func (s *Store) FailedEventIDs(ctx context.Context, accountID int64, ids []int64, now time.Time) ([]int64, error) {
+	q := s.unsentWithStatus(ctx, s.accountDatasets(ctx, accountID, 0), models.EventFailed, now.UTC())
 	if len(ids) > 0 {
 		q = q.Where("event_id IN ?", ids)
 	}
@@ -232,15 +232,14 @@ func (s *Store) FailedEventIDs(ctx context.Context, accountID int64, ids []int64
 }
 
 // FailedEvents reads an account's failed events of ids with their state
-// and payload, for Retry to decide which may succeed.
-func (s *Store) FailedEvents(ctx context.Context, accountID int64, ids []int64) ([]models.Event, error) {
+// and payload as at now, for Retry to decide which may succeed.
+func (s *Store) FailedEvents(ctx context.Context, accountID int64, ids []int64, now time.Time) ([]models.Event, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	now := time.Now().UTC()
 	evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
 		Where("events.account_id = ? AND events.id IN ? AND unsent_events.status = ?", accountID, ids, models.EventFailed).
-		Order("events.id"), now)
+		Order("events.id"), now.UTC())
 	return evs, wrap("failed events", err)
 }
 

@@ -102,12 +102,12 @@ func Retry(ctx context.Context, s *store.Store, accountID int64, ids []int64, no
 			l.Details = append(l.Details, detail)
 		}
 	}
-	failed, err := s.FailedEventIDs(ctx, accountID, ids)
+	failed, err := s.FailedEventIDs(ctx, accountID, ids, now)
 	if err != nil {
 		return out, err
 	}
 	for page := range slices.Chunk(failed, retryPage) {
-		evs, err := s.FailedEvents(ctx, accountID, page)
+		evs, err := s.FailedEvents(ctx, accountID, page, now)
 		if err != nil {
 			return out, err
 		}
