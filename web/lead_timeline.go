@@ -3,11 +3,13 @@ package web
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
 )
 
@@ -64,9 +66,12 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 			name, ok := users[*sc.UserID]
 			if !ok {
 				u, err := h.store.UserByID(ctx, *sc.UserID)
-				if err != nil {
+				switch {
+				case errors.Is(err, store.ErrNotFound):
 					name = "a person since removed"
-				} else {
+				case err != nil:
+					return nil, err
+				default:
 					name = u.Email
 				}
 				users[*sc.UserID] = name
