@@ -80,8 +80,12 @@ type shownEvent struct {
 // withState selects events with their state, for findShown. The columns
 // are read as they are stored and combined in findShown: SQLite would
 // return an expression over two of them without its type.
-func withState(q *gorm.DB) *gorm.DB {
-	return q.Select(`events.*, unsent_events.next_attempt_at, unsent_events.lease_until,
+func withState(q *gorm.DB) *gorm.DB { return withStateOf(q, "events.*") }
+
+// withStateOf is withState reading only the events' columns named: a list
+// that shows no payload need not read it.
+func withStateOf(q *gorm.DB, eventColumns string) *gorm.DB {
+	return q.Select(eventColumns + `, unsent_events.next_attempt_at, unsent_events.lease_until,
 		unsent_events.status AS unsent_status, unsent_events.attempts AS unsent_attempts,
 		unsent_events.last_error AS unsent_last_error, unsent_events.request_id AS unsent_request_id,
 		unsent_events.updated_at AS unsent_updated_at,
