@@ -214,7 +214,11 @@ type StageChange struct {
 	// records it once.
 	ChangeID *string
 	// UserID is the person who made the change in the UI; nil for the API.
-	UserID    *int64
+	UserID *int64
+	// Source is the CRM a connection's change came from ("HubSpot"); ""
+	// for a person's or the stage API's. Its events send it as
+	// lead_event_source when the account names no CRM.
+	Source    string
 	CreatedAt time.Time
 }
 
@@ -331,6 +335,9 @@ type Event struct {
 	// skipped, before the stage it reached, so Meta sees the funnel in
 	// order.
 	FilledIn bool
+	// LeadEventSource is the CRM a stage event's change came from, sent
+	// as lead_event_source when the account names no CRM.
+	LeadEventSource string
 	// Status, Attempts, LastError, FBTraceID, RequestID, SentAt and
 	// UpdatedAt are the event's state, which the store keeps apart from the
 	// event and reads with it: an unsent event's in unsent_events (where

@@ -141,6 +141,7 @@ var eventText = []textColumn[models.Event]{
 	{"action_source", func(e *models.Event) string { return e.ActionSource }},
 	{"test_event_code", func(e *models.Event) string { return e.TestEventCode }},
 	{"payload", func(e *models.Event) string { return e.Payload }},
+	{"lead_event_source", func(e *models.Event) string { return e.LeadEventSource }},
 }
 
 var eventTyped = []column{

@@ -267,6 +267,7 @@ var stageChangeTyped = []column{
 var stageChangeText = []textColumn[models.StageChange]{
 	{"stage", func(c *models.StageChange) string { return c.Stage }},
 	{"currency", func(c *models.StageChange) string { return c.Currency }},
+	{"source", func(c *models.StageChange) string { return c.Source }},
 }
 
 var insertStageChangesSQL = unnestInsert("stage_changes", stageChangeTyped, stageChangeText)

@@ -109,6 +109,9 @@ func customData(in BuildInput) map[string]any {
 		cd["event_source"] = EventSourceCRM
 		name := strings.TrimSpace(in.Account.CRMName)
 		if name == "" {
+			name = in.Event.LeadEventSource
+		}
+		if name == "" {
 			name = DefaultCRMName
 		}
 		cd["lead_event_source"] = name

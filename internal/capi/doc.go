@@ -30,8 +30,8 @@
 //     a CRM stage change happens in the CRM, not on the website, on a call or
 //     in a chat. This also keeps custom stage names off business_messaging,
 //     which refuses them.
-//   - event_source "crm" and lead_event_source (the account's CRMName, else
-//     "leadsignal") go on every stage event, and on every event of
+//   - event_source "crm" and lead_event_source (the account's CRMName, else the
+//     CRM a connection's stage change came from, else "leadsignal") go on every stage event, and on every event of
 //     instant_form and crm leads, the initial lead event included: Meta's
 //     Conversion Leads spec wants every stage, the first one too, marked
 //     that way.

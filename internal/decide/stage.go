@@ -122,6 +122,7 @@ func (ms *Matchers) StageEvents(in Input, st StageInput) []models.Event {
 			ds, _ := datasetOf(in.Datasets, r.DatasetID)
 			e := newEvent(ds, r, in.Lead, capi.StageRecordKey(in.Lead, r.Stage, ""), t)
 			e.FilledIn = true
+			e.LeadEventSource = c.Source
 			if r.ValueField != models.StageValueFromChange {
 				e.Value, e.Currency = value(r, view)
 			}
@@ -137,6 +138,7 @@ func (ms *Matchers) StageEvents(in Input, st StageInput) []models.Event {
 		}
 		e := newEvent(ds, r, in.Lead, capi.StageRecordKey(in.Lead, r.Stage, key), at)
 		e.Value, e.Currency = stageValue(r, c, view)
+		e.LeadEventSource = c.Source
 		ms.finish(in, ds, &e, st.Now)
 		add(e)
 	}

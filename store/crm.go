@@ -1,0 +1,334 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"time"
+
+	"gorm.io/gorm/clause"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// MaxCRMConnections is the most CRM connections an account may have.
+const MaxCRMConnections = 20
+
+// ErrCRMConnectionLimit means the account has MaxCRMConnections already.
+var ErrCRMConnectionLimit = errors.New("store: the account has the most CRM connections it may have")
+
+// NewCRMToken is a new unguessable hook token: 52 base32 characters, 260
+// random bits.
+func NewCRMToken() string { return strings.ToLower(rand.Text() + rand.Text()) }
+
+// CreateCRMConnection stores a new connection, with a new token unless it
+// has one; ErrConflict when the account has one of this kind and name,
+// ErrCRMConnectionLimit when it has the most it may.
+func (s *Store) CreateCRMConnection(ctx context.Context, c *models.CRMConnection) error {
+	if c.Token == "" {
+		c.Token = NewCRMToken()
+	}
+	if c.Fields == "" {
+		c.Fields = "{}"
+	}
+	return wrap("create crm connection", s.Tx(ctx, func(tx *Store) error {
+		var n int64
+		if err := tx.q(ctx).Model(&models.CRMConnection{}).Where("account_id = ?", c.AccountID).Count(&n).Error; err != nil {
+			return err
+		}
+		if n >= MaxCRMConnections {
+			return ErrCRMConnectionLimit
+		}
+		if taken, err := tx.crmNameTaken(ctx, *c); err != nil || taken {
+			if err == nil {
+				err = ErrConflict
+			}
+			return err
+		}
+		return tx.q(ctx).Create(c).Error
+	}))
+}
+
+func (s *Store) crmNameTaken(ctx context.Context, c models.CRMConnection) (bool, error) {
+	var n int64
+	err := s.q(ctx).Model(&models.CRMConnection{}).
+		Where("account_id = ? AND kind = ? AND lower(name) = lower(?) AND id <> ?", c.AccountID, c.Kind, c.Name, c.ID).
+		Count(&n).Error
+	return n > 0, err
+}
+
+// SaveCRMConnection writes a connection's name, secrets, lead id property
+// and mapping; its kind and token never change. ErrConflict when another
+// of the account's connections of its kind has the name.
+func (s *Store) SaveCRMConnection(ctx context.Context, c *models.CRMConnection) error {
+	return wrap("save crm connection", s.Tx(ctx, func(tx *Store) error {
+		if taken, err := tx.crmNameTaken(ctx, *c); err != nil || taken {
+			if err == nil {
+				err = ErrConflict
+			}
+			return err
+		}
+		res := tx.q(ctx).Model(c).Where("account_id = ?", c.AccountID).
+			Select("name", "secret_sealed", "secret_env", "api_token_sealed", "api_token_env", "lead_id_property", "fields", "updated_at").
+			Updates(c)
+		if res.Error == nil && res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		return res.Error
+	}))
+}
+
+// DeleteCRMConnection deletes a connection with its stage table and
+// deliveries: its URL answers 404 from then on.
+func (s *Store) DeleteCRMConnection(ctx context.Context, accountID, id int64) error {
+	res := s.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Delete(&models.CRMConnection{})
+	if res.Error == nil && res.RowsAffected == 0 {
+		return wrap("delete crm connection", ErrNotFound)
+	}
+	return wrap("delete crm connection", res.Error)
+}
+
+// CRMConnections lists an account's connections by kind and name.
+func (s *Store) CRMConnections(ctx context.Context, accountID int64) ([]models.CRMConnection, error) {
+	var cs []models.CRMConnection
+	err := s.q(ctx).Where("account_id = ?", accountID).Order("kind, lower(name), id").Find(&cs).Error
+	return cs, wrap("list crm connections", err)
+}
+
+// CRMConnection finds one of an account's connections.
+func (s *Store) CRMConnection(ctx context.Context, accountID, id int64) (models.CRMConnection, error) {
+	var c models.CRMConnection
+	err := s.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Take(&c).Error
+	return c, wrap("crm connection", err)
+}
+
+// CRMConnectionByToken finds the connection a hook URL names, of any
+// account: the token is the URL's own secret part.
+func (s *Store) CRMConnectionByToken(ctx context.Context, kind, token string) (models.CRMConnection, error) {
+	var c models.CRMConnection
+	err := s.q(ctx).Where("token = ? AND kind = ?", token, kind).Take(&c).Error
+	return c, wrap("crm connection by token", err)
+}
+
+// CRMConnectionByID finds a connection for the worker, which works across
+// accounts.
+func (s *Store) CRMConnectionByID(ctx context.Context, id int64) (models.CRMConnection, error) {
+	var c models.CRMConnection
+	err := s.q(ctx).Take(&c, id).Error
+	return c, wrap("crm connection by id", err)
+}
+
+// CRMStages is a connection's stage table, by pipeline and position, the
+// stages seen in deliveries but never listed last.
+func (s *Store) CRMStages(ctx context.Context, accountID, connectionID int64) ([]models.CRMStage, error) {
+	var ss []models.CRMStage
+	err := s.q(ctx).Where("account_id = ? AND connection_id = ?", accountID, connectionID).
+		Order("CASE WHEN label = '' THEN 1 ELSE 0 END, pipeline, position, crm_stage_id").Find(&ss).Error
+	return ss, wrap("crm stages", err)
+}
+
+// ListCRMStages records the stages a CRM's pipelines API lists: their
+// labels, pipelines and positions. A stage's mapping is kept.
+func (s *Store) ListCRMStages(ctx context.Context, accountID, connectionID int64, listed []models.CRMStage) error {
+	if len(listed) == 0 {
+		return nil
+	}
+	rows := make([]models.CRMStage, len(listed))
+	for i, st := range listed {
+		st.AccountID, st.ConnectionID = accountID, connectionID
+		rows[i] = st
+	}
+	err := s.q(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "connection_id"}, {Name: "crm_stage_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"label", "pipeline", "position"}),
+	}).Omit("stage", "seen_at").CreateInBatches(&rows, 200).Error
+	return wrap("list crm stages", err)
+}
+
+// MapCRMStages sets the account stage of each CRM stage id in stages ("" to
+// unmap), adding ids not in the table, and wakes the connection's
+// deliveries that wait for a mapping.
+func (s *Store) MapCRMStages(ctx context.Context, accountID, connectionID int64, stages map[string]string, now time.Time) error {
+	return wrap("map crm stages", s.Tx(ctx, func(tx *Store) error {
+		for id, stage := range stages {
+			row := models.CRMStage{ConnectionID: connectionID, AccountID: accountID, CRMStageID: id, Stage: stage}
+			err := tx.q(ctx).Clauses(clause.OnConflict{
+				Columns:   []clause.Column{{Name: "connection_id"}, {Name: "crm_stage_id"}},
+				DoUpdates: clause.AssignmentColumns([]string{"stage"}),
+			}).Omit("seen_at").Create(&row).Error
+			if err != nil {
+				return err
+			}
+		}
+		return tx.q(ctx).Model(&models.CRMDelivery{}).
+			Where("account_id = ? AND connection_id = ? AND status = ? AND waiting_for = ?", accountID, connectionID, models.DeliveryWaiting, models.WaitingMapping).
+			Update("next_try_at", now).Error
+	}))
+}
+
+// SeeCRMStage notes that a delivery carried a CRM stage id, adding it to
+// the connection's table (unmapped) when it is not there.
+func (s *Store) SeeCRMStage(ctx context.Context, accountID, connectionID int64, crmStageID string, at time.Time) error {
+	row := models.CRMStage{ConnectionID: connectionID, AccountID: accountID, CRMStageID: crmStageID, SeenAt: &at}
+	err := s.q(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "connection_id"}, {Name: "crm_stage_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"seen_at"}),
+	}).Create(&row).Error
+	return wrap("see crm stage", err)
+}
+
+// AddCRMDeliveries stores deliveries in the inbox, due at once, each once:
+// one whose connection and key are stored already (a CRM's retry or
+// duplicate) is left as it is. It returns how many were new.
+func (s *Store) AddCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) (int, error) {
+	if len(ds) == 0 {
+		return 0, nil
+	}
+	for i := range ds {
+		ds[i].Status = models.DeliveryWaiting
+		if ds[i].NextTryAt.IsZero() {
+			ds[i].NextTryAt = ds[i].ReceivedAt
+		}
+	}
+	res := s.q(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "connection_id"}, {Name: "key"}},
+		DoNothing: true,
+	}).Create(&ds)
+	return int(res.RowsAffected), wrap("add crm deliveries", res.Error)
+}
+
+// deliveryLease is how long a claimed delivery is the claimer's: another
+// worker takes it again after that (its claimer died).
+const deliveryLease = 2 * time.Minute
+
+// ClaimCRMDeliveries takes up to limit waiting deliveries that are due,
+// of every account, oldest first, and leases them (their next try moves
+// past the lease) so that other workers skip them.
+func (s *Store) ClaimCRMDeliveries(ctx context.Context, now time.Time, limit int) ([]models.CRMDelivery, error) {
+	var ds []models.CRMDelivery
+	err := s.Tx(ctx, func(tx *Store) error {
+		q := tx.q(ctx).Where("status = ? AND next_try_at <= ?", models.DeliveryWaiting, now).
+			Order("next_try_at, id").Limit(limit)
+		if tx.dialect == "postgres" {
+			q = q.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate, Options: clause.LockingOptionsSkipLocked})
+		}
+		if err := q.Find(&ds).Error; err != nil || len(ds) == 0 {
+			return err
+		}
+		ids := make([]int64, len(ds))
+		for i, d := range ds {
+			ids[i] = d.ID
+		}
+		return tx.q(ctx).Model(&models.CRMDelivery{}).Where("id IN ?", ids).Update("next_try_at", now.Add(deliveryLease)).Error
+	})
+	return ds, wrap("claim crm deliveries", err)
+}
+
+// FinishCRMDeliveries writes what the worker made of claimed deliveries:
+// their status, what they wait for and why, their next try, and the lead,
+// stage change and stage they came to.
+func (s *Store) FinishCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) error {
+	return wrap("finish crm deliveries", s.Tx(ctx, func(tx *Store) error {
+		for i := range ds {
+			d := &ds[i]
+			err := tx.q(ctx).Model(d).Select("status", "waiting_for", "reason", "attempts", "next_try_at", "tried_at",
+				"lead_id", "stage_change_id", "stage").Updates(d).Error
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// CRMDeliveries lists a connection's deliveries newest first, up to limit,
+// those before the delivery id before when it is not 0.
+func (s *Store) CRMDeliveries(ctx context.Context, accountID, connectionID int64, before int64, limit int) ([]models.CRMDelivery, error) {
+	var ds []models.CRMDelivery
+	q := s.q(ctx).Where("account_id = ? AND connection_id = ?", accountID, connectionID)
+	if before > 0 {
+		q = q.Where("id < ?", before)
+	}
+	err := q.Order("id DESC").Limit(limit).Find(&ds).Error
+	return ds, wrap("crm deliveries", err)
+}
+
+// CRMDelivery finds one of an account's deliveries.
+func (s *Store) CRMDelivery(ctx context.Context, accountID, id int64) (models.CRMDelivery, error) {
+	var d models.CRMDelivery
+	err := s.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Take(&d).Error
+	return d, wrap("crm delivery", err)
+}
+
+// RetryCRMDelivery makes one of an account's deliveries waiting and due
+// now, whatever became of it: a person's retry.
+func (s *Store) RetryCRMDelivery(ctx context.Context, accountID, id int64, now time.Time) error {
+	res := s.q(ctx).Model(&models.CRMDelivery{}).Where("account_id = ? AND id = ?", accountID, id).
+		Updates(map[string]any{"status": models.DeliveryWaiting, "next_try_at": now})
+	if res.Error == nil && res.RowsAffected == 0 {
+		return wrap("retry crm delivery", ErrNotFound)
+	}
+	return wrap("retry crm delivery", res.Error)
+}
+
+// WakeCRMDeliveriesForLeads makes due now the deliveries that wait for
+// their lead in an account that captured a lead since they were last
+// tried: the lead may be theirs.
+func (s *Store) WakeCRMDeliveriesForLeads(ctx context.Context, now time.Time) (int, error) {
+	res := s.q(ctx).Model(&models.CRMDelivery{}).
+		Where("status = ? AND waiting_for = ? AND next_try_at > ?", models.DeliveryWaiting, models.WaitingLead, now).
+		Where("EXISTS (SELECT 1 FROM leads WHERE leads.account_id = crm_deliveries.account_id AND leads.created_at >= crm_deliveries.tried_at)").
+		Update("next_try_at", now)
+	return int(res.RowsAffected), wrap("wake crm deliveries", res.Error)
+}
+
+// DeliveryCounts are how many of a connection's deliveries are in each
+// status, and when the last came.
+type DeliveryCounts struct {
+	Waiting, Done, GaveUp int
+	Last                  *time.Time
+}
+
+// CRMDeliveryCounts counts each of an account's connections' deliveries
+// by status.
+func (s *Store) CRMDeliveryCounts(ctx context.Context, accountID int64) (map[int64]DeliveryCounts, error) {
+	rows, err := s.q(ctx).Model(&models.CRMDelivery{}).Select("connection_id, status, COUNT(*), MAX(received_at)").
+		Where("account_id = ?", accountID).Group("connection_id, status").Rows()
+	if err != nil {
+		return nil, wrap("crm delivery counts", err)
+	}
+	defer rows.Close()
+	out := map[int64]DeliveryCounts{}
+	for rows.Next() {
+		var (
+			id     int64
+			status models.DeliveryStatus
+			n      int
+			// SQLite returns an aggregate's time as text.
+			lastValue any
+		)
+		if err := rows.Scan(&id, &status, &n, &lastValue); err != nil {
+			return nil, wrap("crm delivery counts", err)
+		}
+		last, err := sqliteTime(lastValue)
+		if err != nil {
+			return nil, wrap("crm delivery counts", err)
+		}
+		c := out[id]
+		switch status {
+		case models.DeliveryWaiting:
+			c.Waiting = n
+		case models.DeliveryDone:
+			c.Done = n
+		case models.DeliveryGaveUp:
+			c.GaveUp = n
+		}
+		if c.Last == nil || last.After(*c.Last) {
+			c.Last = &last
+		}
+		out[id] = c
+	}
+	err = rows.Err()
+	return out, wrap("crm delivery counts", err)
+}

@@ -1,0 +1,165 @@
+package store_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// A connection is known by kind and name within its account, finds by its
+// token, and is another account's 404.
+func TestCRMConnections(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		c := models.CRMConnection{AccountID: a.ID, Kind: "hubspot", Name: "Sales"}
+		if err := s.CreateCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Token) < 40 || c.ID == 0 {
+			t.Fatalf("created %+v; want an id and a long token", c)
+		}
+		dup := models.CRMConnection{AccountID: a.ID, Kind: "hubspot", Name: "SALES"}
+		if err := s.CreateCRMConnection(ctx, &dup); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("same kind and name: err = %v; want ErrConflict", err)
+		}
+		other := models.CRMConnection{AccountID: a.ID, Kind: "pipedrive", Name: "Sales"}
+		if err := s.CreateCRMConnection(ctx, &other); err != nil {
+			t.Errorf("another kind, same name: %v", err)
+		}
+		got, err := s.CRMConnectionByToken(ctx, "hubspot", c.Token)
+		if err != nil || got.ID != c.ID {
+			t.Errorf("by token = %+v, %v; want connection %d", got, err, c.ID)
+		}
+		if _, err := s.CRMConnectionByToken(ctx, "pipedrive", c.Token); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("token under another kind: err = %v; want ErrNotFound", err)
+		}
+		if _, err := s.CRMConnection(ctx, b.ID, c.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("another account's: err = %v; want ErrNotFound", err)
+		}
+		c.Name, c.SecretSealed = "Sales EU", "sealed"
+		token := c.Token
+		c.Token = "changed"
+		if err := s.SaveCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.CRMConnection(ctx, a.ID, c.ID); got.Name != "Sales EU" || got.Token != token || got.SecretSealed != "sealed" {
+			t.Errorf("saved = %+v; want the new name and secret, the token kept", got)
+		}
+		c.AccountID = b.ID
+		if err := s.SaveCRMConnection(ctx, &c); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("save as another account: err = %v; want ErrNotFound", err)
+		}
+		if err := s.DeleteCRMConnection(ctx, b.ID, c.ID); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("delete as another account: err = %v; want ErrNotFound", err)
+		}
+		if err := s.DeleteCRMConnection(ctx, a.ID, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CRMConnectionByToken(ctx, "hubspot", token); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("deleted connection by token: err = %v; want ErrNotFound", err)
+		}
+	})
+}
+
+// The stage table keeps a mapping when the pipelines are listed again, and
+// a stage seen in a delivery is added unmapped.
+func TestCRMStages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		c := models.CRMConnection{AccountID: a.ID, Kind: "hubspot", Name: "Sales"}
+		if err := s.CreateCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		if err := s.MapCRMStages(ctx, a.ID, c.ID, map[string]string{"closedwon": "won"}, now); err != nil {
+			t.Fatal(err)
+		}
+		listed := []models.CRMStage{
+			{CRMStageID: "appointmentscheduled", Label: "Appointment scheduled", Pipeline: "Sales", Position: 0},
+			{CRMStageID: "closedwon", Label: "Closed won", Pipeline: "Sales", Position: 6},
+		}
+		if err := s.ListCRMStages(ctx, a.ID, c.ID, listed); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SeeCRMStage(ctx, a.ID, c.ID, "12345", now); err != nil {
+			t.Fatal(err)
+		}
+		ss, err := s.CRMStages(ctx, a.ID, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ss) != 3 || ss[0].CRMStageID != "appointmentscheduled" || ss[1].Stage != "won" || ss[1].Label != "Closed won" ||
+			ss[2].CRMStageID != "12345" || ss[2].SeenAt == nil || ss[2].Stage != "" {
+			t.Errorf("stages = %+v; want the two listed (closedwon still won) and the seen one last", ss)
+		}
+	})
+}
+
+// A delivery is stored once per key; a claim leases it; finishing writes
+// its outcome; a lead captured after a try wakes the deliveries waiting
+// for a lead.
+func TestCRMDeliveries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		c := models.CRMConnection{AccountID: a.ID, Kind: "pipedrive", Name: "Deals"}
+		if err := s.CreateCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		d := func(key string) models.CRMDelivery {
+			return models.CRMDelivery{AccountID: a.ID, ConnectionID: c.ID, Key: key, Body: `{"k":"` + key + `"}`,
+				ReceivedAt: now, OccurredAt: now.Add(-time.Minute), CRMStageID: "3"}
+		}
+		n, err := s.AddCRMDeliveries(ctx, []models.CRMDelivery{d("a"), d("b")})
+		if err != nil || n != 2 {
+			t.Fatalf("add = %d, %v; want 2", n, err)
+		}
+		if n, err := s.AddCRMDeliveries(ctx, []models.CRMDelivery{d("a"), d("c")}); err != nil || n != 1 {
+			t.Fatalf("add a again and c = %d, %v; want 1 new", n, err)
+		}
+		claimed, err := s.ClaimCRMDeliveries(ctx, now, 10)
+		if err != nil || len(claimed) != 3 {
+			t.Fatalf("claim = %d, %v; want 3", len(claimed), err)
+		}
+		if again, _ := s.ClaimCRMDeliveries(ctx, now.Add(time.Second), 10); len(again) != 0 {
+			t.Errorf("claimed again while leased: %d", len(again))
+		}
+		for i := range claimed {
+			claimed[i].Status, claimed[i].WaitingFor, claimed[i].Reason = models.DeliveryWaiting, models.WaitingLead, "no lead yet"
+			claimed[i].Attempts, claimed[i].NextTryAt, claimed[i].TriedAt = 1, now.Add(time.Hour), &now
+		}
+		claimed[2].Status, claimed[2].WaitingFor, claimed[2].Reason = models.DeliveryDone, "", ""
+		if err := s.FinishCRMDeliveries(ctx, claimed); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.WakeCRMDeliveriesForLeads(ctx, now.Add(time.Minute)); err != nil || n != 0 {
+			t.Errorf("wake with no new lead = %d, %v; want 0", n, err)
+		}
+		storedLead(t, s, b, now.Add(time.Second), "someone@example.com") // another account's lead wakes nothing
+		if n, _ := s.WakeCRMDeliveriesForLeads(ctx, now.Add(time.Minute)); n != 0 {
+			t.Errorf("another account's lead woke %d", n)
+		}
+		storedLead(t, s, a, now.Add(time.Second), "ada@example.com")
+		if n, err := s.WakeCRMDeliveriesForLeads(ctx, now.Add(time.Minute)); err != nil || n != 2 {
+			t.Errorf("wake after a new lead = %d, %v; want the 2 waiting", n, err)
+		}
+		list, err := s.CRMDeliveries(ctx, a.ID, c.ID, 0, 50)
+		if err != nil || len(list) != 3 || list[0].Key != "c" || list[0].Status != models.DeliveryDone {
+			t.Errorf("list = %+v, %v; want c (done) first of 3", list, err)
+		}
+		if err := s.RetryCRMDelivery(ctx, b.ID, list[0].ID, now); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("retry another account's: err = %v; want ErrNotFound", err)
+		}
+		counts, err := s.CRMDeliveryCounts(ctx, a.ID)
+		if err != nil || counts[c.ID].Waiting != 2 || counts[c.ID].Done != 1 || counts[c.ID].Last == nil || !counts[c.ID].Last.Equal(now) {
+			t.Errorf("counts = %+v, %v; want 2 waiting, 1 done, last at %s", counts, err, now)
+		}
+	})
+}
