@@ -40,6 +40,9 @@ type Options struct {
 	Notify func()
 	// Metrics serves /metrics when set.
 	Metrics http.Handler
+	// CRM is where the CRMs' APIs are and the public address of the hook
+	// URLs (docs/crm.md).
+	CRM CRMOptions
 	// Uploads runs CSV uploads of stage changes in the background; serve
 	// gives one it runs (NewUploads, Run). When nil the server makes its
 	// own, which never stops nor resumes uploads.
@@ -61,6 +64,7 @@ type Handler struct {
 	apiVersion string
 	notify     func()
 	uploads    *Uploads
+	crm        CRMOptions
 }
 
 // maxPageBody bounds a page request's body: twice the largest setup file
@@ -94,6 +98,7 @@ func New(o Options) *echo.Echo {
 
 		apiVersion: o.APIVersion,
 		notify:     o.Notify,
+		crm:        o.CRM,
 	}
 	if h.notify == nil {
 		h.notify = func() {}

@@ -23,6 +23,8 @@ const (
 	DefaultDataDir        = "./data"
 	DefaultMetaGraphURL   = "https://graph.facebook.com"
 	DefaultMetaAPIVersion = "v24.0"
+	DefaultHubSpotAPIURL  = "https://api.hubapi.com"
+	DefaultPipedriveURL   = "https://api.pipedrive.com"
 	DefaultSessionIdle    = 12 * time.Hour
 	DefaultSessionMax     = 14 * 24 * time.Hour
 	secretFile            = "secret"
@@ -45,6 +47,14 @@ type Config struct {
 	MetaGraphURL string
 	// MetaAPIVersion is the Graph API version used when a dataset names none.
 	MetaAPIVersion string
+	// HubSpotAPIURL and PipedriveAPIURL are the CRMs' API base URLs
+	// (HUBSPOT_API_URL, PIPEDRIVE_API_URL); tests point them at fakes.
+	HubSpotAPIURL   string
+	PipedriveAPIURL string
+	// PublicURL is the address CRMs and browsers reach this server at
+	// (LEADSIGNAL_PUBLIC_URL), without a trailing slash; "" when unset.
+	// Hook URLs are absolute with it, and HubSpot's signature covers it.
+	PublicURL string
 	// SessionIdle ends a session that saw no request for this long.
 	SessionIdle time.Duration
 	// SessionMax ends a session this long after its login, used or not.
@@ -55,14 +65,17 @@ type Config struct {
 // tests) and validates it. It does not touch the file system.
 func Load(getenv func(string) string) (Config, error) {
 	c := Config{
-		DatabaseURL:    strings.TrimSpace(getenv("DATABASE_URL")),
-		DataDir:        or(getenv("LEADSIGNAL_DATA"), DefaultDataDir),
-		Addr:           or(getenv("LEADSIGNAL_ADDR"), DefaultAddr),
-		Secret:         getenv("LEADSIGNAL_SECRET"),
-		MetaGraphURL:   strings.TrimRight(or(getenv("META_GRAPH_URL"), DefaultMetaGraphURL), "/"),
-		MetaAPIVersion: or(getenv("META_API_VERSION"), DefaultMetaAPIVersion),
-		SessionIdle:    DefaultSessionIdle,
-		SessionMax:     DefaultSessionMax,
+		DatabaseURL:     strings.TrimSpace(getenv("DATABASE_URL")),
+		DataDir:         or(getenv("LEADSIGNAL_DATA"), DefaultDataDir),
+		Addr:            or(getenv("LEADSIGNAL_ADDR"), DefaultAddr),
+		Secret:          getenv("LEADSIGNAL_SECRET"),
+		MetaGraphURL:    strings.TrimRight(or(getenv("META_GRAPH_URL"), DefaultMetaGraphURL), "/"),
+		MetaAPIVersion:  or(getenv("META_API_VERSION"), DefaultMetaAPIVersion),
+		HubSpotAPIURL:   strings.TrimRight(or(getenv("HUBSPOT_API_URL"), DefaultHubSpotAPIURL), "/"),
+		PipedriveAPIURL: strings.TrimRight(or(getenv("PIPEDRIVE_API_URL"), DefaultPipedriveURL), "/"),
+		PublicURL:       strings.TrimRight(strings.TrimSpace(getenv("LEADSIGNAL_PUBLIC_URL")), "/"),
+		SessionIdle:     DefaultSessionIdle,
+		SessionMax:      DefaultSessionMax,
 	}
 	for _, d := range []struct {
 		name string
@@ -95,6 +108,16 @@ func (c Config) Validate() error {
 	if u, err := url.Parse(c.MetaGraphURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("config: META_GRAPH_URL must be an http(s) URL")
 	}
+	for _, u := range []struct{ name, value string }{{"HUBSPOT_API_URL", c.HubSpotAPIURL}, {"PIPEDRIVE_API_URL", c.PipedriveAPIURL}} {
+		if !httpURL(u.value) {
+			return fmt.Errorf("config: %s must be an http(s) URL", u.name)
+		}
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || !httpURL(c.PublicURL) || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return errors.New("config: LEADSIGNAL_PUBLIC_URL must be an http(s) URL like https://leads.example.com, without a query")
+		}
+	}
 	if c.SessionIdle < time.Minute {
 		return errors.New("config: LEADSIGNAL_SESSION_IDLE must be at least 1m")
 	}
@@ -105,6 +128,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: META_API_VERSION %q must look like v24.0", c.MetaAPIVersion)
 	}
 	return nil
+}
+
+// httpURL reports whether s is an absolute http(s) URL with a host.
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // Postgres reports whether the configuration names a Postgres database.

@@ -18,12 +18,14 @@ func getenv(m map[string]string) func(string) string {
 }
 
 var defaults = Config{
-	DataDir:        DefaultDataDir,
-	Addr:           DefaultAddr,
-	MetaGraphURL:   DefaultMetaGraphURL,
-	MetaAPIVersion: DefaultMetaAPIVersion,
-	SessionIdle:    DefaultSessionIdle,
-	SessionMax:     DefaultSessionMax,
+	DataDir:         DefaultDataDir,
+	Addr:            DefaultAddr,
+	MetaGraphURL:    DefaultMetaGraphURL,
+	MetaAPIVersion:  DefaultMetaAPIVersion,
+	HubSpotAPIURL:   DefaultHubSpotAPIURL,
+	PipedriveAPIURL: DefaultPipedriveURL,
+	SessionIdle:     DefaultSessionIdle,
+	SessionMax:      DefaultSessionMax,
 }
 
 // with returns the defaults changed by fn.
@@ -58,6 +60,11 @@ func TestLoad(t *testing.T) {
 			with(func(c *Config) { c.MetaGraphURL = "http://127.0.0.1:9999" })},
 		{"API version", map[string]string{"META_API_VERSION": "v23.0"},
 			with(func(c *Config) { c.MetaAPIVersion = "v23.0" })},
+		{"CRM APIs and public URL", map[string]string{"HUBSPOT_API_URL": "http://127.0.0.1:9001/", "PIPEDRIVE_API_URL": "http://127.0.0.1:9002",
+			"LEADSIGNAL_PUBLIC_URL": " https://leads.example.com/ "},
+			with(func(c *Config) {
+				c.HubSpotAPIURL, c.PipedriveAPIURL, c.PublicURL = "http://127.0.0.1:9001", "http://127.0.0.1:9002", "https://leads.example.com"
+			})},
 		{"session limits", map[string]string{"LEADSIGNAL_SESSION_IDLE": "30m", "LEADSIGNAL_SESSION_MAX": " 72h "},
 			with(func(c *Config) { c.SessionIdle, c.SessionMax = 30*time.Minute, 72*time.Hour })},
 	}
@@ -87,6 +94,10 @@ func TestLoadInvalid(t *testing.T) {
 		{"graph URL without scheme", map[string]string{"META_GRAPH_URL": "graph.facebook.com"}, "META_GRAPH_URL"},
 		{"graph URL with ftp scheme", map[string]string{"META_GRAPH_URL": "ftp://graph.facebook.com"}, "META_GRAPH_URL"},
 		{"graph URL without host", map[string]string{"META_GRAPH_URL": "https://"}, "META_GRAPH_URL"},
+		{"HubSpot URL without scheme", map[string]string{"HUBSPOT_API_URL": "api.hubapi.com"}, "HUBSPOT_API_URL"},
+		{"Pipedrive URL of javascript", map[string]string{"PIPEDRIVE_API_URL": "javascript:alert(1)"}, "PIPEDRIVE_API_URL"},
+		{"public URL without scheme", map[string]string{"LEADSIGNAL_PUBLIC_URL": "leads.example.com"}, "LEADSIGNAL_PUBLIC_URL"},
+		{"public URL with a query", map[string]string{"LEADSIGNAL_PUBLIC_URL": "https://leads.example.com/?x=1"}, "LEADSIGNAL_PUBLIC_URL"},
 		{"API version without v", map[string]string{"META_API_VERSION": "24.0"}, "META_API_VERSION"},
 		{"idle limit without unit", map[string]string{"LEADSIGNAL_SESSION_IDLE": "12"}, "LEADSIGNAL_SESSION_IDLE"},
 		{"idle limit of seconds", map[string]string{"LEADSIGNAL_SESSION_IDLE": "30s"}, "LEADSIGNAL_SESSION_IDLE"},
