@@ -103,3 +103,12 @@ type Stage struct {
 	// Order is its place in its pipeline.
 	Order int
 }
+
+// SecretLabel and APITokenLabel bind a connection's sealed secrets to it
+// (internal/seal's label): a sealed value copied to another connection
+// does not open. The token never changes, and is known before the
+// connection is stored.
+func SecretLabel(token string) string { return "crm-secret:" + token }
+
+// APITokenLabel: see SecretLabel.
+func APITokenLabel(token string) string { return "crm-api-token:" + token }
