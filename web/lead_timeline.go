@@ -52,7 +52,7 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 
 	users := map[int64]string{}
 	for _, sc := range changes {
-		it := views.TimelineItem{Kind: "stage", What: "Stage: " + sc.Stage, Detail: "by the stage API or a CSV upload"}
+		it := views.TimelineItem{Kind: "stage", What: "Stage: " + sc.Stage, Detail: "by the stage API, a CSV upload or a webhook"}
 		switch sc.Stage {
 		case models.StageJunk:
 			it.What = "Marked junk"
@@ -61,6 +61,9 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 		}
 		if sc.Value != nil {
 			it.Value = views.StageValue(*sc.Value, sc.Currency)
+		}
+		if sc.Source != "" {
+			it.Detail = "from " + sc.Source
 		}
 		if sc.UserID != nil {
 			name, ok := users[*sc.UserID]

@@ -169,6 +169,29 @@ func (d *Decider) Stages(ctx context.Context, accountID int64, items []StageItem
 	return out, nil
 }
 
+// Changes records stage changes of an account's leads known by their ids,
+// as a CRM connection's worker hands them over (internal/crmsync), in
+// order, in one batch; the outcomes are as Stages's. The changes are not
+// checked as the stage API's are: the worker has moved a change that
+// predates its lead to just after it (CRM clocks differ), and a Purchase
+// without the deal's value is held back with the reason rather than the
+// change refused, so the funnel still counts the stage.
+func (d *Decider) Changes(ctx context.Context, accountID int64, changes []models.StageChange) ([]StageOutcome, error) {
+	out := make([]StageOutcome, len(changes))
+	for start := 0; start < len(changes); start += stageBatch {
+		chunk := changes[start:min(start+stageBatch, len(changes))]
+		todo := make([]pending, len(chunk))
+		for i, c := range chunk {
+			c.AccountID, c.ID = accountID, 0
+			todo[i] = pending{out: &out[start+i], change: c}
+		}
+		if err := d.record(ctx, accountID, todo, nil, false, false); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 func notFound(field string) *Problem {
 	return &Problem{Status: http.StatusNotFound, Code: "lead_not_found", Field: "lead." + field,
 		Message: fmt.Sprintf("no lead of this account has this %s", strings.ReplaceAll(field, "_", " "))}
