@@ -33,7 +33,7 @@ const maxSetupUpload = 1 << 20
 // export prints it.
 func (h *Handler) downloadSetup(c echo.Context) error {
 	a := currentAccount(c)
-	f, _, err := setup.Export(c.Request().Context(), h.store, a.Slug)
+	f, _, err := setup.Export(c.Request().Context(), h.store, a.Slug, h.crm.PublicURL)
 	if err != nil {
 		return err
 	}

@@ -141,12 +141,12 @@ func setupExport(ctx context.Context, args []string, e env) error {
 	if *slug == "" || fs.NArg() > 0 {
 		return errors.New("setup export: give the account with --account SLUG")
 	}
-	_, s, err := open(ctx, e, newLogger(e.stderr))
+	cfg, s, err := open(ctx, e, newLogger(e.stderr))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	f, notes, err := setup.Export(ctx, s, *slug)
+	f, notes, err := setup.Export(ctx, s, *slug, cfg.PublicURL)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("setup export: no account has slug %q", *slug)
 	}

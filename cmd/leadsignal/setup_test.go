@@ -40,7 +40,8 @@ const setupJSON = `{
     {"stage": "proposal", "dataset": "Main", "event_name": "SubmitApplication", "order": 3,
      "combinator": "and", "conditions": [], "value": 100, "repeatable": false, "enabled": false}
   ],
-  "sequences": [{"dataset": "Main", "initial_event": "QualifiedLead", "final_event": "Purchase"}]
+  "sequences": [{"dataset": "Main", "initial_event": "QualifiedLead", "final_event": "Purchase"}],
+  "crm_connections": []
 }`
 
 func writeSetup(t *testing.T, content string) string {

@@ -76,6 +76,11 @@ type Summary struct {
 	MappingsReordered bool
 	SequencesAdded    int
 	SequencesDeleted  int
+	CRMAdded          int
+	CRMChanged        int
+	// CRMDeleted counts the CRM connections deleted: their hook URLs
+	// answer 404 from then on.
+	CRMDeleted int
 }
 
 // Fingerprint identifies the report's changes and notes: a preview shows
@@ -127,9 +132,10 @@ func plural(n int, word string) string {
 // when it has stage_mappings: rules and mappings are found by name
 // (ignoring case), created, updated, deleted when their list leaves them
 // out, and put in the file's order; a mapping's stage the account lacks
-// is added to the end of its stages; and the sequences when it has
-// sequences. Datasets in the database but not in
-// the file are left alone, with a note. Applying the same file again
+// is added to the end of its stages; the sequences when it has
+// sequences; and the CRM connections when it has crm_connections, found
+// by kind and name, keeping their hook URLs (crmConnections). Datasets in
+// the database but not in the file are left alone, with a note. Applying the same file again
 // reports no changes and writes nothing. The report's warnings say what
 // the file asks for that a person may not mean, such as two automatic
 // rules that make one event.
@@ -138,7 +144,8 @@ func plural(n int, word string) string {
 // none: an upload in the web UI must not reach the server's environment,
 // which holds the server's own secrets and perhaps other accounts' tokens.
 // Secrets then stay as stored, and a live or test dataset must already
-// have a token.
+// have a token; a new CRM connection records its variables' names, with
+// no secret.
 func Apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(string) string, f File, o Options) (Report, error) {
 	return apply(ctx, s, box, getenv, f, o, false)
 }
@@ -212,10 +219,11 @@ func apply(ctx context.Context, s *store.Store, box *seal.Box, getenv func(strin
 // its datasets, rules and booking stage; none and the template's booking
 // stage when there is no such account yet.
 func knownAccount(ctx context.Context, tx *store.Store, slug string) (*known, error) {
-	k := &known{datasets: map[string]models.Dataset{}, rules: map[string]models.SendRule{}}
+	k := &known{datasets: map[string]models.Dataset{}, rules: map[string]models.SendRule{}, crm: map[string]models.CRMConnection{}}
 	acc, err := tx.AccountBySlug(ctx, slug)
 	if errors.Is(err, store.ErrNotFound) {
 		k.hasBookingStage = true // store.TemplateStages has one
+		k.stages = store.TemplateStages
 		return k, nil
 	}
 	if err != nil {
@@ -226,6 +234,10 @@ func knownAccount(ctx context.Context, tx *store.Store, slug string) (*known, er
 		return nil, err
 	}
 	_, k.hasBookingStage = store.BookingStage(ss)
+	k.stages = ss
+	if err := k.readCRM(ctx, tx, acc.ID); err != nil {
+		return nil, err
+	}
 	ds, err := tx.Datasets(ctx, acc.ID)
 	if err != nil {
 		return nil, err
@@ -308,7 +320,13 @@ func (a *applier) run(ctx context.Context, f File) error {
 		}
 	}
 	if f.Sequences != nil {
-		return a.sequences(ctx, acc.ID, f.Sequences)
+		if err := a.sequences(ctx, acc.ID, f.Sequences); err != nil {
+			return err
+		}
+	}
+	// After the stage mappings, whose stages stage_ids may name.
+	if f.CRMConnections != nil {
+		return a.crmConnections(ctx, acc.ID, f.CRMConnections)
 	}
 	return nil
 }
@@ -491,7 +509,7 @@ func (a *applier) secrets(path string, d *models.Dataset, spec DatasetSpec) (tok
 // secretsNotRead notes, for an apply that reads no environment variable,
 // the secrets the spec names that it leaves as they are.
 func (a *applier) secretsNotRead(path string, d models.Dataset, spec DatasetSpec) {
-	const why = "not read: an upload in the web UI reads no environment variables"
+	const why = envNotRead
 	if spec.AccessTokenEnv != "" {
 		if d.TokenSealed != "" {
 			a.note(path+".access_token_env", "%s; the stored token (…%s) is kept", why, d.TokenLast4)
@@ -507,6 +525,10 @@ func (a *applier) secretsNotRead(path string, d models.Dataset, spec DatasetSpec
 		}
 	}
 }
+
+// envNotRead says why an apply without an environment leaves a secret as
+// it is.
+const envNotRead = "not read: an upload in the web UI reads no environment variables"
 
 // secret seals the value of the environment variable env into *sealed
 // unless it already holds that value (compared by opening it, so an

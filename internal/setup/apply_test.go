@@ -310,7 +310,7 @@ func TestExportRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		f, notes, err := Export(ctx, s, "acme")
+		f, notes, err := Export(ctx, s, "acme", "")
 		if err != nil {
 			t.Fatalf("Export: %v", err)
 		}
@@ -336,7 +336,7 @@ func TestExportRoundTrip(t *testing.T) {
 		vars["META_TOKEN_WEB_UI"] = uiToken
 		fresh := storetest.New(t)
 		mustApply(t, fresh, box, vars, back)
-		again, _, err := Export(ctx, fresh, "acme")
+		again, _, err := Export(ctx, fresh, "acme", "")
 		if err != nil {
 			t.Fatalf("Export(fresh): %v", err)
 		}
@@ -365,7 +365,7 @@ func TestExportRoundTrip(t *testing.T) {
 
 func TestExportUnknownAccount(t *testing.T) {
 	s := storetest.New(t)
-	if _, _, err := Export(t.Context(), s, "nobody"); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := Export(t.Context(), s, "nobody", ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Export(nobody) = %v; want ErrNotFound", err)
 	}
 }
@@ -376,7 +376,7 @@ func TestExportDefaultJunkOmitted(t *testing.T) {
 	f.Junk = nil
 	f.Datasets = nil
 	mustApply(t, s, newBox(t), nil, f)
-	got, _, err := Export(t.Context(), s, "acme")
+	got, _, err := Export(t.Context(), s, "acme", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +428,7 @@ func TestWebsiteURLExportAndApply(t *testing.T) {
 			t.Errorf("website_url applied = %q; want the file's, trimmed", got)
 		}
 
-		exported, _, err := Export(ctx, s, "acme")
+		exported, _, err := Export(ctx, s, "acme", "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func TestApplyOldBookingRule(t *testing.T) {
 			t.Errorf("second Apply changes = %q, warnings %d; want none, and the warning again", r.Changes, len(r.Warnings))
 		}
 
-		exp, _, err := Export(t.Context(), s, "acme")
+		exp, _, err := Export(t.Context(), s, "acme", "")
 		if err != nil {
 			t.Fatal(err)
 		}

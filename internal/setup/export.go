@@ -20,8 +20,10 @@ import (
 // datasets by name, and always as a list (empty when the account has
 // none), so that applying the export elsewhere leaves exactly these rules;
 // the stage mappings likewise, apart from the send rules, numbered in
-// their order; and the sequences, with their datasets by name.
-func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, error) {
+// their order; the sequences, with their datasets by name; and the CRM
+// connections, with their mapped stage ids and their hook URLs, absolute
+// with publicURL (LEADSIGNAL_PUBLIC_URL) when it is set, else paths.
+func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, []Note, error) {
 	acc, err := s.AccountBySlug(ctx, slug)
 	if errors.Is(err, store.ErrNotFound) {
 		return File{}, nil, fmt.Errorf("setup: export: no account has slug %q: %w", slug, err)
@@ -30,6 +32,10 @@ func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, err
 		return File{}, nil, fmt.Errorf("setup: export: %w", err)
 	}
 	ds, err := s.Datasets(ctx, acc.ID)
+	if err != nil {
+		return File{}, nil, fmt.Errorf("setup: export: %w", err)
+	}
+	cs, err := s.CRMConnections(ctx, acc.ID)
 	if err != nil {
 		return File{}, nil, fmt.Errorf("setup: export: %w", err)
 	}
@@ -45,6 +51,9 @@ func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, err
 	used := map[string]bool{}
 	for _, d := range ds {
 		used[d.TokenEnv], used[d.AppSecretEnv] = true, true
+	}
+	for _, c := range cs {
+		used[c.SecretEnv], used[c.APITokenEnv] = true, true
 	}
 	suggest := func(name string) string {
 		s := name
@@ -113,7 +122,12 @@ func Export(ctx context.Context, s *store.Store, slug string) (File, []Note, err
 		return File{}, nil, fmt.Errorf("setup: export: %w", err)
 	}
 	f.Sequences = exportSequences(qs, names)
-	return f, notes, nil
+	crmSpecs, crmNotes, err := exportCRM(ctx, s, cs, publicURL, suggest)
+	if err != nil {
+		return File{}, nil, fmt.Errorf("setup: export: %w", err)
+	}
+	f.CRMConnections = crmSpecs
+	return f, append(notes, crmNotes...), nil
 }
 
 // ruleSpecOf is a stored rule as the file writes it.

@@ -35,6 +35,10 @@ type File struct {
 	// sequences; an empty list deletes them all. Absent (nil), the
 	// sequences are kept.
 	Sequences []SequenceSpec `json:"sequences,omitzero"`
+	// CRMConnections, when present (not nil), replaces the account's CRM
+	// connections; an empty list deletes them all. Absent (nil), the
+	// connections are kept.
+	CRMConnections []CRMSpec `json:"crm_connections,omitzero"`
 }
 
 // AccountSpec is the account's settings. The slug identifies the account:
@@ -212,11 +216,13 @@ func Decode(r io.Reader) (File, []Problem) {
 			f.StageMappings = d.mappings(m.key, m.value)
 		case "sequences":
 			f.Sequences = d.sequences(m.key, m.value)
+		case "crm_connections":
+			f.CRMConnections = d.crmConnections(m.key, m.value)
 		default:
 			if later[m.key] {
 				d.add(m.key, "not supported by this version of leadsignal yet")
 			} else {
-				d.add(m.key, "unknown field; the file has account, datasets, junk, send_rules, stage_mappings and sequences")
+				d.add(m.key, "unknown field; the file has account, datasets, junk, send_rules, stage_mappings, sequences and crm_connections")
 			}
 		}
 	}

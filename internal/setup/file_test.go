@@ -59,7 +59,7 @@ func TestDecodeProblems(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			json: `{"account": {"slug": "acme"}, "datsets": []}`,
-			want: []string{"datsets: unknown field; the file has account, datasets, junk, send_rules, stage_mappings and sequences"},
+			want: []string{"datsets: unknown field; the file has account, datasets, junk, send_rules, stage_mappings, sequences and crm_connections"},
 		},
 		{
 			name: "unknown sequence key",

@@ -225,7 +225,7 @@ func TestDefaultRuleOfALongDataset(t *testing.T) {
 					t.Errorf("default rule name = %q (%d characters): %s", got, utf8.RuneCountInString(got), name.Problem(got))
 				}
 
-				exported, _, err := Export(t.Context(), s, "acme")
+				exported, _, err := Export(t.Context(), s, "acme", "")
 				if err != nil {
 					t.Fatal(err)
 				}

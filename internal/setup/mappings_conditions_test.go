@@ -42,7 +42,7 @@ func TestApplyMappingChangeConditions(t *testing.T) {
 		if len(ms) != 1 || !slices.Equal(conditionsOf(ms[0]), want) {
 			t.Fatalf("mappings = %+v; want won to Purchase with the change's conditions", ms)
 		}
-		back, _, err := Export(t.Context(), s, "acme")
+		back, _, err := Export(t.Context(), s, "acme", "")
 		if err != nil {
 			t.Fatal(err)
 		}

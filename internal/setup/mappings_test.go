@@ -224,7 +224,7 @@ func TestSendRulesAndMappingsApart(t *testing.T) {
 		}
 
 		// Export keeps them apart.
-		exp, _, err := Export(t.Context(), s, "acme")
+		exp, _, err := Export(t.Context(), s, "acme", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +266,7 @@ func TestExportMappingsRoundTrip(t *testing.T) {
 		ctx := t.Context()
 		box := newBox(t)
 		mustApply(t, s, box, acmeEnv(), mappingsFile())
-		exp, _, err := Export(ctx, s, "acme")
+		exp, _, err := Export(ctx, s, "acme", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +302,7 @@ func TestExportMappingsRoundTrip(t *testing.T) {
 		}
 		back.Account.Slug = "bright"
 		mustApply(t, s, box, acmeEnv(), back)
-		cloned, _, err := Export(ctx, s, "bright")
+		cloned, _, err := Export(ctx, s, "bright", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +315,7 @@ func TestExportMappingsRoundTrip(t *testing.T) {
 
 		// An account without mappings exports an empty list.
 		mustApply(t, s, box, nil, File{Account: AccountSpec{Slug: "empty", Name: "Empty", Timezone: "UTC", Currency: "EUR"}})
-		if f, _, err := Export(ctx, s, "empty"); err != nil || f.StageMappings == nil || len(f.StageMappings) != 0 {
+		if f, _, err := Export(ctx, s, "empty", ""); err != nil || f.StageMappings == nil || len(f.StageMappings) != 0 {
 			t.Errorf("export of an account without mappings = %+v, %v; want stage_mappings: []", f.StageMappings, err)
 		}
 	})

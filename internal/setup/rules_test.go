@@ -328,7 +328,7 @@ func TestExportApplyRulesToAnotherAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		exported, _, err := Export(ctx, s, "acme")
+		exported, _, err := Export(ctx, s, "acme", "")
 		if err != nil {
 			t.Fatalf("Export: %v", err)
 		}
@@ -354,7 +354,7 @@ func TestExportApplyRulesToAnotherAccount(t *testing.T) {
 		}
 
 		// bright now has acme's rules, as acme's export shows them.
-		again, _, err := Export(ctx, s, "bright")
+		again, _, err := Export(ctx, s, "bright", "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -169,7 +169,7 @@ func TestExportSequencesRoundTrip(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, acmeEnv(), sequencesFile())
-		f, _, err := Export(t.Context(), s, "acme")
+		f, _, err := Export(t.Context(), s, "acme", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestExportSequencesRoundTrip(t *testing.T) {
 		if _, err := s.CreateAccount(t.Context(), models.Account{Slug: "empty", Name: "Empty", Timezone: "UTC", Currency: "USD"}, 0); err != nil {
 			t.Fatal(err)
 		}
-		if f, _, err := Export(t.Context(), s, "empty"); err != nil || f.Sequences == nil || len(f.Sequences) != 0 {
+		if f, _, err := Export(t.Context(), s, "empty", ""); err != nil || f.Sequences == nil || len(f.Sequences) != 0 {
 			t.Errorf("empty account's export sequences = %#v, %v; want []", f.Sequences, err)
 		}
 	})

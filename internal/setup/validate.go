@@ -54,6 +54,11 @@ type known struct {
 	// hasBookingStage is true when the account has a booking stage, which
 	// the file's booking rules become mappings of.
 	hasBookingStage bool
+	// stages are the account's stages, in order; store.TemplateStages for
+	// an account the apply creates.
+	stages []models.Stage
+	// crm are the account's CRM connections, by crmKey.
+	crm map[string]models.CRMConnection
 }
 
 // validate is Validate, with what the database knows when k is not nil. A
@@ -211,6 +216,7 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 	mps, mappings := f.mappingProblems(refs, firstRule, k)
 	ps = append(ps, mps...)
 	ps = append(ps, f.sequenceProblems(refs)...)
+	ps = append(ps, f.crmProblems(getenv, k)...)
 
 	// The file's lists replace the account's, so each is the account's
 	// whole cost of its kind; a list left out costs what the account's
@@ -439,6 +445,7 @@ func (f File) clean() File {
 	}
 	f.StageMappings = cleanMappings(f.StageMappings)
 	f.Sequences = cleanSequences(f.Sequences)
+	f.CRMConnections = cleanCRM(f.CRMConnections)
 	return f
 }
 
