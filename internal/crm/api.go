@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The CRMs' API addresses in production; tests point the clients at fakes
@@ -100,12 +101,12 @@ func (a api) get(ctx context.Context, path, what string, v any) error {
 
 func (a api) statusError(status int, path, what string, body []byte) *APIError {
 	e := &APIError{Status: status, Temporary: status == http.StatusTooManyRequests || status >= 500}
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden:
 		e.Msg = fmt.Sprintf("the API token was refused (%d)", status)
-	case status == http.StatusNotFound:
+	case http.StatusNotFound:
 		e.Msg = fmt.Sprintf("%s is not there (404)", what)
-	case status == http.StatusTooManyRequests:
+	case http.StatusTooManyRequests:
 		e.Msg = "rate limited (429)"
 	default:
 		e.Msg = fmt.Sprintf("GET %s: %d %s", path, status, http.StatusText(status))
@@ -131,13 +132,11 @@ func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8RuneStart(s[n]) {
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n] + "…"
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // errorField reads {"<field>": "..."} from an error body.
 func errorField(field string) func([]byte) string {
