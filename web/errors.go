@@ -51,10 +51,10 @@ func (h *Handler) handleError(err error, c echo.Context) {
 	}
 	if code >= 500 {
 		h.log.Error("request failed", slog.String("method", c.Request().Method),
-			slog.String("path", c.Request().URL.Path), slog.Any("error", err))
+			slog.String("path", logPath(c.Request().URL.Path)), slog.Any("error", err))
 	}
 
-	if p := c.Request().URL.Path; p == "/api" || strings.HasPrefix(p, "/api/") {
+	if p := c.Request().URL.Path; p == "/api" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/hooks/") {
 		_ = c.JSON(code, apiError{Error: apiErrorBody{Code: strings.ReplaceAll(strings.ToLower(http.StatusText(code)), " ", "_"), Message: msg}})
 		return
 	}

@@ -20,6 +20,9 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/capi/capitest"
+	"github.com/leadsignal/leadsignal/internal/crm/crmtest"
+	"github.com/leadsignal/leadsignal/internal/crmsync"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/password"
 	"github.com/leadsignal/leadsignal/internal/seal"
@@ -40,7 +43,19 @@ type app struct {
 	meta       *capitest.Server
 	box        *seal.Box
 	dispatcher *dispatch.Dispatcher
+	// hubspot and pipedrive are the fake CRM APIs (tokens hubspotToken and
+	// pipedriveToken); crm is the worker of the CRM deliveries, on the
+	// app's clock: tests run it with work.
+	hubspot   *crmtest.HubSpotFake
+	pipedrive *crmtest.PipedriveFake
+	crm       *crmsync.Worker
 }
+
+// The fake CRM APIs' tokens.
+const (
+	hubspotToken   = "hs-private-app-token"
+	pipedriveToken = "pd-api-token"
+)
 
 // drain runs the dispatcher until nothing is due.
 func (a *app) drain() {
@@ -63,6 +78,10 @@ func newApp(t *testing.T, s *store.Store) *app {
 	// fake Meta checks event times against the real clock too.
 	a.dispatcher = dispatch.New(dispatch.Options{Store: s, Sender: &capi.Client{}, Box: box, Log: testLogger(),
 		GraphURL: a.meta.URL, DefaultVersion: capitest.Version})
+	a.hubspot = crmtest.NewHubSpot(t, hubspotToken)
+	a.pipedrive = crmtest.NewPipedrive(t, pipedriveToken)
+	a.crm = crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil), Box: box, Log: testLogger(),
+		HubSpotAPIURL: a.hubspot.URL(), PipedriveAPIURL: a.pipedrive.URL(), Now: a.clock})
 	a.echo = web.New(web.Options{
 		Store:           s,
 		Log:             testLogger(),
@@ -73,6 +92,7 @@ func newApp(t *testing.T, s *store.Store) *app {
 		Sender:          &capi.Client{},
 		GraphURL:        a.meta.URL,
 		APIVersion:      capitest.Version,
+		CRM:             web.CRMOptions{HubSpotAPIURL: a.hubspot.URL(), PipedriveAPIURL: a.pipedrive.URL()},
 	})
 	a.srv = httptest.NewServer(a.echo)
 	t.Cleanup(a.srv.Close)

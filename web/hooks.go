@@ -1,7 +1,24 @@
 package web
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/crm"
 	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
 )
 
 // CRMOptions are the settings of the CRM connections: their APIs' base
@@ -11,6 +28,8 @@ type CRMOptions struct {
 	HubSpotAPIURL   string
 	PipedriveAPIURL string
 	PublicURL       string
+	// Notify wakes the worker after deliveries were stored; may be nil.
+	Notify func()
 }
 
 // hookPath is the path a connection's CRM posts to.
@@ -23,4 +42,185 @@ func hookPath(c models.CRMConnection) string {
 // cannot know the address a CRM reaches it at behind a proxy).
 func (h *Handler) hookURL(c models.CRMConnection) string {
 	return h.crm.PublicURL + hookPath(c)
+}
+
+// maxHookBody bounds a delivery: HubSpot sends up to 100 events, a few
+// hundred bytes each.
+const maxHookBody = 1 << 20
+
+// maxHookToken bounds the token part of a hook URL that is looked up.
+const maxHookToken = 100
+
+// hookReply is the answer to a good delivery.
+type hookReply struct {
+	// Received counts the stage changes the delivery carried, Stored
+	// those new to the inbox (the rest were retries or duplicates),
+	// Ignored its events that are not stage changes.
+	Received int `json:"received"`
+	Stored   int `json:"stored"`
+	Ignored  int `json:"ignored"`
+}
+
+// receiveHook takes a CRM's delivery (docs/crm.md): it authenticates it
+// over the raw body, stores each stage change it carries in the inbox as
+// it came, once per the CRM's idempotency key, and answers at once; the
+// worker (internal/crmsync) does the rest.
+func (h *Handler) receiveHook(c echo.Context) error {
+	kind, token := crm.Kind(c.Param("kind")), c.Param("token")
+	if !kind.Valid() || token == "" || len(token) > maxHookToken {
+		return apiFail(c, http.StatusNotFound, "not_found", "no CRM connection has this URL", "")
+	}
+	ctx := c.Request().Context()
+	conn, err := h.store.CRMConnectionByToken(ctx, string(kind), token)
+	if errors.Is(err, store.ErrNotFound) {
+		return apiFail(c, http.StatusNotFound, "not_found", "no CRM connection has this URL", "")
+	}
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxHookBody+1))
+	if err != nil {
+		return apiFail(c, http.StatusBadRequest, "unreadable_body", "the body could not be read", "")
+	}
+	if len(body) > maxHookBody {
+		return apiFail(c, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("a delivery is at most %d bytes", maxHookBody), "")
+	}
+	if conn.SecretSealed == "" {
+		msg := "the connection has no secret saved: save it on the connection's page"
+		if conn.SecretEnv != "" {
+			msg = fmt.Sprintf("the connection's secret is not set: set %s and apply the setup file again", conn.SecretEnv)
+		}
+		h.hookRefusals.note(h.log, conn, "no secret")
+		return apiFail(c, http.StatusServiceUnavailable, "secret_missing", msg, "")
+	}
+	secret, err := h.box.Open(conn.SecretSealed, crm.SecretLabel(conn.Token))
+	if err != nil {
+		h.hookRefusals.note(h.log, conn, "the stored secret does not open (LEADSIGNAL_SECRET changed?)")
+		return apiFail(c, http.StatusServiceUnavailable, "secret_unreadable",
+			"the connection's secret cannot be read: save it again on the connection's page", "")
+	}
+	req := crm.Request{Method: c.Request().Method, URL: h.calledURL(c), Header: c.Request().Header, Body: body}
+	if err := crm.Verify(kind, secret, req, h.now()); err != nil {
+		h.hookRefusals.note(h.log, conn, err.Error())
+		return apiFail(c, http.StatusUnauthorized, "unauthorized", "the delivery's signature or credentials are not the connection's", "")
+	}
+	var fields map[string]string
+	if kind == crm.Generic {
+		if err := json.Unmarshal([]byte(conn.Fields), &fields); err != nil {
+			fields = nil
+		}
+	}
+	changes, ignored, err := crm.Parse(kind, body, fields)
+	if err != nil {
+		return apiFail(c, http.StatusBadRequest, "invalid_body", err.Error(), "")
+	}
+	now := h.now().UTC()
+	ds := make([]models.CRMDelivery, len(changes))
+	for i, ch := range changes {
+		at := ch.OccurredAt
+		if at.IsZero() {
+			at = now
+		}
+		ds[i] = models.CRMDelivery{AccountID: conn.AccountID, ConnectionID: conn.ID, Key: fitKey(ch.Key), Body: string(ch.Body),
+			ReceivedAt: now, ObjectID: cutBytes(ch.ObjectID, 200), CRMStageID: cutBytes(ch.StageID, 200), OccurredAt: at.UTC()}
+	}
+	stored, err := h.store.AddCRMDeliveries(ctx, ds)
+	if err != nil {
+		return err
+	}
+	if stored > 0 {
+		h.crmNotify()
+	}
+	return c.JSON(http.StatusOK, hookReply{Received: len(changes), Stored: stored, Ignored: ignored})
+}
+
+// calledURL is the URL the CRM called, as HubSpot signs it: the public
+// address when it is set (behind a proxy the request's own host and
+// scheme are the proxy's), else the scheme and host of the request.
+func (h *Handler) calledURL(c echo.Context) string {
+	r := c.Request()
+	if h.crm.PublicURL != "" {
+		return h.crm.PublicURL + r.RequestURI
+	}
+	return c.Scheme() + "://" + r.Host + r.RequestURI
+}
+
+// fitKey keeps an idempotency key within 200 bytes: a longer one is its
+// SHA-256.
+func fitKey(k string) string {
+	if len(k) <= 200 {
+		return k
+	}
+	sum := sha256.Sum256([]byte(k))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// cutBytes shortens s to at most n bytes, on a character boundary.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// refusals counts the deliveries refused per connection and logs them at
+// most once a minute each: a CRM with a wrong secret retries for a day, and
+// an attacker may post at will, so neither may flood the log.
+type refusals struct {
+	mu   sync.Mutex
+	last map[int64]refusalCount
+	now  func() time.Time
+}
+
+type refusalCount struct {
+	at time.Time
+	n  int
+}
+
+// refusalLogEvery is how often one connection's refusals are logged.
+const refusalLogEvery = time.Minute
+
+func (r *refusals) note(log *slog.Logger, conn models.CRMConnection, reason string) {
+	r.mu.Lock()
+	if r.last == nil {
+		r.last = map[int64]refusalCount{}
+	}
+	now := r.now()
+	rc := r.last[conn.ID]
+	rc.n++
+	if !rc.at.IsZero() && now.Sub(rc.at) < refusalLogEvery {
+		r.last[conn.ID] = rc
+		r.mu.Unlock()
+		return
+	}
+	n := rc.n
+	r.last[conn.ID] = refusalCount{at: now}
+	r.mu.Unlock()
+	log.Warn("crm delivery refused", slog.Int64("account_id", conn.AccountID), slog.Int64("connection_id", conn.ID),
+		slog.String("kind", conn.Kind), slog.String("reason", reason), slog.Int("refused", n))
+}
+
+// crmNotify wakes the CRM worker.
+func (h *Handler) crmNotify() {
+	if h.crm.Notify != nil {
+		h.crm.Notify()
+	}
+}
+
+// logPath is a request path as the log shows it: a hook URL's token cut to
+// its first 6 characters, enough to tell connections apart, too few to
+// post to one.
+func logPath(p string) string {
+	rest, ok := strings.CutPrefix(p, "/hooks/")
+	if !ok {
+		return p
+	}
+	kind, token, ok := strings.Cut(rest, "/")
+	if !ok || len(token) <= 6 {
+		return p
+	}
+	return "/hooks/" + kind + "/" + token[:6] + "…"
 }

@@ -20,7 +20,7 @@ func (h *Handler) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		req := c.Request()
 		h.log.Info("request",
 			slog.String("method", req.Method),
-			slog.String("path", req.URL.Path),
+			slog.String("path", logPath(req.URL.Path)),
 			slog.Int("status", c.Response().Status),
 			slog.Int64("bytes", c.Response().Size),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),

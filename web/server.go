@@ -65,6 +65,8 @@ type Handler struct {
 	notify     func()
 	uploads    *Uploads
 	crm        CRMOptions
+	// hookRefusals counts and logs the CRM deliveries refused.
+	hookRefusals *refusals
 }
 
 // maxPageBody bounds a page request's body: twice the largest setup file
@@ -100,6 +102,7 @@ func New(o Options) *echo.Echo {
 		notify:     o.Notify,
 		crm:        o.CRM,
 	}
+	h.hookRefusals = &refusals{now: o.Now}
 	if h.notify == nil {
 		h.notify = func() {}
 	}
@@ -217,6 +220,14 @@ func New(o Options) *echo.Echo {
 	// "only editors".
 	ui.RouteNotFound("/*", echo.NotFoundHandler)
 	acc.RouteNotFound("/*", echo.NotFoundHandler)
+
+	// A CRM's deliveries carry its own authentication, checked over the
+	// raw body; no session, no CSRF token.
+	hooks := e.Group("/hooks")
+	hooks.RouteNotFound("/*", func(c echo.Context) error {
+		return apiFail(c, http.StatusNotFound, "not_found", "no CRM connection has this URL", "")
+	})
+	apiRoute(hooks, "/:kind/:token", http.MethodPost, h.receiveHook)
 
 	// The JSON API answers JSON at every /api path, and never passes
 	// through the pages' session and CSRF checks: a bearer key

@@ -27,6 +27,8 @@ import (
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/config"
 	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/crmsync"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/password"
 	"github.com/leadsignal/leadsignal/internal/seal"
@@ -185,6 +187,10 @@ func serve(ctx context.Context, e env) error {
 		Metrics: dispatch.NewMetrics(reg, s),
 	})
 	uploads := web.NewUploads()
+	crmWorker := crmsync.New(crmsync.Options{
+		Store: s, Decider: decide.New(s, disp.Notify), Box: box, Log: log,
+		HubSpotAPIURL: cfg.HubSpotAPIURL, PipedriveAPIURL: cfg.PipedriveAPIURL,
+	})
 	srv := &http.Server{
 		Handler: web.New(web.Options{
 			Store:           s,
@@ -199,6 +205,10 @@ func serve(ctx context.Context, e env) error {
 			Notify:          disp.Notify,
 			Metrics:         promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
 			Uploads:         uploads,
+			CRM: web.CRMOptions{
+				HubSpotAPIURL: cfg.HubSpotAPIURL, PipedriveAPIURL: cfg.PipedriveAPIURL,
+				PublicURL: cfg.PublicURL, Notify: crmWorker.Notify,
+			},
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -233,6 +243,11 @@ func serve(ctx context.Context, e env) error {
 		// CSV uploads of stage changes: resumed when left running; each
 		// stops after its chunk in flight when gctx ends.
 		return uploads.Run(gctx)
+	})
+	g.Go(func() error {
+		// CRM deliveries: the worker writes what became of its round in
+		// flight, then returns.
+		return crmWorker.Run(gctx)
 	})
 	g.Go(func() error {
 		sweepSessions(gctx, s, sessionLimits(cfg), log)

@@ -90,8 +90,14 @@ func genericChange(raw json.RawMessage, fields map[string]string) (Change, error
 			return v
 		}
 		// Unmapped: the target's own key, read only when it is a
-		// string or a number (an object's "id" may be anything).
-		v, _ := lookup(obj, target)
+		// string or a number. A top-level "id" is the sender's own (a
+		// deal's, an event's) far more often than leadsignal's lead id,
+		// which a wrong guess would match to another lead: the lead id is
+		// read unmapped only from the stage API's lead.id.
+		var v string
+		if target != "id" {
+			v, _ = lookup(obj, target)
+		}
 		if v == "" && slices.Contains(leadTargets, target) {
 			v, _ = lookup(obj, "lead."+target) // the stage API's shape
 		}

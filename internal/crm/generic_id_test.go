@@ -1,0 +1,26 @@
+package crm
+
+import "testing"
+
+// A generic object's own top-level "id" is not taken for leadsignal's lead
+// id unless the mapping says so: it is usually the sender's deal or event.
+func TestGenericTopLevelIDIsNotTheLead(t *testing.T) {
+	changes, _, err := Parse(Generic, []byte(`{"id":42,"email":"jane@example.com","stage":"won"}`), nil)
+	if err != nil || len(changes) != 1 {
+		t.Fatalf("Parse = %v, %v", changes, err)
+	}
+	if got := changes[0].Lead; got.ID != "" || got.Email != "jane@example.com" {
+		t.Errorf("lead = %+v; want the email only", got)
+	}
+	changes, _, err = Parse(Generic, []byte(`{"id":42,"stage":"won"}`), map[string]string{"id": "id"})
+	if err != nil || changes[0].Lead.ID != "42" {
+		t.Errorf("mapped id: %v, %v; want lead id 42", changes, err)
+	}
+	changes, _, err = Parse(Generic, []byte(`{"lead":{"id":7},"stage":"won"}`), nil)
+	if err != nil || changes[0].Lead.ID != "7" {
+		t.Errorf("stage API shape: %v, %v; want lead id 7", changes, err)
+	}
+	if _, _, err := Parse(Generic, []byte(`{"id":42,"stage":"won"}`), nil); err == nil {
+		t.Error("an object with only its own id parsed; want no lead key")
+	}
+}

@@ -1,0 +1,43 @@
+package crmsync
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		waitingFor string
+		attempt    int
+		want       time.Duration
+	}{
+		{models.WaitingCRM, 1, 30 * time.Second},
+		{models.WaitingCRM, 2, time.Minute},
+		{models.WaitingCRM, 5, 8 * time.Minute},
+		{models.WaitingCRM, 8, time.Hour},
+		{models.WaitingCRM, 1000, time.Hour},
+		{models.WaitingLead, 6, 16 * time.Minute},
+		{models.WaitingLead, 7, 30 * time.Minute},
+		{models.WaitingLead, 50, 30 * time.Minute},
+	}
+	for _, tt := range tests {
+		if got := Backoff(tt.waitingFor, tt.attempt); got != tt.want {
+			t.Errorf("Backoff(%q, %d) = %v; want %v", tt.waitingFor, tt.attempt, got, tt.want)
+		}
+	}
+}
+
+func TestFitChangeID(t *testing.T) {
+	short := "hubspot:1:62515:987:dealstage:closedwon:1708986598741"
+	if got := fitChangeID(short); got != short {
+		t.Errorf("fitChangeID(%q) = %q; want it unchanged", short, got)
+	}
+	long := strings.Repeat("x", 201)
+	got := fitChangeID(long)
+	if len(got) > maxChangeID || !strings.HasPrefix(got, "sha256:") || got == fitChangeID(long+"y") {
+		t.Errorf("fitChangeID(201 bytes) = %q; want a distinct sha256 within %d bytes", got, maxChangeID)
+	}
+}

@@ -1,0 +1,411 @@
+// Package crmsync is the worker that turns the CRM deliveries in the inbox
+// (crm_deliveries, stored by the hook handler) into stage changes: for each
+// due delivery it reads the change back from the body as it came, asks the
+// CRM's API for what the delivery lacks (the deal's contact, amount and
+// currency), finds the lead, maps the CRM's stage id to the account's
+// stage and hands the change to the stage path (decide.Decider.Changes),
+// with the CRM's own time of change.
+//
+// Nothing a CRM sent is dropped: a delivery that cannot go through yet
+// (the CRM's API down, its lead not captured yet, its stage not mapped)
+// keeps its reason and is tried again later. docs/crm.md describes the
+// rules.
+package crmsync
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/crm"
+	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// Options configure a Worker.
+type Options struct {
+	Store   *store.Store
+	Decider *decide.Decider
+	Box     *seal.Box
+	Log     *slog.Logger
+	// HubSpotAPIURL and PipedriveAPIURL are the CRMs' API base URLs.
+	HubSpotAPIURL   string
+	PipedriveAPIURL string
+	// HTTP calls the CRMs' APIs; a client with a 10 s timeout when nil.
+	HTTP *http.Client
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Idle is how often Run looks for due deliveries when nothing wakes
+	// it; 2 s when zero.
+	Idle time.Duration
+	// Batch bounds the deliveries one round takes; 200 when zero.
+	Batch int
+}
+
+// Worker takes due deliveries from the inbox and records their changes.
+type Worker struct {
+	o    Options
+	wake chan struct{}
+}
+
+// New returns a Worker; Run starts it.
+func New(o Options) *Worker {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.HTTP == nil {
+		o.HTTP = &http.Client{Timeout: 10 * time.Second}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Idle <= 0 {
+		o.Idle = 2 * time.Second
+	}
+	if o.Batch <= 0 {
+		o.Batch = 200
+	}
+	return &Worker{o: o, wake: make(chan struct{}, 1)}
+}
+
+// Notify wakes the worker: deliveries arrived.
+func (w *Worker) Notify() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run works until ctx ends. Each round it first makes due the deliveries
+// waiting for a lead in accounts that captured one since, then drains.
+func (w *Worker) Run(ctx context.Context) error {
+	t := time.NewTicker(w.o.Idle)
+	defer t.Stop()
+	for {
+		if _, err := w.Drain(ctx); err != nil && ctx.Err() == nil {
+			w.o.Log.Error("crm deliveries", slog.Any("error", err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if _, err := w.o.Store.WakeCRMDeliveriesForLeads(ctx, w.o.Now()); err != nil && ctx.Err() == nil {
+				w.o.Log.Error("crm deliveries: wake for new leads", slog.Any("error", err))
+			}
+		case <-w.wake:
+		}
+	}
+}
+
+// Drain works rounds until no delivery is due, and returns how many it
+// took. Tests call it directly.
+func (w *Worker) Drain(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := w.round(ctx)
+		total += n
+		if err != nil || n < w.o.Batch || ctx.Err() != nil {
+			return total, err
+		}
+	}
+}
+
+// round claims a batch of due deliveries, works them and writes what
+// became of each.
+func (w *Worker) round(ctx context.Context) (int, error) {
+	now := w.o.Now()
+	ds, err := w.o.Store.ClaimCRMDeliveries(ctx, now, w.o.Batch)
+	if err != nil || len(ds) == 0 {
+		return 0, err
+	}
+	r := &round{w: w, now: now, conns: map[int64]*connection{}, accounts: map[int64]*models.Account{}}
+	byAccount := map[int64][]*work{}
+	var order []int64
+	for i := range ds {
+		wk := &work{d: &ds[i]}
+		r.prepare(ctx, wk)
+		if wk.change == nil {
+			continue
+		}
+		if _, ok := byAccount[wk.d.AccountID]; !ok {
+			order = append(order, wk.d.AccountID)
+		}
+		byAccount[wk.d.AccountID] = append(byAccount[wk.d.AccountID], wk)
+	}
+	for _, accountID := range order {
+		r.record(ctx, accountID, byAccount[accountID])
+	}
+	// Written even when ctx ended: a delivery's lease would otherwise hold
+	// it for deliveryLease, and its outcome would be lost.
+	return len(ds), w.o.Store.FinishCRMDeliveries(context.WithoutCancel(ctx), ds)
+}
+
+// work is one claimed delivery on its way, and the change it makes.
+type work struct {
+	d      *models.CRMDelivery
+	change *models.StageChange
+}
+
+// round holds what one round read once: connections with their stage
+// tables and opened tokens, and accounts.
+type round struct {
+	w        *Worker
+	now      time.Time
+	conns    map[int64]*connection
+	accounts map[int64]*models.Account
+}
+
+type connection struct {
+	models.CRMConnection
+	err      error
+	fields   map[string]string
+	stages   map[string]models.CRMStage
+	apiToken string
+}
+
+func (r *round) connection(ctx context.Context, id int64) *connection {
+	if c, ok := r.conns[id]; ok {
+		return c
+	}
+	c := &connection{}
+	r.conns[id] = c
+	if c.CRMConnection, c.err = r.w.o.Store.CRMConnectionByID(ctx, id); c.err != nil {
+		return c
+	}
+	if err := json.Unmarshal([]byte(c.Fields), &c.fields); err != nil {
+		c.fields = nil
+	}
+	stages, err := r.w.o.Store.CRMStages(ctx, c.AccountID, c.ID)
+	if err != nil {
+		c.err = err
+		return c
+	}
+	c.stages = make(map[string]models.CRMStage, len(stages))
+	for _, s := range stages {
+		c.stages[s.CRMStageID] = s
+	}
+	if c.APITokenSealed != "" {
+		c.apiToken, _ = r.w.o.Box.Open(c.APITokenSealed, crm.APITokenLabel(c.Token))
+	}
+	return c
+}
+
+func (r *round) account(ctx context.Context, id int64) (*models.Account, error) {
+	if a, ok := r.accounts[id]; ok {
+		return a, nil
+	}
+	a, err := r.w.o.Store.Account(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r.accounts[id] = &a
+	return &a, nil
+}
+
+// leadWait is how long a delivery waits for its lead before it is given
+// up: a CRM deal whose lead never reached leadsignal in a week will not.
+const leadWait = 7 * 24 * time.Hour
+
+// prepare reads wk's change back, maps its stage, looks its contact up
+// and finds its lead; it leaves wk.change nil with the delivery's outcome
+// set when the change cannot go to the stage path now.
+func (r *round) prepare(ctx context.Context, wk *work) {
+	d := wk.d
+	d.Attempts++
+	d.TriedAt = &r.now
+	c := r.connection(ctx, d.ConnectionID)
+	if c.err != nil {
+		r.wait(d, models.WaitingCRM, "the connection could not be read: "+c.err.Error())
+		return
+	}
+	kind := crm.Kind(c.Kind)
+	changes, _, err := crm.Parse(kind, []byte(d.Body), c.fields)
+	if err != nil || len(changes) != 1 {
+		r.giveUp(d, fmt.Sprintf("the delivery cannot be read as one stage change: %v", err))
+		return
+	}
+	ch := changes[0]
+	stage, ok := r.stage(ctx, c, ch.StageID)
+	if !ok {
+		d.Status, d.WaitingFor = models.DeliveryWaiting, models.WaitingMapping
+		d.Reason = fmt.Sprintf("%s stage %q is not mapped to one of the account's stages: map it on the connection's page", kind.Title(), ch.StageID)
+		// Mapping it wakes the delivery; until then look again daily.
+		d.NextTryAt = r.now.Add(24 * time.Hour)
+		return
+	}
+	acc, err := r.account(ctx, d.AccountID)
+	if err != nil {
+		r.wait(d, models.WaitingCRM, "the account could not be read: "+err.Error())
+		return
+	}
+	refs, value, currency, why := r.lookUp(ctx, c, ch)
+	if why != nil {
+		r.wait(d, why.waitingFor, why.reason)
+		return
+	}
+	if value == nil {
+		value, currency = ch.Value, ch.Currency
+	}
+	l, found, err := r.findLead(ctx, acc, refs)
+	if err != nil {
+		r.wait(d, models.WaitingCRM, "the lead could not be looked up: "+err.Error())
+		return
+	}
+	if !found {
+		if r.now.Sub(d.ReceivedAt) > leadWait {
+			r.giveUp(d, fmt.Sprintf("no lead of the account matched %s within 7 days of the delivery", describe(refs)))
+			return
+		}
+		r.wait(d, models.WaitingLead, fmt.Sprintf("no lead of the account matches %s yet", describe(refs)))
+		return
+	}
+	d.LeadID = &l.ID
+	wk.change = r.change(*acc, c, ch, *d, l, stage, value, currency)
+}
+
+// stage maps a CRM stage id to the account's stage. A HubSpot or Pipedrive
+// stage must be mapped; a generic sender's stage is the account's stage
+// of that name unless its id is in the table.
+func (r *round) stage(ctx context.Context, c *connection, id string) (string, bool) {
+	if s, ok := c.stages[id]; ok {
+		if s.Stage == "" && s.SeenAt == nil || s.SeenAt != nil && r.now.Sub(*s.SeenAt) > time.Hour {
+			r.see(ctx, c, id)
+		}
+		return s.Stage, s.Stage != ""
+	}
+	if crm.Kind(c.Kind) == crm.Generic {
+		return id, id != ""
+	}
+	r.see(ctx, c, id)
+	return "", false
+}
+
+// see lists a stage id a delivery carried on the connection's page.
+func (r *round) see(ctx context.Context, c *connection, id string) {
+	if err := r.w.o.Store.SeeCRMStage(ctx, c.AccountID, c.ID, id, r.now); err != nil {
+		r.w.o.Log.Warn("crm deliveries: note a stage seen", slog.Int64("connection_id", c.ID), slog.Any("error", err))
+		return
+	}
+	s := c.stages[id]
+	s.CRMStageID, s.SeenAt = id, &r.now
+	c.stages[id] = s
+}
+
+// change is the stage change a delivery hands to the stage path.
+func (r *round) change(acc models.Account, c *connection, ch crm.Change, d models.CRMDelivery, l models.Lead, stage string,
+	value *float64, currency string) *models.StageChange {
+	// A CRM's clock may run ahead of ours (a change is never in the
+	// future) or behind it: a change that seems to come before its lead is
+	// taken as just after it. The delivery keeps the CRM's time.
+	at := d.OccurredAt.UTC()
+	if at.After(r.now) {
+		at = r.now
+	}
+	if first := l.CreatedAt.UTC().Truncate(time.Second).Add(time.Second); at.Before(first) {
+		at = first
+	}
+	sc := &models.StageChange{AccountID: acc.ID, LeadID: l.ID, Stage: stage, OccurredAt: at, Value: value}
+	if value != nil {
+		sc.Currency = currency
+		if sc.Currency == "" {
+			sc.Currency = acc.Currency
+		}
+	}
+	kind := crm.Kind(c.Kind)
+	if kind != crm.Generic {
+		sc.Source = kind.Title()
+	}
+	switch {
+	case ch.ChangeID != "":
+		sc.ChangeID = ptr(fitChangeID(ch.ChangeID))
+	case kind != crm.Generic:
+		sc.ChangeID = ptr(fitChangeID(fmt.Sprintf("%s:%d:%s", c.Kind, c.ID, d.Key)))
+	}
+	return sc
+}
+
+// maxChangeID is the stage API's longest change_id.
+const maxChangeID = 200
+
+// fitChangeID keeps a change id within maxChangeID bytes: a longer one is
+// its SHA-256.
+func fitChangeID(id string) string {
+	if len(id) <= maxChangeID {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// record hands an account's changes to the stage path at once and writes
+// what became of each delivery.
+func (r *round) record(ctx context.Context, accountID int64, ws []*work) {
+	changes := make([]models.StageChange, len(ws))
+	for i, wk := range ws {
+		changes[i] = *wk.change
+	}
+	out, err := r.w.o.Decider.Changes(ctx, accountID, changes)
+	for i, wk := range ws {
+		d := wk.d
+		if err != nil {
+			r.wait(d, models.WaitingCRM, "the stage change could not be recorded: "+err.Error())
+			continue
+		}
+		if p := out[i].Problem; p != nil {
+			r.wait(d, models.WaitingLead, p.Message)
+			continue
+		}
+		d.Status, d.WaitingFor, d.Reason, d.Stage = models.DeliveryDone, "", "", out[i].Change.Stage
+		if id := out[i].Change.ID; id != 0 {
+			d.StageChangeID = &id
+		}
+	}
+}
+
+// wait keeps a delivery waiting, with its reason, until its next try.
+func (r *round) wait(d *models.CRMDelivery, waitingFor, reason string) {
+	d.Status, d.WaitingFor, d.Reason = models.DeliveryWaiting, waitingFor, reason
+	d.NextTryAt = r.now.Add(Backoff(waitingFor, d.Attempts))
+}
+
+func (r *round) giveUp(d *models.CRMDelivery, reason string) {
+	d.Status, d.WaitingFor, d.Reason = models.DeliveryGaveUp, "", reason
+}
+
+// Backoff is how long a delivery waits after its attempt-th failed try:
+// doubling from 30 s, up to 30 min while it waits for its lead (a new lead
+// of the account wakes it sooner) and 1 h while the CRM's API fails.
+func Backoff(waitingFor string, attempt int) time.Duration {
+	limit := time.Hour
+	if waitingFor == models.WaitingLead {
+		limit = 30 * time.Minute
+	}
+	d := 30 * time.Second
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+// problem is why a delivery waits.
+type problem struct {
+	waitingFor, reason string
+}
+
+func apiProblem(kind crm.Kind, err error) *problem {
+	var ae *crm.APIError
+	if errors.As(err, &ae) && !ae.Temporary && ae.Status == http.StatusNotFound {
+		return &problem{models.WaitingLead, fmt.Sprintf("%s API: %v", kind.Title(), err)}
+	}
+	return &problem{models.WaitingCRM, fmt.Sprintf("%s API: %v", kind.Title(), err)}
+}

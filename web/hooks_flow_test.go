@@ -1,0 +1,244 @@
+package web_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/crm"
+	"github.com/leadsignal/leadsignal/internal/crm/crmtest"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// work runs the CRM worker until no delivery is due.
+func (a *app) work() {
+	a.t.Helper()
+	if _, err := a.crm.Drain(a.t.Context()); err != nil {
+		a.t.Fatalf("crm worker: %v", err)
+	}
+}
+
+// stageEvents are the lead's stage events, by event time.
+func (a *app) stageEvents(acc models.Account, leadID int64) []models.Event {
+	a.t.Helper()
+	evs, err := a.store.LeadEvents(a.t.Context(), acc.ID, leadID)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	var out []models.Event
+	for _, e := range evs {
+		if e.Origin == models.OriginStage {
+			out = append(out, e)
+		}
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].EventTime.Before(out[j-1].EventTime); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+type sentData struct {
+	CustomData struct {
+		Value           *float64 `json:"value"`
+		Currency        string   `json:"currency"`
+		LeadEventSource string   `json:"lead_event_source"`
+		EventSource     string   `json:"event_source"`
+	} `json:"custom_data"`
+}
+
+func payloadOf(t *testing.T, e models.Event) sentData {
+	t.Helper()
+	var p sentData
+	if err := json.Unmarshal([]byte(e.Payload), &p); err != nil {
+		t.Fatalf("event %s payload %q: %v", e.EventName, e.Payload, err)
+	}
+	return p
+}
+
+// A HubSpot deal moved to won becomes a Purchase with the deal's amount
+// and currency, looked up in HubSpot's API; the same webhook delivered
+// three times, then an earlier stage delivered late, queue each event once
+// and in funnel order.
+func TestHubSpotDealWonBecomesPurchase(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		st := newStageSetup(t, a, s)
+		const secret = "hs-secret"
+		c := a.connection(st.acc, crm.HubSpot, "Sales", secret, hubspotToken)
+		if err := s.MapCRMStages(t.Context(), st.acc.ID, c.ID, map[string]string{
+			"qualifiedtobuy": models.StageQualified, "presentationscheduled": models.StageBooked, "closedwon": models.StageWon,
+		}, a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		a.hubspot.AddDeal("987654321", "closedwon", "1500.00", "EUR", "501", "502")
+		a.hubspot.AddContact("501", "", "", nil) // the first contact has nothing to match
+		a.hubspot.AddContact("502", "jane@example.com", "", nil)
+
+		won := crmtest.HubSpotDealStage(62515, "987654321", "closedwon", st.at.Add(2*time.Hour))
+		for range 3 {
+			if r := a.postHubSpot(c, secret, won); r.status != http.StatusOK {
+				t.Fatalf("post won = %d %s", r.status, r.raw)
+			}
+		}
+		a.work()
+		early := crmtest.HubSpotDealStage(62515, "987654321", "qualifiedtobuy", st.at.Add(time.Hour))
+		if r := a.postHubSpot(c, secret, early); r.status != http.StatusOK || r.Stored != 1 {
+			t.Fatalf("post qualified = %d %s", r.status, r.raw)
+		}
+		a.work()
+
+		for _, d := range a.deliveries(st.acc, c) {
+			if d.Status != models.DeliveryDone || d.LeadID == nil || *d.LeadID != st.leadID {
+				t.Errorf("delivery %s: %s %q lead %v; want done on lead %d", d.CRMStageID, d.Status, d.Reason, d.LeadID, st.leadID)
+			}
+		}
+		evs := a.stageEvents(st.acc, st.leadID)
+		var names []string
+		for _, e := range evs {
+			names = append(names, e.EventName)
+		}
+		if got := strings.Join(names, " "); got != "QualifiedLead Schedule Purchase" {
+			t.Fatalf("stage events = %s; want QualifiedLead Schedule Purchase, once each, in order", got)
+		}
+		p := payloadOf(t, evs[2])
+		if p.CustomData.Value == nil || *p.CustomData.Value != 1500 || p.CustomData.Currency != "EUR" {
+			t.Errorf("Purchase custom_data = %+v; want 1500 EUR from the deal", p.CustomData)
+		}
+		if p.CustomData.LeadEventSource != "HubSpot" || p.CustomData.EventSource != "crm" {
+			t.Errorf("lead_event_source %q, event_source %q; want HubSpot (the account names no CRM), crm",
+				p.CustomData.LeadEventSource, p.CustomData.EventSource)
+		}
+		if want := st.at.Add(2 * time.Hour); !evs[2].EventTime.Equal(want) {
+			t.Errorf("Purchase at %v; want HubSpot's time of the change %v", evs[2].EventTime, want)
+		}
+	})
+}
+
+// Pipedrive's API down for a while loses nothing: the delivery waits with
+// its reason and goes through once the API is back.
+func TestPipedriveAPIDownLosesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		st := newStageSetup(t, a, s)
+		const password = "pd-password"
+		c := a.connection(st.acc, crm.Pipedrive, "Deals", password, pipedriveToken)
+		if err := s.MapCRMStages(t.Context(), st.acc.ID, c.ID, map[string]string{"4": models.StageWon}, a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		a.pipedrive.AddPerson(8, "jane@example.com", "", nil)
+		a.pipedrive.Down(true)
+		body := crmtest.PipedriveV2StageChange(42, 4, 3, 8, 2400, "GBP", st.at.Add(time.Hour), "evt-1")
+		auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("leadsignal:"+password))
+		if r := a.postHook("/hooks/pipedrive/"+c.Token, body, "Authorization", auth); r.status != http.StatusOK || r.Stored != 1 {
+			t.Fatalf("post = %d %s", r.status, r.raw)
+		}
+		if r := a.postHook("/hooks/pipedrive/"+c.Token, body, "Authorization",
+			"Basic "+base64.StdEncoding.EncodeToString([]byte("leadsignal:wrong"))); r.status != http.StatusUnauthorized {
+			t.Errorf("wrong password = %d; want 401", r.status)
+		}
+		a.work()
+		d := a.deliveries(st.acc, c)[0]
+		if d.Status != models.DeliveryWaiting || d.WaitingFor != models.WaitingCRM || !strings.Contains(d.Reason, "Pipedrive API") {
+			t.Fatalf("while down: %s/%s %q; want waiting for the CRM with the API's failure", d.Status, d.WaitingFor, d.Reason)
+		}
+		if evs := a.stageEvents(st.acc, st.leadID); len(evs) != 0 {
+			t.Fatalf("events while down: %d", len(evs))
+		}
+		a.pipedrive.Down(false)
+		a.work() // not due yet: its backoff
+		if d := a.deliveries(st.acc, c)[0]; d.Status != models.DeliveryWaiting {
+			t.Fatalf("retried before its backoff: %s", d.Status)
+		}
+		a.advance(time.Minute)
+		a.work()
+		d = a.deliveries(st.acc, c)[0]
+		if d.Status != models.DeliveryDone || d.Stage != models.StageWon || d.Attempts != 2 {
+			t.Fatalf("after the API is back: %s %q stage %q attempts %d; want done as won on the 2nd try", d.Status, d.Reason, d.Stage, d.Attempts)
+		}
+		evs := a.stageEvents(st.acc, st.leadID)
+		if len(evs) != 3 || evs[2].EventName != "Purchase" {
+			t.Fatalf("events = %d; want the Purchase after the filled-in stages", len(evs))
+		}
+		if p := payloadOf(t, evs[2]); p.CustomData.Value == nil || *p.CustomData.Value != 2400 || p.CustomData.Currency != "GBP" ||
+			p.CustomData.LeadEventSource != "Pipedrive" {
+			t.Errorf("Purchase custom_data = %+v; want 2400 GBP from the delivery, source Pipedrive", p.CustomData)
+		}
+	})
+}
+
+// A generic change whose lead has not arrived waits for it and goes
+// through once it is captured; a CRM time before the lead becomes the
+// lead's time plus a second, the original kept; an unmapped stage waits
+// for its mapping.
+func TestGenericChangeWaitsForItsLead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc, key := a.ingestAccount("gen", "US")
+		st := newStageSetup(t, a, s) // another account: its lead must not match
+		_ = st
+		const secret = "gen-secret"
+		c := a.connection(acc, crm.Generic, "Zapier", secret, "")
+		path := "/hooks/generic/" + c.Token
+		crmTime := a.clock().Add(-3 * time.Hour)
+		body := []byte(fmt.Sprintf(`{"email":"late@example.com","stage":"qualified","occurred_at":%d,"change_id":"z-1"}`, crmTime.Unix()))
+		if r := a.postHook(path, body, "Authorization", "Bearer "+secret); r.status != http.StatusOK || r.Stored != 1 {
+			t.Fatalf("post = %d %s", r.status, r.raw)
+		}
+		a.work()
+		d := a.deliveries(acc, c)[0]
+		if d.Status != models.DeliveryWaiting || d.WaitingFor != models.WaitingLead || !strings.Contains(d.Reason, "late@example.com") {
+			t.Fatalf("before the lead: %s/%s %q; want waiting for its lead", d.Status, d.WaitingFor, d.Reason)
+		}
+		a.advance(10 * time.Second) // before its next try
+		leadAt := a.clock()
+		r := a.postLead(key, `{"email":"late@example.com"}`)
+		if r.status != http.StatusCreated {
+			t.Fatalf("post lead = %d %s", r.status, r.raw)
+		}
+		if n, err := s.WakeCRMDeliveriesForLeads(t.Context(), a.clock()); err != nil || n != 1 {
+			t.Fatalf("wake = %d, %v; want the waiting delivery", n, err)
+		}
+		a.work()
+		d = a.deliveries(acc, c)[0]
+		if d.Status != models.DeliveryDone || d.StageChangeID == nil || !d.OccurredAt.Equal(crmTime.Truncate(time.Second)) {
+			t.Fatalf("after the lead: %s %q change %v at %v; want done, the CRM's time kept", d.Status, d.Reason, d.StageChangeID, d.OccurredAt)
+		}
+		l, err := s.Lead(t.Context(), acc.ID, r.LeadID)
+		if err != nil || l.Stage != models.StageQualified {
+			t.Fatalf("lead stage = %q, %v; want qualified", l.Stage, err)
+		}
+		hist, err := s.StageHistories(t.Context(), acc.ID, []int64{l.ID})
+		if err != nil || len(hist[l.ID]) != 1 || !hist[l.ID][0].OccurredAt.Equal(leadAt.Add(time.Second)) {
+			t.Fatalf("history = %+v, %v; want the change a second after the lead", hist[l.ID], err)
+		}
+
+		// A stage id in the connection's table but unmapped waits for it.
+		if err := s.MapCRMStages(t.Context(), acc.ID, c.ID, map[string]string{"S-7": ""}, a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		body = []byte(`{"email":"late@example.com","stage":"S-7","change_id":"z-2"}`)
+		if r := a.postHook(path, body, "Authorization", "Bearer "+secret); r.status != http.StatusOK {
+			t.Fatalf("post = %d %s", r.status, r.raw)
+		}
+		a.work()
+		d = a.deliveries(acc, c)[0]
+		if d.WaitingFor != models.WaitingMapping || !strings.Contains(d.Reason, "S-7") {
+			t.Fatalf("unmapped: %s/%s %q; want waiting for a mapping", d.Status, d.WaitingFor, d.Reason)
+		}
+		if err := s.MapCRMStages(t.Context(), acc.ID, c.ID, map[string]string{"S-7": models.StageBooked}, a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		a.work()
+		if d = a.deliveries(acc, c)[0]; d.Status != models.DeliveryDone || d.Stage != models.StageBooked {
+			t.Fatalf("after mapping: %s %q stage %q; want done as booked", d.Status, d.Reason, d.Stage)
+		}
+	})
+}
