@@ -110,9 +110,18 @@ func (h *Handler) receiveHook(c echo.Context) error {
 			fields = nil
 		}
 	}
+	if !utf8.Valid(body) {
+		return apiFail(c, http.StatusBadRequest, "invalid_body", "the body is not UTF-8", "")
+	}
 	changes, ignored, err := crm.Parse(kind, body, fields)
 	if err != nil {
 		return apiFail(c, http.StatusBadRequest, "invalid_body", err.Error(), "")
+	}
+	for _, ch := range changes {
+		// Postgres keeps no NUL character in text.
+		if strings.ContainsRune(ch.StageID+ch.ObjectID+ch.Key+ch.ChangeID+ch.Currency, 0) {
+			return apiFail(c, http.StatusBadRequest, "invalid_body", "a stage, object or change id holds a NUL character", "")
+		}
 	}
 	now := h.now().UTC()
 	ds := make([]models.CRMDelivery, len(changes))

@@ -149,6 +149,17 @@ func TestHookAnswers(t *testing.T) {
 			t.Errorf("signed junk = %d %s; want 400", r.status, r.raw)
 		}
 
+		// Signed but not UTF-8, or with a NUL in the stage: 400, nothing stored.
+		for name, bad := range map[string][]byte{
+			"not UTF-8":    bytes.Replace(body, []byte("closedwon"), []byte{'c', 0xff, 'w'}, 1),
+			"NUL in stage": bytes.Replace(body, []byte("closedwon"), []byte(`closed\u0000won`), 1),
+		} {
+			sig := crm.SignHubSpotV3(secret, http.MethodPost, a.srv.URL+path, bad, ts)
+			if r := a.postHook(path, bad, "X-HubSpot-Signature-v3", sig, "X-HubSpot-Request-Timestamp", ts); r.status != http.StatusBadRequest {
+				t.Errorf("%s = %d %s; want 400", name, r.status, r.raw)
+			}
+		}
+
 		// Good: stored once, however often HubSpot sends it.
 		for i, want := range []int{1, 0, 0} {
 			r := a.postHook(path, body, "X-HubSpot-Signature-v3", good, "X-HubSpot-Request-Timestamp", ts)
