@@ -355,6 +355,14 @@ func (r *round) record(ctx context.Context, accountID int64, ws []*work) {
 		changes[i] = *wk.change
 	}
 	out, err := r.w.o.Decider.Changes(ctx, accountID, changes)
+	if err != nil && len(ws) > 1 && ctx.Err() == nil {
+		// One change that fails never holds up the others.
+		r.w.o.Log.Warn("crm deliveries: batch failed; recording one by one", slog.Int("changes", len(ws)), slog.Any("error", err))
+		for _, wk := range ws {
+			r.record(ctx, accountID, []*work{wk})
+		}
+		return
+	}
 	for i, wk := range ws {
 		d := wk.d
 		if err != nil {
