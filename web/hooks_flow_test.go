@@ -242,3 +242,40 @@ func TestGenericChangeWaitsForItsLead(t *testing.T) {
 		}
 	})
 }
+
+// A deal won without an amount still records the stage; its Purchase is
+// held back with the reason, since Meta refuses a Purchase without a value.
+func TestCRMPurchaseWithoutValueIsHeldBack(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		st := newStageSetup(t, a, s)
+		const secret = "hs-secret"
+		c := a.connection(st.acc, crm.HubSpot, "Sales", secret, hubspotToken)
+		if err := s.MapCRMStages(t.Context(), st.acc.ID, c.ID, map[string]string{"closedwon": models.StageWon}, a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		a.hubspot.AddDeal("55", "closedwon", "", "", "501")
+		a.hubspot.AddContact("501", "", "", map[string]string{"meta_lead_id": instantLeadID})
+		c.LeadIDProperty = "meta_lead_id"
+		if err := s.SaveCRMConnection(t.Context(), &c); err != nil {
+			t.Fatal(err)
+		}
+		if r := a.postHubSpot(c, secret, crmtest.HubSpotDealStage(62515, "55", "closedwon", st.at.Add(time.Hour))); r.status != http.StatusOK {
+			t.Fatalf("post = %d %s", r.status, r.raw)
+		}
+		a.work()
+		if d := a.deliveries(st.acc, c)[0]; d.Status != models.DeliveryDone || d.LeadID == nil || *d.LeadID != st.leadID {
+			t.Fatalf("delivery %s %q lead %v; want done on the lead found by its Meta lead id", d.Status, d.Reason, d.LeadID)
+		}
+		evs := a.stageEvents(st.acc, st.leadID)
+		if len(evs) != 3 {
+			t.Fatalf("events = %d; want the filled-in stages and the Purchase", len(evs))
+		}
+		if p := evs[2]; p.EventName != "Purchase" || p.Status != models.EventFailed || !strings.Contains(p.LastError, "value") {
+			t.Errorf("Purchase %s %q; want held back (failed) saying it needs a value", p.Status, p.LastError)
+		}
+		if l, _ := s.Lead(t.Context(), st.acc.ID, st.leadID); l.Stage != models.StageWon {
+			t.Errorf("lead stage = %q; want won", l.Stage)
+		}
+	})
+}
