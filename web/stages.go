@@ -38,6 +38,7 @@ func (h *Handler) stageRoutes(g *echo.Group, role models.Role) {
 	g.POST("/stages/mappings/:mapping/delete", h.deleteMapping)
 	g.POST("/stages/mappings/:mapping/move", h.moveMapping)
 	h.stageUploadRoutes(g)
+	h.crmRoutes(g)
 }
 
 // maxStageCounts bounds the stages whose changes the page counts: a CRM
@@ -94,6 +95,11 @@ func (h *Handler) stagesView(c echo.Context) (views.StagesView, error) {
 			return v, err
 		}
 		v.Sequences = &sv
+		card, err := h.crmCard(c)
+		if err != nil {
+			return v, err
+		}
+		v.CRM = &card
 	}
 	for _, d := range datasets {
 		v.Datasets = append(v.Datasets, views.Option{Value: strconv.FormatInt(d.ID, 10), Label: d.Name})

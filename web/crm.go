@@ -1,0 +1,136 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/crm"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+// crmRoutes adds the CRM connections' pages to the editors' group: the
+// Stages page's CRM section (docs/crm.md). Viewers neither see nor change
+// connections.
+func (h *Handler) crmRoutes(g *echo.Group) {
+	g.GET("/stages/crm/new", h.showNewCRMConnection)
+	g.POST("/stages/crm", h.createCRMConnection)
+	g.GET("/stages/crm/:connection", h.showCRMConnection)
+	g.GET("/stages/crm/:connection/edit", h.showEditCRMConnection)
+	g.POST("/stages/crm/:connection", h.updateCRMConnection)
+	g.POST("/stages/crm/:connection/delete", h.deleteCRMConnection)
+	g.POST("/stages/crm/:connection/stages", h.mapCRMStages)
+	g.POST("/stages/crm/:connection/stages/load", h.loadCRMStages)
+	g.POST("/stages/crm/:connection/deliveries/:delivery/retry", h.retryCRMDelivery)
+}
+
+// crmURL is the path of one of the account's connection pages; rest is
+// appended ("", "/edit", "#deliveries").
+func crmURL(accountID, connectionID int64, rest string) string {
+	return views.AccountURL(accountID, "/stages/crm/"+strconv.FormatInt(connectionID, 10)+rest)
+}
+
+// crmCard is the Stages page's CRM connections card: each connection with
+// its last delivery and what waits or was given up.
+func (h *Handler) crmCard(c echo.Context) (views.CRMCardView, error) {
+	ctx := c.Request().Context()
+	a := currentAccount(c).Account
+	v := views.CRMCardView{Max: store.MaxCRMConnections}
+	conns, err := h.store.CRMConnections(ctx, a.ID)
+	if err != nil {
+		return v, err
+	}
+	counts, err := h.store.CRMDeliveryCounts(ctx, a.ID)
+	if err != nil {
+		return v, err
+	}
+	now, loc := h.now(), location(a)
+	for _, conn := range conns {
+		n := counts[conn.ID]
+		it := views.CRMConnectionItem{ID: conn.ID, Kind: conn.Kind, KindTitle: crm.Kind(conn.Kind).Title(), Name: conn.Name}
+		if n.Last != nil {
+			it.Last = views.NewStamp(*n.Last, now, loc)
+		}
+		if n.Waiting > 0 {
+			it.Waiting = views.Plural(int64(n.Waiting), "waiting", "waiting")
+		}
+		if n.GaveUp > 0 {
+			it.GaveUp = views.Plural(int64(n.GaveUp), "given up", "given up")
+		}
+		v.Items = append(v.Items, it)
+	}
+	v.Full = len(conns) >= store.MaxCRMConnections
+	for _, k := range crm.Kinds {
+		v.Kinds = append(v.Kinds, views.Option{Value: string(k), Label: k.Title()})
+	}
+	return v, nil
+}
+
+// crmConnectionParam is the account's connection named in the URL:
+// ErrNotFound (404) for another account's.
+func (h *Handler) crmConnectionParam(c echo.Context) (models.CRMConnection, error) {
+	id, err := strconv.ParseInt(c.Param("connection"), 10, 64)
+	if err != nil {
+		return models.CRMConnection{}, store.ErrNotFound
+	}
+	return h.store.CRMConnection(c.Request().Context(), currentAccount(c).ID, id)
+}
+
+// keyNewCRMSecret keeps a generated secret in the session for the
+// connection page to show once.
+const keyNewCRMSecret = "new_crm_secret"
+
+// showCRMConnection is a connection's page: its URL and how to set it up,
+// its stage table, its latest deliveries (older ones with ?before=<id>).
+// Right after it was created with a generated secret, it shows the secret
+// once.
+func (h *Handler) showCRMConnection(c echo.Context) error {
+	conn, err := h.crmConnectionParam(c)
+	if err != nil {
+		return err
+	}
+	before, _ := strconv.ParseInt(c.QueryParam("before"), 10, 64)
+	v, err := h.crmPageView(c, conn, max(before, 0))
+	if err != nil {
+		return err
+	}
+	if s, ok := h.takeSecret(c, keyNewCRMSecret); ok {
+		if id, secret, _ := cutSecret(s); id == conn.ID {
+			v.NewSecret = secret
+		}
+	}
+	return h.renderCRMPage(c, http.StatusOK, v)
+}
+
+// cutSecret splits what keepSecret kept for a new connection: its id and
+// its generated secret.
+func cutSecret(s string) (int64, string, bool) {
+	idText, secret, ok := strings.Cut(s, "\x00")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	return id, secret, ok && err == nil
+}
+
+func (h *Handler) renderCRMPage(c echo.Context, status int, v views.CRMPage) error {
+	p := h.page(c, v.Name)
+	p.Nav = "stages"
+	return render(c, status, views.CRMConnectionPage(p, v))
+}
+
+// secretState says how a connection holds a secret, never what it is:
+// saved on the page, read from an environment variable by a setup file, or
+// not set.
+func secretState(sealed, env string) string {
+	switch {
+	case env != "" && sealed != "":
+		return "from $" + env + " (setup file)"
+	case env != "":
+		return "not set: $" + env + " was not set when the setup file was applied"
+	case sealed != "":
+		return "saved"
+	}
+	return "not set"
+}

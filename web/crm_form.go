@@ -1,0 +1,292 @@
+package web
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/leadsignal/leadsignal/internal/crm"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/views"
+)
+
+// maxCRMSecret bounds a secret or token pasted into a connection's form.
+const maxCRMSecret = 1000
+
+// leadIDPropertyRE is a HubSpot property's internal name or a Pipedrive
+// field's key.
+var leadIDPropertyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+
+// crmForm is a connection's form for conn as saved (a new one: its kind
+// alone). Secrets are never put in it: their hints say whether one is
+// saved.
+func crmForm(conn models.CRMConnection) views.CRMForm {
+	kind := crm.Kind(conn.Kind)
+	isNew := conn.ID == 0
+	f := views.CRMForm{ID: conn.ID, Kind: conn.Kind, KindTitle: kind.Title(),
+		Name: views.Field{Name: "name", Label: "Name", Required: true, Value: conn.Name,
+			Hint: "Tells it apart from the account's other " + kind.Title() + " connections, like “Sales pipeline”."},
+		Secret: views.Field{Name: "secret", Type: "password", Autocomplete: "new-password", Required: isNew},
+	}
+	keep := ""
+	if !isNew {
+		keep = "Now " + secretState(conn.SecretSealed, conn.SecretEnv) + ". Leave empty to keep it; it is never shown."
+	}
+	switch kind {
+	case crm.HubSpot:
+		f.Secret.Label = "App client secret"
+		f.Secret.Hint = "Your app's client secret (its Auth tab): HubSpot signs each delivery with it."
+		f.APIToken = views.Field{Name: "api_token", Label: "Private app access token", Type: "password", Autocomplete: "new-password",
+			Hint: "Reads each deal's contact and the pipelines' stages (scopes crm.objects.deals.read, crm.objects.contacts.read)."}
+		f.LeadIDProperty = views.Field{Name: "lead_id_property", Label: "Contact property holding Meta's lead id (optional)", Value: conn.LeadIDProperty,
+			Hint: "Its internal name, like meta_lead_id, when your contacts keep the Instant Form's lead id; else leads are found by email, then phone."}
+	case crm.Pipedrive:
+		f.Secret.Label = "Webhook password"
+		f.Secret.Hint = "The HTTP Auth password Pipedrive sends (user leadsignal)."
+		f.APIToken = views.Field{Name: "api_token", Label: "API token", Type: "password", Autocomplete: "new-password",
+			Hint: "Reads each deal's person and the pipelines' stages (Personal preferences → API)."}
+		f.LeadIDProperty = views.Field{Name: "lead_id_property", Label: "Person field key holding Meta's lead id (optional)", Value: conn.LeadIDProperty,
+			Hint: "The custom field's API key, when your persons keep the Instant Form's lead id; else leads are found by email, then phone."}
+	default:
+		f.Secret.Label = "Signing secret"
+		f.Secret.Hint = "Signs each delivery (X-Leadsignal-Signature), or is sent as Authorization: Bearer by a sender that cannot sign."
+		var fields map[string]string
+		_ = json.Unmarshal([]byte(conn.Fields), &fields)
+		for _, t := range crm.Targets {
+			f.Fields = append(f.Fields, views.Field{Name: "field_" + t, Label: t, Value: fields[t]})
+		}
+	}
+	switch {
+	case !isNew:
+		f.Secret.Hint = keep
+		if f.APIToken.Name != "" {
+			f.APIToken.Hint = "Now " + secretState(conn.APITokenSealed, conn.APITokenEnv) + ". Leave empty to keep it; it is never shown."
+		}
+	case kind != crm.HubSpot:
+		f.Secret.Required = false
+		f.Secret.Hint += " Leave empty to have one generated: it is shown once, after saving."
+	}
+	return f
+}
+
+// crmInput is what a connection's form posted besides the fields it sets
+// on the connection: the secrets typed ("" keeps the saved ones).
+type crmInput struct {
+	secret, apiToken string
+}
+
+// readCRMForm applies the posted form to conn and says what is wrong; the
+// form keeps what was typed, except secrets.
+func readCRMForm(c echo.Context, conn *models.CRMConnection) (views.CRMForm, crmInput, bool) {
+	kind := crm.Kind(conn.Kind)
+	conn.Name = strings.TrimSpace(c.FormValue("name"))
+	in := crmInput{secret: strings.TrimSpace(c.FormValue("secret"))}
+	if kind != crm.Generic {
+		in.apiToken = strings.TrimSpace(c.FormValue("api_token"))
+		conn.LeadIDProperty = strings.TrimSpace(c.FormValue("lead_id_property"))
+	}
+	fields := map[string]string{}
+	if kind == crm.Generic {
+		for _, t := range crm.Targets {
+			if p := strings.TrimSpace(c.FormValue("field_" + t)); p != "" {
+				fields[t] = p
+			}
+		}
+		b, _ := json.Marshal(fields)
+		conn.Fields = string(b)
+	}
+	f := crmForm(*conn)
+	f.Name.Value = conn.Name
+	f.Name.Error = validName(conn.Name)
+	f.Secret.Error = secretProblem(in.secret)
+	if f.Secret.Error == "" && conn.ID == 0 && in.secret == "" && kind == crm.HubSpot {
+		f.Secret.Error = "Paste the app's client secret: HubSpot signs each delivery with it."
+	}
+	if f.APIToken.Name != "" {
+		f.APIToken.Error = secretProblem(in.apiToken)
+	}
+	if conn.LeadIDProperty != "" && !leadIDPropertyRE.MatchString(conn.LeadIDProperty) {
+		f.LeadIDProperty.Error = "Write the property's internal name or key, like meta_lead_id: letters, digits, _ . - only."
+	}
+	ok := f.Name.Error == "" && f.Secret.Error == "" && f.APIToken.Error == "" && f.LeadIDProperty.Error == ""
+	// Each path is checked alone, so that its problem shows at its row.
+	for i := range f.Fields {
+		fd := &f.Fields[i]
+		if p, set := fields[fd.Label]; set {
+			if err := crm.CheckFields(map[string]string{fd.Label: p}); err != nil {
+				fd.Error, ok = sentence(strings.TrimPrefix(err.Error(), fd.Label+": ")), false
+			}
+		}
+	}
+	if ok && kind == crm.Generic {
+		if err := crm.CheckFields(fields); err != nil {
+			f.FieldsError, ok = sentence(err.Error()), false
+		}
+	}
+	return f, in, ok
+}
+
+// secretProblem says what is wrong with a pasted secret or token; "" when
+// it is fine or empty. It never repeats the secret.
+func secretProblem(s string) string {
+	switch {
+	case strings.ContainsAny(s, " \t\r\n"):
+		return "A secret has no spaces: paste it again."
+	case len(s) > maxCRMSecret:
+		return fmt.Sprintf("At most %d characters: paste the secret alone.", maxCRMSecret)
+	}
+	return ""
+}
+
+// sealCRMSecrets encrypts the secrets typed into conn, bound to its
+// token; an empty one keeps the saved one. A typed secret replaces one a
+// setup file read from the environment.
+func (h *Handler) sealCRMSecrets(conn *models.CRMConnection, in crmInput) {
+	if in.secret != "" {
+		conn.SecretSealed = h.box.Seal(in.secret, crm.SecretLabel(conn.Token))
+		conn.SecretEnv = ""
+	}
+	if in.apiToken != "" {
+		conn.APITokenSealed = h.box.Seal(in.apiToken, crm.APITokenLabel(conn.Token))
+		conn.APITokenEnv = ""
+	}
+}
+
+// crmProblem answers a connection's form again with what was typed and
+// its problems. 422.
+func (h *Handler) crmProblem(c echo.Context, f views.CRMForm) error {
+	title := "New " + f.KindTitle + " connection"
+	if f.ID != 0 {
+		title = "Edit " + f.Name.Value
+	}
+	p := h.page(c, title)
+	p.Nav = "stages"
+	return render(c, http.StatusUnprocessableEntity, views.CRMFormPage(p, f))
+}
+
+// showNewCRMConnection is the form of a new connection of the kind asked
+// for (?kind=hubspot).
+func (h *Handler) showNewCRMConnection(c echo.Context) error {
+	kind := crm.Kind(c.QueryParam("kind"))
+	if !kind.Valid() {
+		return store.ErrNotFound
+	}
+	f := crmForm(models.CRMConnection{Kind: string(kind)})
+	p := h.page(c, "New "+kind.Title()+" connection")
+	p.Nav = "stages"
+	return render(c, http.StatusOK, views.CRMFormPage(p, f))
+}
+
+// createCRMConnection adds a connection with a new token. A Pipedrive or
+// generic one without a typed secret gets a generated one, which its page
+// shows once.
+func (h *Handler) createCRMConnection(c echo.Context) error {
+	a := currentAccount(c)
+	kind := crm.Kind(c.FormValue("kind"))
+	if !kind.Valid() {
+		return echo.NewHTTPError(http.StatusBadRequest, "Choose HubSpot, Pipedrive or Generic webhook.")
+	}
+	conn := models.CRMConnection{AccountID: a.ID, Kind: string(kind)}
+	f, in, ok := readCRMForm(c, &conn)
+	if !ok {
+		return h.crmProblem(c, f)
+	}
+	generated := in.secret == ""
+	if generated {
+		in.secret = rand.Text()
+	}
+	// The seal labels name the token, which is made before the insert.
+	conn.Token = store.NewCRMToken()
+	h.sealCRMSecrets(&conn, in)
+	err := h.store.CreateCRMConnection(c.Request().Context(), &conn)
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		f.Name.Error = "Another " + kind.Title() + " connection of this account has this name."
+		return h.crmProblem(c, f)
+	case errors.Is(err, store.ErrCRMConnectionLimit):
+		f.Error = fmt.Sprintf("An account has at most %d CRM connections: delete one it no longer needs first.", store.MaxCRMConnections)
+		return h.crmProblem(c, f)
+	case err != nil:
+		return err
+	}
+	h.log.Info("crm connection added", "account_id", a.ID, "connection_id", conn.ID, "kind", conn.Kind)
+	if generated {
+		if err := h.keepSecret(c, keyNewCRMSecret, fmt.Sprintf("%d\x00%s", conn.ID, in.secret)); err != nil {
+			return err
+		}
+	}
+	setFlash(c, "ok", "Connection "+conn.Name+" added. Paste its URL into "+kind.Title()+".")
+	return redirect(c, crmURL(a.ID, conn.ID, ""))
+}
+
+// showEditCRMConnection is a connection's form; its kind never changes.
+func (h *Handler) showEditCRMConnection(c echo.Context) error {
+	conn, err := h.crmConnectionParam(c)
+	if err != nil {
+		return err
+	}
+	p := h.page(c, "Edit "+conn.Name)
+	p.Nav = "stages"
+	return render(c, http.StatusOK, views.CRMFormPage(p, crmForm(conn)))
+}
+
+// updateCRMConnection saves a connection's name, secrets typed, lead id
+// property and mapping; its kind, token and URL stay.
+func (h *Handler) updateCRMConnection(c echo.Context) error {
+	a := currentAccount(c)
+	conn, err := h.crmConnectionParam(c)
+	if err != nil {
+		return err
+	}
+	f, in, ok := readCRMForm(c, &conn)
+	if !ok {
+		return h.crmProblem(c, f)
+	}
+	h.sealCRMSecrets(&conn, in)
+	conn.UpdatedAt = h.now().UTC()
+	err = h.store.SaveCRMConnection(c.Request().Context(), &conn)
+	if errors.Is(err, store.ErrConflict) {
+		f.Name.Error = "Another " + f.KindTitle + " connection of this account has this name."
+		return h.crmProblem(c, f)
+	}
+	if err != nil {
+		return err
+	}
+	h.log.Info("crm connection saved", "account_id", a.ID, "connection_id", conn.ID)
+	setFlash(c, "ok", "Connection "+conn.Name+" saved.")
+	return redirect(c, crmURL(a.ID, conn.ID, ""))
+}
+
+// deleteCRMConnection asks first, then deletes a connection with its stage
+// table and deliveries: its URL answers 404 from then on.
+func (h *Handler) deleteCRMConnection(c echo.Context) error {
+	a := currentAccount(c)
+	conn, err := h.crmConnectionParam(c)
+	if err != nil {
+		return err
+	}
+	title := crm.Kind(conn.Kind).Title()
+	if c.FormValue("confirm") != "yes" {
+		p := h.page(c, "Delete "+conn.Name)
+		p.Nav = "stages"
+		return render(c, http.StatusOK, views.RuleConfirmPage(p, views.RuleConfirm{
+			Title:   "Delete the " + title + " connection " + conn.Name + "?",
+			Message: "Its URL will answer 404: " + title + "'s deliveries to it are refused from then on.",
+			Detail:  "Its stage table and the deliveries it received are deleted; the stage changes they recorded stay on their leads.",
+			Action:  crmURL(a.ID, conn.ID, "/delete"), Button: "Delete the connection", Cancel: crmURL(a.ID, conn.ID, "/edit"), Danger: true,
+		}))
+	}
+	if err := h.store.DeleteCRMConnection(c.Request().Context(), a.ID, conn.ID); err != nil {
+		return err
+	}
+	h.log.Info("crm connection deleted", "account_id", a.ID, "connection_id", conn.ID)
+	setFlash(c, "ok", "Connection "+conn.Name+" deleted.")
+	return redirect(c, views.AccountURL(a.ID, "/stages#crm"))
+}
