@@ -260,6 +260,10 @@ func (f File) crmProblems(getenv func(string) string, k *known) []Problem {
 			if c.Kind.Valid() {
 				add(p+".fields", "only a generic connection maps fields: %s deliveries have their own shape; remove fields", c.Kind.Title())
 			}
+		case c.Fields != nil:
+			if err := crm.CheckFields(c.Fields); err != nil {
+				add(p+".fields", "%s", err.Error())
+			}
 		}
 	}
 	return ps

@@ -160,13 +160,14 @@ func TestDecodeCRM(t *testing.T) {
 // Every problem of the connections is listed with its JSON path, without
 // a database (the command line checks the file before it opens one).
 func TestValidateCRM(t *testing.T) {
+	const spaced = " z" // a CRM stage id with a space before it
 	f := acmeFile()
 	f.CRMConnections = []CRMSpec{
 		{Kind: "salesforce", Name: "SF", SecretEnv: "S"},
 		{Kind: crm.HubSpot, Name: "", SecretEnv: "HUBSPOT-SECRET", APITokenEnv: "UNSET_TOKEN"},
 		{Kind: crm.HubSpot, Name: "Sales", SecretEnv: "S", LeadIDProperty: strings.Repeat("p", 101),
 			Fields: map[string]string{"email": "contact.email"}},
-		{Kind: crm.HubSpot, Name: "sales", SecretEnv: "S", StageIDs: map[string]string{"": "won", "x": "junk", "y": "", " z": "won"}},
+		{Kind: crm.HubSpot, Name: "sales", SecretEnv: "S", StageIDs: map[string]string{"": "won", "x": "junk", "y": "", spaced: "won"}},
 		{Kind: crm.Generic, Name: "Zap", SecretEnv: "S", APITokenEnv: "T", Fields: map[string]string{"colour": "deal.colour"}},
 		{Kind: crm.Pipedrive, Name: "Sales", SecretEnv: "S", StageIDs: map[string]string{strings.Repeat("1", 201): "won"}},
 	}
@@ -189,6 +190,7 @@ func TestValidateCRM(t *testing.T) {
 		"crm_connections[3].stage_ids.x: junk is a person's verdict",
 		"crm_connections[3].stage_ids.y: required: the account's stage this CRM stage means",
 		"crm_connections[4].api_token_env: a generic connection calls no CRM API",
+		`crm_connections[4].fields: "colour" is not a field leadsignal reads`,
 		"crm_connections[5].stage_ids: a CRM stage id has at most 200 characters",
 	}
 	if len(got) != len(want) {
