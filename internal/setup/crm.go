@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/leadsignal/leadsignal/internal/crm"
@@ -50,8 +50,10 @@ const maxCRMStageIDs = 500
 // short words and numbers.
 const maxCRMStageIDLen = 200
 
-// maxPropertyLen bounds a connection's lead id property.
-const maxPropertyLen = 100
+// leadIDPropertyRE is the connection form's rule for a lead id property
+// (web's leadIDPropertyRE): a HubSpot property's internal name or a
+// Pipedrive field's key.
+var leadIDPropertyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
 
 func (d *decoder) crmConnections(path string, raw json.RawMessage) []CRMSpec {
 	if isNull(raw) {
@@ -316,13 +318,11 @@ func stageIDProblems(path string, ids map[string]string, stages []string) []Prob
 	return ps
 }
 
-// propertyProblem says what is wrong with a lead id property, or "".
+// propertyProblem says what is wrong with a lead id property, or "" (none
+// is fine).
 func propertyProblem(p string) string {
-	switch {
-	case utf8.RuneCountInString(p) > maxPropertyLen:
-		return fmt.Sprintf("use at most %d characters", maxPropertyLen)
-	case strings.IndexFunc(p, func(r rune) bool { return name.Invisible(r) || unicode.IsSpace(r) }) >= 0:
-		return "a CRM property's name has no spaces or invisible characters"
+	if p != "" && !leadIDPropertyRE.MatchString(p) {
+		return "write the property's internal name or key, like meta_lead_id: at most 100 letters, digits, _ . and -"
 	}
 	return ""
 }

@@ -182,7 +182,7 @@ func TestValidateCRM(t *testing.T) {
 		"crm_connections[1].name: required",
 		"crm_connections[1].secret_env: must be the name of an environment variable",
 		"crm_connections[1].api_token_env: environment variable UNSET_TOKEN is not set",
-		"crm_connections[2].lead_id_property: use at most 100 characters",
+		"crm_connections[2].lead_id_property: write the property's internal name or key, like meta_lead_id: at most 100 letters",
 		"crm_connections[2].fields: only a generic connection maps fields: HubSpot deliveries have their own shape; remove fields",
 		`crm_connections[3].name: "sales" is also the name of crm_connections[2] of kind hubspot`,
 		"crm_connections[3].stage_ids: a CRM stage id must not be empty",
