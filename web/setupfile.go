@@ -223,6 +223,8 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 		{Title: "Stage mappings", Summary: summary(counted(s.MappingsAdded, "added", "added"), counted(s.MappingsChanged, "changed", "changed"),
 			counted(s.MappingsDeleted, "deleted", "deleted"), reordered(s.MappingsReordered), counted(s.StagesAdded, "stage added", "stages added"))},
 		{Title: "Sequences", Summary: summary(counted(s.SequencesAdded, "added", "added"), counted(s.SequencesDeleted, "deleted", "deleted"))},
+		{Title: "CRM connections", Summary: summary(counted(s.CRMAdded, "added", "added"), counted(s.CRMChanged, "changed", "changed"),
+			counted(s.CRMDeleted, "deleted", "deleted"))},
 	}
 	if s.AccountCreated {
 		sections[0].Summary = "created"
@@ -244,6 +246,9 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 	}
 	if f.Sequences == nil {
 		sections[5].Summary = absent
+	}
+	if f.CRMConnections == nil {
+		sections[6].Summary = absent
 	}
 	for _, ch := range r.Changes {
 		i, item := 0, ""
@@ -267,6 +272,11 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 			}
 		case strings.HasPrefix(ch.Path, "sequences"):
 			i = 5
+		case strings.HasPrefix(ch.Path, "crm_connections"):
+			i = 6
+			if k, ok := itemIndex(ch.Path, len(f.CRMConnections)); ok {
+				item = f.CRMConnections[k].Name
+			}
 		}
 		key := changeKey(ch.Path)
 		if key == "" && strings.Contains(ch.What, strconv.Quote(item)) {

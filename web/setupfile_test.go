@@ -205,7 +205,7 @@ func TestSetupUploadPreviewThenApply(t *testing.T) {
 		r := b.upload(views.AccountURL(acc.ID, "/settings/setup/preview"), nil, "acme.json", changedSetup)
 		wantStatus(t, "preview", r, http.StatusOK)
 		if got, want := texts(r, "setup-summary"), []string{"2 settings changed", "1 added", "1 signal changed", "1 added, 1 changed, 1 deleted, reordered",
-			"not in the file: left as they are", "not in the file: left as they are"}; !slices.Equal(got, want) {
+			"not in the file: left as they are", "not in the file: left as they are", "not in the file: left as they are"}; !slices.Equal(got, want) {
 			t.Errorf("section summaries = %q; want %q", got, want)
 		}
 		changes := strings.Join(texts(r, "setup-change"), "\n")
@@ -642,7 +642,7 @@ func TestSetupUploadStageMappings(t *testing.T) {
 		r := b.upload(preview, nil, "acme.json", mappingsSetup)
 		wantStatus(t, "preview", r, http.StatusOK)
 		const absent = "not in the file: left as they are"
-		if got, want := texts(r, "setup-summary"), []string{"no change", absent, absent, absent, "3 added, 1 stage added", absent}; !slices.Equal(got, want) {
+		if got, want := texts(r, "setup-summary"), []string{"no change", absent, absent, absent, "3 added, 1 stage added", absent, absent}; !slices.Equal(got, want) {
 			t.Errorf("section summaries = %q; want %q", got, want)
 		}
 		changes := texts(r, "setup-change")
@@ -705,6 +705,37 @@ func TestSetupUploadStageMappings(t *testing.T) {
 		}
 		if len(f.SendRules) != 3 || len(f.StageMappings) != 3 || f.StageMappings[1].Name != "Deals won" || !f.StageMappings[1].Value.FromChange {
 			t.Errorf("download send_rules %+v, stage_mappings %+v; want 3 and 3 apart", f.SendRules, f.StageMappings)
+		}
+	})
+}
+
+// TestSetupUploadCRMConnections: the preview lists the CRM connections'
+// changes in their own section; an upload reads no environment variable,
+// so a new connection waits for its secret (its hook answers 503 naming
+// the variable).
+func TestSetupUploadCRMConnections(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc := setupAccount(t, a)
+		b := a.browser()
+		b.login("ada@example.com")
+		b.get(views.AccountURL(acc.ID, "/settings"))
+		file := `{"account": {"slug": "acme", "name": "Acme", "timezone": "UTC", "currency": "USD"},
+  "crm_connections": [{"kind": "generic", "name": "Zapier", "secret_env": "ZAPIER_HOOK_SECRET", "stage_ids": {"Won": "won"}}]}`
+		r := b.upload(views.AccountURL(acc.ID, "/settings/setup/preview"), nil, "acme.json", file)
+		wantStatus(t, "preview", r, http.StatusOK)
+		summaries := texts(r, "setup-summary")
+		if len(summaries) != 7 || summaries[6] != "1 added" {
+			t.Fatalf("section summaries = %q; want the CRM connections' last: 1 added", summaries)
+		}
+		var crmChanges []string
+		for _, ch := range texts(r, "setup-change") {
+			if strings.Contains(ch, "crm_connections") {
+				crmChanges = append(crmChanges, ch)
+			}
+		}
+		if len(crmChanges) == 0 || !strings.Contains(strings.Join(crmChanges, "\n"), "Zapier") {
+			t.Errorf("CRM changes = %q; want the Zapier connection's", crmChanges)
 		}
 	})
 }
