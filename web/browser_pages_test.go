@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/leadsignal/leadsignal/internal/crm"
 	"github.com/leadsignal/leadsignal/internal/demo"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -42,12 +43,15 @@ func TestBrowserEveryPageFits(t *testing.T) {
 			t.Fatalf("post lead = %d %s", r.status, r.raw)
 		}
 
+		conn := a.connection(d.Account, crm.HubSpot, long, "hs-client-secret", "")
+
 		b := chrome(t)
 		b.login(a.srv.URL, owner.Email)
 		home := "/accounts/" + itoa(d.Account.ID)
 		seen := map[string]bool{}
 		queue := []string{home, "/accounts", "/password", "/admin/users", "/accounts/new",
-			home + "/rules/new", home + "/datasets/new", home + "/stages/mappings/new", home + "/stages/uploads"}
+			home + "/rules/new", home + "/datasets/new", home + "/stages/mappings/new", home + "/stages/uploads",
+			home + "/stages/crm/new?kind=generic", home + "/stages/crm/" + itoa(conn.ID) + "/edit"}
 		for len(queue) > 0 && len(seen) < 60 {
 			path := queue[0]
 			queue = queue[1:]
