@@ -869,7 +869,7 @@ func CRMConnectionPage(p Page, v CRMPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if v.Kind == "hubspot" {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 84, "HubSpot's signature covers the full URL, so deliveries are refused until it is set.")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 84, "HubSpot's signature covers the full URL: behind a proxy its deliveries are refused until it is set.")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
