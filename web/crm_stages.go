@@ -57,8 +57,14 @@ func (h *Handler) crmPageView(c echo.Context, conn models.CRMConnection, before 
 	}
 	labels := map[string]string{}
 	for _, r := range rows {
-		row := views.CRMStageRow{ID: r.CRMStageID, Label: r.Label, Pipeline: r.Pipeline, Stage: r.Stage,
-			Missing: r.Stage != "" && !slices.Contains(v.Stages.Stages, r.Stage)}
+		row := views.CRMStageRow{ID: r.CRMStageID, Label: r.Label, Pipeline: r.Pipeline, Stage: r.Stage}
+		// Stages are matched ignoring case (a setup file may spell one
+		// otherwise): the row shows the list's spelling.
+		if i := slices.IndexFunc(v.Stages.Stages, func(s string) bool { return strings.EqualFold(s, r.Stage) }); i >= 0 {
+			row.Stage = v.Stages.Stages[i]
+		} else {
+			row.Missing = r.Stage != ""
+		}
 		if r.SeenAt != nil {
 			row.Seen = views.NewStamp(*r.SeenAt, now, loc)
 			row.Waits = r.Stage == ""

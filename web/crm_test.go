@@ -520,6 +520,17 @@ func TestCRMMapStages(t *testing.T) {
 		if rows, _ := s.CRMStages(ctx, f.acc.ID, c.ID); len(rows) != 2 || rows[0].Stage == rows[1].Stage {
 			t.Errorf("after unmapping one: %+v", rows)
 		}
+		// A setup file's spelling, and a stage the list no longer has.
+		if err := s.MapCRMStages(ctx, f.acc.ID, c.ID, map[string]string{"deal_won": "WON", "deal_lost": "lost"}, f.a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		r = f.b.get(crmPageURL(f.acc, c, ""))
+		if got, want := strings.Join(crmStageRows(r), "\n"), "deal_booked   → \ndeal_lost   → lost\ndeal_won   → won"; got != want {
+			t.Errorf("stage table =\n%s\nwant\n%s", got, want)
+		}
+		if got := r.doc.Find(`tr[data-crm-stage="deal_lost"] option[selected]`).Text(); got != "lost (not in the list)" {
+			t.Errorf("a stage the list lacks shows as %q", got)
+		}
 	})
 }
 
