@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -19,10 +18,6 @@ import (
 
 // maxCRMSecret bounds a secret or token pasted into a connection's form.
 const maxCRMSecret = 1000
-
-// leadIDPropertyRE is a HubSpot property's internal name or a Pipedrive
-// field's key.
-var leadIDPropertyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
 
 // crmForm is a connection's form for conn as saved (a new one: its kind
 // alone). Secrets are never put in it: their hints say whether one is
@@ -112,7 +107,7 @@ func readCRMForm(c echo.Context, conn *models.CRMConnection) (views.CRMForm, crm
 	if f.APIToken.Name != "" {
 		f.APIToken.Error = secretProblem(in.apiToken)
 	}
-	if conn.LeadIDProperty != "" && !leadIDPropertyRE.MatchString(conn.LeadIDProperty) {
+	if !crm.ValidLeadIDProperty(conn.LeadIDProperty) {
 		f.LeadIDProperty.Error = "Write the property's internal name or key, like meta_lead_id: letters, digits, _ . - only."
 	}
 	ok := f.Name.Error == "" && f.Secret.Error == "" && f.APIToken.Error == "" && f.LeadIDProperty.Error == ""

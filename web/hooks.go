@@ -32,16 +32,11 @@ type CRMOptions struct {
 	Notify func()
 }
 
-// hookPath is the path a connection's CRM posts to.
-func hookPath(c models.CRMConnection) string {
-	return "/hooks/" + c.Kind + "/" + c.Token
-}
-
 // hookURL is the URL a connection's CRM posts to: absolute with the public
 // address when LEADSIGNAL_PUBLIC_URL is set, else its path (the server
 // cannot know the address a CRM reaches it at behind a proxy).
 func (h *Handler) hookURL(c models.CRMConnection) string {
-	return h.crm.PublicURL + hookPath(c)
+	return h.crm.PublicURL + crm.HookPath(c.Kind, c.Token)
 }
 
 // maxHookBody bounds a delivery: HubSpot sends up to 100 events, a few

@@ -11,6 +11,7 @@ package crm
 
 import (
 	"encoding/json"
+	"regexp"
 	"time"
 )
 
@@ -112,3 +113,15 @@ func SecretLabel(token string) string { return "crm-secret:" + token }
 
 // APITokenLabel: see SecretLabel.
 func APITokenLabel(token string) string { return "crm-api-token:" + token }
+
+// leadIDPropertyRE is a HubSpot property's internal name or a Pipedrive
+// field's key.
+var leadIDPropertyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+
+// ValidLeadIDProperty reports whether p can name the contact property
+// that holds Meta's lead id ("" names none): the connection form and the
+// setup file check it alike.
+func ValidLeadIDProperty(p string) bool { return p == "" || leadIDPropertyRE.MatchString(p) }
+
+// HookPath is the path of a connection's hook URL, /hooks/<kind>/<token>.
+func HookPath(kind, token string) string { return "/hooks/" + kind + "/" + token }

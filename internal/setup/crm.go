@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -49,11 +48,6 @@ const maxCRMStageIDs = 500
 // maxCRMStageIDLen bounds a CRM stage id; HubSpot's and Pipedrive's are
 // short words and numbers.
 const maxCRMStageIDLen = 200
-
-// leadIDPropertyRE is the connection form's rule for a lead id property
-// (web's leadIDPropertyRE): a HubSpot property's internal name or a
-// Pipedrive field's key.
-var leadIDPropertyRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
 
 func (d *decoder) crmConnections(path string, raw json.RawMessage) []CRMSpec {
 	if isNull(raw) {
@@ -321,7 +315,7 @@ func stageIDProblems(path string, ids map[string]string, stages []string) []Prob
 // propertyProblem says what is wrong with a lead id property, or "" (none
 // is fine).
 func propertyProblem(p string) string {
-	if p != "" && !leadIDPropertyRE.MatchString(p) {
+	if !crm.ValidLeadIDProperty(p) {
 		return "write the property's internal name or key, like meta_lead_id: at most 100 letters, digits, _ . and -"
 	}
 	return ""

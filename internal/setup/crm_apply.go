@@ -293,7 +293,7 @@ func exportCRM(ctx context.Context, s *store.Store, cs []models.CRMConnection, p
 		kind := crm.Kind(c.Kind)
 		spec := CRMSpec{
 			Kind: kind, Name: c.Name, SecretEnv: c.SecretEnv, APITokenEnv: c.APITokenEnv, LeadIDProperty: c.LeadIDProperty,
-			StageIDs: map[string]string{}, URL: strings.TrimRight(publicURL, "/") + "/hooks/" + c.Kind + "/" + c.Token,
+			StageIDs: map[string]string{}, URL: strings.TrimRight(publicURL, "/") + crm.HookPath(c.Kind, c.Token),
 		}
 		if spec.SecretEnv == "" {
 			spec.SecretEnv = suggest(SuggestedCRMSecretEnv(kind, c.Name))
