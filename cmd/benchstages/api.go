@@ -108,6 +108,7 @@ func (b *bench) api(ctx context.Context) (bool, error) {
 	p50, p99, pmax := benchkit.Percentile(res.Lat, 0.5), benchkit.Percentile(res.Lat, 0.99), benchkit.Percentile(res.Lat, 1)
 	ratio := rate / pg.TPS
 	ok := res.Errors == 0 && ratio >= cfg.budget && p99 < cfg.p99
+	b.apiRate = rate
 	fmt.Println()
 	fmt.Printf("== stage API (docs/operations.md): %d stage changes, c=%d, POST /api/v1/stages over HTTP, %d leads in the account ==\n",
 		cfg.changes, cfg.conc, cfg.leads)

@@ -1,4 +1,4 @@
-// Command benchstages measures the two stage budgets of docs/operations.md
+// Command benchstages measures the stage budgets of docs/operations.md
 // ("Benchmarks") on one Postgres, which make bench gives it durable (.ci/durable-pg):
 //
 //   - The stage API: -changes (10,000) stage changes posted to
@@ -12,6 +12,17 @@
 //     concurrency (benchkit.PgbenchInsert, .ci/bench's baseline), run just
 //     before. Budget: at least -budget (0.3) of pgbench's rate, p99 under
 //     -p99 (50 ms).
+//   - CRM webhooks: -hook-deliveries (10,000) signed deliveries of a
+//     generic CRM connection posted to POST /hooks/generic/<token> from -c
+//     clients, into another account like the stage API's, served as
+//     leadsignal serve serves them (the CRM worker, internal/crmsync,
+//     running beside the server). Each is one stage change of another lead
+//     by its email, as the stage API's run has them, every one with a
+//     change_id. The answers' rate and p99 have the stage API's budget
+//     against pgbench run again just before. Then the time from the first
+//     post until every delivery is done (its change recorded and its
+//     events queued) is reported as a rate against the stage API's; it has
+//     no budget, but a delivery not done fails the run.
 //   - The CSV upload: a -rows (50,000) row CSV of stage changes, from the
 //     uploaded file to all its events queued, against the time Postgres
 //     takes to COPY the same file into a table of its columns (the median
@@ -28,7 +39,8 @@
 //
 // It prints both figures, their baselines and ratios, as key=value lines
 // too, and exits non-zero when a budget is missed or a change failed.
-// -cpuprofile FILE writes a CPU profile of the stage API run to FILE and
+// -cpuprofile FILE writes a CPU profile of the stage API run to FILE, of
+// the webhooks (from the first post until all are done) to FILE.hooks and
 // of the upload to FILE.upload; -pprof ADDR serves net/http/pprof while it
 // runs. When the Postgres has pg_stat_statements loaded, the statements
 // that took most of each measured part are printed too.
@@ -77,6 +89,10 @@ type config struct {
 	budget   float64
 	p99      time.Duration
 
+	// CRM webhooks.
+	hookDeliveries int
+	hookWait       time.Duration
+
 	// The upload.
 	rows         int
 	chunk        int
@@ -87,9 +103,9 @@ type config struct {
 func run() error {
 	var cfg config
 	flag.StringVar(&cfg.database, "database", benchkit.Database(), "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
-	flag.StringVar(&cfg.only, "only", "", "run one part only: api or upload")
+	flag.StringVar(&cfg.only, "only", "", "run one part only: api, hooks or upload")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
-	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the stage API run (server and clients) to this file, and of the upload to this file with .upload added")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the stage API run (server and clients) to this file, of the webhooks to this file with .hooks added and of the upload with .upload added")
 	flag.StringVar(&cfg.pprof, "pprof", "", "serve net/http/pprof on this address (like 127.0.0.1:6060) while running")
 	flag.IntVar(&cfg.conc, "c", 16, "stage API: concurrent clients, and pgbench's")
 	flag.IntVar(&cfg.threads, "j", 2, "pgbench's threads")
@@ -97,21 +113,23 @@ func run() error {
 	flag.IntVar(&cfg.changes, "changes", 10_000, "stage API: measured stage changes")
 	flag.IntVar(&cfg.warmup, "warmup", 500, "stage API: unmeasured stage changes first")
 	flag.IntVar(&cfg.leads, "leads", 100_000, "stage API: leads in the account (each measured change is of another lead)")
-	flag.Float64Var(&cfg.budget, "budget", 0.3, "stage API: least rate over pgbench's")
-	flag.DurationVar(&cfg.p99, "p99", 50*time.Millisecond, "stage API: p99 under this")
+	flag.Float64Var(&cfg.budget, "budget", 0.3, "stage API and webhooks: least rate over pgbench's")
+	flag.DurationVar(&cfg.p99, "p99", 50*time.Millisecond, "stage API and webhooks: p99 under this")
+	flag.IntVar(&cfg.hookDeliveries, "hook-deliveries", 10_000, "webhooks: measured deliveries, one stage change each")
+	flag.DurationVar(&cfg.hookWait, "hook-wait", 2*time.Minute, "webhooks: longest wait, after the last answer, for every delivery to be done")
 	flag.IntVar(&cfg.rows, "rows", 50_000, "upload: rows of the CSV file, each of another lead")
 	flag.IntVar(&cfg.chunk, "chunk", 1000, "upload: rows a pass works at a time")
 	flag.IntVar(&cfg.copies, "copies", 3, "upload: timed COPY runs, the median is the baseline")
 	flag.Float64Var(&cfg.uploadBudget, "upload-budget", 3, "upload: most time over the COPY's")
 	flag.Parse()
-	if cfg.conc < 1 || cfg.threads < 1 || cfg.changes < 1 || cfg.warmup < 0 || cfg.rows < 1 || cfg.chunk < 1 || cfg.copies < 1 {
-		return errors.New("-c, -j, -changes, -rows, -chunk and -copies must be positive, -warmup not negative")
+	if cfg.conc < 1 || cfg.threads < 1 || cfg.changes < 1 || cfg.hookDeliveries < 1 || cfg.warmup < 0 || cfg.rows < 1 || cfg.chunk < 1 || cfg.copies < 1 {
+		return errors.New("-c, -j, -changes, -hook-deliveries, -rows, -chunk and -copies must be positive, -warmup not negative")
 	}
-	if cfg.changes+cfg.warmup > cfg.leads {
-		return errors.New("-leads must be at least -changes plus -warmup: each change is of another lead")
+	if max(cfg.changes, cfg.hookDeliveries)+cfg.warmup > cfg.leads {
+		return errors.New("-leads must be at least -changes (and -hook-deliveries) plus -warmup: each change is of another lead")
 	}
-	if cfg.only != "" && cfg.only != "api" && cfg.only != "upload" {
-		return errors.New("-only is api or upload")
+	if cfg.only != "" && cfg.only != "api" && cfg.only != "hooks" && cfg.only != "upload" {
+		return errors.New("-only is api, hooks or upload")
 	}
 	if cfg.pprof != "" {
 		ln, err := net.Listen("tcp", cfg.pprof)
@@ -132,7 +150,7 @@ func run() error {
 	b.statements = statementsAvailable(ctx, dbURL)
 
 	var failed []string
-	if cfg.only != "upload" {
+	if cfg.only == "" || cfg.only == "api" {
 		ok, err := b.api(ctx)
 		if err != nil {
 			return fmt.Errorf("stage API: %w", err)
@@ -141,7 +159,16 @@ func run() error {
 			failed = append(failed, "stage API")
 		}
 	}
-	if cfg.only != "api" {
+	if cfg.only == "" || cfg.only == "hooks" {
+		ok, err := b.hooks(ctx)
+		if err != nil {
+			return fmt.Errorf("CRM webhooks: %w", err)
+		}
+		if !ok {
+			failed = append(failed, "CRM webhooks")
+		}
+	}
+	if cfg.only == "" || cfg.only == "upload" {
 		ok, err := b.upload(ctx)
 		if err != nil {
 			return fmt.Errorf("upload: %w", err)
@@ -163,6 +190,9 @@ type bench struct {
 	dbURL      string
 	pgPID      int
 	statements bool
+	// apiRate is the stage API's rate (changes/s), once measured: the
+	// webhooks' queueing is compared with it.
+	apiRate float64
 }
 
 // stagesAccount creates an account with a dry_run dataset, the template's
