@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/leadsignal/leadsignal/models"
@@ -62,6 +63,7 @@ func (s *Store) crmNameTaken(ctx context.Context, c models.CRMConnection) (bool,
 // and mapping; its kind and token never change. ErrConflict when another
 // of the account's connections of its kind has the name.
 func (s *Store) SaveCRMConnection(ctx context.Context, c *models.CRMConnection) error {
+	defer s.forgetHooks()
 	return wrap("save crm connection", s.Tx(ctx, func(tx *Store) error {
 		if taken, err := tx.crmNameTaken(ctx, *c); err != nil || taken {
 			if err == nil {
@@ -82,6 +84,7 @@ func (s *Store) SaveCRMConnection(ctx context.Context, c *models.CRMConnection) 
 // DeleteCRMConnection deletes a connection with its stage table and
 // deliveries: its URL answers 404 from then on.
 func (s *Store) DeleteCRMConnection(ctx context.Context, accountID, id int64) error {
+	defer s.forgetHooks()
 	res := s.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Delete(&models.CRMConnection{})
 	if res.Error == nil && res.RowsAffected == 0 {
 		return wrap("delete crm connection", ErrNotFound)
@@ -104,11 +107,22 @@ func (s *Store) CRMConnection(ctx context.Context, accountID, id int64) (models.
 }
 
 // CRMConnectionByToken finds the connection a hook URL names, of any
-// account: the token is the URL's own secret part.
+// account: the token is the URL's own secret part. A connection found is
+// remembered for keyCacheTTL: a CRM posts in bursts. Saving or deleting a
+// connection clears this replica's cache; another replica may take a
+// deleted connection's delivery for a few seconds more, and then its
+// insert finds no connection (ErrNotFound).
 func (s *Store) CRMConnectionByToken(ctx context.Context, kind, token string) (models.CRMConnection, error) {
-	var c models.CRMConnection
-	err := s.q(ctx).Where("token = ? AND kind = ?", token, kind).Take(&c).Error
-	return c, wrap("crm connection by token", err)
+	k, now := kind+"/"+token, time.Now()
+	c, gen, ok := s.hooks.get(k, now)
+	if ok {
+		return c, nil
+	}
+	if err := s.q(ctx).Where("token = ? AND kind = ?", token, kind).Take(&c).Error; err != nil {
+		return c, wrap("crm connection by token", err)
+	}
+	s.hooks.put(k, c, gen, now)
+	return c, nil
 }
 
 // CRMConnectionByID finds a connection for the worker, which works across
@@ -195,6 +209,9 @@ func (s *Store) AddCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) (
 		Columns:   []clause.Column{{Name: "connection_id"}, {Name: "key"}},
 		DoNothing: true,
 	}).Create(&ds)
+	if errors.Is(res.Error, gorm.ErrForeignKeyViolated) {
+		return 0, wrap("add crm deliveries", ErrNotFound) // the connection was deleted meanwhile
+	}
 	return int(res.RowsAffected), wrap("add crm deliveries", res.Error)
 }
 
@@ -227,20 +244,49 @@ func (s *Store) ClaimCRMDeliveries(ctx context.Context, now time.Time, limit int
 
 // FinishCRMDeliveries writes what the worker made of claimed deliveries:
 // their status, what they wait for and why, their next try, and the lead,
-// stage change and stage they came to.
+// stage change and stage they came to. On Postgres one statement writes
+// them all.
 func (s *Store) FinishCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) error {
-	return wrap("finish crm deliveries", s.Tx(ctx, func(tx *Store) error {
-		for i := range ds {
-			d := &ds[i]
-			err := tx.q(ctx).Model(d).Select("status", "waiting_for", "reason", "attempts", "next_try_at", "tried_at",
-				"lead_id", "stage_change_id", "stage").Updates(d).Error
-			if err != nil {
-				return err
-			}
-		}
+	if len(ds) == 0 {
 		return nil
-	}))
+	}
+	if s.dialect != "postgres" {
+		return wrap("finish crm deliveries", s.Tx(ctx, func(tx *Store) error {
+			for i := range ds {
+				err := tx.q(ctx).Model(&ds[i]).Select("status", "waiting_for", "reason", "attempts", "next_try_at", "tried_at",
+					"lead_id", "stage_change_id", "stage").Updates(&ds[i]).Error
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	n := len(ds)
+	id, attempts, next, tried := make([]int64, n), make([]int32, n), make([]time.Time, n), make([]*time.Time, n)
+	lead, change := make([]*int64, n), make([]*int64, n)
+	for i, d := range ds {
+		id[i], attempts[i], next[i], tried[i], lead[i], change[i] = d.ID, int32(d.Attempts), d.NextTryAt.UTC(), d.TriedAt, d.LeadID, d.StageChangeID
+	}
+	args := textArgs([]any{id, attempts, next, tried, lead, change}, ds, deliveryText)
+	_, err := s.conn().ExecContext(ctx, finishDeliveriesSQL, args...)
+	return wrap("finish crm deliveries", err)
 }
+
+var deliveryTyped = []column{
+	{"id", "bigint"}, {"attempts", "integer"}, {"next_try_at", "timestamptz"}, {"tried_at", "timestamptz"},
+	{"lead_id", "bigint"}, {"stage_change_id", "bigint"},
+}
+
+var deliveryText = []textColumn[models.CRMDelivery]{
+	{"status", func(d *models.CRMDelivery) string { return string(d.Status) }},
+	{"waiting_for", func(d *models.CRMDelivery) string { return d.WaitingFor }},
+	{"reason", func(d *models.CRMDelivery) string { return d.Reason }},
+	{"stage", func(d *models.CRMDelivery) string { return d.Stage }},
+}
+
+// finishDeliveriesSQL writes FinishCRMDeliveries's outcomes at once.
+var finishDeliveriesSQL = unnestUpdate("crm_deliveries", deliveryTyped, deliveryText, []string{"id"}, nil)
 
 // CRMDeliveries lists a connection's deliveries newest first, up to limit,
 // those before the delivery id before when it is not 0.

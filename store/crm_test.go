@@ -124,6 +124,11 @@ func TestCRMDeliveries(t *testing.T) {
 		if n, err := s.AddCRMDeliveries(ctx, []models.CRMDelivery{d("a"), d("c")}); err != nil || n != 1 {
 			t.Fatalf("add a again and c = %d, %v; want 1 new", n, err)
 		}
+		gone := d("x")
+		gone.ConnectionID = c.ID + 100 // deleted by another replica while its token was cached here
+		if _, err := s.AddCRMDeliveries(ctx, []models.CRMDelivery{gone}); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("delivery of a deleted connection: err = %v; want ErrNotFound", err)
+		}
 		claimed, err := s.ClaimCRMDeliveries(ctx, now, 10)
 		if err != nil || len(claimed) != 3 {
 			t.Fatalf("claim = %d, %v; want 3", len(claimed), err)

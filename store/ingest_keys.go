@@ -84,7 +84,8 @@ func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Ti
 			UpdateColumn("last_used_at", now.UTC()).Error; err != nil {
 			return models.Account{}, wrap("note ingest key use", err)
 		}
-		s.keys.used(hash, now.UTC())
+		at := now.UTC()
+		s.keys.update(hash, func(ka *keyAccount) { ka.KeyLastUsedAt = &at })
 	}
 	return ka.Account, nil
 }

@@ -22,6 +22,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/leadsignal/leadsignal/migrations"
+	"github.com/leadsignal/leadsignal/models"
 )
 
 // Errors callers can test for with errors.Is.
@@ -46,6 +47,8 @@ type Store struct {
 	db      *gorm.DB
 	dialect string
 	keys    *keyCache
+	// hooks caches the CRM connections hook URLs name.
+	hooks *cache[models.CRMConnection]
 	// afterCommit, inside Tx, collects what to do once the transaction
 	// has committed.
 	afterCommit *[]func()
@@ -107,7 +110,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: ping: %w", err)
 	}
-	return &Store{db: db, dialect: dialect, keys: newKeyCache()}, nil
+	return &Store{db: db, dialect: dialect, keys: newKeyCache(), hooks: newCache[models.CRMConnection]()}, nil
 }
 
 // ownerOnly makes the SQLite file, which holds personal data, the owner's
@@ -211,7 +214,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 		after = new([]func())
 	}
 	err := s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, afterCommit: after})
+		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, hooks: s.hooks, afterCommit: after})
 	}, &sql.TxOptions{})
 	if err == nil && outer {
 		for _, f := range *after {
@@ -230,6 +233,16 @@ func (s *Store) forgetKeys() {
 		return
 	}
 	s.keys.forget()
+}
+
+// forgetHooks clears the hook connections' cache once the change at hand is
+// committed, as forgetKeys clears the keys'.
+func (s *Store) forgetHooks() {
+	if s.afterCommit != nil {
+		*s.afterCommit = append(*s.afterCommit, s.hooks.forget)
+		return
+	}
+	s.hooks.forget()
 }
 
 // q is the gorm handle bound to ctx, the start of every query.

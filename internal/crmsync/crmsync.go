@@ -131,8 +131,7 @@ func (w *Worker) round(ctx context.Context) (int, error) {
 	var order []int64
 	for i := range ds {
 		wk := &work{d: &ds[i]}
-		r.prepare(ctx, wk)
-		if wk.change == nil {
+		if !r.prepare(ctx, wk) {
 			continue
 		}
 		if _, ok := byAccount[wk.d.AccountID]; !ok {
@@ -141,17 +140,28 @@ func (w *Worker) round(ctx context.Context) (int, error) {
 		byAccount[wk.d.AccountID] = append(byAccount[wk.d.AccountID], wk)
 	}
 	for _, accountID := range order {
-		r.record(ctx, accountID, byAccount[accountID])
+		if ws := r.findLeads(ctx, byAccount[accountID]); len(ws) > 0 {
+			r.record(ctx, accountID, ws)
+		}
 	}
 	// Written even when ctx ended: a delivery's lease would otherwise hold
 	// it for deliveryLease, and its outcome would be lost.
 	return len(ds), w.o.Store.FinishCRMDeliveries(context.WithoutCancel(ctx), ds)
 }
 
-// work is one claimed delivery on its way, and the change it makes.
+// work is one claimed delivery on its way: what prepare read of it, and
+// the change it makes once its lead is found.
 type work struct {
-	d      *models.CRMDelivery
-	change *models.StageChange
+	d        *models.CRMDelivery
+	conn     *connection
+	acc      *models.Account
+	ch       crm.Change
+	stage    string
+	refs     []crm.LeadRef
+	keys     []store.LeadKey
+	value    *float64
+	currency string
+	change   *models.StageChange
 }
 
 // round holds what one round read once: connections with their stage
@@ -214,23 +224,23 @@ func (r *round) account(ctx context.Context, id int64) (*models.Account, error) 
 // up: a CRM deal whose lead never reached leadsignal in a week will not.
 const leadWait = 7 * 24 * time.Hour
 
-// prepare reads wk's change back, maps its stage, looks its contact up
-// and finds its lead; it leaves wk.change nil with the delivery's outcome
-// set when the change cannot go to the stage path now.
-func (r *round) prepare(ctx context.Context, wk *work) {
+// prepare reads wk's change back, maps its stage, looks its contact up and
+// works out the keys its lead is found by. It reports false, with the
+// delivery's outcome set, when the change cannot go on now.
+func (r *round) prepare(ctx context.Context, wk *work) bool {
 	d := wk.d
 	d.Attempts++
 	d.TriedAt = &r.now
 	c := r.connection(ctx, d.ConnectionID)
 	if c.err != nil {
 		r.wait(d, models.WaitingCRM, "the connection could not be read: "+c.err.Error())
-		return
+		return false
 	}
 	kind := crm.Kind(c.Kind)
 	changes, _, err := crm.Parse(kind, []byte(d.Body), c.fields)
 	if err != nil || len(changes) != 1 {
 		r.giveUp(d, fmt.Sprintf("the delivery cannot be read as one stage change: %v", err))
-		return
+		return false
 	}
 	ch := changes[0]
 	stage, ok := r.stage(ctx, c, ch.StageID)
@@ -239,36 +249,59 @@ func (r *round) prepare(ctx context.Context, wk *work) {
 		d.Reason = fmt.Sprintf("%s stage %q is not mapped to one of the account's stages: map it on the connection's page", kind.Title(), ch.StageID)
 		// Mapping it wakes the delivery; until then look again daily.
 		d.NextTryAt = r.now.Add(24 * time.Hour)
-		return
+		return false
 	}
 	acc, err := r.account(ctx, d.AccountID)
 	if err != nil {
 		r.wait(d, models.WaitingCRM, "the account could not be read: "+err.Error())
-		return
+		return false
 	}
 	refs, value, currency, why := r.lookUp(ctx, c, ch)
 	if why != nil {
 		r.wait(d, why.waitingFor, why.reason)
-		return
+		return false
 	}
 	if value == nil {
 		value, currency = ch.Value, ch.Currency
 	}
-	l, found, err := r.findLead(ctx, acc, refs)
-	if err != nil {
-		r.wait(d, models.WaitingCRM, "the lead could not be looked up: "+err.Error())
-		return
+	*wk = work{d: d, conn: c, acc: acc, ch: ch, stage: stage, refs: refs, keys: leadKeys(acc, refs), value: value, currency: currency}
+	return true
+}
+
+// findLeads finds the leads of an account's prepared deliveries with one
+// look-up, and returns those whose lead was found, with their changes; the
+// others wait for their lead, or are given up after leadWait.
+func (r *round) findLeads(ctx context.Context, ws []*work) []*work {
+	var keys []store.LeadKey
+	for _, wk := range ws {
+		keys = append(keys, wk.keys...)
 	}
-	if !found {
-		if r.now.Sub(d.ReceivedAt) > leadWait {
-			r.giveUp(d, fmt.Sprintf("no lead of the account matched %s within 7 days of the delivery", describe(refs)))
-			return
+	var leads map[store.LeadKey]models.Lead
+	if len(keys) > 0 {
+		var err error
+		if leads, err = r.w.o.Store.LeadsByKeys(ctx, ws[0].acc.ID, keys); err != nil {
+			for _, wk := range ws {
+				r.wait(wk.d, models.WaitingCRM, "the lead could not be looked up: "+err.Error())
+			}
+			return nil
 		}
-		r.wait(d, models.WaitingLead, fmt.Sprintf("no lead of the account matches %s yet", describe(refs)))
-		return
 	}
-	d.LeadID = &l.ID
-	wk.change = r.change(*acc, c, ch, *d, l, stage, value, currency)
+	var found []*work
+	for _, wk := range ws {
+		l, ok := firstLead(wk.keys, leads)
+		d := wk.d
+		switch {
+		case ok:
+			d.LeadID = &l.ID
+			wk.change = r.change(*wk.acc, wk.conn, wk.ch, *d, l, wk.stage, wk.value, wk.currency)
+			found = append(found, wk)
+		case r.now.Sub(d.ReceivedAt) > leadWait:
+			r.giveUp(d, fmt.Sprintf("no lead of the account matched %s within 7 days of the delivery", describe(wk.refs)))
+		default:
+			r.wait(d, models.WaitingLead, fmt.Sprintf("no lead of the account matches %s yet", describe(wk.refs)))
+		}
+	}
+	return found
 }
 
 // stage maps a CRM stage id to the account's stage. A HubSpot or Pipedrive

@@ -70,10 +70,10 @@ func (r *round) lookUp(ctx context.Context, c *connection, ch crm.Change) ([]crm
 	}
 }
 
-// findLead finds the account's lead of refs: by leadsignal's lead id,
-// then external id, then Meta's lead id, then email, then phone, each
-// tried over the contacts in order.
-func (r *round) findLead(ctx context.Context, acc *models.Account, refs []crm.LeadRef) (models.Lead, bool, error) {
+// leadKeys are the keys of the account's lead of refs, in the order they
+// are tried: leadsignal's lead id, then external id, then Meta's lead id,
+// then email, then phone, each over the contacts in order.
+func leadKeys(acc *models.Account, refs []crm.LeadRef) []store.LeadKey {
 	var keys []store.LeadKey
 	add := func(field, value string) {
 		if value = strings.TrimSpace(value); value != "" && len(value) <= 500 {
@@ -101,19 +101,17 @@ func (r *round) findLead(ctx context.Context, acc *models.Account, refs []crm.Le
 			add("phone", normalize.Normalize(normalize.Input{Phone: ref.Phone, DefaultCountry: acc.DefaultCountry}).Phone.Hash)
 		}
 	}
-	if len(keys) == 0 {
-		return models.Lead{}, false, nil
-	}
-	leads, err := r.w.o.Store.LeadsByKeys(ctx, acc.ID, keys)
-	if err != nil {
-		return models.Lead{}, false, err
-	}
+	return keys
+}
+
+// firstLead is the lead of the first of keys that found one.
+func firstLead(keys []store.LeadKey, leads map[store.LeadKey]models.Lead) (models.Lead, bool) {
 	for _, k := range keys {
 		if l, ok := leads[k]; ok {
-			return l, true, nil
+			return l, true
 		}
 	}
-	return models.Lead{}, false, nil
+	return models.Lead{}, false
 }
 
 // describe names what a lead was looked up by, for a person reading the
