@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -194,25 +195,53 @@ func (s *Store) SeeCRMStage(ctx context.Context, accountID, connectionID int64, 
 
 // AddCRMDeliveries stores deliveries in the inbox, due at once, each once:
 // one whose connection and key are stored already (a CRM's retry or
-// duplicate) is left as it is. It returns how many were new.
+// duplicate, in an earlier call or earlier in ds) is left as it is. It
+// sets the ids of those it stored, leaves the others' 0, and returns how
+// many it stored. One statement stores them all.
 func (s *Store) AddCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) (int, error) {
 	if len(ds) == 0 {
 		return 0, nil
 	}
+	values := make([]string, len(ds))
+	args := make([]any, 0, len(ds)*10)
 	for i := range ds {
-		ds[i].Status = models.DeliveryWaiting
-		if ds[i].NextTryAt.IsZero() {
-			ds[i].NextTryAt = ds[i].ReceivedAt
+		d := &ds[i]
+		d.ID, d.Status = 0, models.DeliveryWaiting
+		if d.NextTryAt.IsZero() {
+			d.NextTryAt = d.ReceivedAt
 		}
+		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		args = append(args, d.AccountID, d.ConnectionID, d.Key, d.Body, d.ReceivedAt.UTC(), d.ObjectID, d.CRMStageID,
+			d.OccurredAt.UTC(), d.Status, d.NextTryAt.UTC())
 	}
-	res := s.q(ctx).Clauses(clause.OnConflict{
-		Columns:   []clause.Column{{Name: "connection_id"}, {Name: "key"}},
-		DoNothing: true,
-	}).Create(&ds)
-	if errors.Is(res.Error, gorm.ErrForeignKeyViolated) {
+	var stored []struct {
+		ID           int64
+		ConnectionID int64
+		Key          string
+	}
+	err := s.q(ctx).Raw(`INSERT INTO crm_deliveries (account_id, connection_id, key, body, received_at, object_id, crm_stage_id,
+		occurred_at, status, next_try_at) VALUES `+strings.Join(values, ", ")+`
+		ON CONFLICT (connection_id, key) DO NOTHING RETURNING id, connection_id, key`, args...).Scan(&stored).Error
+	if pgErr := (*pgconn.PgError)(nil); errors.Is(err, gorm.ErrForeignKeyViolated) || errors.As(err, &pgErr) && pgErr.Code == "23503" {
 		return 0, wrap("add crm deliveries", ErrNotFound) // the connection was deleted meanwhile
 	}
-	return int(res.RowsAffected), wrap("add crm deliveries", res.Error)
+	if err != nil {
+		return 0, wrap("add crm deliveries", err)
+	}
+	type connKey struct {
+		conn int64
+		key  string
+	}
+	ids := make(map[connKey]int64, len(stored))
+	for _, r := range stored {
+		ids[connKey{r.ConnectionID, r.Key}] = r.ID
+	}
+	for i := range ds {
+		k := connKey{ds[i].ConnectionID, ds[i].Key}
+		ds[i].ID = ids[k]
+		delete(ids, k) // a duplicate later in ds was not stored
+	}
+	return len(stored), nil
 }
 
 // deliveryLease is how long a claimed delivery is the claimer's: another

@@ -166,5 +166,10 @@ func TestCRMDeliveries(t *testing.T) {
 		if err != nil || counts[c.ID].Waiting != 2 || counts[c.ID].Done != 1 || counts[c.ID].Last == nil || !counts[c.ID].Last.Equal(now) {
 			t.Errorf("counts = %+v, %v; want 2 waiting, 1 done, last at %s", counts, err, now)
 		}
+		twice := []models.CRMDelivery{d("e"), d("a"), d("e")}
+		if n, err := s.AddCRMDeliveries(ctx, twice); err != nil || n != 1 || twice[0].ID == 0 || twice[1].ID != 0 || twice[2].ID != 0 {
+			t.Fatalf("add e, a (stored before), e again = %d, %v, ids %d %d %d; want 1 stored, the first e's id only",
+				n, err, twice[0].ID, twice[1].ID, twice[2].ID)
+		}
 	})
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/crm"
+	"github.com/leadsignal/leadsignal/internal/lines"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -128,7 +130,7 @@ func (h *Handler) receiveHook(c echo.Context) error {
 		ds[i] = models.CRMDelivery{AccountID: conn.AccountID, ConnectionID: conn.ID, Key: fitKey(ch.Key), Body: string(ch.Body),
 			ReceivedAt: now, ObjectID: cutBytes(ch.ObjectID, 200), CRMStageID: cutBytes(ch.StageID, 200), OccurredAt: at.UTC()}
 	}
-	stored, err := h.store.AddCRMDeliveries(ctx, ds)
+	stored, err := h.hookLine.store(conn.ID, ds)
 	if err != nil {
 		return err
 	}
@@ -136,6 +138,71 @@ func (h *Handler) receiveHook(c echo.Context) error {
 		h.crmNotify()
 	}
 	return c.JSON(http.StatusOK, hookReply{Received: len(changes), Stored: stored, Ignored: ignored})
+}
+
+// hookLine stores the deliveries of a connection that arrive at the same
+// time in one statement and one commit (group commit, as capture does):
+// a CRM posts in bursts, and each delivery is answered only once it is
+// stored.
+type hookLine struct {
+	db    *store.Store
+	lines *lines.Lines[*hookJob]
+}
+
+// maxHookJobs bounds the deliveries one statement stores.
+const maxHookJobs = 64
+
+type hookJob struct {
+	ds   []models.CRMDelivery
+	done chan hookDone
+}
+
+type hookDone struct {
+	stored int
+	err    error
+}
+
+func newHookLine(s *store.Store) *hookLine {
+	hl := &hookLine{db: s}
+	hl.lines = &lines.Lines[*hookJob]{Max: maxHookJobs, Write: hl.write}
+	return hl
+}
+
+// store stores a delivery's changes with those of the connection's other
+// deliveries waiting in its line, and returns how many of its own were
+// new (the rest were stored before).
+func (hl *hookLine) store(connectionID int64, ds []models.CRMDelivery) (int, error) {
+	j := &hookJob{ds: ds, done: make(chan hookDone, 1)}
+	hl.lines.Add(connectionID, j)
+	r := <-j.done
+	return r.stored, r.err
+}
+
+// write stores a batch of deliveries and answers each. If the batch
+// fails, each is tried alone: one that fails never costs the others.
+func (hl *hookLine) write(_ int64, batch []*hookJob) {
+	var all []models.CRMDelivery
+	for _, j := range batch {
+		all = append(all, j.ds...)
+	}
+	_, err := hl.db.AddCRMDeliveries(context.Background(), all)
+	if err != nil && len(batch) > 1 {
+		for _, j := range batch {
+			hl.write(0, []*hookJob{j})
+		}
+		return
+	}
+	k := 0
+	for _, j := range batch {
+		n := 0
+		for range j.ds {
+			if all[k].ID != 0 {
+				n++
+			}
+			k++
+		}
+		j.done <- hookDone{stored: n, err: err}
+	}
 }
 
 // calledURL is the URL the CRM called, as HubSpot signs it: the public

@@ -229,3 +229,53 @@ func TestHookGeneric(t *testing.T) {
 		}
 	})
 }
+
+// Deliveries posted at the same time are stored together, and each is
+// told truly whether its change was new: the same change posted by 16
+// clients at once is stored once, 16 different ones each once.
+func TestHookConcurrentDeliveries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc, _ := a.ingestAccount("crm", "US")
+		const secret = "gen-secret"
+		c := a.connection(acc, crm.Generic, "Zapier", secret, "")
+		path := "/hooks/generic/" + c.Token
+		post := func(bodies func(i int) string) int {
+			replies := make(chan hookReply, 16)
+			for i := range 16 {
+				go func() {
+					body := []byte(bodies(i))
+					req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, a.srv.URL+path, bytes.NewReader(body))
+					req.Header.Set("Authorization", "Bearer "+secret)
+					res, err := http.DefaultClient.Do(req)
+					if err != nil {
+						replies <- hookReply{}
+						return
+					}
+					defer res.Body.Close()
+					r := hookReply{status: res.StatusCode}
+					_ = json.NewDecoder(res.Body).Decode(&r)
+					replies <- r
+				}()
+			}
+			stored := 0
+			for range 16 {
+				r := <-replies
+				if r.status != http.StatusOK {
+					t.Errorf("concurrent post = %d; want 200", r.status)
+				}
+				stored += r.Stored
+			}
+			return stored
+		}
+		if n := post(func(int) string { return `{"email":"a@example.com","stage":"won","change_id":"same"}` }); n != 1 {
+			t.Errorf("the same change from 16 clients: %d stored in all; want 1", n)
+		}
+		if n := post(func(i int) string { return fmt.Sprintf(`{"email":"a@example.com","stage":"won","change_id":"c-%d"}`, i) }); n != 16 {
+			t.Errorf("16 different changes: %d stored; want 16", n)
+		}
+		if ds := a.deliveries(acc, c); len(ds) != 17 {
+			t.Errorf("deliveries stored = %d; want 17", len(ds))
+		}
+	})
+}

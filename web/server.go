@@ -67,6 +67,8 @@ type Handler struct {
 	crm        CRMOptions
 	// hookRefusals counts and logs the CRM deliveries refused.
 	hookRefusals *refusals
+	// hookLine stores concurrent deliveries together.
+	hookLine *hookLine
 }
 
 // maxPageBody bounds a page request's body: twice the largest setup file
@@ -103,6 +105,7 @@ func New(o Options) *echo.Echo {
 		crm:        o.CRM,
 	}
 	h.hookRefusals = &refusals{now: o.Now}
+	h.hookLine = newHookLine(o.Store)
 	if h.notify == nil {
 		h.notify = func() {}
 	}

@@ -46,7 +46,7 @@ type Options struct {
 	// Idle is how often Run looks for due deliveries when nothing wakes
 	// it; 2 s when zero.
 	Idle time.Duration
-	// Batch bounds the deliveries one round takes; 200 when zero.
+	// Batch bounds the deliveries one round takes; 1000 when zero.
 	Batch int
 }
 
@@ -71,7 +71,7 @@ func New(o Options) *Worker {
 		o.Idle = 2 * time.Second
 	}
 	if o.Batch <= 0 {
-		o.Batch = 200
+		o.Batch = 1000
 	}
 	return &Worker{o: o, wake: make(chan struct{}, 1)}
 }
