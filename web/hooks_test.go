@@ -271,7 +271,9 @@ func TestHookConcurrentDeliveries(t *testing.T) {
 		if n := post(func(int) string { return `{"email":"a@example.com","stage":"won","change_id":"same"}` }); n != 1 {
 			t.Errorf("the same change from 16 clients: %d stored in all; want 1", n)
 		}
-		if n := post(func(i int) string { return fmt.Sprintf(`{"email":"a@example.com","stage":"won","change_id":"c-%d"}`, i) }); n != 16 {
+		if n := post(func(i int) string {
+			return fmt.Sprintf(`{"email":"a@example.com","stage":"won","change_id":"c-%d"}`, i)
+		}); n != 16 {
 			t.Errorf("16 different changes: %d stored; want 16", n)
 		}
 		if ds := a.deliveries(acc, c); len(ds) != 17 {
