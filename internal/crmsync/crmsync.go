@@ -48,6 +48,10 @@ type Options struct {
 	Idle time.Duration
 	// Batch bounds the deliveries one round takes; 1000 when zero.
 	Batch int
+	// LookUpBudget is how long a round spends on CRM API look-ups before
+	// it leaves the rest to the next round, well within the claim's lease
+	// (2 minutes); 45 s when zero.
+	LookUpBudget time.Duration
 }
 
 // Worker takes due deliveries from the inbox and records their changes.
@@ -72,6 +76,9 @@ func New(o Options) *Worker {
 	}
 	if o.Batch <= 0 {
 		o.Batch = 1000
+	}
+	if o.LookUpBudget == 0 {
+		o.LookUpBudget = 45 * time.Second
 	}
 	return &Worker{o: o, wake: make(chan struct{}, 1)}
 }
@@ -126,7 +133,7 @@ func (w *Worker) round(ctx context.Context) (int, error) {
 	if err != nil || len(ds) == 0 {
 		return 0, err
 	}
-	r := &round{w: w, now: now, conns: map[int64]*connection{}, accounts: map[int64]*models.Account{}}
+	r := &round{w: w, now: now, started: time.Now(), conns: map[int64]*connection{}, accounts: map[int64]*models.Account{}}
 	byAccount := map[int64][]*work{}
 	var order []int64
 	for i := range ds {
@@ -162,13 +169,18 @@ type work struct {
 	value    *float64
 	currency string
 	change   *models.StageChange
+	// triedBefore is the delivery's last try before this round's.
+	triedBefore *time.Time
 }
 
 // round holds what one round read once: connections with their stage
 // tables and opened tokens, and accounts.
 type round struct {
-	w        *Worker
-	now      time.Time
+	w   *Worker
+	now time.Time
+	// started is when the round began, on the wall clock: look-ups stop
+	// in time for its outcomes to be written well within the lease.
+	started  time.Time
 	conns    map[int64]*connection
 	accounts map[int64]*models.Account
 }
@@ -229,6 +241,7 @@ const leadWait = 7 * 24 * time.Hour
 // delivery's outcome set, when the change cannot go on now.
 func (r *round) prepare(ctx context.Context, wk *work) bool {
 	d := wk.d
+	wk.triedBefore = d.TriedAt
 	d.Attempts++
 	d.TriedAt = &r.now
 	c := r.connection(ctx, d.ConnectionID)
@@ -256,6 +269,14 @@ func (r *round) prepare(ctx context.Context, wk *work) bool {
 		r.wait(d, models.WaitingCRM, "the account could not be read: "+err.Error())
 		return false
 	}
+	if kind != crm.Generic && time.Since(r.started) > r.w.o.LookUpBudget {
+		// A slow CRM API must not keep the round past its lease, when
+		// another worker would take its deliveries again: the rest go
+		// to the next round, as they were, untried.
+		d.Attempts--
+		d.TriedAt, d.NextTryAt = wk.triedBefore, r.now
+		return false
+	}
 	refs, value, currency, why := r.lookUp(ctx, c, ch)
 	if why != nil {
 		r.wait(d, why.waitingFor, why.reason)
@@ -264,7 +285,8 @@ func (r *round) prepare(ctx context.Context, wk *work) bool {
 	if value == nil {
 		value, currency = ch.Value, ch.Currency
 	}
-	*wk = work{d: d, conn: c, acc: acc, ch: ch, stage: stage, refs: refs, keys: leadKeys(acc, refs), value: value, currency: currency}
+	*wk = work{d: d, conn: c, acc: acc, ch: ch, stage: stage, refs: refs, keys: leadKeys(acc, refs), value: value, currency: currency,
+		triedBefore: wk.triedBefore}
 	return true
 }
 
