@@ -312,16 +312,13 @@ func (r *round) findLeads(ctx context.Context, ws []*work) []*work {
 	for _, wk := range ws {
 		l, ok := firstLead(wk.keys, leads)
 		d := wk.d
-		switch {
-		case ok:
-			d.LeadID = &l.ID
-			wk.change = r.change(*wk.acc, wk.conn, wk.ch, *d, l, wk.stage, wk.value, wk.currency)
-			found = append(found, wk)
-		case r.now.Sub(d.ReceivedAt) > leadWait:
-			r.giveUp(d, fmt.Sprintf("no lead of the account matched %s within 7 days of the delivery", describe(wk.refs)))
-		default:
-			r.wait(d, models.WaitingLead, fmt.Sprintf("no lead of the account matches %s yet", describe(wk.refs)))
+		if !ok {
+			r.wait(d, models.WaitingLead, fmt.Sprintf("no lead of the account matches %s", describe(wk.refs)))
+			continue
 		}
+		d.LeadID = &l.ID
+		wk.change = r.change(*wk.acc, wk.conn, wk.ch, *d, l, wk.stage, wk.value, wk.currency)
+		found = append(found, wk)
 	}
 	return found
 }
@@ -435,8 +432,14 @@ func (r *round) record(ctx context.Context, accountID int64, ws []*work) {
 	}
 }
 
-// wait keeps a delivery waiting, with its reason, until its next try.
+// wait keeps a delivery waiting, with its reason, until its next try. One
+// that has waited for its lead for leadWait since it came (no contact
+// matches a lead, the deal has none, or it is gone) is given up.
 func (r *round) wait(d *models.CRMDelivery, waitingFor, reason string) {
+	if waitingFor == models.WaitingLead && r.now.Sub(d.ReceivedAt) > leadWait {
+		r.giveUp(d, reason+"; given up 7 days after the delivery came")
+		return
+	}
 	d.Status, d.WaitingFor, d.Reason = models.DeliveryWaiting, waitingFor, reason
 	d.NextTryAt = r.now.Add(Backoff(waitingFor, d.Attempts))
 }
