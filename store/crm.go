@@ -202,26 +202,24 @@ func (s *Store) AddCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) (
 	if len(ds) == 0 {
 		return 0, nil
 	}
-	values := make([]string, len(ds))
-	args := make([]any, 0, len(ds)*10)
-	for i := range ds {
-		d := &ds[i]
-		d.ID, d.Status = 0, models.DeliveryWaiting
-		if d.NextTryAt.IsZero() {
-			d.NextTryAt = d.ReceivedAt
-		}
-		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-		args = append(args, d.AccountID, d.ConnectionID, d.Key, d.Body, d.ReceivedAt.UTC(), d.ObjectID, d.CRMStageID,
-			d.OccurredAt.UTC(), d.Status, d.NextTryAt.UTC())
+	var stored []storedDelivery
+	var err error
+	if len(ds) <= maxDeliveryRows {
+		stored, err = s.insertCRMDeliveries(ctx, ds)
+	} else {
+		// Past one statement's bind parameters (SQLite takes 32,766):
+		// several statements, one transaction.
+		err = s.Tx(ctx, func(tx *Store) error {
+			for start := 0; start < len(ds); start += maxDeliveryRows {
+				part, err := tx.insertCRMDeliveries(ctx, ds[start:min(start+maxDeliveryRows, len(ds))])
+				if err != nil {
+					return err
+				}
+				stored = append(stored, part...)
+			}
+			return nil
+		})
 	}
-	var stored []struct {
-		ID           int64
-		ConnectionID int64
-		Key          string
-	}
-	err := s.q(ctx).Raw(`INSERT INTO crm_deliveries (account_id, connection_id, key, body, received_at, object_id, crm_stage_id,
-		occurred_at, status, next_try_at) VALUES `+strings.Join(values, ", ")+`
-		ON CONFLICT (connection_id, key) DO NOTHING RETURNING id, connection_id, key`, args...).Scan(&stored).Error
 	if pgErr := (*pgconn.PgError)(nil); errors.Is(err, gorm.ErrForeignKeyViolated) || errors.As(err, &pgErr) && pgErr.Code == "23503" {
 		return 0, wrap("add crm deliveries", ErrNotFound) // the connection was deleted meanwhile
 	}
@@ -242,6 +240,38 @@ func (s *Store) AddCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) (
 		delete(ids, k) // a duplicate later in ds was not stored
 	}
 	return len(stored), nil
+}
+
+// maxDeliveryRows bounds the deliveries one INSERT stores: 10 bind
+// parameters each.
+const maxDeliveryRows = 1000
+
+type storedDelivery struct {
+	ID           int64
+	ConnectionID int64
+	Key          string
+}
+
+// insertCRMDeliveries is AddCRMDeliveries's statement for up to
+// maxDeliveryRows deliveries: the rows it stored.
+func (s *Store) insertCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) ([]storedDelivery, error) {
+	values := make([]string, len(ds))
+	args := make([]any, 0, len(ds)*10)
+	for i := range ds {
+		d := &ds[i]
+		d.ID, d.Status = 0, models.DeliveryWaiting
+		if d.NextTryAt.IsZero() {
+			d.NextTryAt = d.ReceivedAt
+		}
+		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		args = append(args, d.AccountID, d.ConnectionID, d.Key, d.Body, d.ReceivedAt.UTC(), d.ObjectID, d.CRMStageID,
+			d.OccurredAt.UTC(), d.Status, d.NextTryAt.UTC())
+	}
+	var stored []storedDelivery
+	err := s.q(ctx).Raw(`INSERT INTO crm_deliveries (account_id, connection_id, key, body, received_at, object_id, crm_stage_id,
+		occurred_at, status, next_try_at) VALUES `+strings.Join(values, ", ")+`
+		ON CONFLICT (connection_id, key) DO NOTHING RETURNING id, connection_id, key`, args...).Scan(&stored).Error
+	return stored, err
 }
 
 // deliveryLease is how long a claimed delivery is the claimer's: another
