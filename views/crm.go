@@ -144,3 +144,12 @@ func crmStageChoices(stages []string, current string) []Option {
 	}
 	return out
 }
+
+// senderName is who posts a connection's deliveries, as a sentence names
+// it: the CRM, or "your system" for a generic webhook.
+func senderName(kind, title string) string {
+	if kind == "generic" {
+		return "your system"
+	}
+	return title
+}

@@ -1708,9 +1708,9 @@ func crmDeliveries(p Page, v CRMPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var83 string
-			templ_7745c5c3_Var83, templ_7745c5c3_Err = templ.JoinStringErrs(v.KindTitle)
+			templ_7745c5c3_Var83, templ_7745c5c3_Err = templ.JoinStringErrs(senderName(v.Kind, v.KindTitle))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/crm.templ`, Line: 350, Col: 102}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/crm.templ`, Line: 350, Col: 122}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var83))
 			if templ_7745c5c3_Err != nil {
