@@ -178,13 +178,14 @@ func (s *Store) MapCRMStages(ctx context.Context, accountID, connectionID int64,
 		}
 		return tx.q(ctx).Model(&models.CRMDelivery{}).
 			Where("account_id = ? AND connection_id = ? AND status = ? AND waiting_for = ?", accountID, connectionID, models.DeliveryWaiting, models.WaitingMapping).
-			Update("next_try_at", now).Error
+			Update("next_try_at", now.UTC()).Error
 	}))
 }
 
 // SeeCRMStage notes that a delivery carried a CRM stage id, adding it to
 // the connection's table (unmapped) when it is not there.
 func (s *Store) SeeCRMStage(ctx context.Context, accountID, connectionID int64, crmStageID string, at time.Time) error {
+	at = at.UTC()
 	row := models.CRMStage{ConnectionID: connectionID, AccountID: accountID, CRMStageID: crmStageID, SeenAt: &at}
 	err := s.q(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "connection_id"}, {Name: "crm_stage_id"}},
@@ -282,6 +283,7 @@ const deliveryLease = 2 * time.Minute
 // of every account, oldest first, and leases them (their next try moves
 // past the lease) so that other workers skip them.
 func (s *Store) ClaimCRMDeliveries(ctx context.Context, now time.Time, limit int) ([]models.CRMDelivery, error) {
+	now = now.UTC() // SQLite compares times as text
 	var ds []models.CRMDelivery
 	err := s.Tx(ctx, func(tx *Store) error {
 		q := tx.q(ctx).Where("status = ? AND next_try_at <= ?", models.DeliveryWaiting, now).
@@ -312,6 +314,11 @@ func (s *Store) FinishCRMDeliveries(ctx context.Context, ds []models.CRMDelivery
 	if s.dialect != "postgres" {
 		return wrap("finish crm deliveries", s.Tx(ctx, func(tx *Store) error {
 			for i := range ds {
+				// SQLite compares times as text: all in UTC.
+				ds[i].NextTryAt = ds[i].NextTryAt.UTC()
+				if ds[i].TriedAt != nil {
+					ds[i].TriedAt = ptr(ds[i].TriedAt.UTC())
+				}
 				err := tx.q(ctx).Model(&ds[i]).Select("status", "waiting_for", "reason", "attempts", "next_try_at", "tried_at",
 					"lead_id", "stage_change_id", "stage").Updates(&ds[i]).Error
 				if err != nil {
@@ -370,7 +377,7 @@ func (s *Store) CRMDelivery(ctx context.Context, accountID, id int64) (models.CR
 // now, whatever became of it: a person's retry.
 func (s *Store) RetryCRMDelivery(ctx context.Context, accountID, id int64, now time.Time) error {
 	res := s.q(ctx).Model(&models.CRMDelivery{}).Where("account_id = ? AND id = ?", accountID, id).
-		Updates(map[string]any{"status": models.DeliveryWaiting, "next_try_at": now})
+		Updates(map[string]any{"status": models.DeliveryWaiting, "next_try_at": now.UTC()})
 	if res.Error == nil && res.RowsAffected == 0 {
 		return wrap("retry crm delivery", ErrNotFound)
 	}
@@ -381,6 +388,7 @@ func (s *Store) RetryCRMDelivery(ctx context.Context, accountID, id int64, now t
 // their lead in an account that captured a lead since they were last
 // tried: the lead may be theirs.
 func (s *Store) WakeCRMDeliveriesForLeads(ctx context.Context, now time.Time) (int, error) {
+	now = now.UTC()
 	res := s.q(ctx).Model(&models.CRMDelivery{}).
 		Where("status = ? AND waiting_for = ? AND next_try_at > ?", models.DeliveryWaiting, models.WaitingLead, now).
 		Where("EXISTS (SELECT 1 FROM leads WHERE leads.account_id = crm_deliveries.account_id AND leads.created_at >= crm_deliveries.tried_at)").
@@ -436,4 +444,36 @@ func (s *Store) CRMDeliveryCounts(ctx context.Context, accountID int64) (map[int
 	}
 	err = rows.Err()
 	return out, wrap("crm delivery counts", err)
+}
+
+// StuckCRM is one of an account's connections whose deliveries are stuck:
+// how many wait for a stage mapping, and how many for a CRM whose API
+// failed them several times.
+type StuckCRM struct {
+	ConnectionID int64
+	Name         string
+	Kind         string
+	Mapping      int
+	CRM          int
+}
+
+// stuckTries is how many failed tries make a delivery waiting for its CRM
+// stuck: one failure is a blip, three (over a few minutes) a problem.
+const stuckTries = 3
+
+// StuckCRMConnections lists an account's connections with deliveries that
+// wait for a stage mapping or for a failing CRM, for the account's alerts.
+func (s *Store) StuckCRMConnections(ctx context.Context, accountID int64) ([]StuckCRM, error) {
+	var out []StuckCRM
+	err := s.q(ctx).Raw(`SELECT c.id AS connection_id, c.name, c.kind,
+			COUNT(*) FILTER (WHERE d.waiting_for = ?) AS mapping,
+			COUNT(*) FILTER (WHERE d.waiting_for = ? AND d.attempts >= ?) AS crm
+		FROM crm_deliveries d JOIN crm_connections c ON c.id = d.connection_id
+		WHERE d.account_id = ? AND d.status = ? AND d.waiting_for IN (?, ?)
+		GROUP BY c.id, c.name, c.kind
+		HAVING COUNT(*) FILTER (WHERE d.waiting_for = ?) > 0 OR COUNT(*) FILTER (WHERE d.waiting_for = ? AND d.attempts >= ?) > 0
+		ORDER BY c.kind, lower(c.name), c.id`,
+		models.WaitingMapping, models.WaitingCRM, stuckTries, accountID, models.DeliveryWaiting, models.WaitingMapping, models.WaitingCRM,
+		models.WaitingMapping, models.WaitingCRM, stuckTries).Scan(&out).Error
+	return out, wrap("stuck crm connections", err)
 }

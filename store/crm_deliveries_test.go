@@ -41,3 +41,52 @@ func TestAddCRMDeliveriesManyChanges(t *testing.T) {
 		}
 	})
 }
+
+// The worker's clock is time.Now, in the server's zone: deliveries are due,
+// leased and woken by the instant, whatever zone the times come in (SQLite
+// compares times as text).
+func TestCRMDeliveriesDueInAnyZone(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		c := models.CRMConnection{AccountID: a.ID, Kind: "generic", Name: "Zap"}
+		if err := s.CreateCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		west, east := time.FixedZone("west", -5*3600), time.FixedZone("east", 9*3600)
+		received := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		ds := []models.CRMDelivery{{AccountID: a.ID, ConnectionID: c.ID, Key: "k", Body: "{}", ReceivedAt: received,
+			CRMStageID: "won", OccurredAt: received}}
+		if _, err := s.AddCRMDeliveries(ctx, ds); err != nil {
+			t.Fatal(err)
+		}
+		claimed, err := s.ClaimCRMDeliveries(ctx, received.Add(time.Second).In(west), 10)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claimed %d, %v a second after it came, on a clock 5 h west of UTC; want it", len(claimed), err)
+		}
+		// Leased for 2 minutes: not due a minute later, on a clock east of UTC.
+		if again, err := s.ClaimCRMDeliveries(ctx, received.Add(time.Minute).In(east), 10); err != nil || len(again) != 0 {
+			t.Fatalf("claimed %d, %v while leased; want none", len(again), err)
+		}
+		// It waits an hour, as the worker writes it in its own zone.
+		tried := received.Add(time.Second).In(east)
+		claimed[0].Status, claimed[0].WaitingFor, claimed[0].Attempts = models.DeliveryWaiting, models.WaitingLead, 1
+		claimed[0].TriedAt, claimed[0].NextTryAt = &tried, tried.Add(time.Hour)
+		if err := s.FinishCRMDeliveries(ctx, claimed); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			at   time.Time
+			want int
+		}{
+			{received.Add(30 * time.Minute).In(west), 0},
+			{received.Add(30 * time.Minute).UTC(), 0},
+			{received.Add(2 * time.Hour).In(west), 1},
+		} {
+			got, err := s.ClaimCRMDeliveries(ctx, tc.at, 10)
+			if err != nil || len(got) != tc.want {
+				t.Errorf("at %s: claimed %d, %v; want %d", tc.at, len(got), err, tc.want)
+			}
+		}
+	})
+}
