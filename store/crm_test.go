@@ -173,3 +173,52 @@ func TestCRMDeliveries(t *testing.T) {
 		}
 	})
 }
+
+// An account's connections with deliveries waiting for a mapping, or for a
+// CRM that failed them three times, are stuck; other accounts' are not
+// counted.
+func TestStuckCRMConnections(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		conn := func(acc models.Account, name string) models.CRMConnection {
+			c := models.CRMConnection{AccountID: acc.ID, Kind: "hubspot", Name: name}
+			if err := s.CreateCRMConnection(ctx, &c); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		sales, quiet, theirs := conn(a, "Sales"), conn(a, "Quiet"), conn(b, "Theirs")
+		var ds []models.CRMDelivery
+		add := func(c models.CRMConnection, key, waitingFor string, attempts int) {
+			ds = append(ds, models.CRMDelivery{AccountID: c.AccountID, ConnectionID: c.ID, Key: key, Body: "{}", ReceivedAt: now,
+				OccurredAt: now, WaitingFor: waitingFor, Attempts: attempts})
+		}
+		add(sales, "m1", models.WaitingMapping, 1)
+		add(sales, "m2", models.WaitingMapping, 1)
+		add(sales, "c1", models.WaitingCRM, 3)
+		add(sales, "c2", models.WaitingCRM, 1) // a blip
+		add(quiet, "l1", models.WaitingLead, 9)
+		add(quiet, "c3", models.WaitingCRM, 2)
+		add(theirs, "m3", models.WaitingMapping, 1)
+		if _, err := s.AddCRMDeliveries(ctx, ds); err != nil {
+			t.Fatal(err)
+		}
+		// AddCRMDeliveries stores new deliveries untried: set what the
+		// worker would have.
+		for i := range ds {
+			ds[i].Status = models.DeliveryWaiting
+		}
+		if err := s.FinishCRMDeliveries(ctx, ds); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.StuckCRMConnections(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ConnectionID != sales.ID || got[0].Mapping != 2 || got[0].CRM != 1 || got[0].Name != "Sales" {
+			t.Errorf("stuck = %+v; want Sales with 2 waiting for a mapping and 1 for its CRM", got)
+		}
+	})
+}

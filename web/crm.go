@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -133,4 +134,36 @@ func secretState(sealed, env string) string {
 		return "saved"
 	}
 	return "not set"
+}
+
+// crmAlerts are the banners of an account's stuck CRM connections, for its
+// editors and owners (viewers cannot open a connection): deliveries that
+// wait for a stage mapping, or for a CRM whose API failed them several
+// times. Without the banner a sales team would not know that "won in
+// HubSpot" is reaching nobody.
+func (h *Handler) crmAlerts(c echo.Context, a models.Account) []views.Alert {
+	if acc := currentAccount(c); acc == nil || !acc.Role.AtLeast(models.RoleEditor) {
+		return nil
+	}
+	stuck, err := h.store.StuckCRMConnections(c.Request().Context(), a.ID)
+	if err != nil {
+		h.log.Error("stuck crm connections", "error", err)
+		return nil
+	}
+	var out []views.Alert
+	for _, s := range stuck {
+		title := crm.Kind(s.Kind).Title()
+		page := crmURL(a.ID, s.ConnectionID, "")
+		if s.Mapping > 0 {
+			out = append(out, views.Alert{Link: page + "#crm-stages", LinkText: "Map its stages",
+				Message: fmt.Sprintf("%s connection %s: %s for a stage mapping; their stage changes reach nobody until then.",
+					title, s.Name, views.Plural(int64(s.Mapping), "delivery waits", "deliveries wait"))})
+		}
+		if s.CRM > 0 {
+			out = append(out, views.Alert{Link: page + "#deliveries", LinkText: "See why",
+				Message: fmt.Sprintf("%s connection %s: %s because the %s API keeps failing them.",
+					title, s.Name, views.Plural(int64(s.CRM), "delivery waits", "deliveries wait"), title)})
+		}
+	}
+	return out
 }

@@ -307,7 +307,8 @@ func (h *Handler) sendTestEvent(c echo.Context) error {
 
 // accountAlerts are the banners of an account: datasets paused because
 // Meta refused their token, and datasets held because Meta is unreachable,
-// with what waits and when it starts to expire.
+// with what waits and when it starts to expire; and, for the people who can
+// act on them, CRM connections whose deliveries are stuck (crmAlerts).
 func (h *Handler) accountAlerts(c echo.Context, a models.Account) []views.Alert {
 	stalled, err := h.store.StalledDatasets(c.Request().Context(), a.ID)
 	if err != nil {
@@ -331,7 +332,7 @@ func (h *Handler) accountAlerts(c echo.Context, a models.Account) []views.Alert 
 		}
 		out = append(out, al)
 	}
-	return out
+	return append(out, h.crmAlerts(c, a)...)
 }
 
 // holdMessage says what a held dataset's people need to know: since when

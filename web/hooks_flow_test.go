@@ -14,6 +14,7 @@ import (
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
+	"github.com/leadsignal/leadsignal/views"
 )
 
 // work runs the CRM worker until no delivery is due.
@@ -276,6 +277,44 @@ func TestCRMPurchaseWithoutValueIsHeldBack(t *testing.T) {
 		}
 		if l, _ := s.Lead(t.Context(), st.acc.ID, st.leadID); l.Stage != models.StageWon {
 			t.Errorf("lead stage = %q; want won", l.Stage)
+		}
+	})
+}
+
+// Deliveries stuck on an unmapped stage show a banner on the account's
+// pages, linking to the mapping, for editors; a viewer sees none.
+func TestStuckCRMDeliveriesAlert(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		owner := a.user("owner@example.com", false)
+		acc := a.account("acme", owner)
+		viewer := a.user("viewer@example.com", false)
+		if err := s.SetMember(t.Context(), acc.ID, viewer.ID, models.RoleViewer); err != nil {
+			t.Fatal(err)
+		}
+		const secret = "gen-secret"
+		c := a.connection(acc, crm.Generic, "Zapier", secret, "")
+		if err := s.MapCRMStages(t.Context(), acc.ID, c.ID, map[string]string{"S-9": ""}, a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		if r := a.postHook("/hooks/generic/"+c.Token, []byte(`{"email":"a@example.com","stage":"S-9"}`), "Authorization", "Bearer "+secret); r.status != http.StatusOK {
+			t.Fatalf("post = %d %s", r.status, r.raw)
+		}
+		a.work()
+		b := a.browser()
+		b.login("owner@example.com")
+		page := b.get(views.AccountURL(acc.ID, "/leads"))
+		alert := page.text("account-alert")
+		if !strings.Contains(alert, "Generic webhook connection Zapier: 1 delivery waits for a stage mapping") {
+			t.Errorf("owner's alert = %q; want the stuck delivery", alert)
+		}
+		if href, _ := page.doc.Find(`[data-testid="account-alert"] a`).Attr("href"); !strings.HasSuffix(href, fmt.Sprintf("/stages/crm/%d#crm-stages", c.ID)) {
+			t.Errorf("alert link = %q; want the connection's stage table", href)
+		}
+		vb := a.browser()
+		vb.login("viewer@example.com")
+		if got := vb.get(views.AccountURL(acc.ID, "/leads")).text("account-alert"); strings.Contains(got, "Zapier") {
+			t.Errorf("viewer's alert = %q; want none about the connection", got)
 		}
 	})
 }
