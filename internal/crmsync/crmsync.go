@@ -39,7 +39,8 @@ type Options struct {
 	// HubSpotAPIURL and PipedriveAPIURL are the CRMs' API base URLs.
 	HubSpotAPIURL   string
 	PipedriveAPIURL string
-	// HTTP calls the CRMs' APIs; a client with a 10 s timeout when nil.
+	// HTTP calls the CRMs' APIs; when nil, the crm package's client (10 s
+	// timeout, no redirects: the token header would follow them).
 	HTTP *http.Client
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -64,9 +65,6 @@ type Worker struct {
 func New(o Options) *Worker {
 	if o.Log == nil {
 		o.Log = slog.Default()
-	}
-	if o.HTTP == nil {
-		o.HTTP = &http.Client{Timeout: 10 * time.Second}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
