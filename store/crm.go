@@ -450,6 +450,7 @@ func (s *Store) CRMDeliveryCounts(ctx context.Context, accountID int64) (map[int
 // how many wait for a stage mapping, and how many for a CRM whose API
 // failed them several times.
 type StuckCRM struct {
+	AccountID    int64
 	ConnectionID int64
 	Name         string
 	Kind         string
@@ -461,19 +462,23 @@ type StuckCRM struct {
 // stuck: one failure is a blip, three (over a few minutes) a problem.
 const stuckTries = 3
 
-// StuckCRMConnections lists an account's connections with deliveries that
-// wait for a stage mapping or for a failing CRM, for the account's alerts.
-func (s *Store) StuckCRMConnections(ctx context.Context, accountID int64) ([]StuckCRM, error) {
+// StuckCRMConnections lists the accounts' connections with deliveries that
+// wait for a stage mapping or for a failing CRM, for their alerts, by
+// account, kind and name.
+func (s *Store) StuckCRMConnections(ctx context.Context, accountIDs []int64) ([]StuckCRM, error) {
 	var out []StuckCRM
-	err := s.q(ctx).Raw(`SELECT c.id AS connection_id, c.name, c.kind,
+	if len(accountIDs) == 0 {
+		return nil, nil
+	}
+	err := s.q(ctx).Raw(`SELECT d.account_id, c.id AS connection_id, c.name, c.kind,
 			COUNT(*) FILTER (WHERE d.waiting_for = ?) AS mapping,
 			COUNT(*) FILTER (WHERE d.waiting_for = ? AND d.attempts >= ?) AS crm
 		FROM crm_deliveries d JOIN crm_connections c ON c.id = d.connection_id
-		WHERE d.account_id = ? AND d.status = ? AND d.waiting_for IN (?, ?)
-		GROUP BY c.id, c.name, c.kind
+		WHERE d.account_id IN ? AND d.status = ? AND d.waiting_for IN (?, ?)
+		GROUP BY d.account_id, c.id, c.name, c.kind
 		HAVING COUNT(*) FILTER (WHERE d.waiting_for = ?) > 0 OR COUNT(*) FILTER (WHERE d.waiting_for = ? AND d.attempts >= ?) > 0
-		ORDER BY c.kind, lower(c.name), c.id`,
-		models.WaitingMapping, models.WaitingCRM, stuckTries, accountID, models.DeliveryWaiting, models.WaitingMapping, models.WaitingCRM,
+		ORDER BY d.account_id, c.kind, lower(c.name), c.id`,
+		models.WaitingMapping, models.WaitingCRM, stuckTries, accountIDs, models.DeliveryWaiting, models.WaitingMapping, models.WaitingCRM,
 		models.WaitingMapping, models.WaitingCRM, stuckTries).Scan(&out).Error
 	return out, wrap("stuck crm connections", err)
 }

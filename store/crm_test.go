@@ -213,12 +213,15 @@ func TestStuckCRMConnections(t *testing.T) {
 		if err := s.FinishCRMDeliveries(ctx, ds); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.StuckCRMConnections(ctx, a.ID)
+		got, err := s.StuckCRMConnections(ctx, []int64{a.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != 1 || got[0].ConnectionID != sales.ID || got[0].Mapping != 2 || got[0].CRM != 1 || got[0].Name != "Sales" {
 			t.Errorf("stuck = %+v; want Sales with 2 waiting for a mapping and 1 for its CRM", got)
+		}
+		if both, _ := s.StuckCRMConnections(ctx, []int64{a.ID, b.ID}); len(both) != 2 || both[1].AccountID != b.ID || both[1].Mapping != 1 {
+			t.Errorf("stuck of both accounts = %+v; want Sales, then Theirs with 1 waiting for a mapping", both)
 		}
 	})
 }

@@ -75,6 +75,10 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 	if err != nil {
 		return nil, err
 	}
+	stuck, err := h.store.StuckCRMConnections(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]views.AccountRow, len(accounts))
 	for i, a := range accounts {
 		r := views.AccountRow{Access: a}
@@ -91,6 +95,11 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 				r.Alerts = append(r.Alerts, views.AccountAlert{Text: d.Name + " paused: " + d.PausedReason, Severity: 4})
 			case d.HeldSince != nil:
 				r.Alerts = append(r.Alerts, views.AccountAlert{Text: d.Name + " held: Meta failing since " + h.formatTime(a.Account, d.HeldSince), Severity: 3})
+			}
+		}
+		for _, sc := range stuck {
+			if sc.AccountID == a.ID {
+				r.Alerts = append(r.Alerts, views.AccountAlert{Severity: 3, Text: stuckText(sc)})
 			}
 		}
 		if n := failing[a.ID]; n > 0 {

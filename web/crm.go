@@ -145,7 +145,7 @@ func (h *Handler) crmAlerts(c echo.Context, a models.Account) []views.Alert {
 	if acc := currentAccount(c); acc == nil || !acc.Role.AtLeast(models.RoleEditor) {
 		return nil
 	}
-	stuck, err := h.store.StuckCRMConnections(c.Request().Context(), a.ID)
+	stuck, err := h.store.StuckCRMConnections(c.Request().Context(), []int64{a.ID})
 	if err != nil {
 		h.log.Error("stuck crm connections", "error", err)
 		return nil
@@ -166,4 +166,16 @@ func (h *Handler) crmAlerts(c echo.Context, a models.Account) []views.Alert {
 		}
 	}
 	return out
+}
+
+// stuckText is the agency overview's line for a stuck connection.
+func stuckText(s store.StuckCRM) string {
+	var parts []string
+	if s.Mapping > 0 {
+		parts = append(parts, views.Plural(int64(s.Mapping), "delivery waits", "deliveries wait")+" for a stage mapping")
+	}
+	if s.CRM > 0 {
+		parts = append(parts, views.Plural(int64(s.CRM), "delivery waits", "deliveries wait")+" for a failing API")
+	}
+	return crm.Kind(s.Kind).Title() + " " + s.Name + ": " + strings.Join(parts, "; ")
 }

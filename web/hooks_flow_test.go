@@ -311,6 +311,10 @@ func TestStuckCRMDeliveriesAlert(t *testing.T) {
 		if href, _ := page.doc.Find(`[data-testid="account-alert"] a`).Attr("href"); !strings.HasSuffix(href, fmt.Sprintf("/stages/crm/%d#crm-stages", c.ID)) {
 			t.Errorf("alert link = %q; want the connection's stage table", href)
 		}
+		a.account("beta", owner) // two accounts: the agency overview lists them
+		if got := b.get("/accounts").text("account-alerts"); !strings.Contains(got, "Generic webhook Zapier: 1 delivery waits for a stage mapping") {
+			t.Errorf("agency overview alerts = %q; want the stuck connection", got)
+		}
 		vb := a.browser()
 		vb.login("viewer@example.com")
 		if got := vb.get(views.AccountURL(acc.ID, "/leads")).text("account-alert"); strings.Contains(got, "Zapier") {
