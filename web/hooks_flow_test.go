@@ -1,7 +1,9 @@
 package web_test
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -319,6 +321,38 @@ func TestStuckCRMDeliveriesAlert(t *testing.T) {
 		vb.login("viewer@example.com")
 		if got := vb.get(views.AccountURL(acc.ID, "/leads")).text("account-alert"); strings.Contains(got, "Zapier") {
 			t.Errorf("viewer's alert = %q; want none about the connection", got)
+		}
+	})
+}
+
+// A HubSpot workflow webhook (signature v2) posting the deal record moves
+// the lead's stage as an app webhook does.
+func TestHubSpotWorkflowWebhook(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		st := newStageSetup(t, a, s)
+		const secret = "hs-secret"
+		c := a.connection(st.acc, crm.HubSpot, "Workflows", secret, hubspotToken)
+		if err := s.MapCRMStages(t.Context(), st.acc.ID, c.ID, map[string]string{"closedwon": models.StageWon}, a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		a.hubspot.AddDeal("77", "closedwon", "990", "USD", "501")
+		a.hubspot.AddContact("501", "jane@example.com", "", nil)
+		body := []byte(fmt.Sprintf(`{"id":"77","properties":{"dealstage":"closedwon","hs_lastmodifieddate":%q}}`,
+			st.at.Add(time.Hour).Format(time.RFC3339)))
+		path := "/hooks/hubspot/" + c.Token
+		sum := sha256.Sum256([]byte(secret + http.MethodPost + a.srv.URL + path + string(body)))
+		r := a.postHook(path, body, "X-HubSpot-Signature", hex.EncodeToString(sum[:]), "X-HubSpot-Signature-Version", "v2")
+		if r.status != http.StatusOK || r.Stored != 1 {
+			t.Fatalf("post = %d %s; want 200 with 1 stored", r.status, r.raw)
+		}
+		a.work()
+		if d := a.deliveries(st.acc, c)[0]; d.Status != models.DeliveryDone || d.Stage != models.StageWon {
+			t.Fatalf("delivery %s %q; want done as won", d.Status, d.Reason)
+		}
+		evs := a.stageEvents(st.acc, st.leadID)
+		if len(evs) != 3 || evs[2].EventName != "Purchase" || payloadOf(t, evs[2]).CustomData.Value == nil {
+			t.Fatalf("events = %d; want the Purchase with the deal's amount after the filled-in stages", len(evs))
 		}
 	})
 }
