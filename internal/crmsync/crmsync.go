@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/crm"
@@ -438,13 +439,18 @@ func (r *round) wait(d *models.CRMDelivery, waitingFor, reason string) {
 		r.giveUp(d, reason+"; given up 7 days after the delivery came")
 		return
 	}
-	d.Status, d.WaitingFor, d.Reason = models.DeliveryWaiting, waitingFor, reason
+	d.Status, d.WaitingFor, d.Reason = models.DeliveryWaiting, waitingFor, reasonText(reason)
 	d.NextTryAt = r.now.Add(Backoff(waitingFor, d.Attempts))
 }
 
 func (r *round) giveUp(d *models.CRMDelivery, reason string) {
-	d.Status, d.WaitingFor, d.Reason = models.DeliveryGaveUp, "", reason
+	d.Status, d.WaitingFor, d.Reason = models.DeliveryGaveUp, "", reasonText(reason)
 }
+
+// reasonText is a reason as it is stored: without the NUL characters a
+// CRM's contact or answer may hold (Postgres keeps none in text, and one
+// would fail the writing of the whole round's outcomes).
+func reasonText(reason string) string { return strings.ReplaceAll(reason, "\x00", "") }
 
 // Backoff is how long a delivery waits after its attempt-th failed try:
 // doubling from 30 s, up to 30 min while it waits for its lead (a new lead

@@ -76,7 +76,9 @@ func (r *round) lookUp(ctx context.Context, c *connection, ch crm.Change) ([]crm
 func leadKeys(acc *models.Account, refs []crm.LeadRef) []store.LeadKey {
 	var keys []store.LeadKey
 	add := func(field, value string) {
-		if value = strings.TrimSpace(value); value != "" && len(value) <= 500 {
+		// A NUL character is in no lead (Postgres keeps none in text),
+		// and would fail the account's whole look-up there.
+		if value = strings.TrimSpace(value); value != "" && len(value) <= 500 && !strings.ContainsRune(value, 0) {
 			keys = append(keys, store.LeadKey{Field: field, Value: value})
 		}
 	}
