@@ -32,7 +32,7 @@ func (h *Handler) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		// Too late for an error page (a CSV export failing mid-stream):
 		// the client gets a cut response, and the log says why.
-		h.log.Error("request failed after the response began", slog.String("path", c.Request().URL.Path), slog.Any("error", err))
+		h.log.Error("request failed after the response began", slog.String("path", logPath(c.Request().URL.Path)), slog.Any("error", err))
 		return
 	}
 	code := http.StatusInternalServerError

@@ -2,8 +2,6 @@ package web
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,7 +125,7 @@ func (h *Handler) receiveHook(c echo.Context) error {
 		if at.IsZero() {
 			at = now
 		}
-		ds[i] = models.CRMDelivery{AccountID: conn.AccountID, ConnectionID: conn.ID, Key: fitKey(ch.Key), Body: string(ch.Body),
+		ds[i] = models.CRMDelivery{AccountID: conn.AccountID, ConnectionID: conn.ID, Key: crm.FitKey(ch.Key), Body: string(ch.Body),
 			ReceivedAt: now, ObjectID: cutBytes(ch.ObjectID, 200), CRMStageID: cutBytes(ch.StageID, 200), OccurredAt: at.UTC()}
 	}
 	stored, err := h.hookLine.store(conn.ID, ds)
@@ -214,16 +212,6 @@ func (h *Handler) calledURL(c echo.Context) string {
 		return h.crm.PublicURL + r.RequestURI
 	}
 	return c.Scheme() + "://" + r.Host + r.RequestURI
-}
-
-// fitKey keeps an idempotency key within 200 bytes: a longer one is its
-// SHA-256.
-func fitKey(k string) string {
-	if len(k) <= 200 {
-		return k
-	}
-	sum := sha256.Sum256([]byte(k))
-	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // cutBytes shortens s to at most n bytes, on a character boundary.

@@ -127,7 +127,7 @@ func New(o Options) *echo.Echo {
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			h.log.Error("panic", slog.String("path", c.Request().URL.Path), slog.Any("error", err), slog.String("stack", string(stack)))
+			h.log.Error("panic", slog.String("path", logPath(c.Request().URL.Path)), slog.Any("error", err), slog.String("stack", string(stack)))
 			return err
 		},
 	}))

@@ -10,6 +10,8 @@
 package crm
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"regexp"
 	"time"
@@ -125,3 +127,17 @@ func ValidLeadIDProperty(p string) bool { return p == "" || leadIDPropertyRE.Mat
 
 // HookPath is the path of a connection's hook URL, /hooks/<kind>/<token>.
 func HookPath(kind, token string) string { return "/hooks/" + kind + "/" + token }
+
+// MaxKey bounds an idempotency key or change id as leadsignal keeps it:
+// the stage API's longest change_id, in bytes.
+const MaxKey = 200
+
+// FitKey keeps a key within MaxKey bytes: a longer one is its SHA-256,
+// still one key per change.
+func FitKey(k string) string {
+	if len(k) <= MaxKey {
+		return k
+	}
+	sum := sha256.Sum256([]byte(k))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

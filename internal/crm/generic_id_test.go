@@ -1,6 +1,9 @@
 package crm
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A generic object's own top-level "id" is not taken for leadsignal's lead
 // id unless the mapping says so: it is usually the sender's deal or event.
@@ -22,5 +25,17 @@ func TestGenericTopLevelIDIsNotTheLead(t *testing.T) {
 	}
 	if _, _, err := Parse(Generic, []byte(`{"id":42,"stage":"won"}`), nil); err == nil {
 		t.Error("an object with only its own id parsed; want no lead key")
+	}
+}
+
+func TestFitKey(t *testing.T) {
+	short := "hubspot:1:62515:987:dealstage:closedwon:1708986598741"
+	if got := FitKey(short); got != short {
+		t.Errorf("FitKey(%q) = %q; want it unchanged", short, got)
+	}
+	long := strings.Repeat("x", MaxKey+1)
+	got := FitKey(long)
+	if len(got) > MaxKey || !strings.HasPrefix(got, "sha256:") || got == FitKey(long+"y") {
+		t.Errorf("FitKey(%d bytes) = %q; want a distinct sha256 within %d bytes", len(long), got, MaxKey)
 	}
 }

@@ -1,7 +1,6 @@
 package crmsync
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -27,17 +26,5 @@ func TestBackoff(t *testing.T) {
 		if got := Backoff(tt.waitingFor, tt.attempt); got != tt.want {
 			t.Errorf("Backoff(%q, %d) = %v; want %v", tt.waitingFor, tt.attempt, got, tt.want)
 		}
-	}
-}
-
-func TestFitChangeID(t *testing.T) {
-	short := "hubspot:1:62515:987:dealstage:closedwon:1708986598741"
-	if got := fitChangeID(short); got != short {
-		t.Errorf("fitChangeID(%q) = %q; want it unchanged", short, got)
-	}
-	long := strings.Repeat("x", 201)
-	got := fitChangeID(long)
-	if len(got) > maxChangeID || !strings.HasPrefix(got, "sha256:") || got == fitChangeID(long+"y") {
-		t.Errorf("fitChangeID(201 bytes) = %q; want a distinct sha256 within %d bytes", got, maxChangeID)
 	}
 }

@@ -14,8 +14,6 @@ package crmsync
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -376,24 +374,11 @@ func (r *round) change(acc models.Account, c *connection, ch crm.Change, d model
 	}
 	switch {
 	case ch.ChangeID != "":
-		sc.ChangeID = ptr(fitChangeID(ch.ChangeID))
+		sc.ChangeID = ptr(crm.FitKey(ch.ChangeID))
 	case kind != crm.Generic:
-		sc.ChangeID = ptr(fitChangeID(fmt.Sprintf("%s:%d:%s", c.Kind, c.ID, d.Key)))
+		sc.ChangeID = ptr(crm.FitKey(fmt.Sprintf("%s:%d:%s", c.Kind, c.ID, d.Key)))
 	}
 	return sc
-}
-
-// maxChangeID is the stage API's longest change_id.
-const maxChangeID = 200
-
-// fitChangeID keeps a change id within maxChangeID bytes: a longer one is
-// its SHA-256.
-func fitChangeID(id string) string {
-	if len(id) <= maxChangeID {
-		return id
-	}
-	sum := sha256.Sum256([]byte(id))
-	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 func ptr[T any](v T) *T { return &v }
