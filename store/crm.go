@@ -78,7 +78,16 @@ func (s *Store) SaveCRMConnection(ctx context.Context, c *models.CRMConnection) 
 		if res.Error == nil && res.RowsAffected == 0 {
 			return ErrNotFound
 		}
-		return res.Error
+		if res.Error != nil {
+			return res.Error
+		}
+		// A new field mapping, lead id property or token may be what its
+		// waiting deliveries need: they are due again at once (their
+		// arrival is a time already past on every clock).
+		return tx.q(ctx).Model(&models.CRMDelivery{}).
+			Where("account_id = ? AND connection_id = ? AND status = ? AND waiting_for IN ?", c.AccountID, c.ID, models.DeliveryWaiting,
+				[]string{models.WaitingMapping, models.WaitingCRM, models.WaitingLead}).
+			Update("next_try_at", gorm.Expr("received_at")).Error
 	}))
 }
 
@@ -277,7 +286,7 @@ func (s *Store) insertCRMDeliveries(ctx context.Context, ds []models.CRMDelivery
 
 // deliveryLease is how long a claimed delivery is the claimer's: another
 // worker takes it again after that (its claimer died).
-const deliveryLease = 2 * time.Minute
+const deliveryLease = 5 * time.Minute
 
 // ClaimCRMDeliveries takes up to limit waiting deliveries that are due,
 // of every account, oldest first, and leases them (their next try moves

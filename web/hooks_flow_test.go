@@ -356,3 +356,42 @@ func TestHubSpotWorkflowWebhook(t *testing.T) {
 		}
 	})
 }
+
+// A field mapping changed after a delivery came can leave it unreadable:
+// it waits, its body kept, and fixing the mapping brings it through.
+func TestGenericMappingChangeKeepsDeliveries(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc, key := a.ingestAccount("gen", "US")
+		if r := a.postLead(key, `{"email":"jane@example.com"}`); r.status != http.StatusCreated {
+			t.Fatalf("post lead = %d %s", r.status, r.raw)
+		}
+		const secret = "gen-secret"
+		c := a.connection(acc, crm.Generic, "Zapier", secret, "")
+		c.Fields = `{"stage":"deal.stage"}`
+		if err := s.SaveCRMConnection(t.Context(), &c); err != nil {
+			t.Fatal(err)
+		}
+		if r := a.postHook("/hooks/generic/"+c.Token, []byte(`{"email":"jane@example.com","deal":{"stage":"qualified"}}`),
+			"Authorization", "Bearer "+secret); r.status != http.StatusOK || r.Stored != 1 {
+			t.Fatalf("post = %d %s", r.status, r.raw)
+		}
+		c.Fields = `{"stage":"opportunity.stage"}` // a careless edit before the worker ran
+		if err := s.SaveCRMConnection(t.Context(), &c); err != nil {
+			t.Fatal(err)
+		}
+		a.work()
+		d := a.deliveries(acc, c)[0]
+		if d.Status != models.DeliveryWaiting || d.WaitingFor != models.WaitingMapping || !strings.Contains(d.Reason, "field mapping") {
+			t.Fatalf("after the edit: %s/%s %q; want waiting for the mapping, not given up", d.Status, d.WaitingFor, d.Reason)
+		}
+		c.Fields = `{"stage":"deal.stage"}`
+		if err := s.SaveCRMConnection(t.Context(), &c); err != nil {
+			t.Fatal(err)
+		}
+		a.work()
+		if d = a.deliveries(acc, c)[0]; d.Status != models.DeliveryDone || d.Stage != models.StageQualified {
+			t.Fatalf("after fixing the mapping: %s %q; want done as qualified", d.Status, d.Reason)
+		}
+	})
+}

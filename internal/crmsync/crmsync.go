@@ -50,7 +50,8 @@ type Options struct {
 	Batch int
 	// LookUpBudget is how long a round spends on CRM API look-ups before
 	// it leaves the rest to the next round, well within the claim's lease
-	// (2 minutes); 45 s when zero.
+	// (5 minutes: a look-up started within the budget may still take 11
+	// calls of up to 10 s); 45 s when zero.
 	LookUpBudget time.Duration
 }
 
@@ -249,16 +250,15 @@ func (r *round) prepare(ctx context.Context, wk *work) bool {
 	kind := crm.Kind(c.Kind)
 	changes, _, err := crm.Parse(kind, []byte(d.Body), c.fields)
 	if err != nil || len(changes) != 1 {
-		r.giveUp(d, fmt.Sprintf("the delivery cannot be read as one stage change: %v", err))
+		// It was read when it came: the connection's field mapping has
+		// changed since. The body is kept; fixing the mapping wakes it.
+		r.waitForMapping(d, fmt.Sprintf("the delivery cannot be read as one stage change with the connection's field mapping (%v): fix the mapping", err))
 		return false
 	}
 	ch := changes[0]
 	stage, ok := r.stage(ctx, c, ch.StageID)
 	if !ok {
-		d.Status, d.WaitingFor = models.DeliveryWaiting, models.WaitingMapping
-		d.Reason = fmt.Sprintf("%s stage %q is not mapped to one of the account's stages: map it on the connection's page", kind.Title(), ch.StageID)
-		// Mapping it wakes the delivery; until then look again daily.
-		d.NextTryAt = r.now.Add(24 * time.Hour)
+		r.waitForMapping(d, fmt.Sprintf("%s stage %q is not mapped to one of the account's stages: map it on the connection's page", kind.Title(), ch.StageID))
 		return false
 	}
 	acc, err := r.account(ctx, d.AccountID)
@@ -426,6 +426,14 @@ func (r *round) wait(d *models.CRMDelivery, waitingFor, reason string) {
 	}
 	d.Status, d.WaitingFor, d.Reason = models.DeliveryWaiting, waitingFor, reasonText(reason)
 	d.NextTryAt = r.now.Add(Backoff(waitingFor, d.Attempts))
+}
+
+// waitForMapping keeps a delivery waiting for a person to change the
+// connection's stage table or field mapping, which wakes it; until then it
+// is looked at again daily.
+func (r *round) waitForMapping(d *models.CRMDelivery, reason string) {
+	d.Status, d.WaitingFor, d.Reason = models.DeliveryWaiting, models.WaitingMapping, reasonText(reason)
+	d.NextTryAt = r.now.Add(24 * time.Hour)
 }
 
 func (r *round) giveUp(d *models.CRMDelivery, reason string) {
