@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +66,11 @@ func (h *Handler) receiveHook(c echo.Context) error {
 	if !kind.Valid() || token == "" || len(token) > maxHookToken {
 		return apiFail(c, http.StatusNotFound, "not_found", "no CRM connection has this URL", "")
 	}
+	get := c.Request().Method == http.MethodGet
+	if get && kind != crm.HubSpot {
+		c.Response().Header().Set(echo.HeaderAllow, "POST, OPTIONS")
+		return apiFail(c, http.StatusMethodNotAllowed, "method_not_allowed", "this endpoint takes POST only", "")
+	}
 	ctx := c.Request().Context()
 	conn, err := h.store.CRMConnectionByToken(ctx, string(kind), token)
 	if errors.Is(err, store.ErrNotFound) {
@@ -103,6 +109,13 @@ func (h *Handler) receiveHook(c echo.Context) error {
 	if kind == crm.Generic {
 		if err := json.Unmarshal([]byte(conn.Fields), &fields); err != nil {
 			fields = nil
+		}
+	}
+	if get {
+		// A HubSpot workflow's webhook sent by GET carries the deal's
+		// chosen properties in the query, signed (v2) with an empty body.
+		if body, err = queryRecord(c.QueryParams()); err != nil {
+			return apiFail(c, http.StatusBadRequest, "invalid_query", err.Error(), "")
 		}
 	}
 	if !utf8.Valid(body) {
@@ -282,4 +295,19 @@ func logPath(p string) string {
 		return p
 	}
 	return "/hooks/" + kind + "/" + token[:6] + "…"
+}
+
+// queryRecord is a GET delivery's query as the JSON object a POST would
+// carry: each parameter's first value, by its name.
+func queryRecord(q url.Values) ([]byte, error) {
+	rec := make(map[string]string, len(q))
+	for k, vs := range q {
+		if len(vs) > 0 {
+			rec[k] = vs[0]
+		}
+	}
+	if len(rec) == 0 {
+		return nil, errors.New("a GET delivery carries the deal's properties in its query; this one has none")
+	}
+	return json.Marshal(rec)
 }

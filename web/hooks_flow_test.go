@@ -354,6 +354,31 @@ func TestHubSpotWorkflowWebhook(t *testing.T) {
 		if len(evs) != 3 || evs[2].EventName != "Purchase" || payloadOf(t, evs[2]).CustomData.Value == nil {
 			t.Fatalf("events = %d; want the Purchase with the deal's amount after the filled-in stages", len(evs))
 		}
+
+		// The same workflow sending by GET: the properties in the query,
+		// signed v2 over the URL and an empty body.
+		a.hubspot.AddDeal("78", "qualifiedtobuy", "", "", "501")
+		if err := s.MapCRMStages(t.Context(), st.acc.ID, c.ID, map[string]string{"qualifiedtobuy": models.StageQualified}, a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		url := a.srv.URL + path + "?hs_object_id=78&dealstage=qualifiedtobuy"
+		sum = sha256.Sum256([]byte(secret + http.MethodGet + url))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+		req.Header.Set("X-HubSpot-Signature", hex.EncodeToString(sum[:]))
+		req.Header.Set("X-HubSpot-Signature-Version", "v2")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("signed GET = %d; want 200", res.StatusCode)
+		}
+		a.work()
+		ds := a.deliveries(st.acc, c)
+		if len(ds) != 2 || ds[0].ObjectID != "78" || ds[0].Status != models.DeliveryDone || ds[0].Stage != models.StageQualified {
+			t.Fatalf("deliveries = %+v; want deal 78's GET recorded as qualified", ds)
+		}
 	})
 }
 

@@ -132,14 +132,23 @@ func TestHookAnswers(t *testing.T) {
 			t.Fatalf("refused deliveries stored %d rows", len(ds))
 		}
 
-		// A GET is a 405 naming POST.
-		res, err := http.Get(a.srv.URL + path)
+		// A GET (HubSpot workflows may send one) must be signed too; a PUT
+		// is a 405 naming POST.
+		res, err := http.Get(a.srv.URL + path + "?hs_object_id=1&dealstage=closedwon")
 		if err != nil {
 			t.Fatal(err)
 		}
 		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("unsigned GET = %d; want 401", res.StatusCode)
+		}
+		put, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, a.srv.URL+path, bytes.NewReader(body))
+		if res, err = http.DefaultClient.Do(put); err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
 		if res.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(res.Header.Get("Allow"), "POST") {
-			t.Errorf("GET = %d Allow %q; want 405 naming POST", res.StatusCode, res.Header.Get("Allow"))
+			t.Errorf("PUT = %d Allow %q; want 405 naming POST", res.StatusCode, res.Header.Get("Allow"))
 		}
 
 		// Signed but not JSON: 400.
@@ -180,6 +189,16 @@ func TestHookAnswers(t *testing.T) {
 		sent = arr[0]
 		if fmt.Sprint(stored) != fmt.Sprint(sent) {
 			t.Errorf("stored body = %v; want the event as sent %v", stored, sent)
+		}
+
+		// Only HubSpot's hooks take a GET.
+		gen := a.connection(acc, crm.Generic, "Zapier", "zap-secret", "")
+		if res, err = http.Get(a.srv.URL + "/hooks/generic/" + gen.Token + "?stage=won&email=a@example.com"); err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("GET to a generic hook = %d; want 405", res.StatusCode)
 		}
 
 		// A connection whose secret env var was not set answers 503 naming it.

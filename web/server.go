@@ -231,6 +231,9 @@ func New(o Options) *echo.Echo {
 		return apiFail(c, http.StatusNotFound, "not_found", "no CRM connection has this URL", "")
 	})
 	apiRoute(hooks, "/:kind/:token", http.MethodPost, h.receiveHook)
+	// HubSpot's workflow webhooks may be sent by GET; receiveHook refuses
+	// a GET to the other kinds.
+	hooks.GET("/:kind/:token", h.receiveHook)
 
 	// The JSON API answers JSON at every /api path, and never passes
 	// through the pages' session and CSRF checks: a bearer key
