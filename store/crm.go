@@ -491,3 +491,19 @@ func (s *Store) StuckCRMConnections(ctx context.Context, accountIDs []int64) ([]
 		models.WaitingMapping, models.WaitingCRM, stuckTries).Scan(&out).Error
 	return out, wrap("stuck crm connections", err)
 }
+
+// CRMWaiting counts the deliveries of every account that wait, by what
+// they wait for ("" for those not tried yet), for the metrics.
+func (s *Store) CRMWaiting(ctx context.Context) (map[string]int, error) {
+	var rows []struct {
+		WaitingFor string
+		N          int
+	}
+	err := s.q(ctx).Model(&models.CRMDelivery{}).Select("waiting_for, COUNT(*) AS n").
+		Where("status = ?", models.DeliveryWaiting).Group("waiting_for").Scan(&rows).Error
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.WaitingFor] = r.N
+	}
+	return out, wrap("crm waiting", err)
+}

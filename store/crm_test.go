@@ -220,6 +220,9 @@ func TestStuckCRMConnections(t *testing.T) {
 		if len(got) != 1 || got[0].ConnectionID != sales.ID || got[0].Mapping != 2 || got[0].CRM != 1 || got[0].Name != "Sales" {
 			t.Errorf("stuck = %+v; want Sales with 2 waiting for a mapping and 1 for its CRM", got)
 		}
+		if w, err := s.CRMWaiting(ctx); err != nil || w[models.WaitingMapping] != 3 || w[models.WaitingCRM] != 3 || w[models.WaitingLead] != 1 {
+			t.Errorf("waiting = %v, %v; want 3 for a mapping, 3 for the CRM, 1 for a lead", w, err)
+		}
 		if both, _ := s.StuckCRMConnections(ctx, []int64{a.ID, b.ID}); len(both) != 2 || both[1].AccountID != b.ID || both[1].Mapping != 1 {
 			t.Errorf("stuck of both accounts = %+v; want Sales, then Theirs with 1 waiting for a mapping", both)
 		}

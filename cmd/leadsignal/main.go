@@ -187,6 +187,7 @@ func serve(ctx context.Context, e env) error {
 		Metrics: dispatch.NewMetrics(reg, s),
 	})
 	uploads := web.NewUploads()
+	crmsync.RegisterMetrics(reg, s)
 	crmWorker := crmsync.New(crmsync.Options{
 		Store: s, Decider: decide.New(s, disp.Notify), Box: box, Log: log,
 		HubSpotAPIURL: cfg.HubSpotAPIURL, PipedriveAPIURL: cfg.PipedriveAPIURL,

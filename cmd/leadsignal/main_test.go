@@ -503,8 +503,9 @@ func TestServe(t *testing.T) {
 				t.Errorf("GET /healthz = %d %q; want 200 ok", status, body)
 			}
 			status, _, body = get(t, "http://"+addr+"/metrics")
-			if status != http.StatusOK || !strings.Contains(body, "leadsignal_events_queue") || !strings.Contains(body, "go_goroutines") {
-				t.Errorf("GET /metrics = %d; want the outbox and runtime metrics", status)
+			if status != http.StatusOK || !strings.Contains(body, "leadsignal_events_queue") || !strings.Contains(body, "go_goroutines") ||
+				!strings.Contains(body, `leadsignal_crm_deliveries_waiting{waiting_for="mapping"} 0`) {
+				t.Errorf("GET /metrics = %d; want the outbox, CRM inbox and runtime metrics", status)
 			}
 			// A fresh install sends its first visitor to the setup page.
 			status, header, _ := get(t, "http://"+addr+"/")
