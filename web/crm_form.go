@@ -2,7 +2,6 @@ package web
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -52,8 +51,7 @@ func crmForm(conn models.CRMConnection) views.CRMForm {
 	default:
 		f.Secret.Label = "Signing secret"
 		f.Secret.Hint = "Signs each delivery (X-Leadsignal-Signature), or is sent as Authorization: Bearer by a sender that cannot sign."
-		var fields map[string]string
-		_ = json.Unmarshal([]byte(conn.Fields), &fields)
+		fields, _ := crm.StoredFields(conn.Fields)
 		for _, t := range crm.Targets {
 			f.Fields = append(f.Fields, views.Field{Name: "field_" + t, Label: t, Value: fields[t]})
 		}
@@ -94,8 +92,7 @@ func readCRMForm(c echo.Context, conn *models.CRMConnection) (views.CRMForm, crm
 				fields[t] = p
 			}
 		}
-		b, _ := json.Marshal(fields)
-		conn.Fields = string(b)
+		conn.Fields = crm.FieldsJSON(fields)
 	}
 	f := crmForm(*conn)
 	f.Name.Value = conn.Name

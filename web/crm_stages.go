@@ -133,8 +133,7 @@ func deliveryOutcome(d models.CRMDelivery, kind crm.Kind, labels map[string]stri
 // genericExample is a body a generic connection takes with its mapping,
 // and the curl line that signs and posts it.
 func genericExample(c echo.Context, hookURL, fieldsJSON string, now time.Time) (string, string) {
-	var fields map[string]string
-	_ = json.Unmarshal([]byte(fieldsJSON), &fields)
+	fields, _ := crm.StoredFields(fieldsJSON)
 	sample := map[string]any{}
 	put := func(target string, value any) {
 		path := fields[target]

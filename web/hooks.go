@@ -107,9 +107,7 @@ func (h *Handler) receiveHook(c echo.Context) error {
 	}
 	var fields map[string]string
 	if kind == crm.Generic {
-		if err := json.Unmarshal([]byte(conn.Fields), &fields); err != nil {
-			fields = nil
-		}
+		fields, _ = crm.StoredFields(conn.Fields)
 	}
 	if get {
 		// A HubSpot workflow's webhook sent by GET carries the deal's

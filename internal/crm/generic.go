@@ -184,3 +184,26 @@ func lookup(obj map[string]any, path string) (string, error) {
 	}
 	return "", errors.New("is an object or an array, not a string or a number")
 }
+
+// StoredFields reads a connection's field mapping as it is stored (a JSON
+// object of target to path; models.CRMConnection.Fields): an empty map for
+// none, and false when the text is not such an object.
+func StoredFields(s string) (map[string]string, bool) {
+	out := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return out, true
+	}
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return map[string]string{}, false
+	}
+	return out, true
+}
+
+// FieldsJSON is the stored form of a mapping: a JSON object, {} for none.
+func FieldsJSON(fields map[string]string) string {
+	if fields == nil {
+		fields = map[string]string{}
+	}
+	b, _ := json.Marshal(fields) // strings only: cannot fail
+	return string(b)
+}

@@ -39,3 +39,24 @@ func TestFitKey(t *testing.T) {
 		t.Errorf("FitKey(%d bytes) = %q; want a distinct sha256 within %d bytes", len(long), got, MaxKey)
 	}
 }
+
+// A stored mapping reads back as it was written; none, or text that is not
+// a JSON object of strings, reads as an empty mapping.
+func TestStoredFields(t *testing.T) {
+	want := map[string]string{"email": "contact.email", "stage": "deal.stage"}
+	got, ok := StoredFields(FieldsJSON(want))
+	if !ok || len(got) != 2 || got["email"] != "contact.email" || got["stage"] != "deal.stage" {
+		t.Errorf("StoredFields(FieldsJSON(%v)) = %v, %v", want, got, ok)
+	}
+	if FieldsJSON(nil) != "{}" {
+		t.Errorf("FieldsJSON(nil) = %q; want {}", FieldsJSON(nil))
+	}
+	for _, s := range []string{"", "  "} {
+		if got, ok := StoredFields(s); !ok || got == nil || len(got) != 0 {
+			t.Errorf("StoredFields(%q) = %v, %v; want an empty mapping", s, got, ok)
+		}
+	}
+	if got, ok := StoredFields(`{"email": 3}`); ok || got == nil || len(got) != 0 {
+		t.Errorf("StoredFields of a number = %v, %v; want empty and not ok", got, ok)
+	}
+}

@@ -2,7 +2,6 @@ package setup
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -83,7 +82,7 @@ func (a *applier) createCRM(ctx context.Context, path string, accountID int64, s
 		LeadIDProperty: spec.LeadIDProperty, Fields: "{}",
 	}
 	if spec.Kind == crm.Generic {
-		c.Fields = fieldsJSON(spec.Fields)
+		c.Fields = crm.FieldsJSON(spec.Fields)
 	}
 	a.change(path, "created %q (%s)", c.Name, spec.Kind.Title())
 	a.report.Summary.CRMAdded++
@@ -114,14 +113,14 @@ func (a *applier) updateCRM(ctx context.Context, path string, c models.CRMConnec
 	a.set(path+".name", &c.Name, spec.Name)
 	a.set(path+".lead_id_property", &c.LeadIDProperty, spec.LeadIDProperty)
 	if spec.Kind == crm.Generic {
-		cur, readable := storedFields(c.Fields)
+		cur, readable := crm.StoredFields(c.Fields)
 		want := spec.Fields
 		if want == nil {
 			want = map[string]string{}
 		}
 		if !readable || !maps.Equal(cur, want) {
 			a.change(path+".fields", "%s → %s", fieldsText(cur, readable), fieldsText(want, true))
-			c.Fields = fieldsJSON(want)
+			c.Fields = crm.FieldsJSON(want)
 		}
 	}
 	if a.getenv == nil {
@@ -244,27 +243,6 @@ func mappedText(stage string) string {
 	return stage
 }
 
-// storedFields reads a generic connection's stored mapping; "" is none.
-func storedFields(s string) (map[string]string, bool) {
-	out := map[string]string{}
-	if strings.TrimSpace(s) == "" {
-		return out, true
-	}
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return map[string]string{}, false
-	}
-	return out, true
-}
-
-// fieldsJSON is the stored form of a mapping: a JSON object, {} for none.
-func fieldsJSON(fields map[string]string) string {
-	if fields == nil {
-		fields = map[string]string{}
-	}
-	b, _ := json.Marshal(fields) // strings only: cannot fail
-	return string(b)
-}
-
 // fieldsText says a mapping in a change: "email: contact.email, stage:
 // deal.stage", by target.
 func fieldsText(fields map[string]string, readable bool) string {
@@ -311,7 +289,7 @@ func exportCRM(ctx context.Context, s *store.Store, cs []models.CRMConnection, p
 				"the API token was saved in the web UI; %s is a suggested name: set it to the token wherever this file is applied", spec.APITokenEnv)})
 		}
 		if kind == crm.Generic {
-			fields, ok := storedFields(c.Fields)
+			fields, ok := crm.StoredFields(c.Fields)
 			if !ok {
 				return nil, nil, fmt.Errorf("crm connection %q has an unreadable field mapping", c.Name)
 			}

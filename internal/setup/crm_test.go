@@ -257,7 +257,7 @@ func TestApplyCRMCreatesThenChangesNothing(t *testing.T) {
 		if got := stageTable(t, s, sales); !maps.Equal(got, map[string]string{"appointmentscheduled": "booked", "closedwon": "won"}) {
 			t.Errorf("Sales stage table = %v; want the file's ids, won as the account spells it", got)
 		}
-		if fields, _ := storedFields(zap.Fields); !maps.Equal(fields, map[string]string{"email": "contact.email", "stage": "deal.stage"}) {
+		if fields, _ := crm.StoredFields(zap.Fields); !maps.Equal(fields, map[string]string{"email": "contact.email", "stage": "deal.stage"}) {
 			t.Errorf("Zapier fields = %s; want the file's", zap.Fields)
 		}
 
