@@ -105,10 +105,9 @@ func (c Config) Validate() error {
 	if c.Secret != "" && len(c.Secret) < minSecretLen {
 		return fmt.Errorf("config: LEADSIGNAL_SECRET must be at least %d characters", minSecretLen)
 	}
-	if u, err := url.Parse(c.MetaGraphURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("config: META_GRAPH_URL must be an http(s) URL")
-	}
-	for _, u := range []struct{ name, value string }{{"HUBSPOT_API_URL", c.HubSpotAPIURL}, {"PIPEDRIVE_API_URL", c.PipedriveAPIURL}} {
+	for _, u := range []struct{ name, value string }{
+		{"META_GRAPH_URL", c.MetaGraphURL}, {"HUBSPOT_API_URL", c.HubSpotAPIURL}, {"PIPEDRIVE_API_URL", c.PipedriveAPIURL},
+	} {
 		if !httpURL(u.value) {
 			return fmt.Errorf("config: %s must be an http(s) URL", u.name)
 		}
