@@ -112,5 +112,22 @@ func TestBrowserCRMConnection(t *testing.T) {
 			}
 		})
 		b.eachWidth("crm-generic-form", base+"/stages/crm/"+itoa(generic.ID)+"/edit", `[data-testid="crm-fields"]`, nil)
+
+		// A delivery stuck on an unmapped stage puts a banner on the
+		// account's pages that leads to the stage table.
+		if r := a.postHook("/hooks/generic/"+generic.Token, []byte(`{"email":"a@example.com","stage":"S-1"}`),
+			"Authorization", "Bearer generic-secret"); r.status != 200 {
+			t.Fatalf("post = %d %s", r.status, r.raw)
+		}
+		if err := s.MapCRMStages(t.Context(), acc.ID, generic.ID, map[string]string{"S-1": ""}, a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		a.work()
+		b.eachWidth("crm-stuck-alert", base+"/leads", `[data-testid="account-alert"]`, func(int64) {
+			if got := b.text(`[data-testid="account-alert"]`); !strings.Contains(got, "Zapier: 1 delivery waits for a stage mapping") {
+				t.Errorf("alert = %q", got)
+			}
+		})
+		b.do(click(`[data-testid="account-alert"] a`), visible(`[data-testid="crm-stages"]`))
 	})
 }
