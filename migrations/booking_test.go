@@ -4,13 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
-	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/migrations"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -145,7 +145,6 @@ func TestBookingMappingsMigration(t *testing.T) {
 
 			// A lead the booking rule sent gets nothing new when it is
 			// booked again: the mapping's event id is the booking rule's.
-			d := decide.New(s, nil)
 			now := time.Now().UTC().Truncate(time.Second)
 			lead := func() models.Lead {
 				l := models.Lead{AccountID: 1, Source: models.SourceWebsite, Email: "a@example.com", MatchKeys: "{}", Fields: "{}", JunkReasons: "[]",
@@ -164,7 +163,7 @@ func TestBookingMappingsMigration(t *testing.T) {
 			}
 			mark := func(l models.Lead, stage string) []models.Event {
 				t.Helper()
-				if _, err := d.Mark(ctx, &models.StageChange{AccountID: 1, LeadID: l.ID, Stage: stage, OccurredAt: now.Add(-30 * time.Minute)}); err != nil {
+				if _, err := decidetest.Mark(ctx, s, models.StageChange{AccountID: 1, LeadID: l.ID, Stage: stage, OccurredAt: now.Add(-30 * time.Minute)}); err != nil {
 					t.Fatal(err)
 				}
 				evs, err := s.LeadEvents(ctx, 1, l.ID)

@@ -93,7 +93,7 @@ func (s *Store) LookupCapture(ctx context.Context, qs []CaptureQuery, reserve in
 			}
 		}
 		if err == nil && reserve > 0 {
-			ids, err = s.reserveSQLite(ctx, reserve)
+			ids, err = s.reserveSQLite(ctx, "leads", reserve)
 		}
 	}
 	if err != nil {
@@ -246,17 +246,17 @@ func orNone(vs []string) []string {
 	return vs
 }
 
-// reserveSQLite reserves n lead ids on SQLite. Leads are numbered
+// reserveSQLite reserves n ids of table on SQLite. Its rows are numbered
 // AUTOINCREMENT, past the count in sqlite_sequence, which this raises by n.
-func (s *Store) reserveSQLite(ctx context.Context, n int) ([]int64, error) {
+func (s *Store) reserveSQLite(ctx context.Context, table string, n int) ([]int64, error) {
 	var last int64
 	err := s.Tx(ctx, func(tx *Store) error {
-		if err := tx.q(ctx).Exec(`INSERT INTO sqlite_sequence (name, seq) SELECT 'leads', 0
-			WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'leads')`).Error; err != nil {
+		if err := tx.q(ctx).Exec(`INSERT INTO sqlite_sequence (name, seq) SELECT ?, 0
+			WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ?)`, table, table).Error; err != nil {
 			return err
 		}
-		return tx.q(ctx).Raw(`UPDATE sqlite_sequence SET seq = max(seq, (SELECT COALESCE(MAX(id), 0) FROM leads)) + ?
-			WHERE name = 'leads' RETURNING seq`, n).Scan(&last).Error
+		return tx.q(ctx).Raw(`UPDATE sqlite_sequence SET seq = max(seq, (SELECT COALESCE(MAX(id), 0) FROM `+table+`)) + ?
+			WHERE name = ? RETURNING seq`, n, table).Scan(&last).Error
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package store_test
 import (
 	"database/sql"
 	"fmt"
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"testing"
 	"time"
 
@@ -134,8 +135,8 @@ func TestCountsFollowEveryWrite(t *testing.T) {
 		noDrift(t, s, "deltas merged")
 
 		for _, st := range []string{models.StageQualified, models.StageWon, models.StageJunk} {
-			if _, err := s.AddStageChange(ctx, &models.StageChange{AccountID: a.ID, LeadID: leads[0].ID, Stage: st,
-				OccurredAt: now.Add(3 * time.Hour)}); err != nil {
+			if _, err := decidetest.Mark(ctx, s, models.StageChange{AccountID: a.ID, LeadID: leads[0].ID, Stage: st,
+				OccurredAt: now.Add(3 * time.Minute)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -209,7 +210,7 @@ func TestCountsBySpan(t *testing.T) {
 		bWeeks := store.WeekStarts(kolkata, now, 2)
 		add(b, bWeeks[1].Add(-time.Second), models.SourceWebsite, "", false, "")
 		add(b, bWeeks[1], models.SourceWebsite, "", false, "")
-		if _, err := s.AddStageChange(ctx, &models.StageChange{AccountID: a.ID, LeadID: first.ID, Stage: models.StageQualified,
+		if _, err := decidetest.Mark(ctx, s, models.StageChange{AccountID: a.ID, LeadID: first.ID, Stage: models.StageQualified,
 			OccurredAt: monday.Add(50 * time.Hour).UTC()}); err != nil {
 			t.Fatal(err)
 		}
@@ -303,7 +304,7 @@ func TestStageUpdates(t *testing.T) {
 			{AccountID: a.ID, LeadID: l.ID, Stage: models.StageQualified, OccurredAt: now.Add(-time.Hour)},
 			{AccountID: b.ID, LeadID: lb.ID, Stage: models.StageJunk, OccurredAt: now.Add(-time.Hour)},
 		} {
-			if _, err := s.AddStageChange(ctx, &c); err != nil {
+			if _, err := decidetest.Mark(ctx, s, c); err != nil {
 				t.Fatal(err)
 			}
 		}

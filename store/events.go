@@ -103,6 +103,12 @@ func findShown(q *gorm.DB, now time.Time) ([]models.Event, error) {
 	if err := q.Find(&rows).Error; err != nil {
 		return nil, err
 	}
+	return shown(rows, now), nil
+}
+
+// shown are the events of a withState query's rows, as findShown returns
+// them.
+func shown(rows []shownEvent, now time.Time) []models.Event {
 	evs := make([]models.Event, len(rows))
 	for i, r := range rows {
 		e := r.Event
@@ -120,7 +126,7 @@ func findShown(q *gorm.DB, now time.Time) ([]models.Event, error) {
 		e.Status = shownStatus(e, now)
 		evs[i] = e
 	}
-	return evs, nil
+	return evs
 }
 
 // addUnsent gives new events their state: a queued event due at its

@@ -215,23 +215,6 @@ func (s *Store) StageChanges(ctx context.Context, accountID, leadID int64) ([]mo
 	return cs, wrap("stage changes", err)
 }
 
-// AddStageChange records a stage change and updates the lead to match
-// (AfterStageChange), leaving its events as they are: internal/decide's
-// Mark decides them too. It returns the lead as it is afterwards.
-func (s *Store) AddStageChange(ctx context.Context, c *models.StageChange) (models.Lead, error) {
-	l, err := s.Lead(ctx, c.AccountID, c.LeadID)
-	if err != nil {
-		return l, err
-	}
-	history, err := s.StageHistories(ctx, c.AccountID, []int64{l.ID})
-	if err != nil {
-		return l, err
-	}
-	after := AfterStageChange(l, *c, IsNewestStage(history[l.ID], c.OccurredAt))
-	_, err = s.ChangeLeads(ctx, c.AccountID, map[int64]time.Time{l.ID: l.UpdatedAt}, []LeadChange{{Change: c, After: &after}})
-	return after, err
-}
-
 // CountLeads counts an account's leads matching f, but stops at limit:
 // a page says "10,000+" rather than count a million leads on every view.
 func (s *Store) CountLeads(ctx context.Context, accountID int64, f LeadFilter, limit int) (int64, error) {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"testing"
 	"time"
 
@@ -238,7 +239,7 @@ func TestStageChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		add := func(acc int64, stage string, at time.Time) (models.Lead, error) {
-			return s.AddStageChange(ctx, &models.StageChange{AccountID: acc, LeadID: l.ID, Stage: stage, OccurredAt: at})
+			return decidetest.Mark(ctx, s, models.StageChange{AccountID: acc, LeadID: l.ID, Stage: stage, OccurredAt: at})
 		}
 		got, err := add(a.ID, models.StageNotJunk, now.Add(time.Minute))
 		if err != nil || got.Junk || got.JunkOverride != "not_junk" {

@@ -34,35 +34,6 @@ type EventCancel struct {
 // the lead as it is now.
 var ErrStale = errors.New("store: the lead changed meanwhile")
 
-// IsNewestStage reports whether a stage change at would be the newest of
-// a lead's stage changes history (junk markers aside), and so set its stage
-// (AfterStageChange).
-func IsNewestStage(history []models.StageChange, at time.Time) bool {
-	for _, c := range history {
-		if c.Stage != models.StageJunk && c.Stage != models.StageNotJunk && c.OccurredAt.After(at) {
-			return false
-		}
-	}
-	return true
-}
-
-// AfterStageChange is lead l as stage change c leaves it: a junk or
-// not_junk marker sets the person's verdict; any other stage becomes the
-// lead's stage when it is the newest change (StageIsNewest).
-func AfterStageChange(l models.Lead, c models.StageChange, newest bool) models.Lead {
-	switch c.Stage {
-	case models.StageJunk:
-		l.Junk, l.JunkOverride = true, "junk"
-	case models.StageNotJunk:
-		l.Junk, l.JunkOverride = false, "not_junk"
-	default:
-		if newest {
-			l.Stage = c.Stage
-		}
-	}
-	return l
-}
-
 // requeueAndCancel writes the requeues and cancels of ch for lead leadID:
 // cancelled events queued again, queued ones cancelled. An event being
 // sent (under a claim's lease) is left to its claim.

@@ -1,18 +1,22 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/leadsignal/leadsignal/models"
 )
 
-// Stage changes are recorded in batches: one for the stage API or the
-// lead page, thousands for a CSV upload. A batch reads what deciding needs
-// of its leads in a few queries (LeadsByKeys, StageHistories,
-// LeadsEvents), is decided in memory (internal/decide), and is written by
+// Stage changes are recorded in batches: one for the lead page, the
+// stage API's concurrent requests of an account together, a thousand rows
+// of a CSV upload. A batch reads what deciding needs in one call
+// (ReadStages), is decided in memory (internal/decide), and is written by
 // ChangeLeads in one transaction.
 
 // keyBatch bounds the values of one IN list.
@@ -91,19 +95,128 @@ func leadKeyValue(l models.Lead, field string) string {
 	return ""
 }
 
-// LeadsByID finds an account's leads by id; an id without a lead is not
-// in the map.
-func (s *Store) LeadsByID(ctx context.Context, accountID int64, ids []int64) (map[int64]models.Lead, error) {
-	out := make(map[int64]models.Lead, len(ids))
-	err := eachChunk(ids, func(ids []int64) error {
-		var ls []models.Lead
-		err := s.q(ctx).Where("account_id = ? AND id IN ?", accountID, ids).Find(&ls).Error
+// StageRead is what recording a batch of an account's stage changes
+// reads (ReadStages).
+type StageRead struct {
+	Account  models.Account
+	Datasets []models.Dataset
+	// Rules are the account's send rules, in their order.
+	Rules  []models.SendRule
+	Stages []models.Stage
+	// Leads are the leads the keys find (LeadsByKeys).
+	Leads map[LeadKey]models.Lead
+	// Histories and Events are the leads' stage changes (junk markers
+	// too, in the order they were recorded) and events, by lead id.
+	Histories map[int64][]models.StageChange
+	Events    map[int64][]models.Event
+	// ChangeIDs are ids reserved for the batch's new stage changes.
+	ChangeIDs []int64
+}
+
+// ReadStages reads what recording stage changes of an account's leads,
+// found by keys, needs, and reserves reserve stage change ids (unused ones
+// are simply skipped). On Postgres the reads are one round trip (reads).
+func (s *Store) ReadStages(ctx context.Context, accountID int64, keys []LeadKey, reserve int) (StageRead, error) {
+	r := StageRead{Leads: map[LeadKey]models.Lead{}, Histories: map[int64][]models.StageChange{}, Events: map[int64][]models.Event{}}
+	rd := &reads{s: s, ctx: ctx}
+	var accounts []models.Account
+	rd.find(s.q(ctx).Where("id = ?", accountID), &accounts, nil)
+	rd.find(s.q(ctx).Where("account_id = ?", accountID).Order("lower(name), id"), &r.Datasets, nil)
+	rd.find(s.q(ctx).Where("account_id = ?", accountID).Order("position, id"), &r.Rules, nil)
+	rd.find(s.q(ctx).Where("account_id = ?", accountID).Order("position, id"), &r.Stages, nil)
+	// Each query has rows of its own (gorm's Find replaces a slice's
+	// contents), gathered when it is done.
+	leads := map[string][]models.Lead{}
+	var changes []models.StageChange
+	var events []shownEvent
+	for field, values := range keyValues(keys) {
+		col := leadKeyColumns[field]
+		_ = eachChunk(values, func(vs []string) error {
+			byKey := s.q(ctx).Model(&models.Lead{}).Where("account_id = ? AND "+col+" IN ?", accountID, vs)
+			var ls []models.Lead
+			rd.find(byKey.Session(&gorm.Session{}).Order("created_at DESC, id DESC"), &ls, func() { leads[field] = append(leads[field], ls...) })
+			ids := byKey.Session(&gorm.Session{}).Select("id")
+			var cs []models.StageChange
+			rd.find(s.q(ctx).Where("account_id = ? AND lead_id IN (?)", accountID, ids), &cs, func() { changes = append(changes, cs...) })
+			var es []shownEvent
+			rd.find(withState(s.q(ctx).Model(&models.Event{})).Where("events.account_id = ? AND events.lead_id IN (?)", accountID, ids).
+				Order("events.event_time, events.id"), &es, func() { events = append(events, es...) })
+			return nil
+		})
+	}
+	var reserved []changeID
+	if reserve > 0 && s.dialect == "postgres" {
+		rd.find(s.q(ctx).Raw(`SELECT nextval('stage_changes_id_seq') AS id FROM generate_series(1, ?)`, reserve), &reserved, nil)
+	}
+	if err := rd.run(); err != nil {
+		return r, wrap("read stages", err)
+	}
+	if len(accounts) == 0 {
+		return r, ErrNotFound
+	}
+	r.Account = accounts[0]
+	for field, ls := range leads {
 		for _, l := range ls {
-			out[l.ID] = l
+			k := LeadKey{Field: field, Value: leadKeyValue(l, field)}
+			if _, ok := r.Leads[k]; !ok {
+				r.Leads[k] = l // the most recent lead of an email or phone
+			}
 		}
-		return err
-	})
-	return out, wrap("leads by id", err)
+	}
+	found := map[int64]bool{}
+	for _, l := range r.Leads {
+		found[l.ID] = true
+	}
+	// A lead found by two keys is read twice; each row is taken once.
+	slices.SortFunc(changes, func(a, b models.StageChange) int { return cmp.Compare(a.ID, b.ID) })
+	changes = slices.CompactFunc(changes, func(a, b models.StageChange) bool { return a.ID == b.ID })
+	for _, c := range changes {
+		if found[c.LeadID] {
+			r.Histories[c.LeadID] = append(r.Histories[c.LeadID], c)
+		}
+	}
+	seen := map[int64]bool{}
+	for _, e := range shown(events, time.Now()) {
+		if found[e.LeadID] && !seen[e.ID] {
+			seen[e.ID] = true
+			r.Events[e.LeadID] = append(r.Events[e.LeadID], e)
+		}
+	}
+	switch {
+	case reserve > 0 && s.dialect == "postgres":
+		for _, c := range reserved {
+			r.ChangeIDs = append(r.ChangeIDs, c.ID)
+		}
+	case reserve > 0:
+		var err error
+		if r.ChangeIDs, err = s.reserveSQLite(ctx, "stage_changes", reserve); err != nil {
+			return r, wrap("read stages", err)
+		}
+	}
+	return r, nil
+}
+
+// changeID is a reserved stage change id.
+type changeID struct{ ID int64 }
+
+// keyValues are the values of keys by field, each once, of the fields
+// leads are looked up by (an id that is not a number is none).
+func keyValues(keys []LeadKey) map[string][]string {
+	byField := map[string][]string{}
+	seen := map[LeadKey]bool{}
+	for _, k := range keys {
+		if _, ok := leadKeyColumns[k.Field]; !ok || seen[k] {
+			continue
+		}
+		if k.Field == "id" {
+			if _, err := strconv.ParseInt(k.Value, 10, 64); err != nil {
+				continue
+			}
+		}
+		seen[k] = true
+		byField[k.Field] = append(byField[k.Field], k.Value)
+	}
+	return byField
 }
 
 // StageHistories are the stage changes of an account's leads, junk
@@ -159,10 +272,10 @@ func (s *Store) eventsBy(ctx context.Context, accountID int64, column string, id
 // LeadChange is one stage change of a lead and what deciding the lead's
 // events from the lead as the change leaves it said.
 type LeadChange struct {
-	// Change is the change to record; ChangeLeads sets its ID.
+	// Change is the change to record, with an id ReadStages reserved.
 	Change *models.StageChange
-	// After is the lead as the change leaves it (AfterStageChange): its
-	// stage and junk verdict are written; ChangeLeads sets its UpdatedAt.
+	// After is the lead as the change leaves it: its stage and junk
+	// verdict are written; ChangeLeads sets its UpdatedAt.
 	After *models.Lead
 	// Events is what the decision changes of the lead's events.
 	Events EventChanges
@@ -191,7 +304,10 @@ func (s *Store) ChangeLeads(ctx context.Context, accountID int64, expect map[int
 		last := map[int64]int{}
 		changes := make([]models.StageChange, len(cs))
 		for i, c := range cs {
-			c.Change.ID, c.Change.AccountID, c.Change.CreatedAt = 0, accountID, now
+			if c.Change.ID == 0 {
+				return errors.New("a stage change without a reserved id")
+			}
+			c.Change.AccountID, c.Change.CreatedAt = accountID, now
 			changes[i] = *c.Change
 			last[c.Change.LeadID] = i
 		}
@@ -201,7 +317,7 @@ func (s *Store) ChangeLeads(ctx context.Context, accountID int64, expect map[int
 		var evs []models.Event
 		leads := make([]models.Lead, 0, len(last))
 		for i, c := range cs {
-			c.Change.ID, c.Change.CreatedAt = changes[i].ID, changes[i].CreatedAt
+			c.Change.CreatedAt = changes[i].CreatedAt
 			for _, e := range c.Events.Stage {
 				e.StageChangeID = &changes[i].ID
 				evs = append(evs, e)
@@ -272,23 +388,10 @@ var stageChangeText = []textColumn[models.StageChange]{
 
 var insertStageChangesSQL = unnestInsert("stage_changes", stageChangeTyped, stageChangeText)
 
-// insertStageChanges inserts new stage changes and sets their ids.
+// insertStageChanges inserts new stage changes with their reserved ids.
 func (s *Store) insertStageChanges(ctx context.Context, cs []models.StageChange) error {
 	if s.dialect != "postgres" {
 		return s.q(ctx).CreateInBatches(&cs, 200).Error
-	}
-	rows, err := s.conn().QueryContext(ctx, `SELECT nextval(pg_get_serial_sequence('stage_changes', 'id')) FROM generate_series(1, $1)`, len(cs))
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for i := 0; rows.Next(); i++ {
-		if err := rows.Scan(&cs[i].ID); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	n := len(cs)
 	id, account, lead, value, at := make([]int64, n), make([]int64, n), make([]int64, n), make([]*float64, n), make([]time.Time, n)
@@ -298,7 +401,7 @@ func (s *Store) insertStageChanges(ctx context.Context, cs []models.StageChange)
 		changeID[i], user[i], created[i] = c.ChangeID, c.UserID, c.CreatedAt.UTC()
 	}
 	args := textArgs([]any{id, account, lead, value, at, changeID, user, created}, cs, stageChangeText)
-	_, err = s.conn().ExecContext(ctx, insertStageChangesSQL, args...)
+	_, err := s.conn().ExecContext(ctx, insertStageChangesSQL, args...)
 	return err
 }
 

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"strings"
 	"testing"
 	"time"
@@ -283,7 +284,7 @@ func TestStageChangeCounts(t *testing.T) {
 		lb := storedLead(t, s, b, now.Add(-time.Hour), "bob@example.com")
 		add := func(l models.Lead, stage string, i int) {
 			c := models.StageChange{AccountID: l.AccountID, LeadID: l.ID, Stage: stage, OccurredAt: now.Add(time.Duration(i) * time.Second), CreatedAt: now}
-			if _, err := s.AddStageChange(ctx, &c); err != nil {
+			if _, err := decidetest.Mark(ctx, s, c); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/leadsignal/leadsignal/models"
@@ -58,10 +57,6 @@ type LeadKey struct {
 	Field string
 	Value string
 }
-
-// ErrSameChange means a stage change was recorded already: the same
-// change_id for the lead, or without one the same stage at the same time.
-var ErrSameChange = errors.New("store: the stage change is recorded already")
 
 // StageChangeEvents lists the events queued for a stage change, in
 // event_time order.

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"slices"
 	"strings"
 	"testing"
@@ -320,8 +321,14 @@ func TestChangeLeadCancelsAndRequeues(t *testing.T) {
 		junkAt := now.Add(time.Minute)
 		// changeLead records c on lead l, read with updated_at expect.
 		changeLead := func(l models.Lead, c models.StageChange, expect time.Time, ch store.EventChanges) (models.Lead, error) {
-			after := store.AfterStageChange(l, c, true)
-			_, err := s.ChangeLeads(ctx, a.ID, map[int64]time.Time{l.ID: expect}, []store.LeadChange{{Change: &c, After: &after, Events: ch}})
+			read, err := s.ReadStages(ctx, a.ID, nil, 1)
+			if err != nil {
+				return l, err
+			}
+			c.ID = read.ChangeIDs[0]
+			after := l
+			after.Junk, after.JunkOverride = c.Stage == models.StageJunk, c.Stage
+			_, err = s.ChangeLeads(ctx, a.ID, map[int64]time.Time{l.ID: expect}, []store.LeadChange{{Change: &c, After: &after, Events: ch}})
 			return after, err
 		}
 		changed, err := changeLead(l, models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: models.StageJunk, OccurredAt: junkAt},
@@ -406,6 +413,9 @@ func TestPreparedPayloadsAreDroppedWhenTheLeadChanges(t *testing.T) {
 		now := time.Now().UTC()
 		prepared := func(l models.Lead, id string) models.Event {
 			e := dueEvent(d, l, id, now.Add(-time.Hour), now)
+			// A stage event: the stage change below is decided as every
+			// change is, and no decision about rules cancels it.
+			e.Origin = models.OriginStage
 			e.Payload, e.PayloadStamp = `{"event_id":"`+id+`"}`, 42
 			return enqueue(t, s, e)[0]
 		}
@@ -421,6 +431,7 @@ func TestPreparedPayloadsAreDroppedWhenTheLeadChanges(t *testing.T) {
 		staged, saved, retried := storedLead(t, s, a, now, "staged@example.com"), storedLead(t, s, a, now, "saved@example.com"),
 			storedLead(t, s, a, now, "retried@example.com")
 		evStaged, evSaved, evRetried := prepared(staged, "staged"), prepared(saved, "saved"), prepared(retried, "retried")
+
 		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
 		if err != nil || len(c.Events) != 3 || c.Events[0].Payload != `{"event_id":"staged"}` || c.Events[0].PayloadStamp != 42 {
 			t.Fatalf("claim = %+v, %v; want the 3 events with their prepared payloads", c.Events, err)
@@ -436,14 +447,14 @@ func TestPreparedPayloadsAreDroppedWhenTheLeadChanges(t *testing.T) {
 			t.Fatalf("stamp after a requeue = %d; want 42 kept", got)
 		}
 
-		if _, err := s.AddStageChange(ctx, &models.StageChange{AccountID: a.ID, LeadID: staged.ID, Stage: "qualified", OccurredAt: now}); err != nil {
+		if _, err := decidetest.Mark(ctx, s, models.StageChange{AccountID: a.ID, LeadID: staged.ID, Stage: "qualified", OccurredAt: now}); err != nil {
 			t.Fatal(err)
 		}
 		saved.City = "Austin"
 		if err := s.SaveLead(ctx, &saved); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := s.RetryEvents(ctx, a.ID, nil, now); err != nil || n != 1 {
+		if n, err := s.RetryEvents(ctx, a.ID, []int64{evRetried.ID}, now); err != nil || n != 1 {
 			t.Fatalf("retry = %d, %v; want 1", n, err)
 		}
 		for name, id := range map[string]int64{"stage change": evStaged.ID, "saved lead": evSaved.ID, "retry": evRetried.ID} {

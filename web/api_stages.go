@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -38,18 +37,17 @@ func (h *Handler) createStage(c echo.Context) error {
 	if derr != nil {
 		return apiFail(c, derr.Status, derr.Code, derr.Message, derr.Field)
 	}
-	v, verr := req.Validate(acc, h.now())
+	change, verr := req.Change(acc)
 	if verr != nil {
 		return apiFail(c, verr.Status, verr.Code, verr.Message, verr.Field)
 	}
 	ctx := c.Request().Context()
-	res, err := h.capture.Decider().Stage(ctx, acc.ID, v.Key, v.Change)
-	var p *decide.Problem
-	if errors.As(err, &p) {
-		return apiFail(c, p.Status, p.Code, p.Message, p.Field)
-	}
+	res, err := h.decider.Record(ctx, acc.ID, change)
 	if err != nil {
 		return err
+	}
+	if r := res.Refused; r != nil {
+		return apiFail(c, refusalStatus(r.Code), string(r.Code), r.Message, r.Field)
 	}
 	datasets, err := h.store.Datasets(ctx, acc.ID)
 	if err != nil {
@@ -61,6 +59,15 @@ func (h *Handler) createStage(c echo.Context) error {
 		reply.Outcome, status = "existing", http.StatusOK
 	}
 	return c.JSON(status, reply)
+}
+
+// refusalStatus is the stage API's status for a change the recorder
+// refused.
+func refusalStatus(code decide.Code) int {
+	if code == decide.LeadNotFound {
+		return http.StatusNotFound
+	}
+	return http.StatusUnprocessableEntity
 }
 
 func changeReply(sc models.StageChange) stageChangeReply {

@@ -80,7 +80,7 @@ func newApp(t *testing.T, s *store.Store) *app {
 		GraphURL: a.meta.URL, DefaultVersion: capitest.Version})
 	a.hubspot = crmtest.NewHubSpot(t, hubspotToken)
 	a.pipedrive = crmtest.NewPipedrive(t, pipedriveToken)
-	a.crm = crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil), Box: box, Log: testLogger(),
+	a.crm = crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil, nil), Box: box, Log: testLogger(),
 		HubSpotAPIURL: a.hubspot.URL(), PipedriveAPIURL: a.pipedrive.URL(), Now: a.clock})
 	a.echo = web.New(web.Options{
 		Store:           s,

@@ -3,13 +3,11 @@ package web
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
@@ -17,9 +15,9 @@ import (
 	"github.com/leadsignal/leadsignal/views"
 )
 
-// addLeadStage records a person's stage change or junk verdict on a lead,
-// through the path the stage API takes (decide.Decider.Record), and says
-// which events it queued.
+// addLeadStage records a person's stage change or junk verdict on a lead
+// through the one recorder (decide.Decider.Record), and says which events
+// it queued; a change the recorder refuses is shown at its field.
 func (h *Handler) addLeadStage(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := currentAccount(c)
@@ -27,55 +25,46 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	form, stages, err := h.stageForm(ctx, a.Account)
+	form, _, err := h.stageForm(ctx, a.Account)
 	if err != nil {
 		return err
 	}
-	stage := c.FormValue("stage")
-	form.Stage.Value = stage
+	form.Stage.Value = c.FormValue("stage")
 	form.Value.Value = strings.TrimSpace(c.FormValue("value"))
 	if cur := strings.ToUpper(strings.TrimSpace(c.FormValue("currency"))); cur != "" {
 		form.Currency.Value = cur
 	}
-	switch i := slices.IndexFunc(stages, func(st models.Stage) bool { return strings.EqualFold(st.Name, stage) }); {
-	case stage == models.StageJunk || stage == models.StageNotJunk:
-	case i >= 0:
-		stage = stages[i].Name
-	default:
-		form.Stage.Error = "Choose one of the account's stages."
-	}
-	sc := models.StageChange{AccountID: a.ID, LeadID: l.ID, Stage: stage, OccurredAt: h.now().UTC(), UserID: &currentUser(c).ID}
+	change := decide.Change{Keys: decide.ByID(l.ID), Stage: form.Stage.Value, OccurredAt: h.now(), UserID: &currentUser(c).ID,
+		Origin: decide.FromPerson}
 	if form.Value.Value != "" {
-		if v, ok := rule.Amount(form.Value.Value); ok {
-			sc.Value = &v
-		} else {
+		v, ok := rule.Amount(form.Value.Value)
+		if !ok {
 			form.Value.Error = "Enter an amount from 0 to 1,000,000,000,000 (a trillion), in digits, like 1250 or 99.90."
+			return h.renderLead(c, http.StatusUnprocessableEntity, l, form)
 		}
+		// A value goes to Meta with its currency, whatever the stage.
+		change.Value, change.Currency = &v, form.Currency.Value
 	}
-	// A value goes to Meta with its currency, whatever the stage.
-	if form.Value.Value != "" && !country.ValidCurrency(form.Currency.Value) {
-		form.Currency.Error = "Enter a three-letter ISO 4217 code, like USD."
-	}
-	if sc.Value != nil {
-		sc.Currency = form.Currency.Value
-	}
-	if form.Value.Error == "" && form.Stage.Error == "" {
-		rules, err := h.store.SendRules(ctx, a.ID)
-		if err != nil {
-			return err
-		}
-		if msg := decide.ChangeProblem(rules, sc); msg != "" {
-			form.Value.Error = sentence(msg)
-		}
-	}
-	if form.Stage.Error != "" || form.Value.Error != "" || form.Currency.Error != "" {
-		return h.renderLead(c, http.StatusUnprocessableEntity, l, form)
-	}
-	_, evs, err := h.capture.Decider().Record(ctx, &sc)
-	if err != nil && !errors.Is(err, store.ErrSameChange) {
+	res, err := h.decider.Record(ctx, a.ID, change)
+	if err != nil {
 		return err
 	}
-	msg := "Stage set to " + stage + "." + queuedText(evs)
+	if r := res.Refused; r != nil {
+		switch r.Field {
+		case "value":
+			form.Value.Error = sentence(r.Message)
+		case "currency":
+			form.Currency.Error = sentence(r.Message)
+		default:
+			form.Stage.Error = sentence(r.Message)
+		}
+		return h.renderLead(c, http.StatusUnprocessableEntity, l, form)
+	}
+	stage := res.Change.Stage
+	msg := "Stage set to " + stage + "."
+	if !res.Replayed {
+		msg += queuedText(res.Events)
+	}
 	switch stage {
 	case models.StageJunk:
 		msg = "Marked as junk: it will not be sent to Meta."
@@ -119,7 +108,7 @@ func (h *Handler) sendRuleEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	queued, err := h.capture.Decider().SendManual(c.Request().Context(), a.ID, l.ID, r.ID, h.now().UTC())
+	queued, err := h.decider.SendManual(c.Request().Context(), a.ID, l.ID, r.ID, h.now().UTC())
 	switch {
 	case errors.Is(err, decide.ErrNotManual):
 		setFlash(c, "error", "The rule "+r.Name+" is not an enabled manual rule.")

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"net/http"
 	"slices"
 	"strings"
@@ -29,7 +30,7 @@ func TestLeadsStageFilterOffersTheLeadsStages(t *testing.T) {
 			}
 			ids = append(ids, r.LeadID)
 		}
-		if _, err := s.AddStageChange(t.Context(), &models.StageChange{AccountID: acc.ID, LeadID: ids[0], Stage: "Proposal sent", OccurredAt: a.clock()}); err != nil {
+		if _, err := decidetest.Mark(t.Context(), s, models.StageChange{AccountID: acc.ID, LeadID: ids[0], Stage: "Proposal sent", OccurredAt: a.clock()}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.CompactCounts(t.Context()); err != nil {

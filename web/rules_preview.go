@@ -227,7 +227,7 @@ func (h *Handler) applyRule(c echo.Context) error {
 	}
 	since := h.now().Add(-decide.RecentWindow)
 	if c.Request().Method != http.MethodPost || c.FormValue("confirm") != "yes" {
-		res, err := h.capture.Decider().ApplyRule(ctx, a.ID, r.ID, since, true)
+		res, err := h.decider.ApplyRule(ctx, a.ID, r.ID, since, true)
 		if err != nil {
 			return err
 		}
@@ -248,7 +248,7 @@ func (h *Handler) applyRule(c echo.Context) error {
 		}
 		return render(c, http.StatusOK, views.RuleConfirmPage(p, v))
 	}
-	res, err := h.capture.Decider().ApplyRule(ctx, a.ID, r.ID, since, false)
+	res, err := h.decider.ApplyRule(ctx, a.ID, r.ID, since, false)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/config"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/static"
@@ -38,6 +39,10 @@ type Options struct {
 	APIVersion string
 	// Notify wakes the dispatcher after events were queued; may be nil.
 	Notify func()
+	// Decider decides leads' events and records stage changes, with the
+	// rules compiled that capture and the dispatcher share; serve gives
+	// the one it builds. When nil the server makes its own (tests).
+	Decider *decide.Decider
 	// Metrics serves /metrics when set.
 	Metrics http.Handler
 	// CRM is where the CRMs' APIs are and the public address of the hook
@@ -56,6 +61,7 @@ type Handler struct {
 	sessions *sessionStore
 	limiter  *limiter
 	capture  *capture.Capturer
+	decider  *decide.Decider
 	now      func() time.Time
 	box      *seal.Box
 	sender   dispatch.Sender
@@ -83,6 +89,9 @@ func New(o Options) *echo.Echo {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	if o.Decider == nil {
+		o.Decider = decide.New(o.Store, nil, o.Notify)
+	}
 	if o.SessionLimits.Idle <= 0 {
 		o.SessionLimits.Idle = config.DefaultSessionIdle
 	}
@@ -94,7 +103,8 @@ func New(o Options) *echo.Echo {
 		log:      o.Log,
 		sessions: newSessionStore(o.Store, o.SessionHashKey, o.SessionBlockKey, o.SessionLimits, o.Now),
 		limiter:  newLimiter(loginLimit, loginWindow, o.Now),
-		capture:  capture.New(o.Store, o.Notify),
+		capture:  capture.New(o.Store, o.Decider.Matchers, o.Notify),
+		decider:  o.Decider,
 		now:      o.Now,
 		box:      o.Box,
 		sender:   o.Sender,

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"fmt"
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"net/http"
 	"net/url"
 	"strings"
@@ -85,7 +86,7 @@ func TestLeadPageShowsHugeStoredValue(t *testing.T) {
 		acc, key := a.ingestAccount("acme", "US")
 		lead := a.postLead(key, goodLead)
 		huge := 1e308
-		if _, err := s.AddStageChange(t.Context(), &models.StageChange{AccountID: acc.ID, LeadID: lead.LeadID, Stage: models.StageWon,
+		if _, err := decidetest.Mark(t.Context(), s, models.StageChange{AccountID: acc.ID, LeadID: lead.LeadID, Stage: models.StageWon,
 			OccurredAt: a.clock(), Value: &huge, Currency: "XXX"}); err != nil {
 			t.Fatal(err)
 		}

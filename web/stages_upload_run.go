@@ -194,7 +194,7 @@ func (h *Handler) workUpload(ctx context.Context, u models.StageUpload) error {
 	}
 	p := store.UploadProgress{ID: u.ID, Pass: u.Pass, DoneRows: u.DoneRows, Applied: u.Applied, Replayed: u.Replayed,
 		Refused: u.Refused, Events: u.Events}
-	pass := uploadPass{decider: h.capture.Decider(), acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
+	pass := uploadPass{decider: h.decider, acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
 		dry: u.Status == models.UploadPreviewing}
 	var keys []string
 	if pass.dry {
@@ -264,8 +264,8 @@ func (ps uploadPass) groupByLead(f *stagecsv.File, now time.Time) []string {
 		if bad != nil {
 			continue
 		}
-		if v, verr := req.Validate(ps.acc, now); verr == nil {
-			keys[i] = v.Key.Field + "\x00" + v.Key.Value
+		if c, verr := req.Change(ps.acc); verr == nil {
+			keys[i] = c.Keys[0].Field + "\x00" + c.Keys[0].Value
 		}
 	}
 	order := make([]int, len(f.Rows))
@@ -292,7 +292,7 @@ func (ps uploadPass) chunk(ctx context.Context, f stagecsv.File, from, to int, n
 		problems = append(problems, models.StageUploadProblem{RowNumber: line, Field: field, Message: msg})
 		p.Refused++
 	}
-	items := make([]decide.StageItem, 0, to-from)
+	changes := make([]decide.Change, 0, to-from)
 	lines := make([]int, 0, to-from)
 	for i := from; i < to; i++ {
 		req, bad := ps.mapping.Request(f.Rows[i], ps.loc)
@@ -300,25 +300,29 @@ func (ps uploadPass) chunk(ctx context.Context, f stagecsv.File, from, to int, n
 			refuse(f.Lines[i], bad.Field, bad.Message)
 			continue
 		}
-		v, verr := req.Validate(ps.acc, now)
+		c, verr := req.Change(ps.acc)
 		if verr != nil {
 			refuse(f.Lines[i], verr.Field, verr.Message)
 			continue
 		}
-		items = append(items, decide.StageItem{Key: v.Key, Change: v.Change})
+		changes = append(changes, c)
 		lines = append(lines, f.Lines[i])
 	}
-	if len(items) == 0 {
+	if len(changes) == 0 {
 		return problems, nil
 	}
-	outs, err := ps.decider.Stages(ctx, ps.acc.ID, items, ps.dry)
+	record := ps.decider.RecordAll
+	if ps.dry {
+		record = ps.decider.DryRun
+	}
+	outs, err := record(ctx, ps.acc.ID, changes)
 	if err != nil {
 		return nil, err
 	}
 	for i, o := range outs {
 		switch {
-		case o.Problem != nil:
-			refuse(lines[i], o.Problem.Field, o.Problem.Message)
+		case o.Refused != nil:
+			refuse(lines[i], o.Refused.Field, o.Refused.Message)
 		case o.Replayed:
 			p.Replayed++
 		default:

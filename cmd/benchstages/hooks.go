@@ -61,7 +61,7 @@ func (b *bench) hooks(ctx context.Context) (bool, error) {
 
 	// Served as leadsignal serve serves it: the worker runs beside the
 	// server, which wakes it when deliveries are stored.
-	worker := crmsync.New(crmsync.Options{Store: b.st, Decider: decide.New(b.st, nil), Box: box, Log: discard})
+	worker := crmsync.New(crmsync.Options{Store: b.st, Decider: decide.New(b.st, nil, nil), Box: box, Log: discard})
 	wctx, stopWorker := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = worker.Run(wctx) })

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leadsignal/leadsignal/internal/benchkit"
-	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/stagecsv"
 	"github.com/leadsignal/leadsignal/models"
@@ -200,7 +199,7 @@ func (b *bench) uploadFile(ctx context.Context, accountID int64, file []byte) (m
 	}
 	mark("read, map, store the file", t0)
 
-	decider := capture.New(b.st, nil).Decider()
+	decider := decide.New(b.st, nil, nil)
 	for _, pass := range []struct {
 		name   string
 		status models.StageUploadStatus
@@ -237,10 +236,9 @@ func (b *bench) pass(ctx context.Context, d *decide.Decider, acc models.Account,
 	counts := map[string]int{}
 	for start := 0; start < len(f.Rows); start += b.cfg.chunk {
 		rows := f.Rows[start:min(start+b.cfg.chunk, len(f.Rows))]
-		var items []decide.StageItem
+		var changes []decide.Change
 		var lines []int
 		p.Problems = nil
-		now := time.Now()
 		for i, row := range rows {
 			line := f.Lines[start+i]
 			req, prob := m.Request(row, loc)
@@ -248,22 +246,26 @@ func (b *bench) pass(ctx context.Context, d *decide.Decider, acc models.Account,
 				p.Problems = append(p.Problems, models.StageUploadProblem{RowNumber: line, Field: prob.Field, Message: prob.Message})
 				continue
 			}
-			v, verr := req.Validate(acc, now)
+			c, verr := req.Change(acc)
 			if verr != nil {
 				p.Problems = append(p.Problems, models.StageUploadProblem{RowNumber: line, Field: verr.Field, Message: verr.Message})
 				continue
 			}
-			items = append(items, decide.StageItem{Key: v.Key, Change: v.Change})
+			changes = append(changes, c)
 			lines = append(lines, line)
 		}
-		out, err := d.Stages(ctx, acc.ID, items, dry)
+		record := d.RecordAll
+		if dry {
+			record = d.DryRun
+		}
+		out, err := record(ctx, acc.ID, changes)
 		if err != nil {
 			return u, err
 		}
 		for i, o := range out {
 			switch {
-			case o.Problem != nil:
-				p.Problems = append(p.Problems, models.StageUploadProblem{RowNumber: lines[i], Field: o.Problem.Field, Message: o.Problem.Message})
+			case o.Refused != nil:
+				p.Problems = append(p.Problems, models.StageUploadProblem{RowNumber: lines[i], Field: o.Refused.Field, Message: o.Refused.Message})
 			case o.Replayed:
 				p.Replayed++
 			default:

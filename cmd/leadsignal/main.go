@@ -181,15 +181,19 @@ func serve(ctx context.Context, e env) error {
 	sender := &capi.Client{}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// One cache of compiled rules for capture, the recorder and the
+	// dispatcher, and one recorder for every way a stage change comes in.
+	matchers := &decide.Matchers{}
 	disp := dispatch.New(dispatch.Options{
 		Store: s, Sender: sender, Box: box, Log: log,
 		GraphURL: cfg.MetaGraphURL, DefaultVersion: cfg.MetaAPIVersion,
-		Metrics: dispatch.NewMetrics(reg, s),
+		Metrics: dispatch.NewMetrics(reg, s), Matchers: matchers,
 	})
+	decider := decide.New(s, matchers, disp.Notify)
 	uploads := web.NewUploads()
 	crmsync.RegisterMetrics(reg, s)
 	crmWorker := crmsync.New(crmsync.Options{
-		Store: s, Decider: decide.New(s, disp.Notify), Box: box, Log: log,
+		Store: s, Decider: decider, Box: box, Log: log,
 		HubSpotAPIURL: cfg.HubSpotAPIURL, PipedriveAPIURL: cfg.PipedriveAPIURL,
 	})
 	srv := &http.Server{
@@ -204,6 +208,7 @@ func serve(ctx context.Context, e env) error {
 			GraphURL:        cfg.MetaGraphURL,
 			APIVersion:      cfg.MetaAPIVersion,
 			Notify:          disp.Notify,
+			Decider:         decider,
 			Metrics:         promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
 			Uploads:         uploads,
 			CRM: web.CRMOptions{

@@ -204,7 +204,7 @@ func (c *Capturer) captureRound(batch []*job) ([]answer, []*job, time.Duration, 
 		for k := first; k < len(items); k++ {
 			it := &items[k]
 			start := time.Now()
-			it.events = c.decide.Matchers.Decide(decide.Input{Account: it.job.acc, Datasets: f.Datasets, Rules: f.Rules,
+			it.events = c.matchers.Decide(decide.Input{Account: it.job.acc, Datasets: f.Datasets, Rules: f.Rules,
 				Lead: it.lead, Keys: it.job.keys}).New
 			matching += time.Since(start)
 			w.Events = append(w.Events, it.events...)

@@ -59,24 +59,24 @@ type Capturer struct {
 	store  *store.Store
 	notify func()
 	batch  *batcher
-	decide *decide.Decider
+	// matchers keeps the account's rules compiled.
+	matchers *decide.Matchers
 }
 
-// New returns a Capturer writing to s; notify (may be nil) is called after
-// events were queued, to wake the dispatcher.
-func New(s *store.Store, notify func()) *Capturer {
+// New returns a Capturer writing to s, deciding leads' events with ms's
+// compiled rules (a new cache when nil); notify (may be nil) is called
+// after events were queued, to wake the dispatcher.
+func New(s *store.Store, ms *decide.Matchers, notify func()) *Capturer {
 	if notify == nil {
 		notify = func() {}
 	}
-	c := &Capturer{store: s, notify: notify, decide: decide.New(s, notify)}
+	if ms == nil {
+		ms = &decide.Matchers{}
+	}
+	c := &Capturer{store: s, notify: notify, matchers: ms}
 	c.batch = newBatcher(c)
 	return c
 }
-
-// Decider decides the events of the leads c stores, for the triggers after
-// capture (a stage or junk mark, a manual send, "apply"), with the rules
-// compiled that capture compiled.
-func (c *Capturer) Decider() *decide.Decider { return c.decide }
 
 // Capture stores a validated lead for an account. The same external_id
 // again returns the stored lead untouched, unless the stored one is partial

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"io"
 	"log/slog"
 	"strings"
@@ -60,7 +61,7 @@ func webLead(email string) Request {
 func TestConcurrentCapturesShareBatches(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		acc, _ := setup(t, s)
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		var mu sync.Mutex
 		largest := 0
 		c.batch.observe = func(_ int64, size int) {
@@ -125,7 +126,7 @@ func TestCaptureBatch(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		settings, _ := JunkSettings(acc)
 		// Already stored: a complete lead and a partial one.
 		old, err := c.Capture(ctx, acc, valid(t, Request{ExternalID: strp("old"), Email: "old@example.com"}))
@@ -198,7 +199,7 @@ func TestBatchFallsBackLeadByLead(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, _ := setup(t, s)
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		settings, _ := JunkSettings(acc)
 		gone := acc
 		gone.ID = 999_999
@@ -229,7 +230,7 @@ func TestCaptureLeavesATakenEventID(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		seed, err := c.Capture(ctx, acc, valid(t, Request{Email: "seed@example.com"}))
 		if err != nil {
 			t.Fatal(err)
@@ -278,7 +279,7 @@ func TestCommittedAnyway(t *testing.T) {
 	s := storetest.NewPostgres(t)
 	ctx := t.Context()
 	acc, _ := setup(t, s)
-	c := New(s, func() {})
+	c := New(s, nil, func() {})
 	_, ids, err := s.LookupCapture(ctx, nil, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +312,7 @@ func TestCapturePreparesPayloads(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		settings, _ := JunkSettings(acc)
 		web := webLead
 		results := runBatch(c, []*job{
@@ -328,7 +329,7 @@ func TestCapturePreparesPayloads(t *testing.T) {
 		if err != nil || len(junked.Events) != 0 {
 			t.Fatalf("junk capture = %+v, %v; want no event", junked, err)
 		}
-		if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: junked.Lead.ID, Stage: models.StageNotJunk, OccurredAt: time.Now()}); err != nil {
+		if _, err := decidetest.Mark(ctx, s, models.StageChange{AccountID: acc.ID, LeadID: junked.Lead.ID, Stage: models.StageNotJunk, OccurredAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -379,7 +380,7 @@ func TestCaptureFillsWebsiteURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		noURL := func(email string) Request {
 			r := webLead(email)
 			r.EventSourceURL = ""
@@ -449,7 +450,7 @@ func TestCaptureHoldsBackWhatMetaWouldRefuse(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, _ := setup(t, s)
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		const reason = "not sent: event_source_url: required for website events"
 		noURL := webLead("batch@example.com")
 		noURL.EventSourceURL, noURL.ExternalID = "", strp("form-1")
@@ -569,7 +570,7 @@ func TestAccountsWriteSideBySide(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		held, release := make(chan struct{}), make(chan struct{})
 		c.batch.observe = func(accountID int64, _ int) {
 			if accountID == slow.ID {

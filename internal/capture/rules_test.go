@@ -3,6 +3,7 @@ package capture
 import (
 	"encoding/json"
 	"errors"
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestCaptureFollowsSendRules(t *testing.T) {
 		fixed := 50.0
 		addRule(t, s, acc, d, models.SendRule{Name: "Partials", Mode: "automatic_partial", EventName: "PartialLead", Value: &fixed, Currency: "EUR", Enabled: true})
 		addRule(t, s, acc, d, models.SendRule{Name: "Off", Mode: "automatic_completed", EventName: "Contact", Enabled: false})
-		c := New(s, nil)
+		c := New(s, nil, nil)
 
 		withBudget := webLead("ann@acme.example")
 		withBudget.Fields = map[string]any{"budget": "5000", "currency": "gbp"}
@@ -139,14 +140,14 @@ func TestMarkFiresRules(t *testing.T) {
 		addRule(t, s, acc, d, models.SendRule{Name: "Booked calls", Mode: "stage", Stage: models.StageBooked, EventName: "Schedule", Enabled: true})
 		addRule(t, s, acc, d, models.SendRule{Name: "Booked in Germany", Mode: "stage", Stage: models.StageBooked, EventName: "BookedDE", Enabled: true},
 			rule.Condition{Field: "country", MatchType: rule.Equals, Pattern: "DE"})
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		r, err := c.Capture(ctx, acc, valid(t, webLead("cal@acme.example")))
 		if err != nil {
 			t.Fatal(err)
 		}
-		at := time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
+		at := r.Lead.CreatedAt.UTC().Truncate(time.Second).Add(time.Second)
 		for range 2 {
-			if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageBooked, OccurredAt: at}); err != nil {
+			if _, err := decidetest.Mark(ctx, s, models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageBooked, OccurredAt: at}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -168,7 +169,7 @@ func TestMarkFiresRules(t *testing.T) {
 		if got := eventsByName(t, s, acc.ID, r.Lead.ID); len(got) != 0 {
 			t.Fatalf("a junk lead's events = %v; want none", got)
 		}
-		if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageNotJunk, OccurredAt: at}); err != nil {
+		if _, err := decidetest.Mark(ctx, s, models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageNotJunk, OccurredAt: at}); err != nil {
 			t.Fatal(err)
 		}
 		if got := eventsByName(t, s, acc.ID, r.Lead.ID); len(got) != 1 || got["Lead"].ID == 0 {
@@ -186,7 +187,7 @@ func TestSendManual(t *testing.T) {
 		m := addRule(t, s, acc, d, models.SendRule{Name: "Hand picked", Mode: "manual", EventName: "Contact", Enabled: true},
 			rule.Condition{Field: "email", MatchType: rule.EndsWith, Pattern: "@acme.example"})
 		auto := addRule(t, s, acc, d, models.SendRule{Name: "Auto", Mode: "automatic_completed", EventName: "SubmitApplication", Enabled: true})
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		r, err := c.Capture(ctx, acc, valid(t, webLead("pick@acme.example")))
 		if err != nil {
 			t.Fatal(err)
@@ -195,23 +196,23 @@ func TestSendManual(t *testing.T) {
 			t.Fatal("a manual rule sent on capture")
 		}
 		now := time.Now().UTC()
-		if queued, err := c.Decider().SendManual(ctx, acc.ID, r.Lead.ID, m.ID, now); err != nil || !queued {
+		if queued, err := decide.New(s, nil, nil).SendManual(ctx, acc.ID, r.Lead.ID, m.ID, now); err != nil || !queued {
 			t.Fatalf("first click = %v, %v; want queued", queued, err)
 		}
-		if queued, err := c.Decider().SendManual(ctx, acc.ID, r.Lead.ID, m.ID, now.Add(time.Minute)); err != nil || queued {
+		if queued, err := decide.New(s, nil, nil).SendManual(ctx, acc.ID, r.Lead.ID, m.ID, now.Add(time.Minute)); err != nil || queued {
 			t.Errorf("second click = %v, %v; want nothing queued twice", queued, err)
 		}
-		if _, err := c.Decider().SendManual(ctx, acc.ID, r.Lead.ID, auto.ID, now); !errors.Is(err, decide.ErrNotManual) {
+		if _, err := decide.New(s, nil, nil).SendManual(ctx, acc.ID, r.Lead.ID, auto.ID, now); !errors.Is(err, decide.ErrNotManual) {
 			t.Errorf("an automatic rule's button: %v; want ErrNotManual", err)
 		}
 		other, err := c.Capture(ctx, acc, valid(t, webLead("else@other.example")))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Decider().SendManual(ctx, acc.ID, other.Lead.ID, m.ID, now); !errors.Is(err, decide.ErrNoMatch) {
+		if _, err := decide.New(s, nil, nil).SendManual(ctx, acc.ID, other.Lead.ID, m.ID, now); !errors.Is(err, decide.ErrNoMatch) {
 			t.Errorf("a lead the conditions rule out: %v; want ErrNoMatch", err)
 		}
-		if _, err := c.Decider().SendManual(ctx, acc.ID+1, r.Lead.ID, m.ID, now); !errors.Is(err, store.ErrNotFound) {
+		if _, err := decide.New(s, nil, nil).SendManual(ctx, acc.ID+1, r.Lead.ID, m.ID, now); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("another account: %v; want ErrNotFound", err)
 		}
 	})
@@ -223,7 +224,7 @@ func TestApplyRule(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		for _, email := range []string{"a@acme.example", "b@acme.example", "c@other.example"} {
 			if _, err := c.Capture(ctx, acc, valid(t, webLead(email))); err != nil {
 				t.Fatal(err)
@@ -232,13 +233,13 @@ func TestApplyRule(t *testing.T) {
 		r := addRule(t, s, acc, d, models.SendRule{Name: "Acme", Mode: "automatic_match", EventName: "QualifiedLead", Enabled: true},
 			rule.Condition{Field: "email_domain", MatchType: rule.Equals, Pattern: "acme.example"})
 		since := time.Now().Add(-decide.RecentWindow)
-		if n, err := c.Decider().ApplyRule(ctx, acc.ID, r.ID, since, true); err != nil || n != (decide.Applied{Matched: 2}) {
+		if n, err := decide.New(s, nil, nil).ApplyRule(ctx, acc.ID, r.ID, since, true); err != nil || n != (decide.Applied{Matched: 2}) {
 			t.Fatalf("count before applying = %+v, %v; want 2 matched, none had", n, err)
 		}
-		if n, err := c.Decider().ApplyRule(ctx, acc.ID, r.ID, since, false); err != nil || n != (decide.Applied{Matched: 2, Queued: 2}) {
+		if n, err := decide.New(s, nil, nil).ApplyRule(ctx, acc.ID, r.ID, since, false); err != nil || n != (decide.Applied{Matched: 2, Queued: 2}) {
 			t.Fatalf("apply = %+v, %v; want 2 matched, 2 queued", n, err)
 		}
-		if n, err := c.Decider().ApplyRule(ctx, acc.ID, r.ID, since, false); err != nil || n != (decide.Applied{Matched: 2, Had: 2}) {
+		if n, err := decide.New(s, nil, nil).ApplyRule(ctx, acc.ID, r.ID, since, false); err != nil || n != (decide.Applied{Matched: 2, Had: 2}) {
 			t.Errorf("apply again = %+v, %v; want 2 matched, 2 had, none queued", n, err)
 		}
 		if counts, err := s.EventCounts(ctx, acc.ID, store.EventFilter{EventName: "QualifiedLead"}, 100); err != nil || counts[models.EventQueued] != 2 {
@@ -261,7 +262,7 @@ func TestMarkJunkDecidesAgain(t *testing.T) {
 			rule.Condition{Field: "junk_reason.vendor_pitch", MatchType: rule.Equals, Pattern: "false"})
 		addRule(t, s, acc, d, models.SendRule{Name: "Junk audience", Mode: "automatic_match", EventName: "JunkLead", Enabled: true},
 			rule.Condition{Field: "junk", MatchType: rule.Equals, Pattern: "true"})
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		r, err := c.Capture(ctx, acc, valid(t, webLead("who@acme.example")))
 		if err != nil {
 			t.Fatal(err)
@@ -272,7 +273,7 @@ func TestMarkJunkDecidesAgain(t *testing.T) {
 		}
 		mark := func(stage string) map[string]models.Event {
 			t.Helper()
-			if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: stage, OccurredAt: time.Now()}); err != nil {
+			if _, err := decidetest.Mark(ctx, s, models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: stage, OccurredAt: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
 			return eventsByName(t, s, acc.ID, r.Lead.ID)
@@ -311,7 +312,7 @@ func TestRulesSharingAnEvent(t *testing.T) {
 		}
 		addRule(t, s, acc, d, models.SendRule{Name: "Also Lead", Mode: "automatic_match", EventName: "Lead", Enabled: true},
 			rule.Condition{Field: "email", MatchType: rule.NotEmpty})
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		r, err := c.Capture(ctx, acc, valid(t, webLead("both@acme.example")))
 		if err != nil {
 			t.Fatalf("capture of a lead two rules send as Lead: %v", err)
@@ -334,7 +335,7 @@ func TestRuleOnStageFollowsTheLead(t *testing.T) {
 		acc, d := setup(t, s)
 		addRule(t, s, acc, d, models.SendRule{Name: "Qualified", Mode: "automatic_match", EventName: "QualifiedLead", Enabled: true},
 			rule.Condition{Field: "stage", MatchType: rule.Equals, Pattern: models.StageQualified})
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		r, err := c.Capture(ctx, acc, valid(t, webLead("q@acme.example")))
 		if err != nil {
 			t.Fatal(err)
@@ -342,15 +343,15 @@ func TestRuleOnStageFollowsTheLead(t *testing.T) {
 		if got := eventsByName(t, s, acc.ID, r.Lead.ID); got["QualifiedLead"].ID != 0 {
 			t.Fatal("QualifiedLead queued before the lead was qualified")
 		}
-		at := time.Now().Add(-time.Hour).UTC()
-		if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageQualified, OccurredAt: at}); err != nil {
+		at := r.Lead.CreatedAt.UTC().Truncate(time.Second).Add(time.Second)
+		if _, err := decidetest.Mark(ctx, s, models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageQualified, OccurredAt: at}); err != nil {
 			t.Fatal(err)
 		}
 		q := eventsByName(t, s, acc.ID, r.Lead.ID)["QualifiedLead"]
 		if q.Status != models.EventQueued {
 			t.Fatalf("QualifiedLead after qualifying = %q; want queued", q.Status)
 		}
-		if _, err := c.Decider().Mark(ctx, &models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageBooked, OccurredAt: at.Add(time.Minute)}); err != nil {
+		if _, err := decidetest.Mark(ctx, s, models.StageChange{AccountID: acc.ID, LeadID: r.Lead.ID, Stage: models.StageBooked, OccurredAt: at.Add(time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 		q = eventsByName(t, s, acc.ID, r.Lead.ID)["QualifiedLead"]
@@ -368,7 +369,7 @@ func TestCaptureKeepsPhoneCountry(t *testing.T) {
 		acc, d := setup(t, s)
 		addRule(t, s, acc, d, models.SendRule{Name: "Germany", Mode: "automatic_match", EventName: "GermanLead", Enabled: true},
 			rule.Condition{Field: "phone_country", MatchType: rule.Equals, Pattern: "DE"})
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		de := webLead("de@acme.example")
 		de.Phone = "+49 30 901820"
 		r, err := c.Capture(ctx, acc, valid(t, de))

@@ -2,15 +2,12 @@ package capture
 
 import (
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/leadsignal/leadsignal/internal/country"
-	"github.com/leadsignal/leadsignal/internal/name"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/normalize"
-	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -36,13 +33,6 @@ type StageLead struct {
 	Phone      *string `json:"phone"`
 }
 
-// ValidStage is a stage change that passed validation: the key its lead
-// is found by and the change to record.
-type ValidStage struct {
-	Key    store.LeadKey
-	Change models.StageChange
-}
-
 // DecodeStage reads one JSON stage change, as Decode reads a lead.
 func DecodeStage(r io.Reader) (StageRequest, *Error) {
 	var req StageRequest
@@ -52,14 +42,12 @@ func DecodeStage(r io.Reader) (StageRequest, *Error) {
 	return req, nil
 }
 
-// maxChangeID is the longest change_id, in bytes.
-const maxChangeID = 200
-
-// Validate checks a decoded stage change for acc (whose default country
-// reads a phone without a country code). A NUL character or a malformed
-// occurred_at is a 400, the rest 422 with the field named.
-func (r StageRequest) Validate(acc models.Account, now time.Time) (ValidStage, *Error) {
-	var v ValidStage
+// Change decodes a stage change for acc (whose default country reads a
+// phone without a country code) into what the recorder takes: the key of
+// its lead and its time. A NUL character or a malformed occurred_at is a
+// 400, a missing lead key 422; every rule of accepting the change is the
+// recorder's (internal/decide, accept.go).
+func (r StageRequest) Change(acc models.Account) (decide.Change, *Error) {
 	texts := []struct {
 		field string
 		value *string
@@ -73,56 +61,25 @@ func (r StageRequest) Validate(acc models.Account, now time.Time) (ValidStage, *
 			continue
 		}
 		if err := checkText(t.field, t.field, *t.value); err != nil {
-			return v, err
+			return decide.Change{}, err
 		}
 		if len(*t.value) > maxShort {
-			return v, invalid(t.field, "%s is longer than %d bytes", t.field, maxShort)
+			return decide.Change{}, invalid(t.field, "%s is longer than %d bytes", t.field, maxShort)
 		}
 	}
 	key, err := r.Lead.key(acc)
 	if err != nil {
-		return v, err
+		return decide.Change{}, err
 	}
-	v.Key = key
-
-	stage := strings.TrimSpace(r.Stage)
-	if msg := name.StageProblem(stage); msg != "" {
-		return v, invalid("stage", "stage: %s", msg)
-	}
-	if strings.TrimSpace(r.OccurredAt) == "" {
-		return v, invalid("occurred_at", "occurred_at is required: when the lead reached the stage, an RFC 3339 time like 2026-12-01T14:03:00Z")
-	}
-	at, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(r.OccurredAt))
-	if perr != nil {
-		return v, badRequest("invalid_occurred_at", "occurred_at", "occurred_at must be an RFC 3339 time like 2026-12-01T14:03:00Z")
-	}
-	if at.After(now.Add(5 * time.Minute)) {
-		return v, invalid("occurred_at", "occurred_at is in the future")
-	}
-	c := models.StageChange{AccountID: acc.ID, Stage: stage, OccurredAt: at.UTC(), Value: r.Value}
-	if r.Value != nil && (math.IsNaN(*r.Value) || *r.Value < 0 || *r.Value > rule.MaxValue) {
-		return v, invalid("value", "value must be a number between 0 and %.0f", float64(rule.MaxValue))
-	}
-	if cur := strings.ToUpper(strings.TrimSpace(r.Currency)); cur != "" {
-		if !country.ValidCurrency(cur) {
-			return v, invalid("currency", "currency must be an ISO 4217 code like USD or EUR, not %q", r.Currency)
+	c := decide.Change{Keys: []store.LeadKey{key}, Stage: r.Stage, Value: r.Value, Currency: r.Currency, ChangeID: r.ChangeID}
+	if at := strings.TrimSpace(r.OccurredAt); at != "" {
+		t, perr := time.Parse(time.RFC3339Nano, at)
+		if perr != nil {
+			return decide.Change{}, badRequest("invalid_occurred_at", "occurred_at", "occurred_at must be an RFC 3339 time like 2026-12-01T14:03:00Z")
 		}
-		c.Currency = cur
+		c.OccurredAt = t
 	}
-	if r.ChangeID != nil {
-		id := strings.TrimSpace(*r.ChangeID)
-		switch {
-		case id == "":
-			return v, invalid("change_id", "change_id must not be empty; leave it out instead")
-		case len(id) > maxChangeID:
-			return v, invalid("change_id", "change_id is longer than %d bytes", maxChangeID)
-		case strings.IndexFunc(id, name.Invisible) >= 0:
-			return v, invalid("change_id", "change_id holds an invisible or control character")
-		}
-		c.ChangeID = &id
-	}
-	v.Change = c
-	return v, nil
+	return c, nil
 }
 
 // key is the lead key the request names: the first of id, external_id,

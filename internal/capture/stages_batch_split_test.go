@@ -21,18 +21,18 @@ func TestStagesBatchCancelsItsOwnEvents(t *testing.T) {
 		acc, d := setup(t, s)
 		addRule(t, s, acc, d, models.SendRule{Name: "Qualified", Mode: "automatic_match", EventName: "QualifiedLead", Enabled: true},
 			rule.Condition{Field: "stage", MatchType: rule.Equals, Pattern: models.StageQualified})
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		r, err := c.Capture(ctx, acc, valid(t, webLead("q@acme.example")))
 		if err != nil {
 			t.Fatal(err)
 		}
 		at := time.Now().UTC().Truncate(time.Second).Add(time.Second)
 		key := store.LeadKey{Field: "id", Value: strconv.FormatInt(r.Lead.ID, 10)}
-		items := []decide.StageItem{
-			{Key: key, Change: models.StageChange{Stage: models.StageQualified, OccurredAt: at}},
-			{Key: key, Change: models.StageChange{Stage: models.StageBooked, OccurredAt: at.Add(time.Minute)}},
+		items := []decide.Change{
+			{Keys: []store.LeadKey{key}, Stage: models.StageQualified, OccurredAt: at},
+			{Keys: []store.LeadKey{key}, Stage: models.StageBooked, OccurredAt: at.Add(time.Minute)},
 		}
-		if _, err := c.Decider().Stages(ctx, acc.ID, items, false); err != nil {
+		if _, err := decide.New(s, nil, nil).RecordAll(ctx, acc.ID, items); err != nil {
 			t.Fatal(err)
 		}
 		q := eventsByName(t, s, acc.ID, r.Lead.ID)["QualifiedLead"]
@@ -54,22 +54,22 @@ func TestStagesBatchKeepsAKeysChangesTogether(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		r, err := c.Capture(ctx, acc, valid(t, webLead("a@acme.example")))
 		if err != nil {
 			t.Fatal(err)
 		}
 		at := time.Now().UTC().Truncate(time.Second).Add(time.Second)
 		key := store.LeadKey{Field: "id", Value: strconv.FormatInt(r.Lead.ID, 10)}
-		var items []decide.StageItem
+		var items []decide.Change
 		for i := 0; i < 999; i++ {
-			items = append(items, decide.StageItem{Key: store.LeadKey{Field: "external_id", Value: "nobody"}, Change: models.StageChange{Stage: "qualified", OccurredAt: at}})
+			items = append(items, decide.Change{Keys: []store.LeadKey{store.LeadKey{Field: "external_id", Value: "nobody"}}, Stage: "qualified", OccurredAt: at})
 		}
 		v := 900.0
 		items = append(items,
-			decide.StageItem{Key: key, Change: models.StageChange{Stage: "qualified", OccurredAt: at}},
-			decide.StageItem{Key: key, Change: models.StageChange{Stage: "won", OccurredAt: at.Add(time.Minute), Value: &v, Currency: "EUR"}})
-		out, err := c.Decider().Stages(ctx, acc.ID, items, true)
+			decide.Change{Keys: []store.LeadKey{key}, Stage: "qualified", OccurredAt: at},
+			decide.Change{Keys: []store.LeadKey{key}, Stage: "won", OccurredAt: at.Add(time.Minute), Value: &v, Currency: "EUR"})
+		out, err := decide.New(s, nil, nil).DryRun(ctx, acc.ID, items)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,7 +26,7 @@ func TestStagesBatch(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c := New(s, nil)
+		c := New(s, nil, nil)
 		var leads []models.Lead
 		for _, email := range []string{"a@acme.example", "b@acme.example"} {
 			r, err := c.Capture(ctx, acc, valid(t, webLead(email)))
@@ -40,13 +40,13 @@ func TestStagesBatch(t *testing.T) {
 			return store.LeadKey{Field: "id", Value: strconv.FormatInt(l.ID, 10)}
 		}
 		value := 900.0
-		items := []decide.StageItem{
-			{Key: key(leads[0]), Change: models.StageChange{Stage: "qualified", OccurredAt: at}},
-			{Key: key(leads[0]), Change: models.StageChange{Stage: "won", OccurredAt: at.Add(time.Minute), Value: &value, Currency: "EUR"}},
-			{Key: key(leads[0]), Change: models.StageChange{Stage: "qualified", OccurredAt: at}}, // a replay within the batch
-			{Key: store.LeadKey{Field: "external_id", Value: "nobody"}, Change: models.StageChange{Stage: "qualified", OccurredAt: at}},
-			{Key: key(leads[1]), Change: models.StageChange{Stage: "won", OccurredAt: at}}, // a Purchase without its value
-			{Key: key(leads[1]), Change: models.StageChange{Stage: "booked", OccurredAt: at}},
+		items := []decide.Change{
+			{Keys: []store.LeadKey{key(leads[0])}, Stage: "qualified", OccurredAt: at},
+			{Keys: []store.LeadKey{key(leads[0])}, Stage: "won", OccurredAt: at.Add(time.Minute), Value: &value, Currency: "EUR"},
+			{Keys: []store.LeadKey{key(leads[0])}, Stage: "qualified", OccurredAt: at}, // a replay within the batch
+			{Keys: []store.LeadKey{store.LeadKey{Field: "external_id", Value: "nobody"}}, Stage: "qualified", OccurredAt: at},
+			{Keys: []store.LeadKey{key(leads[1])}, Stage: "won", OccurredAt: at}, // a Purchase without its value
+			{Keys: []store.LeadKey{key(leads[1])}, Stage: "booked", OccurredAt: at},
 		}
 		names := func(evs []models.Event) []string {
 			var out []string
@@ -61,7 +61,7 @@ func TestStagesBatch(t *testing.T) {
 		}
 		want := [][]string{{"QualifiedLead"}, {"Schedule (filled in)", "Purchase"}, {"QualifiedLead"}, nil, nil,
 			{"QualifiedLead (filled in)", "Schedule"}}
-		check := func(out []decide.StageOutcome, dry bool) {
+		check := func(out []decide.Outcome, dry bool) {
 			t.Helper()
 			for i, o := range out {
 				if got := names(o.Events); !slices.Equal(got, want[i]) {
@@ -71,10 +71,10 @@ func TestStagesBatch(t *testing.T) {
 			if !out[2].Replayed || out[0].Replayed {
 				t.Errorf("dry %v: replayed = %v, %v; want only the repeat", dry, out[0].Replayed, out[2].Replayed)
 			}
-			if p := out[3].Problem; p == nil || p.Status != 404 || p.Field != "lead.external_id" {
-				t.Errorf("dry %v: unknown lead = %+v; want 404 naming lead.external_id", dry, p)
+			if p := out[3].Refused; p == nil || p.Code != decide.LeadNotFound || p.Field != "lead.external_id" {
+				t.Errorf("dry %v: unknown lead = %+v; want lead_not_found naming lead.external_id", dry, p)
 			}
-			if p := out[4].Problem; p == nil || p.Field != "value" {
+			if p := out[4].Refused; p == nil || p.Field != "value" {
 				t.Errorf("dry %v: Purchase without value = %+v; want a problem naming value", dry, p)
 			}
 			if out[1].Lead.Stage != "won" || out[5].Lead.Stage != "booked" {
@@ -82,7 +82,7 @@ func TestStagesBatch(t *testing.T) {
 			}
 		}
 
-		out, err := c.Decider().Stages(ctx, acc.ID, items, true)
+		out, err := decide.New(s, nil, nil).DryRun(ctx, acc.ID, items)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func TestStagesBatch(t *testing.T) {
 			t.Fatalf("a dry run stored %d changes", len(cs))
 		}
 
-		out, err = c.Decider().Stages(ctx, acc.ID, items, false)
+		out, err = decide.New(s, nil, nil).RecordAll(ctx, acc.ID, items)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,12 +109,12 @@ func TestStagesBatch(t *testing.T) {
 		}
 
 		// The same batch again records and queues nothing.
-		again, err := c.Decider().Stages(ctx, acc.ID, items, false)
+		again, err := decide.New(s, nil, nil).RecordAll(ctx, acc.ID, items)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, o := range again {
-			if o.Problem == nil && (!o.Replayed || o.Change.ID != out[i].Change.ID || !slices.Equal(names(o.Events), want[i])) {
+			if o.Refused == nil && (!o.Replayed || o.Change.ID != out[i].Change.ID || !slices.Equal(names(o.Events), want[i])) {
 				t.Errorf("again: change %d = %+v; want a replay of change %d with its events", i, o, out[i].Change.ID)
 			}
 		}

@@ -142,9 +142,7 @@ func (w *Worker) round(ctx context.Context) (int, error) {
 		byAccount[wk.d.AccountID] = append(byAccount[wk.d.AccountID], wk)
 	}
 	for _, accountID := range order {
-		if ws := r.findLeads(ctx, byAccount[accountID]); len(ws) > 0 {
-			r.record(ctx, accountID, ws)
-		}
+		r.record(ctx, accountID, byAccount[accountID])
 	}
 	// Written even when ctx ended: a delivery's lease would otherwise hold
 	// it for deliveryLease, and its outcome would be lost.
@@ -163,7 +161,6 @@ type work struct {
 	keys     []store.LeadKey
 	value    *float64
 	currency string
-	change   *models.StageChange
 	// triedBefore is the delivery's last try before this round's.
 	triedBefore *time.Time
 }
@@ -282,39 +279,6 @@ func (r *round) prepare(ctx context.Context, wk *work) bool {
 	return true
 }
 
-// findLeads finds the leads of an account's prepared deliveries with one
-// look-up, and returns those whose lead was found, with their changes; the
-// others wait for their lead, or are given up after leadWait.
-func (r *round) findLeads(ctx context.Context, ws []*work) []*work {
-	var keys []store.LeadKey
-	for _, wk := range ws {
-		keys = append(keys, wk.keys...)
-	}
-	var leads map[store.LeadKey]models.Lead
-	if len(keys) > 0 {
-		var err error
-		if leads, err = r.w.o.Store.LeadsByKeys(ctx, ws[0].acc.ID, keys); err != nil {
-			for _, wk := range ws {
-				r.wait(wk.d, models.WaitingCRM, "the lead could not be looked up: "+err.Error())
-			}
-			return nil
-		}
-	}
-	var found []*work
-	for _, wk := range ws {
-		l, ok := firstLead(wk.keys, leads)
-		d := wk.d
-		if !ok {
-			r.wait(d, models.WaitingLead, fmt.Sprintf("no lead of the account matches %s", describe(wk.refs)))
-			continue
-		}
-		d.LeadID = &l.ID
-		wk.change = r.change(*wk.acc, wk.conn, wk.ch, *d, l, wk.stage, wk.value, wk.currency)
-		found = append(found, wk)
-	}
-	return found
-}
-
 // stage maps a CRM stage id to the account's stage. A HubSpot or Pipedrive
 // stage must be mapped; a generic sender's stage is the account's stage
 // of that name unless its id is in the table.
@@ -343,49 +307,35 @@ func (r *round) see(ctx context.Context, c *connection, id string) {
 	c.stages[id] = s
 }
 
-// change is the stage change a delivery hands to the stage path.
-func (r *round) change(acc models.Account, c *connection, ch crm.Change, d models.CRMDelivery, l models.Lead, stage string,
-	value *float64, currency string) *models.StageChange {
-	// A CRM's clock may run ahead of ours (a change is never in the
-	// future) or behind it: a change that seems to come before its lead is
-	// taken as just after it. The delivery keeps the CRM's time.
-	at := d.OccurredAt.UTC()
-	if at.After(r.now) {
-		at = r.now
-	}
-	if first := l.CreatedAt.UTC().Truncate(time.Second).Add(time.Second); at.Before(first) {
-		at = first
-	}
-	sc := &models.StageChange{AccountID: acc.ID, LeadID: l.ID, Stage: stage, OccurredAt: at, Value: value}
-	if value != nil {
-		sc.Currency = currency
-		if sc.Currency == "" {
-			sc.Currency = acc.Currency
-		}
-	}
-	kind := crm.Kind(c.Kind)
+// change is the stage change a delivery hands to the recorder, on the
+// CRM's clock (decide.FromCRM), its lead found by the contact's keys.
+func (r *round) change(wk *work) decide.Change {
+	kind := crm.Kind(wk.conn.Kind)
+	c := decide.Change{Keys: wk.keys, Stage: wk.stage, OccurredAt: wk.d.OccurredAt, Value: wk.value, Currency: wk.currency,
+		Origin: decide.FromCRM}
 	if kind != crm.Generic {
-		sc.Source = kind.Title()
+		c.Source = kind.Title()
 	}
 	switch {
-	case ch.ChangeID != "":
-		sc.ChangeID = ptr(crm.FitKey(ch.ChangeID))
+	case wk.ch.ChangeID != "":
+		c.ChangeID = ptr(crm.FitKey(wk.ch.ChangeID))
 	case kind != crm.Generic:
-		sc.ChangeID = ptr(crm.FitKey(fmt.Sprintf("%s:%d:%s", c.Kind, c.ID, d.Key)))
+		c.ChangeID = ptr(crm.FitKey(fmt.Sprintf("%s:%d:%s", wk.conn.Kind, wk.conn.ID, wk.d.Key)))
 	}
-	return sc
+	return c
 }
 
 func ptr[T any](v T) *T { return &v }
 
-// record hands an account's changes to the stage path at once and writes
-// what became of each delivery.
+// record hands an account's changes to the recorder at once and writes
+// what became of each delivery. One whose lead is not found waits for it,
+// or is given up after leadWait.
 func (r *round) record(ctx context.Context, accountID int64, ws []*work) {
-	changes := make([]models.StageChange, len(ws))
+	changes := make([]decide.Change, len(ws))
 	for i, wk := range ws {
-		changes[i] = *wk.change
+		changes[i] = r.change(wk)
 	}
-	out, err := r.w.o.Decider.Changes(ctx, accountID, changes)
+	out, err := r.w.o.Decider.RecordAll(ctx, accountID, changes)
 	if err != nil && len(ws) > 1 && ctx.Err() == nil {
 		// One change that fails never holds up the others.
 		r.w.o.Log.Warn("crm deliveries: batch failed; recording one by one", slog.Int("changes", len(ws)), slog.Any("error", err))
@@ -400,12 +350,18 @@ func (r *round) record(ctx context.Context, accountID int64, ws []*work) {
 			r.wait(d, models.WaitingCRM, "the stage change could not be recorded: "+err.Error())
 			continue
 		}
-		if p := out[i].Problem; p != nil {
-			r.wait(d, models.WaitingLead, p.Message)
+		o := out[i]
+		switch {
+		case o.Refused != nil && o.Refused.Code == decide.LeadNotFound:
+			r.wait(d, models.WaitingLead, fmt.Sprintf("no lead of the account matches %s", describe(wk.refs)))
+			continue
+		case o.Refused != nil:
+			r.waitForMapping(d, "the stage change cannot be recorded: "+o.Refused.Message)
 			continue
 		}
-		d.Status, d.WaitingFor, d.Reason, d.Stage = models.DeliveryDone, "", "", out[i].Change.Stage
-		if id := out[i].Change.ID; id != 0 {
+		d.LeadID = &o.Lead.ID
+		d.Status, d.WaitingFor, d.Reason, d.Stage = models.DeliveryDone, "", "", o.Change.Stage
+		if id := o.Change.ID; id != 0 {
 			d.StageChangeID = &id
 		}
 	}

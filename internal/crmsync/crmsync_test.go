@@ -52,7 +52,7 @@ func TestRoundLeavesLookUpsPastItsBudget(t *testing.T) {
 		if _, err := s.AddCRMDeliveries(ctx, ds); err != nil {
 			t.Fatal(err)
 		}
-		w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil), Box: box, HubSpotAPIURL: fake.URL(),
+		w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil, nil), Box: box, HubSpotAPIURL: fake.URL(),
 			Now: func() time.Time { return now }, LookUpBudget: -1})
 		if _, err := w.Drain(ctx); err != nil {
 			t.Fatal(err)

@@ -61,7 +61,7 @@ func TestLeadNeverFoundIsGivenUpAfterSevenDays(t *testing.T) {
 			{received, models.DeliveryWaiting},
 			{received.Add(8 * 24 * time.Hour), models.DeliveryGaveUp},
 		} {
-			w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil), Box: box, HubSpotAPIURL: fake.URL(),
+			w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil, nil), Box: box, HubSpotAPIURL: fake.URL(),
 				Now: func() time.Time { return tc.at }})
 			if _, err := w.Drain(ctx); err != nil {
 				t.Fatal(err)

@@ -106,16 +106,6 @@ func leadKeys(acc *models.Account, refs []crm.LeadRef) []store.LeadKey {
 	return keys
 }
 
-// firstLead is the lead of the first of keys that found one.
-func firstLead(keys []store.LeadKey, leads map[store.LeadKey]models.Lead) (models.Lead, bool) {
-	for _, k := range keys {
-		if l, ok := leads[k]; ok {
-			return l, true
-		}
-	}
-	return models.Lead{}, false
-}
-
 // describe names what a lead was looked up by, for a person reading the
 // delivery's reason on the connection's page.
 func describe(refs []crm.LeadRef) string {

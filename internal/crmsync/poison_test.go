@@ -55,7 +55,7 @@ func TestNULInALeadKeyHoldsUpNoOtherDelivery(t *testing.T) {
 		if _, err := s.AddCRMDeliveries(ctx, ds); err != nil {
 			t.Fatal(err)
 		}
-		w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil), Box: box, Now: func() time.Time { return now }})
+		w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil, nil), Box: box, Now: func() time.Time { return now }})
 		if _, err := w.Drain(ctx); err != nil {
 			t.Fatalf("drain: %v", err)
 		}

@@ -60,7 +60,7 @@ func TestLookUpsFollowNoRedirect(t *testing.T) {
 			ReceivedAt: now, ObjectID: ch.ObjectID, CRMStageID: ch.StageID, OccurredAt: ch.OccurredAt}}); err != nil {
 			t.Fatal(err)
 		}
-		w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil), Box: box, PipedriveAPIURL: api.URL,
+		w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil, nil), Box: box, PipedriveAPIURL: api.URL,
 			Now: func() time.Time { return now }})
 		if _, err := w.Drain(ctx); err != nil {
 			t.Fatal(err)

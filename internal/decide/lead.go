@@ -17,67 +17,38 @@ import (
 
 // Decider decides leads' events and writes what it decided through the
 // store, for every trigger but capture (internal/capture writes a batch of
-// captures itself, asking the same Matchers).
+// captures itself, asking the same Matchers). It is also the recorder of
+// stage changes (record.go). cmd/leadsignal builds one and hands it to
+// every way in.
 type Decider struct {
 	store  *store.Store
 	notify func()
-	// Matchers keeps the account's rules compiled; capture shares it.
+	// Matchers keeps the account's rules compiled; capture and the
+	// dispatcher share it.
 	Matchers *Matchers
-	// line groups the stage changes of an account that Stage is given at
+	// line groups the stage changes of an account that Record is given at
 	// the same time into one batch.
 	line *lines.Lines[*stageJob]
 }
 
-// New returns a Decider writing to s; notify (may be nil) is called after
-// events were queued, to wake the dispatcher.
-func New(s *store.Store, notify func()) *Decider {
+// New returns a Decider writing to s with ms's compiled rules (a new
+// cache when nil); notify (may be nil) is called after events were
+// queued, to wake the dispatcher.
+func New(s *store.Store, ms *Matchers, notify func()) *Decider {
 	if notify == nil {
 		notify = func() {}
 	}
-	d := &Decider{store: s, notify: notify, Matchers: &Matchers{}}
-	d.line = &lines.Lines[*stageJob]{Max: stageLine, Write: d.writeStages}
+	if ms == nil {
+		ms = &Matchers{}
+	}
+	d := &Decider{store: s, notify: notify, Matchers: ms}
+	d.line = &lines.Lines[*stageJob]{Max: stageLine, Write: d.writeLine}
 	return d
 }
 
-// staleTries bounds how often Mark decides again because the lead changed
-// between its read and its write.
+// staleTries bounds how often a batch is decided again because a lead
+// changed between its read and its write.
 const staleTries = 5
-
-// Mark records a stage change or junk verdict on a lead, from the lead
-// page or the stage API, and decides its events again from the lead as the
-// change leaves it (Decide): a lead marked junk has the unsent events of
-// the rules that do not require junk cancelled, and gets them back, with
-// their ids, when marked not junk; a rule on the stage fires when the stage
-// changes. A stage change also queues the events of its stage's mappings
-// (StageEvents, earlier skipped stages filled in first). The decision is made outside the
-// transaction that writes it, and made again if the lead changed
-// meanwhile. A change recorded already (the same stage at the same time)
-// changes nothing.
-func (d *Decider) Mark(ctx context.Context, change *models.StageChange) (models.Lead, error) {
-	l, _, err := d.Record(ctx, change)
-	if errors.Is(err, store.ErrSameChange) {
-		return d.store.Lead(ctx, change.AccountID, change.LeadID)
-	}
-	return l, err
-}
-
-// Record is Mark that also returns the events queued for the change, and
-// store.ErrSameChange for a change recorded already. It is the stage
-// path of Stages for one change of a lead known by its id.
-func (d *Decider) Record(ctx context.Context, change *models.StageChange) (models.Lead, []models.Event, error) {
-	var out StageOutcome
-	if err := d.record(ctx, change.AccountID, []pending{{out: &out, change: *change}}, nil, false, false); err != nil {
-		return models.Lead{}, nil, err
-	}
-	switch {
-	case out.Problem != nil:
-		return models.Lead{}, nil, store.ErrNotFound
-	case out.Replayed:
-		return out.Lead, nil, store.ErrSameChange
-	}
-	*change = out.Change
-	return out.Lead, out.Events, nil
-}
 
 // changes is what the store writes of a decision.
 func changes(d Decision) store.EventChanges {

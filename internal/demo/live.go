@@ -112,11 +112,10 @@ func (d *Demo) move(ctx context.Context, l models.Lead, now time.Time) (models.S
 	if c.Stage == models.StageWon {
 		c.Value = ptr(d.gen.dealValue(serviceOf(l)))
 	}
-	item, err := stageItem(d.Account, l.ID, c, now)
-	if err != nil {
-		return models.StageChange{}, err
+	res, err := d.decider.Record(ctx, d.Account.ID, stageChange(d.Account, l.ID, c))
+	if err == nil && res.Refused != nil {
+		err = res.Refused
 	}
-	res, err := d.capture.Decider().Stage(ctx, d.Account.ID, item.Key, item.Change)
 	if err != nil {
 		return models.StageChange{}, fmt.Errorf("demo: stage %s of lead %d: %w", c.Stage, l.ID, err)
 	}

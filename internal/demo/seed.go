@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
 
@@ -24,6 +23,8 @@ type Options struct {
 	Progress func(done, total int)
 	// Rand makes the live leads (Tick); nil means a random seed.
 	Rand *rand.Rand
+	// Decider records the stage changes; nil makes one on the store.
+	Decider *decide.Decider
 }
 
 // Demo is the demo account on a store, ready to live (Run).
@@ -39,6 +40,7 @@ type Demo struct {
 
 	store   *store.Store
 	capture *capture.Capturer
+	decider *decide.Decider
 	gen     *gen
 }
 
@@ -59,7 +61,10 @@ func Seed(ctx context.Context, s *store.Store, o Options) (*Demo, error) {
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	d := &Demo{store: s, capture: capture.New(s, nil), gen: newGen(rng)}
+	if o.Decider == nil {
+		o.Decider = decide.New(s, nil, nil)
+	}
+	d := &Demo{store: s, capture: capture.New(s, o.Decider.Matchers, nil), decider: o.Decider, gen: newGen(rng)}
 	acc, err := s.AccountBySlug(ctx, Slug)
 	if errors.Is(err, store.ErrNotFound) {
 		acc, err = createAccount(ctx, s)
@@ -91,30 +96,26 @@ func (d *Demo) seed(ctx context.Context, now time.Time, progress func(done, tota
 		return err
 	}
 	d.Leads = len(plan)
-	var items []decide.StageItem
+	var changes []decide.Change
 	for i, p := range plan {
 		l := results[i].Lead
 		if l.Junk || l.Partial {
 			continue
 		}
 		for _, c := range p.Changes {
-			item, err := stageItem(d.Account, l.ID, c, now)
-			if err != nil {
-				return err
-			}
-			items = append(items, item)
+			changes = append(changes, stageChange(d.Account, l.ID, c))
 		}
 	}
-	outs, err := d.capture.Decider().Stages(ctx, d.Account.ID, items, false)
+	outs, err := d.decider.RecordAll(ctx, d.Account.ID, changes)
 	if err != nil {
 		return fmt.Errorf("demo: stage changes: %w", err)
 	}
 	for i, out := range outs {
-		if out.Problem != nil {
-			return fmt.Errorf("demo: stage change %s of lead %s: %w", items[i].Change.Stage, items[i].Key.Value, out.Problem)
+		if out.Refused != nil {
+			return fmt.Errorf("demo: stage change %s of lead %s: %w", changes[i].Stage, changes[i].Keys[0].Value, out.Refused)
 		}
 	}
-	d.Changes = len(items)
+	d.Changes = len(changes)
 	return nil
 }
 
@@ -200,17 +201,11 @@ func (d *Demo) captureOne(ctx context.Context, req capture.Request, now time.Tim
 	return res, nil
 }
 
-// stageItem is change c of lead leadID as the stage API validates it, at
-// now.
-func stageItem(acc models.Account, leadID int64, c Change, now time.Time) (decide.StageItem, error) {
-	req := capture.StageRequest{Lead: capture.StageLead{ID: &leadID}, Stage: c.Stage,
-		OccurredAt: c.At.UTC().Format(time.RFC3339Nano), Value: c.Value}
+// stageChange is change c of lead leadID, as the stage API would send it.
+func stageChange(acc models.Account, leadID int64, c Change) decide.Change {
+	sc := decide.Change{Keys: decide.ByID(leadID), Stage: c.Stage, OccurredAt: c.At, Value: c.Value}
 	if c.Value != nil {
-		req.Currency = acc.Currency
+		sc.Currency = acc.Currency
 	}
-	v, verr := req.Validate(acc, now)
-	if verr != nil {
-		return decide.StageItem{}, fmt.Errorf("demo: stage %s of lead %s: %w", c.Stage, strconv.FormatInt(leadID, 10), verr)
-	}
-	return decide.StageItem{Key: v.Key, Change: v.Change}, nil
+	return sc
 }

@@ -82,14 +82,15 @@ type Options struct {
 	Idle time.Duration
 	// Metrics receives counts; nil records nothing.
 	Metrics *Metrics
+	// Matchers keeps the rules of the events built anew compiled, shared
+	// with capture and the recorder; nil makes a cache of its own.
+	Matchers *decide.Matchers
 }
 
 // Dispatcher sends queued events; several may run on one Postgres.
 type Dispatcher struct {
 	o    Options
 	wake chan struct{}
-	// matchers keeps the rules of the events built anew compiled.
-	matchers decide.Matchers
 }
 
 // New returns a Dispatcher.
@@ -108,6 +109,9 @@ func New(o Options) *Dispatcher {
 	}
 	if o.DefaultVersion == "" {
 		o.DefaultVersion = "v24.0"
+	}
+	if o.Matchers == nil {
+		o.Matchers = &decide.Matchers{}
 	}
 	return &Dispatcher{o: o, wake: make(chan struct{}, 1)}
 }
@@ -467,7 +471,7 @@ func (d *Dispatcher) build(acc models.Account, ds models.Dataset, e models.Event
 	if !ok {
 		return held("the lead no longer exists", "")
 	}
-	if reason := d.matchers.Holds(rules, l, e); reason != "" {
+	if reason := d.o.Matchers.Holds(rules, l, e); reason != "" {
 		return held(reason, "")
 	}
 	keys, err := normalize.ParseKeys([]byte(l.MatchKeys))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"io"
 	"log/slog"
 	"slices"
@@ -840,7 +841,7 @@ func TestJunkLeadIsNeverSent(t *testing.T) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(2, b.clock.now().Add(-time.Hour), nil)
 		// A person marks the first lead junk after its event was queued.
-		if _, err := s.AddStageChange(t.Context(), &models.StageChange{AccountID: b.account.ID, LeadID: evs[0].LeadID,
+		if _, err := decidetest.Mark(t.Context(), s, models.StageChange{AccountID: b.account.ID, LeadID: evs[0].LeadID,
 			Stage: models.StageJunk, OccurredAt: b.clock.now()}); err != nil {
 			t.Fatal(err)
 		}
