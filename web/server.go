@@ -13,6 +13,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/config"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/internal/stageupload"
 	"github.com/leadsignal/leadsignal/static"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -43,10 +44,10 @@ type Options struct {
 	// CRM is where the CRMs' APIs are and the public address of the hook
 	// URLs (docs/crm.md).
 	CRM CRMOptions
-	// Uploads runs CSV uploads of stage changes in the background; serve
-	// gives one it runs (NewUploads, Run). When nil the server makes its
-	// own, which never stops nor resumes uploads.
-	Uploads *Uploads
+	// Uploads stores CSV uploads of stage changes and runs them in the
+	// background; serve gives one it runs (stageupload.Runner.Run). When
+	// nil the server makes its own, which never stops nor resumes uploads.
+	Uploads *stageupload.Runner
 }
 
 // Handler holds what every request handler needs.
@@ -63,7 +64,7 @@ type Handler struct {
 	// apiVersion is the Graph API version of datasets that name none.
 	apiVersion string
 	notify     func()
-	uploads    *Uploads
+	uploads    *stageupload.Runner
 	crm        CRMOptions
 	// hookRefusals counts and logs the CRM deliveries refused.
 	hookRefusals *refusals
@@ -110,9 +111,8 @@ func New(o Options) *echo.Echo {
 		h.notify = func() {}
 	}
 	if h.uploads = o.Uploads; h.uploads == nil {
-		h.uploads = NewUploads()
+		h.uploads = stageupload.New(stageupload.Options{Store: o.Store, Decider: h.capture.Decider(), Log: o.Log, Now: o.Now})
 	}
-	h.uploads.resume = h.resumeUploads
 
 	e := echo.New()
 	e.HideBanner = true

@@ -32,6 +32,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/password"
 	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/internal/stageupload"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/web"
@@ -186,10 +187,13 @@ func serve(ctx context.Context, e env) error {
 		GraphURL: cfg.MetaGraphURL, DefaultVersion: cfg.MetaAPIVersion,
 		Metrics: dispatch.NewMetrics(reg, s),
 	})
-	uploads := web.NewUploads()
+	// The CRM worker and the CSV uploads record stage changes through one
+	// decider.
+	decider := decide.New(s, disp.Notify)
+	uploads := stageupload.New(stageupload.Options{Store: s, Decider: decider, Log: log})
 	crmsync.RegisterMetrics(reg, s)
 	crmWorker := crmsync.New(crmsync.Options{
-		Store: s, Decider: decide.New(s, disp.Notify), Box: box, Log: log,
+		Store: s, Decider: decider, Box: box, Log: log,
 		HubSpotAPIURL: cfg.HubSpotAPIURL, PipedriveAPIURL: cfg.PipedriveAPIURL,
 	})
 	srv := &http.Server{
