@@ -11,6 +11,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/config"
+	"github.com/leadsignal/leadsignal/internal/crmsync"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/internal/stageupload"
@@ -68,8 +69,8 @@ type Handler struct {
 	crm        CRMOptions
 	// hookRefusals counts and logs the CRM deliveries refused.
 	hookRefusals *refusals
-	// hookLine stores concurrent deliveries together.
-	hookLine *hookLine
+	// inbox stores the CRMs' deliveries, concurrent ones together.
+	inbox *crmsync.Inbox
 }
 
 // maxPageBody bounds a page request's body: twice the largest setup file
@@ -106,7 +107,7 @@ func New(o Options) *echo.Echo {
 		crm:        o.CRM,
 	}
 	h.hookRefusals = &refusals{now: o.Now}
-	h.hookLine = newHookLine(o.Store)
+	h.inbox = crmsync.NewInbox(o.Store, o.CRM.Notify)
 	if h.notify == nil {
 		h.notify = func() {}
 	}
