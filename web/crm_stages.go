@@ -315,7 +315,7 @@ func (h *Handler) loadCRMStages(c echo.Context) error {
 		if st.ID == "" || len(st.ID) > maxCRMStageID {
 			continue
 		}
-		rows = append(rows, models.CRMStage{CRMStageID: st.ID, Label: cutBytes(st.Label, 200), Pipeline: cutBytes(st.Pipeline, 200), Position: st.Order})
+		rows = append(rows, models.CRMStage{CRMStageID: st.ID, Label: crm.Cut(st.Label), Pipeline: crm.Cut(st.Pipeline), Position: st.Order})
 	}
 	if len(rows) > maxCRMStageRows {
 		rows = rows[:maxCRMStageRows]

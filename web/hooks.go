@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +16,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/crm"
-	"github.com/leadsignal/leadsignal/internal/lines"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -29,7 +27,8 @@ type CRMOptions struct {
 	HubSpotAPIURL   string
 	PipedriveAPIURL string
 	PublicURL       string
-	// Notify wakes the worker after deliveries were stored; may be nil.
+	// Notify wakes the worker after deliveries were stored or a stage
+	// mapped; may be nil.
 	Notify func()
 }
 
@@ -58,9 +57,9 @@ type hookReply struct {
 }
 
 // receiveHook takes a CRM's delivery (docs/crm.md): it authenticates it
-// over the raw body, stores each stage change it carries in the inbox as
-// it came, once per the CRM's idempotency key, and answers at once; the
-// worker (internal/crmsync) does the rest.
+// over the raw body, stores each stage change it carries in the inbox
+// (crmsync.Inbox), and answers at once; the worker (internal/crmsync) does
+// the rest.
 func (h *Handler) receiveHook(c echo.Context) error {
 	kind, token := crm.Kind(c.Param("kind")), c.Param("token")
 	if !kind.Valid() || token == "" || len(token) > maxHookToken {
@@ -129,89 +128,11 @@ func (h *Handler) receiveHook(c echo.Context) error {
 			return apiFail(c, http.StatusBadRequest, "invalid_body", "a stage, object or change id holds a NUL character", "")
 		}
 	}
-	now := h.now().UTC()
-	ds := make([]models.CRMDelivery, len(changes))
-	for i, ch := range changes {
-		at := ch.OccurredAt
-		if at.IsZero() {
-			at = now
-		}
-		ds[i] = models.CRMDelivery{AccountID: conn.AccountID, ConnectionID: conn.ID, Key: crm.FitKey(ch.Key), Body: string(ch.Body),
-			ReceivedAt: now, ObjectID: cutBytes(ch.ObjectID, 200), CRMStageID: cutBytes(ch.StageID, 200), OccurredAt: at.UTC()}
-	}
-	stored, err := h.hookLine.store(conn.ID, ds)
+	stored, err := h.inbox.Add(conn, changes, h.now())
 	if err != nil {
 		return err
 	}
-	if stored > 0 {
-		h.crmNotify()
-	}
 	return c.JSON(http.StatusOK, hookReply{Received: len(changes), Stored: stored, Ignored: ignored})
-}
-
-// hookLine stores the deliveries of a connection that arrive at the same
-// time in one statement and one commit (group commit, as capture does):
-// a CRM posts in bursts, and each delivery is answered only once it is
-// stored.
-type hookLine struct {
-	db    *store.Store
-	lines *lines.Lines[*hookJob]
-}
-
-// maxHookJobs bounds the deliveries one statement stores.
-const maxHookJobs = 64
-
-type hookJob struct {
-	ds   []models.CRMDelivery
-	done chan hookDone
-}
-
-type hookDone struct {
-	stored int
-	err    error
-}
-
-func newHookLine(s *store.Store) *hookLine {
-	hl := &hookLine{db: s}
-	hl.lines = &lines.Lines[*hookJob]{Max: maxHookJobs, Write: hl.write}
-	return hl
-}
-
-// store stores a delivery's changes with those of the connection's other
-// deliveries waiting in its line, and returns how many of its own were
-// new (the rest were stored before).
-func (hl *hookLine) store(connectionID int64, ds []models.CRMDelivery) (int, error) {
-	j := &hookJob{ds: ds, done: make(chan hookDone, 1)}
-	hl.lines.Add(connectionID, j)
-	r := <-j.done
-	return r.stored, r.err
-}
-
-// write stores a batch of deliveries and answers each. If the batch
-// fails, each is tried alone: one that fails never costs the others.
-func (hl *hookLine) write(_ int64, batch []*hookJob) {
-	var all []models.CRMDelivery
-	for _, j := range batch {
-		all = append(all, j.ds...)
-	}
-	_, err := hl.db.AddCRMDeliveries(context.Background(), all)
-	if err != nil && len(batch) > 1 {
-		for _, j := range batch {
-			hl.write(0, []*hookJob{j})
-		}
-		return
-	}
-	k := 0
-	for _, j := range batch {
-		n := 0
-		for range j.ds {
-			if all[k].ID != 0 {
-				n++
-			}
-			k++
-		}
-		j.done <- hookDone{stored: n, err: err}
-	}
 }
 
 // calledURL is the URL the CRM called, as HubSpot signs it: the public
@@ -223,17 +144,6 @@ func (h *Handler) calledURL(c echo.Context) string {
 		return h.crm.PublicURL + r.RequestURI
 	}
 	return c.Scheme() + "://" + r.Host + r.RequestURI
-}
-
-// cutBytes shortens s to at most n bytes, on a character boundary.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // refusals counts the deliveries refused per connection and logs them at

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -417,4 +418,12 @@ func leftReason(l dispatch.Left, all bool) string {
 		return they + " older than 7 days, which Meta no longer takes"
 	}
 	return they + " held back" + detail
+}
+
+// cut shortens s to n characters, marking the cut with an ellipsis.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }

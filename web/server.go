@@ -11,9 +11,11 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/config"
+	"github.com/leadsignal/leadsignal/internal/crmsync"
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/internal/stageupload"
 	"github.com/leadsignal/leadsignal/static"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -48,10 +50,10 @@ type Options struct {
 	// CRM is where the CRMs' APIs are and the public address of the hook
 	// URLs (docs/crm.md).
 	CRM CRMOptions
-	// Uploads runs CSV uploads of stage changes in the background; serve
-	// gives one it runs (NewUploads, Run). When nil the server makes its
-	// own, which never stops nor resumes uploads.
-	Uploads *Uploads
+	// Uploads stores CSV uploads of stage changes and runs them in the
+	// background; serve gives one it runs (stageupload.Runner.Run). When
+	// nil the server makes its own, which never stops nor resumes uploads.
+	Uploads *stageupload.Runner
 }
 
 // Handler holds what every request handler needs.
@@ -69,12 +71,12 @@ type Handler struct {
 	// apiVersion is the Graph API version of datasets that name none.
 	apiVersion string
 	notify     func()
-	uploads    *Uploads
+	uploads    *stageupload.Runner
 	crm        CRMOptions
 	// hookRefusals counts and logs the CRM deliveries refused.
 	hookRefusals *refusals
-	// hookLine stores concurrent deliveries together.
-	hookLine *hookLine
+	// inbox stores the CRMs' deliveries, concurrent ones together.
+	inbox *crmsync.Inbox
 }
 
 // maxPageBody bounds a page request's body: twice the largest setup file
@@ -115,14 +117,13 @@ func New(o Options) *echo.Echo {
 		crm:        o.CRM,
 	}
 	h.hookRefusals = &refusals{now: o.Now}
-	h.hookLine = newHookLine(o.Store)
+	h.inbox = crmsync.NewInbox(o.Store, o.CRM.Notify)
 	if h.notify == nil {
 		h.notify = func() {}
 	}
 	if h.uploads = o.Uploads; h.uploads == nil {
-		h.uploads = NewUploads()
+		h.uploads = stageupload.New(stageupload.Options{Store: o.Store, Decider: o.Decider, Log: o.Log, Now: o.Now})
 	}
-	h.uploads.resume = h.resumeUploads
 
 	e := echo.New()
 	e.HideBanner = true

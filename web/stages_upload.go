@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/leadsignal/leadsignal/internal/stagecsv"
+	"github.com/leadsignal/leadsignal/internal/stageupload"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -22,7 +22,7 @@ import (
 // The CSV upload of stage changes (docs/stage-upload.md), for editors and
 // owners: a file is read and its columns guessed, a dry run of the stage
 // API's path shows what it would record and queue, and applying runs that
-// path for real. Both passes run in the background (stages_upload_run.go).
+// path for real. Both passes run in the background (internal/stageupload).
 
 // stageUploadRoutes adds the upload's pages to g (editors and owners).
 func (h *Handler) stageUploadRoutes(g *echo.Group) {
@@ -104,42 +104,23 @@ func (h *Handler) renderStageUploads(c echo.Context, status int, problem string)
 	return render(c, status, views.StageUploadsPage(p, v))
 }
 
-// createStageUpload reads an uploaded CSV file, guesses its columns and
-// starts its preview; a file that cannot be used is refused with why.
+// createStageUpload stores an uploaded CSV file and starts its preview;
+// a file that cannot be used is refused with why.
 func (h *Handler) createStageUpload(c echo.Context) error {
 	name, raw, problem := readStageUpload(c)
 	if problem != "" {
 		return h.renderStageUploads(c, http.StatusUnprocessableEntity, problem)
 	}
-	f, err := stagecsv.Read(raw)
+	a := currentAccount(c)
+	u, err := h.uploads.Create(c.Request().Context(), a.Account, &currentUser(c).ID, name, raw)
 	if fe, ok := errors.AsType[*stagecsv.FileError](err); ok {
 		return h.renderStageUploads(c, http.StatusUnprocessableEntity, fe.Message)
 	}
 	if err != nil {
 		return err
 	}
-	a := currentAccount(c)
-	m := stagecsv.Guess(f, a.DefaultCountry)
-	mapping, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	header, err := json.Marshal(uploadColumns(f))
-	if err != nil {
-		return err
-	}
-	now := h.now().UTC()
-	u := models.StageUpload{AccountID: a.ID, UserID: &currentUser(c).ID, FileName: name, Header: string(header), Mapping: string(mapping),
-		Status: models.UploadMapping, TotalRows: len(f.Rows), EventCounts: "{}", CreatedAt: now, UpdatedAt: now}
-	if len(m.Problems(f.Header)) == 0 {
-		u.Status, u.Pass = models.UploadPreviewing, 1
-	}
-	ctx := c.Request().Context()
-	if err := h.store.CreateStageUpload(ctx, &u, string(raw)); err != nil {
-		return err
-	}
 	if u.Running() {
-		h.uploads.start(u.ID, h.runUpload)
+		h.uploads.Start(u.ID)
 	}
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/stages/uploads/"+strconv.FormatInt(u.ID, 10)))
 }
@@ -174,35 +155,6 @@ func readStageUpload(c echo.Context) (name string, raw []byte, problem string) {
 		return name, nil, tooLarge(int64(len(raw)))
 	}
 	return name, raw, ""
-}
-
-// uploadColumn is a column of an uploaded file as kept with the upload.
-type uploadColumn struct {
-	Name   string `json:"name"`
-	Sample string `json:"sample"`
-}
-
-// uploadColumns are f's columns, each with its first value in the first
-// rows, cut short, to help a person tell them apart.
-func uploadColumns(f stagecsv.File) []uploadColumn {
-	cols := make([]uploadColumn, len(f.Header))
-	for i, n := range f.Header {
-		cols[i].Name = n
-		for _, row := range f.Rows[:min(len(f.Rows), 20)] {
-			if v := stagecsv.Cell(row, i); v != "" {
-				cols[i].Sample = cut(v, 30)
-				break
-			}
-		}
-	}
-	return cols
-}
-
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }
 
 func (h *Handler) stageUploadParam(c echo.Context) (models.StageUpload, error) {
@@ -279,7 +231,7 @@ func (h *Handler) stageUploadView(c echo.Context, u models.StageUpload, problems
 	for _, p := range ps {
 		v.Problems = append(v.Problems, views.UploadProblem{Row: p.RowNumber, Field: p.Field, Message: p.Message})
 	}
-	m, cols, err := uploadMapping(u)
+	m, cols, err := stageupload.Decode(u)
 	if err != nil {
 		return v, err
 	}
@@ -303,19 +255,7 @@ func (h *Handler) uploadItem(a models.Account, u models.StageUpload) views.Stage
 		Applied: u.Applied, Replayed: u.Replayed, Refused: u.Refused, Events: u.Events, When: views.NewStamp(u.CreatedAt, h.now(), location(a))}
 }
 
-func uploadMapping(u models.StageUpload) (stagecsv.Mapping, []uploadColumn, error) {
-	var m stagecsv.Mapping
-	if err := json.Unmarshal([]byte(u.Mapping), &m); err != nil {
-		return m, nil, fmt.Errorf("upload %d: mapping: %w", u.ID, err)
-	}
-	var cols []uploadColumn
-	if err := json.Unmarshal([]byte(u.Header), &cols); err != nil {
-		return m, nil, fmt.Errorf("upload %d: header: %w", u.ID, err)
-	}
-	return m, cols, nil
-}
-
-func mappingView(m stagecsv.Mapping, cols []uploadColumn, problems []string) views.UploadMapping {
+func mappingView(m stagecsv.Mapping, cols []stageupload.Column, problems []string) views.UploadMapping {
 	v := views.UploadMapping{DateOrder: string(m.DateOrder), Problems: problems}
 	for i, c := range cols {
 		name := c.Name
@@ -342,7 +282,7 @@ func (h *Handler) mapStageUpload(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, cols, err := uploadMapping(u)
+	_, cols, err := stageupload.Decode(u)
 	if err != nil {
 		return err
 	}
@@ -358,23 +298,8 @@ func (h *Handler) mapStageUpload(c echo.Context) error {
 		}
 		m.Columns[t] = i
 	}
-	header := make([]string, len(cols))
-	for i, col := range cols {
-		header[i] = col.Name
-	}
-	problems := m.Problems(header)
-	mapping, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	status := models.UploadPreviewing
-	if len(problems) > 0 {
-		status = models.UploadMapping
-	}
-	from := []models.StageUploadStatus{models.UploadMapping, models.UploadPreviewing, models.UploadPreviewed, models.UploadFailed}
-	ctx := c.Request().Context()
 	page := views.AccountURL(u.AccountID, "/stages/uploads/"+strconv.FormatInt(u.ID, 10))
-	u, err = h.store.StartStageUpload(ctx, u.AccountID, u.ID, string(mapping), status, from, h.now())
+	u, problems, err := h.uploads.Map(c.Request().Context(), u, m)
 	if errors.Is(err, store.ErrConflict) {
 		setFlash(c, "error", "This upload is applied or being applied: its columns can no longer change. Upload the file again to read it otherwise.")
 		return c.Redirect(http.StatusSeeOther, page)
@@ -385,8 +310,8 @@ func (h *Handler) mapStageUpload(c echo.Context) error {
 	if len(problems) > 0 {
 		return h.renderStageUpload(c, http.StatusUnprocessableEntity, u, problems)
 	}
-	h.uploads.start(u.ID, h.runUpload)
-	return c.Redirect(http.StatusSeeOther, views.AccountURL(u.AccountID, "/stages/uploads/"+strconv.FormatInt(u.ID, 10)))
+	h.uploads.Start(u.ID)
+	return c.Redirect(http.StatusSeeOther, page)
 }
 
 // applyStageUpload applies an upload as its preview showed it: when the
@@ -397,19 +322,18 @@ func (h *Handler) applyStageUpload(c echo.Context) error {
 		return err
 	}
 	back := views.AccountURL(u.AccountID, "/stages/uploads/"+strconv.FormatInt(u.ID, 10))
-	if c.FormValue("pass") != strconv.Itoa(u.Pass) {
+	pass, _ := strconv.Atoi(c.FormValue("pass"))
+	u, err = h.uploads.Apply(c.Request().Context(), u, pass)
+	switch {
+	case errors.Is(err, stageupload.ErrPassChanged):
 		setFlash(c, "error", "The upload changed since this preview: check the preview below, then apply it.")
 		return c.Redirect(http.StatusSeeOther, back)
-	}
-	u, err = h.store.StartStageUpload(c.Request().Context(), u.AccountID, u.ID, u.Mapping, models.UploadApplying,
-		[]models.StageUploadStatus{models.UploadPreviewed}, h.now())
-	if errors.Is(err, store.ErrConflict) {
+	case errors.Is(err, store.ErrConflict):
 		setFlash(c, "error", "This upload is applied or being applied already.")
 		return c.Redirect(http.StatusSeeOther, back)
-	}
-	if err != nil {
+	case err != nil:
 		return err
 	}
-	h.uploads.start(u.ID, h.runUpload)
+	h.uploads.Start(u.ID)
 	return c.Redirect(http.StatusSeeOther, back)
 }

@@ -14,11 +14,12 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/stagecsv"
+	"github.com/leadsignal/leadsignal/internal/stageupload"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
-	"github.com/leadsignal/leadsignal/web"
 )
 
 // uploadFile posts a CSV file to the account's upload form, with the
@@ -354,7 +355,7 @@ func TestStageUploadAccess(t *testing.T) {
 }
 
 // An upload left applying by a server that stopped is resumed by the next
-// one's Uploads.Run, which stops when its context ends.
+// one's Runner.Run, which stops when its context ends.
 func TestStageUploadResumes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
@@ -369,9 +370,7 @@ func TestStageUploadResumes(t *testing.T) {
 			[]models.StageUploadStatus{models.UploadPreviewed}, a.clock()); err != nil {
 			t.Fatal(err)
 		}
-		uploads := web.NewUploads()
-		web.New(web.Options{Store: s, Log: testLogger(), SessionHashKey: bytes.Repeat([]byte{1}, 32), SessionBlockKey: bytes.Repeat([]byte{2}, 32),
-			Now: a.clock, Uploads: uploads})
+		uploads := stageupload.New(stageupload.Options{Store: s, Decider: decide.New(s, nil, nil), Log: testLogger(), Now: a.clock})
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		go func() { done <- uploads.Run(ctx) }()

@@ -28,14 +28,12 @@
 //     takes to COPY the same file into a table of its columns (the median
 //     of -copies runs). Budget: at most -upload-budget (3) times the COPY.
 //
-// The Stages page's upload (its handler and background worker) is not
-// built yet, so the upload is measured through what it is built from, in
-// order: stagecsv.Read, Guess and the mapping's check, the upload and its
-// file stored (store.CreateStageUpload), the preview's pass (a dry run)
-// and then the apply's, each a chunk of -chunk rows at a time (stagecsv's
-// Request, capture's Validate as the stage API validates, decide's Stages,
-// store.SaveUploadProgress). Both passes count: a person sees the preview
-// before applying. The output says which path was measured.
+// The upload is measured through the Stages page's own code
+// (internal/stageupload) without its HTTP: Runner.Create reads, maps and
+// stores the file, then Runner.Work runs the preview's pass (a dry run)
+// and, after Runner.Apply, the apply's, each a chunk of -chunk rows at a
+// time, in the bench's goroutine instead of the server's background. Both
+// passes count: a person sees the preview before applying.
 //
 // It prints both figures, their baselines and ratios, as key=value lines
 // too, and exits non-zero when a budget is missed or a change failed.

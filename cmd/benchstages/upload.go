@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -15,13 +14,13 @@ import (
 	"github.com/leadsignal/leadsignal/internal/benchkit"
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/stagecsv"
+	"github.com/leadsignal/leadsignal/internal/stageupload"
 	"github.com/leadsignal/leadsignal/models"
-	"github.com/leadsignal/leadsignal/store"
 )
 
 // uploadPath names what the upload's figure measures (see the package
 // comment).
-const uploadPath = "functions the upload is built from (stagecsv, store's uploads, decide.Stages): the Stages page's upload handler and worker are not built yet"
+const uploadPath = "the Stages page's upload (stageupload.Runner: Create, Work the preview, Apply, Work the apply) without its HTTP"
 
 // uploadHeader is the file's header, as a CRM exports it; stagecsv.Guess
 // maps every column by its name.
@@ -120,7 +119,7 @@ func (b *bench) upload(ctx context.Context) (bool, error) {
 		benchkit.Millis(pg1-pg0+cpu)/float64(cfg.rows), benchkit.Millis(pg1-pg0)/float64(cfg.rows), benchkit.Millis(cpu)/float64(cfg.rows))
 	fmt.Printf("  ratio upload / COPY        %10.2f       budget <= %.1f: %s\n", ratio, cfg.uploadBudget, verdict(ok))
 	printStatements("  ", stmts, cfg.rows, "row")
-	fmt.Printf("upload_path=functions\nupload_rows=%d\nupload_copy_ms=%.1f\nupload_ms=%.1f\nupload_ratio=%.3f\nupload_result=%s\n",
+	fmt.Printf("upload_path=runner\nupload_rows=%d\nupload_copy_ms=%.1f\nupload_ms=%.1f\nupload_ratio=%.3f\nupload_result=%s\n",
 		cfg.rows, benchkit.Millis(copyTime), benchkit.Millis(wall), ratio, verdict(ok))
 	if u.Refused > 0 || u.Applied != cfg.rows {
 		return false, fmt.Errorf("applied %d of %d rows, refused %d", u.Applied, cfg.rows, u.Refused)
@@ -165,8 +164,9 @@ type phase struct {
 }
 
 // uploadFile does what an upload does, from the file's bytes to the end
-// of its apply: read and map the file, store it, preview (a dry run),
-// apply. It returns the upload as the apply left it and each step's time.
+// of its apply, through the Stages page's Runner: read, map and store the
+// file, preview (a dry run), apply. It returns the upload as the apply
+// left it and each step's time.
 func (b *bench) uploadFile(ctx context.Context, accountID int64, file []byte) (models.StageUpload, []phase, error) {
 	var phases []phase
 	mark := func(name string, t0 time.Time) { phases = append(phases, phase{name, time.Since(t0)}) }
@@ -175,127 +175,43 @@ func (b *bench) uploadFile(ctx context.Context, accountID int64, file []byte) (m
 	if err != nil {
 		return models.StageUpload{}, nil, err
 	}
-	f, err := stagecsv.Read(file)
+	r := stageupload.New(stageupload.Options{Store: b.st, Decider: decide.New(b.st, nil, nil), Chunk: b.cfg.chunk})
+	u, err := r.Create(ctx, acc, nil, "stages.csv", file)
 	if err != nil {
-		return models.StageUpload{}, nil, err
-	}
-	m := stagecsv.Guess(f, acc.DefaultCountry)
-	if ps := m.Problems(f.Header); len(ps) > 0 {
-		return models.StageUpload{}, nil, fmt.Errorf("mapping: %v", ps)
-	}
-	type column struct {
-		Name   string `json:"name"`
-		Sample string `json:"sample"`
-	}
-	var cols []column
-	for i, h := range f.Header {
-		cols = append(cols, column{h, stagecsv.Cell(f.Rows[0], i)})
-	}
-	now := time.Now().UTC()
-	u := models.StageUpload{AccountID: acc.ID, FileName: "stages.csv", Header: mustJSON(cols), Mapping: mustJSON(m),
-		Status: models.UploadMapping, TotalRows: len(f.Rows), EventCounts: "{}", CreatedAt: now, UpdatedAt: now}
-	if err := b.st.CreateStageUpload(ctx, &u, string(file)); err != nil {
 		return u, nil, err
+	}
+	if u.Status != models.UploadPreviewing {
+		return u, nil, fmt.Errorf("the file's columns were not all guessed: %s", u.Mapping)
 	}
 	mark("read, map, store the file", t0)
 
-	decider := decide.New(b.st, nil, nil)
-	for _, pass := range []struct {
-		name   string
-		status models.StageUploadStatus
-		from   models.StageUploadStatus
-		end    models.StageUploadStatus
-		dry    bool
-	}{
-		{"preview (dry run)", models.UploadPreviewing, models.UploadMapping, models.UploadPreviewed, true},
-		{"apply", models.UploadApplying, models.UploadPreviewed, models.UploadDone, false},
-	} {
-		t0 := time.Now()
-		if u, err = b.st.StartStageUpload(ctx, acc.ID, u.ID, u.Mapping, pass.status, []models.StageUploadStatus{pass.from}, time.Now()); err != nil {
-			return u, nil, err
-		}
-		if u, err = b.st.ClaimStageUpload(ctx, u.ID, time.Now(), time.Minute); err != nil {
-			return u, nil, err
-		}
-		if u, err = b.pass(ctx, decider, acc, u, f, m, pass.dry, pass.end); err != nil {
-			return u, nil, err
-		}
-		mark(pass.name, t0)
+	t0 = time.Now()
+	if err := r.Work(ctx, u.ID); err != nil {
+		return u, nil, err
 	}
+	if u, err = b.st.StageUpload(ctx, acc.ID, u.ID); err != nil {
+		return u, nil, err
+	}
+	if u.Status != models.UploadPreviewed {
+		return u, nil, fmt.Errorf("preview ended %s: %s", u.Status, u.Error)
+	}
+	mark("preview (dry run)", t0)
+
+	t0 = time.Now()
+	if u, err = r.Apply(ctx, u, u.Pass); err != nil {
+		return u, nil, err
+	}
+	if err := r.Work(ctx, u.ID); err != nil {
+		return u, nil, err
+	}
+	if u, err = b.st.StageUpload(ctx, acc.ID, u.ID); err != nil {
+		return u, nil, err
+	}
+	if u.Status != models.UploadDone {
+		return u, nil, fmt.Errorf("apply ended %s: %s", u.Status, u.Error)
+	}
+	mark("apply", t0)
 	return u, phases, nil
-}
-
-// pass works one pass of an upload, a chunk of rows at a time: each row
-// becomes the stage API's body, is validated as the API validates it, and
-// the chunk's changes are recorded (or, dry, decided) by decide.Stages;
-// the progress is saved after each chunk.
-func (b *bench) pass(ctx context.Context, d *decide.Decider, acc models.Account, u models.StageUpload, f stagecsv.File,
-	m stagecsv.Mapping, dry bool, end models.StageUploadStatus) (models.StageUpload, error) {
-	loc := stagecsv.Location(acc.Timezone)
-	p := store.UploadProgress{ID: u.ID, Pass: u.Pass}
-	counts := map[string]int{}
-	for start := 0; start < len(f.Rows); start += b.cfg.chunk {
-		rows := f.Rows[start:min(start+b.cfg.chunk, len(f.Rows))]
-		var changes []decide.Change
-		var lines []int
-		p.Problems = nil
-		for i, row := range rows {
-			line := f.Lines[start+i]
-			req, prob := m.Request(row, loc)
-			if prob != nil {
-				p.Problems = append(p.Problems, models.StageUploadProblem{RowNumber: line, Field: prob.Field, Message: prob.Message})
-				continue
-			}
-			c, verr := req.Change(acc)
-			if verr != nil {
-				p.Problems = append(p.Problems, models.StageUploadProblem{RowNumber: line, Field: verr.Field, Message: verr.Message})
-				continue
-			}
-			changes = append(changes, c)
-			lines = append(lines, line)
-		}
-		record := d.RecordAll
-		if dry {
-			record = d.DryRun
-		}
-		out, err := record(ctx, acc.ID, changes)
-		if err != nil {
-			return u, err
-		}
-		for i, o := range out {
-			switch {
-			case o.Refused != nil:
-				p.Problems = append(p.Problems, models.StageUploadProblem{RowNumber: lines[i], Field: o.Refused.Field, Message: o.Refused.Message})
-			case o.Replayed:
-				p.Replayed++
-			default:
-				p.Applied++
-				p.Events += len(o.Events)
-				for _, e := range o.Events {
-					counts[e.EventName]++
-				}
-			}
-		}
-		p.Refused += len(p.Problems)
-		p.DoneRows += len(rows)
-		p.EventCounts = mustJSON(counts)
-		p.LeaseUntil = time.Now().Add(time.Minute)
-		if p.DoneRows == len(f.Rows) {
-			p.Finished, p.Status = true, end
-		}
-		if err := b.st.SaveUploadProgress(ctx, p, time.Now()); err != nil {
-			return u, err
-		}
-	}
-	return b.st.StageUpload(ctx, acc.ID, u.ID)
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -32,6 +32,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/password"
 	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/internal/stageupload"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/web"
@@ -189,8 +190,10 @@ func serve(ctx context.Context, e env) error {
 		GraphURL: cfg.MetaGraphURL, DefaultVersion: cfg.MetaAPIVersion,
 		Metrics: dispatch.NewMetrics(reg, s), Matchers: matchers,
 	})
+	// The CRM worker and the CSV uploads record stage changes through this
+	// one decider too.
 	decider := decide.New(s, matchers, disp.Notify)
-	uploads := web.NewUploads()
+	uploads := stageupload.New(stageupload.Options{Store: s, Decider: decider, Log: log})
 	crmsync.RegisterMetrics(reg, s)
 	crmWorker := crmsync.New(crmsync.Options{
 		Store: s, Decider: decider, Box: box, Log: log,

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"time"
+	"unicode/utf8"
 )
 
 // Kind is the kind of a CRM connection.
@@ -140,4 +141,20 @@ func FitKey(k string) string {
 	}
 	sum := sha256.Sum256([]byte(k))
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// MaxLabel bounds a CRM's stage id, stage label, pipeline or object id as
+// leadsignal keeps it, in bytes.
+const MaxLabel = 200
+
+// Cut shortens s to at most MaxLabel bytes, on a character boundary.
+func Cut(s string) string {
+	n := MaxLabel
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

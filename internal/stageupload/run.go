@@ -1,4 +1,4 @@
-package web
+package stageupload
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/decide"
@@ -28,89 +27,64 @@ import (
 // the chunk that was cut short are recorded again, which records nothing
 // twice (a change recorded before is Replayed).
 
-// uploadChunk is how many rows a pass decides and stores at a time.
-const uploadChunk = 1000
-
-// uploadLease is how long a server holds an upload between two chunks
-// before another may take it over.
-const uploadLease = 2 * time.Minute
+// lease is how long a server holds an upload between two chunks before
+// another may take it over.
+const lease = 2 * time.Minute
 
 // resumeEvery is how often Run looks for uploads no server works on.
 const resumeEvery = time.Minute
 
-// Uploads runs the passes of CSV uploads of stage changes in the
-// background, one goroutine per upload. Serve runs it (Run) beside the
-// dispatcher; a server without Run (tests) still runs the passes its
-// requests start, and never stops them.
-type Uploads struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	mu     sync.Mutex
-	// running are the uploads with a goroutine here; again, those whose
-	// goroutine runs once more when it ends (a new pass was started
-	// meanwhile, which the old one's claim cannot take).
-	running, again map[int64]bool
-	stopped        bool
-	wg             sync.WaitGroup
-	// resume starts the uploads no server works on; set by New.
-	resume func(ctx context.Context)
-}
-
-// NewUploads returns an idle Uploads, to give web.New in Options.Uploads
-// and then Run.
-func NewUploads() *Uploads {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Uploads{ctx: ctx, cancel: cancel, running: map[int64]bool{}, again: map[int64]bool{}}
-}
-
 // Run resumes the uploads left running (by a server that stopped) at once
 // and every minute, until ctx ends; then each pass stops after the chunk
 // it is deciding, and Run returns once they all have.
-func (u *Uploads) Run(ctx context.Context) error {
+func (r *Runner) Run(ctx context.Context) error {
 	t := time.NewTicker(resumeEvery)
 	defer t.Stop()
 	for {
-		if u.resume != nil {
-			u.resume(ctx)
-		}
+		r.resume(ctx)
 		select {
 		case <-ctx.Done():
-			u.mu.Lock()
-			u.stopped = true
-			u.mu.Unlock()
-			u.cancel()
-			u.wg.Wait()
+			r.mu.Lock()
+			r.stopped = true
+			r.mu.Unlock()
+			r.cancel()
+			r.wg.Wait()
 			return nil
 		case <-t.C:
 		}
 	}
 }
 
-// start runs the pass of upload id in a goroutine unless one runs here
-// already, or Run has ended.
-func (u *Uploads) start(id int64, run func(ctx context.Context, id int64)) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.stopped {
+// Start works the current pass of upload id in the background unless a
+// goroutine works it here already (it then works the new pass once the old
+// one ends), or Run has ended.
+func (r *Runner) Start(id int64) {
+	r.start(id, func(ctx context.Context, id int64) { _ = r.Work(ctx, id) })
+}
+
+func (r *Runner) start(id int64, run func(ctx context.Context, id int64)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
 		return
 	}
-	if u.running[id] {
-		u.again[id] = true
+	if r.running[id] {
+		r.again[id] = true
 		return
 	}
-	u.running[id] = true
-	u.wg.Add(1)
+	r.running[id] = true
+	r.wg.Add(1)
 	go func() {
-		defer u.wg.Done()
+		defer r.wg.Done()
 		for {
-			run(u.ctx, id)
-			u.mu.Lock()
-			more := u.again[id] && !u.stopped
-			delete(u.again, id)
+			run(r.ctx, id)
+			r.mu.Lock()
+			more := r.again[id] && !r.stopped
+			delete(r.again, id)
 			if !more {
-				delete(u.running, id)
+				delete(r.running, id)
 			}
-			u.mu.Unlock()
+			r.mu.Unlock()
 			if !more {
 				return
 			}
@@ -118,61 +92,64 @@ func (u *Uploads) start(id int64, run func(ctx context.Context, id int64)) {
 	}()
 }
 
-// resumeUploads starts the uploads that run without a server working on
-// them.
-func (h *Handler) resumeUploads(ctx context.Context) {
-	ids, err := h.store.StageUploadsToResume(ctx, h.now())
+// resume starts the uploads that run without a server working on them.
+func (r *Runner) resume(ctx context.Context) {
+	ids, err := r.o.Store.StageUploadsToResume(ctx, r.o.Now())
 	if err != nil {
 		if ctx.Err() == nil {
-			h.log.Error("resume stage uploads", slog.Any("error", err))
+			r.o.Log.Error("resume stage uploads", slog.Any("error", err))
 		}
 		return
 	}
 	for _, id := range ids {
-		h.uploads.start(id, h.runUpload)
+		r.Start(id)
 	}
 }
 
-// runUpload works the current pass of upload id, when this server can
-// take its lease, until it is done, replaced by a new pass, or ctx ends.
-func (h *Handler) runUpload(ctx context.Context, id int64) {
-	u, err := h.store.ClaimStageUpload(ctx, id, h.now(), uploadLease)
+// Work works the current pass of upload id in the caller's goroutine,
+// when it can take its lease, until it is done, replaced by a new pass, or
+// ctx ends. A pass that fails is marked failed, with why, and its error
+// returned; a pass it cannot take (done, or worked on by another server)
+// is no error.
+func (r *Runner) Work(ctx context.Context, id int64) error {
+	u, err := r.o.Store.ClaimStageUpload(ctx, id, r.o.Now(), lease)
 	if errors.Is(err, store.ErrNotFound) {
-		return // done, or worked on by another server
+		return nil // done, or worked on by another server
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			h.log.Error("claim stage upload", slog.Int64("upload_id", id), slog.Any("error", err))
+			r.o.Log.Error("claim stage upload", slog.Int64("upload_id", id), slog.Any("error", err))
 		}
-		return
+		return err
 	}
-	err = h.workUpload(ctx, u)
+	err = r.work(ctx, u)
 	switch {
 	case err == nil, ctx.Err() != nil, errors.Is(err, store.ErrNotFound):
 		// Done; or stopping, and the next server resumes it; or a new pass
 		// replaced this one.
-		return
+		return nil
 	}
-	h.log.Error("stage upload", slog.Int64("upload_id", id), slog.Any("error", err))
+	r.o.Log.Error("stage upload", slog.Int64("upload_id", id), slog.Any("error", err))
 	fail := store.UploadProgress{ID: u.ID, Pass: u.Pass, Finished: true, Status: models.UploadFailed,
 		Error: "the database did not answer (" + err.Error() + ")."}
 	if errors.Is(err, store.ErrStale) {
 		fail.Error = "leads of this file kept changing (through the stage API or their pages) while it was recorded. " +
 			"Check and apply it again: what was recorded is not recorded twice."
 	}
-	if cur, gerr := h.store.StageUpload(context.WithoutCancel(ctx), u.AccountID, u.ID); gerr == nil {
+	if cur, gerr := r.o.Store.StageUpload(context.WithoutCancel(ctx), u.AccountID, u.ID); gerr == nil {
 		fail.DoneRows, fail.Applied, fail.Replayed, fail.Refused, fail.Events, fail.EventCounts =
 			cur.DoneRows, cur.Applied, cur.Replayed, cur.Refused, cur.Events, cur.EventCounts
 	}
-	if serr := h.store.SaveUploadProgress(context.WithoutCancel(ctx), fail, h.now()); serr != nil && !errors.Is(serr, store.ErrNotFound) {
-		h.log.Error("stage upload: mark failed", slog.Int64("upload_id", id), slog.Any("error", serr))
+	if serr := r.o.Store.SaveUploadProgress(context.WithoutCancel(ctx), fail, r.o.Now()); serr != nil && !errors.Is(serr, store.ErrNotFound) {
+		r.o.Log.Error("stage upload: mark failed", slog.Int64("upload_id", id), slog.Any("error", serr))
 	}
+	return err
 }
 
-// workUpload works upload u's pass from its first row not done. A chunk
-// under way when ctx ends is finished and stored before it returns.
-func (h *Handler) workUpload(ctx context.Context, u models.StageUpload) error {
-	content, err := h.store.StageUploadContent(ctx, u.ID)
+// work works upload u's pass from its first row not done. A chunk under
+// way when ctx ends is finished and stored before it returns.
+func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
+	content, err := r.o.Store.StageUploadContent(ctx, u.ID)
 	if err != nil {
 		return err
 	}
@@ -180,11 +157,11 @@ func (h *Handler) workUpload(ctx context.Context, u models.StageUpload) error {
 	if err != nil {
 		return fmt.Errorf("read the file again: %w", err)
 	}
-	m, _, err := uploadMapping(u)
+	m, _, err := Decode(u)
 	if err != nil {
 		return err
 	}
-	acc, err := h.store.Account(ctx, u.AccountID)
+	acc, err := r.o.Store.Account(ctx, u.AccountID)
 	if err != nil {
 		return err
 	}
@@ -194,16 +171,16 @@ func (h *Handler) workUpload(ctx context.Context, u models.StageUpload) error {
 	}
 	p := store.UploadProgress{ID: u.ID, Pass: u.Pass, DoneRows: u.DoneRows, Applied: u.Applied, Replayed: u.Replayed,
 		Refused: u.Refused, Events: u.Events}
-	pass := uploadPass{decider: h.decider, acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
+	ps := pass{decider: r.o.Decider, acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
 		dry: u.Status == models.UploadPreviewing}
 	var keys []string
-	if pass.dry {
+	if ps.dry {
 		// A dry run stores nothing, so a chunk cannot see what an earlier
 		// one would have recorded: the preview takes each lead's rows
 		// together, in the file's order, and never splits them between
 		// chunks. Leads are independent, so it counts what applying the
 		// file in its own order does.
-		keys = pass.groupByLead(&f, u.CreatedAt)
+		keys = ps.groupByLead(&f, u.CreatedAt)
 	}
 	// The chunk under way is finished and stored even when ctx ends.
 	work := context.WithoutCancel(ctx)
@@ -211,11 +188,11 @@ func (h *Handler) workUpload(ctx context.Context, u models.StageUpload) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		end := min(p.DoneRows+uploadChunk, len(f.Rows))
+		end := min(p.DoneRows+r.o.Chunk, len(f.Rows))
 		for keys != nil && end < len(f.Rows) && keys[end] == keys[end-1] {
 			end++
 		}
-		problems, err := pass.chunk(work, f, p.DoneRows, end, h.now(), &p, counts)
+		problems, err := ps.chunk(work, f, p.DoneRows, end, r.o.Now(), &p, counts)
 		if err != nil {
 			return err
 		}
@@ -225,15 +202,15 @@ func (h *Handler) workUpload(ctx context.Context, u models.StageUpload) error {
 			return err
 		}
 		p.EventCounts = string(b)
-		now := h.now()
-		p.LeaseUntil = now.Add(uploadLease)
+		now := r.o.Now()
+		p.LeaseUntil = now.Add(lease)
 		if end >= len(f.Rows) {
 			p.Finished, p.Status = true, models.UploadDone
-			if pass.dry {
+			if ps.dry {
 				p.Status = models.UploadPreviewed
 			}
 		}
-		if err := h.store.SaveUploadProgress(work, p, now); err != nil {
+		if err := r.o.Store.SaveUploadProgress(work, p, now); err != nil {
 			return err
 		}
 		if p.Finished {
@@ -242,8 +219,8 @@ func (h *Handler) workUpload(ctx context.Context, u models.StageUpload) error {
 	}
 }
 
-// uploadPass is what a pass needs to decide its chunks.
-type uploadPass struct {
+// pass is what a pass needs to decide its chunks.
+type pass struct {
 	decider *decide.Decider
 	acc     models.Account
 	mapping stagecsv.Mapping
@@ -257,7 +234,7 @@ type uploadPass struct {
 // the new order. The order depends on the file alone (and now, the time
 // validation takes, fixed for the upload), so a resumed pass finds its
 // rows where it left them.
-func (ps uploadPass) groupByLead(f *stagecsv.File, now time.Time) []string {
+func (ps pass) groupByLead(f *stagecsv.File, now time.Time) []string {
 	keys := make([]string, len(f.Rows))
 	for i, row := range f.Rows {
 		req, bad := ps.mapping.Request(row, ps.loc)
@@ -285,7 +262,7 @@ func (ps uploadPass) groupByLead(f *stagecsv.File, now time.Time) []string {
 // body and is validated as the API validates it, the valid ones go
 // through Stages together. It adds the rows' outcomes to p's counts and
 // counts (events by name) and returns the rows' problems.
-func (ps uploadPass) chunk(ctx context.Context, f stagecsv.File, from, to int, now time.Time,
+func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now time.Time,
 	p *store.UploadProgress, counts map[string]int) ([]models.StageUploadProblem, error) {
 	var problems []models.StageUploadProblem
 	refuse := func(line int, field, msg string) {

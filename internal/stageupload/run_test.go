@@ -1,4 +1,4 @@
-package web
+package stageupload
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 // A pass started while the upload's goroutine still works the one before
 // (new columns during a preview) runs as soon as that goroutine ends: not a
 // minute later, when Run would look again, nor never without Run.
-func TestUploadsRunAgainForANewPass(t *testing.T) {
-	u := NewUploads()
+func TestRunnerRunsAgainForANewPass(t *testing.T) {
+	u := New(Options{})
 	calls := make(chan int64, 4)
 	release := make(chan struct{})
 	run := func(_ context.Context, id int64) {
