@@ -34,21 +34,22 @@ type EventCancel struct {
 // the lead as it is now.
 var ErrStale = errors.New("store: the lead changed meanwhile")
 
-// requeueAndCancel writes the requeues and cancels of ch for lead leadID:
-// cancelled events queued again, queued ones cancelled. An event being
-// sent (under a claim's lease) is left to its claim.
-func (s *Store) requeueAndCancel(ctx context.Context, leadID int64, ch EventChanges, now time.Time) error {
-	if len(ch.Requeue) > 0 {
+// requeueAndCancel writes what becomes of stored events, on SQLite
+// (Postgres: writePipelined): cancelled events queued again, queued ones
+// cancelled. An event being sent (under a claim's lease) is left to its
+// claim.
+func (s *Store) requeueAndCancel(ctx context.Context, requeue []int64, cancel []EventCancel, now time.Time) error {
+	if len(requeue) > 0 {
 		err := s.q(ctx).Model(&unsentEvent{}).
-			Where("lead_id = ? AND status = ? AND event_id IN ?", leadID, models.EventFailed, ch.Requeue).
+			Where("status = ? AND event_id IN ?", models.EventFailed, requeue).
 			Updates(map[string]any{"status": models.EventQueued, "last_error": "", "next_attempt_at": now, "lease_until": nil, "updated_at": now}).Error
 		if err != nil {
 			return err
 		}
 	}
-	for _, c := range ch.Cancel {
+	for _, c := range cancel {
 		err := s.q(ctx).Model(&unsentEvent{}).
-			Where("lead_id = ? AND event_id = ?", leadID, c.ID).Where(sendingSQL("", "?", false), now).
+			Where("event_id = ?", c.ID).Where(sendingSQL("", "?", false), now).
 			Updates(map[string]any{"status": models.EventFailed, "last_error": c.Reason, "updated_at": now}).Error
 		if err != nil {
 			return err

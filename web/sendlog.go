@@ -318,7 +318,7 @@ func (h *Handler) retryEvent(c echo.Context) error {
 		setFlash(c, "error", "Only failed events can be retried.")
 		return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/events/"+strconv.FormatInt(e.ID, 10)))
 	}
-	r, err := dispatch.Retry(c.Request().Context(), h.store, a.ID, []int64{e.ID}, h.now())
+	r, err := dispatch.Retry(c.Request().Context(), h.store, h.decider.Matchers, a.ID, []int64{e.ID}, h.now())
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func (h *Handler) retryEvent(c echo.Context) error {
 
 func (h *Handler) retryAllEvents(c echo.Context) error {
 	a := currentAccount(c)
-	r, err := dispatch.Retry(c.Request().Context(), h.store, a.ID, nil, h.now())
+	r, err := dispatch.Retry(c.Request().Context(), h.store, h.decider.Matchers, a.ID, nil, h.now())
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"slices"
 	"strings"
 	"time"
@@ -71,7 +72,8 @@ const retryPage = 500
 // it builds to the same JSON. The others may succeed: a transient failure
 // never fails an event (the dataset is held and its events wait queued), so
 // what is left to retry is an event whose lead or settings changed since.
-func Retry(ctx context.Context, s *store.Store, accountID int64, ids []int64, now time.Time) (Retried, error) {
+// ms are the compiled rules the dispatcher shares.
+func Retry(ctx context.Context, s *store.Store, ms *decide.Matchers, accountID int64, ids []int64, now time.Time) (Retried, error) {
 	var out Retried
 	acc, err := s.Account(ctx, accountID)
 	if err != nil {
@@ -85,9 +87,9 @@ func Retry(ctx context.Context, s *store.Store, accountID int64, ids []int64, no
 	if err != nil {
 		return out, err
 	}
-	// A zero Dispatcher builds as any does: build reads only its cache of
-	// compiled rules.
-	var d Dispatcher
+	// A Dispatcher of these rules builds as any does: build reads only its
+	// cache of compiled rules.
+	d := Dispatcher{o: Options{Matchers: ms}}
 	left := map[string]int{} // kind: index in out.Left
 	leave := func(kind, detail string) {
 		i, ok := left[kind]
