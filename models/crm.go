@@ -56,7 +56,7 @@ func (CRMStage) TableName() string { return "crm_stages" }
 type DeliveryStatus string
 
 // Delivery statuses: waiting to be taken (new, or tried and waiting for
-// what its WaitingFor names), done (handed to the stage path, or found
+// what its WaitingFor names), done (handed to the recorder, or found
 // recorded already), or given up (its lead never came).
 const (
 	DeliveryWaiting DeliveryStatus = "waiting"

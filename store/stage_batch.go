@@ -455,13 +455,11 @@ func leadIDs(ls []models.Lead) []int64 {
 	return ids
 }
 
-// checkFresh locks an account's leads ids and returns ErrStale when one
-// is gone or its updated_at is not expect's.
+// checkFresh returns ErrStale when one of an account's leads ids is gone
+// or its updated_at is not expect's, on SQLite, whose one writer holds the
+// transaction (Postgres: lock_fresh_leads in writePipelined).
 func (s *Store) checkFresh(ctx context.Context, accountID int64, ids []int64, expect map[int64]time.Time) error {
-	q := s.q(ctx).Model(&models.Lead{}).Select("id, updated_at").Where("account_id = ? AND id IN ?", accountID, ids).Order("id")
-	if s.dialect == "postgres" {
-		q = q.Clauses(forUpdate())
-	}
+	q := s.q(ctx).Model(&models.Lead{}).Select("id, updated_at").Where("account_id = ? AND id IN ?", accountID, ids)
 	var got []models.Lead
 	if err := q.Find(&got).Error; err != nil {
 		return err
@@ -470,8 +468,7 @@ func (s *Store) checkFresh(ctx context.Context, accountID int64, ids []int64, ex
 		return ErrStale
 	}
 	for _, l := range got {
-		// Postgres keeps microseconds: a time in hand matches the one
-		// stored to within one.
+		// A time in hand matches the one stored to within a microsecond.
 		if d := l.UpdatedAt.Sub(expect[l.ID]); d <= -time.Microsecond || d >= time.Microsecond {
 			return ErrStale
 		}

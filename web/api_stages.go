@@ -41,19 +41,14 @@ func (h *Handler) createStage(c echo.Context) error {
 	if verr != nil {
 		return apiFail(c, verr.Status, verr.Code, verr.Message, verr.Field)
 	}
-	ctx := c.Request().Context()
-	res, err := h.decider.Record(ctx, acc.ID, change)
+	res, err := h.decider.Record(c.Request().Context(), acc.ID, change)
 	if err != nil {
 		return err
 	}
 	if r := res.Refused; r != nil {
 		return apiFail(c, refusalStatus(r.Code), string(r.Code), r.Message, r.Field)
 	}
-	datasets, err := h.store.Datasets(ctx, acc.ID)
-	if err != nil {
-		return err
-	}
-	reply := stageReply{Change: changeReply(res.Change), Events: capture.Describe(res.Events, datasets), Outcome: "created"}
+	reply := stageReply{Change: changeReply(res.Change), Events: capture.Describe(res.Events, res.Datasets), Outcome: "created"}
 	status := http.StatusCreated
 	if res.Replayed {
 		reply.Outcome, status = "existing", http.StatusOK

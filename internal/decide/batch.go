@@ -125,7 +125,7 @@ func (d *Decider) decideAll(ctx context.Context, accountID int64, cs []Change, o
 	for i, c := range cs {
 		slot[i] = -1
 		o := &out[i]
-		*o = Outcome{}
+		*o = Outcome{Datasets: read.Datasets}
 		if o.Refused = check(acc, &c, now); o.Refused != nil {
 			continue
 		}

@@ -74,6 +74,9 @@ type Outcome struct {
 	Replayed bool
 	// Refused says why the change was not recorded; nil when it was.
 	Refused *Refusal
+	// Datasets are the account's datasets as the batch read them: those
+	// of the events.
+	Datasets []models.Dataset
 }
 
 // Code names why a change is refused.
