@@ -2,11 +2,11 @@ package web_test
 
 import (
 	"fmt"
-	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -85,9 +85,21 @@ func TestLeadPageShowsHugeStoredValue(t *testing.T) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
 		lead := a.postLead(key, goodLead)
+		// Written as it was then: the recorder now refuses such a value.
 		huge := 1e308
-		if _, err := decidetest.Mark(t.Context(), s, models.StageChange{AccountID: acc.ID, LeadID: lead.LeadID, Stage: models.StageWon,
-			OccurredAt: a.clock(), Value: &huge, Currency: "XXX"}); err != nil {
+		read, err := s.ReadStages(t.Context(), acc.ID, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.Lead(t.Context(), acc.ID, lead.LeadID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := models.StageChange{ID: read.ChangeIDs[0], AccountID: acc.ID, LeadID: l.ID, Stage: models.StageWon, OccurredAt: a.clock(),
+			Value: &huge, Currency: "XXX"}
+		won := l
+		won.Stage = models.StageWon
+		if _, err := s.ChangeLeads(t.Context(), acc.ID, map[int64]time.Time{l.ID: l.UpdatedAt}, []store.LeadChange{{Change: &c, After: &won}}); err != nil {
 			t.Fatal(err)
 		}
 		b := a.browser()
