@@ -137,11 +137,14 @@ func (s *Store) ReadStages(ctx context.Context, accountID int64, keys []LeadKey,
 			byKey := s.q(ctx).Model(&models.Lead{}).Where("account_id = ? AND "+col+" IN ?", accountID, vs)
 			var ls []models.Lead
 			rd.find(byKey.Session(&gorm.Session{}).Order("created_at DESC, id DESC"), &ls, func() { leads[field] = append(leads[field], ls...) })
+			// The leads' rows are found by lead id alone (the ids are the
+			// account's): an account's rows are many, and a plan that
+			// started from them would read them all.
 			ids := byKey.Session(&gorm.Session{}).Select("id")
 			var cs []models.StageChange
-			rd.find(s.q(ctx).Where("account_id = ? AND lead_id IN (?)", accountID, ids), &cs, func() { changes = append(changes, cs...) })
+			rd.find(s.q(ctx).Where(s.anyOf("lead_id"), ids), &cs, func() { changes = append(changes, cs...) })
 			var es []shownEvent
-			rd.find(withState(s.q(ctx).Model(&models.Event{})).Where("events.account_id = ? AND events.lead_id IN (?)", accountID, ids).
+			rd.find(withState(s.q(ctx).Model(&models.Event{})).Where(s.anyOf("events.lead_id"), ids).
 				Order("events.event_time, events.id"), &es, func() { events = append(events, es...) })
 			return nil
 		})
@@ -196,6 +199,16 @@ func (s *Store) ReadStages(ctx context.Context, accountID int64, keys []LeadKey,
 		}
 	}
 	return r, nil
+}
+
+// anyOf is the condition that column is one of a subquery's values: on
+// Postgres over the subquery's array, which the planner reads first and
+// then looks each value up in column's index.
+func (s *Store) anyOf(column string) string {
+	if s.dialect == "postgres" {
+		return column + " = ANY(ARRAY(?))"
+	}
+	return column + " IN (?)"
 }
 
 // changeID is a reserved stage change id.
