@@ -22,6 +22,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/internal/service"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -87,7 +88,7 @@ type Options struct {
 // Dispatcher sends queued events; several may run on one Postgres.
 type Dispatcher struct {
 	o    Options
-	wake chan struct{}
+	loop *service.Loop
 	// matchers keeps the rules of the events built anew compiled.
 	matchers decide.Matchers
 }
@@ -109,35 +110,22 @@ func New(o Options) *Dispatcher {
 	if o.DefaultVersion == "" {
 		o.DefaultVersion = "v24.0"
 	}
-	return &Dispatcher{o: o, wake: make(chan struct{}, 1)}
+	d := &Dispatcher{o: o}
+	d.loop = service.New(service.Options{Name: "dispatch", Every: o.Idle, Log: o.Log}, func(ctx context.Context) error {
+		_, err := d.Drain(ctx)
+		return err
+	})
+	return d
 }
 
 // Notify wakes the dispatcher at once, after events were queued in this
 // process. Other replicas find them at their next idle tick.
-func (d *Dispatcher) Notify() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
+func (d *Dispatcher) Notify() { d.loop.Wake() }
 
-// Run sends due events until ctx is done. A batch in flight when ctx ends
-// is finished (or released) before Run returns.
-func (d *Dispatcher) Run(ctx context.Context) error {
-	t := time.NewTicker(d.o.Idle)
-	defer t.Stop()
-	for {
-		if _, err := d.Drain(ctx); err != nil && ctx.Err() == nil {
-			d.o.Log.Error("dispatch", slog.Any("error", err))
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		case <-d.wake:
-		}
-	}
-}
+// Run sends due events until ctx is done: it drains at once, when
+// notified, and every Idle. A batch in flight when ctx ends is finished
+// (or released) before Run returns.
+func (d *Dispatcher) Run(ctx context.Context) error { return d.loop.Run(ctx) }
 
 // InFlight is how many batches a dispatcher works on at once: while one
 // waits for Meta or the database, the next is claimed and built. Claims of

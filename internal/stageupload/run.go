@@ -38,21 +38,13 @@ const resumeEvery = time.Minute
 // and every minute, until ctx ends; then each pass stops after the chunk
 // it is deciding, and Run returns once they all have.
 func (r *Runner) Run(ctx context.Context) error {
-	t := time.NewTicker(resumeEvery)
-	defer t.Stop()
-	for {
-		r.resume(ctx)
-		select {
-		case <-ctx.Done():
-			r.mu.Lock()
-			r.stopped = true
-			r.mu.Unlock()
-			r.cancel()
-			r.wg.Wait()
-			return nil
-		case <-t.C:
-		}
-	}
+	err := r.resume.Run(ctx)
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	r.cancel()
+	r.wg.Wait()
+	return err
 }
 
 // Start works the current pass of upload id in the background unless a
@@ -92,18 +84,17 @@ func (r *Runner) start(id int64, run func(ctx context.Context, id int64)) {
 	}()
 }
 
-// resume starts the uploads that run without a server working on them.
-func (r *Runner) resume(ctx context.Context) {
+// resumeUploads starts the uploads that run without a server working on
+// them.
+func (r *Runner) resumeUploads(ctx context.Context) error {
 	ids, err := r.o.Store.StageUploadsToResume(ctx, r.o.Now())
 	if err != nil {
-		if ctx.Err() == nil {
-			r.o.Log.Error("resume stage uploads", slog.Any("error", err))
-		}
-		return
+		return err
 	}
 	for _, id := range ids {
 		r.Start(id)
 	}
+	return nil
 }
 
 // Work works the current pass of upload id in the caller's goroutine,
