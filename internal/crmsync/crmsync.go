@@ -2,6 +2,7 @@ package crmsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -135,7 +136,14 @@ func (w *Worker) round(ctx context.Context) (int, error) {
 	}
 	// Written even when ctx ended: a delivery's lease would otherwise hold
 	// it for deliveryLease, and its outcome would be lost.
-	return len(ds), w.o.Store.FinishCRMDeliveries(context.WithoutCancel(ctx), ds)
+	err = w.o.Store.FinishCRMDeliveries(context.WithoutCancel(ctx), ds)
+	if errors.Is(err, store.ErrLeaseLost) {
+		// The round outlived its lease and another worker took some of
+		// its deliveries over: what became of those is that one's to say.
+		w.o.Log.Warn("crm deliveries: lease lost", slog.Any("error", err))
+		err = nil
+	}
+	return len(ds), err
 }
 
 // work is one claimed delivery on its way: what prepare read of it, and

@@ -267,25 +267,27 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 	// its events are leased for probeLease, and it has that long to finish
 	// (its request is most of it); any other batch has half its Lease.
 	lease, limit := d.o.Lease, d.o.Lease/2
-	probe := ds.HeldSince != nil
-	if probe {
+	var probe *store.Lease
+	if ds.HeldSince != nil {
 		lease, limit = probeLease, probeLease
-		ok, err := s.TakeProbe(ctx, ds.ID, now, lease)
+		l, ok, err := s.TakeProbe(ctx, ds.ID, now, lease)
 		if err != nil || !ok {
 			return 0, err
 		}
+		probe = &l
 	}
+	// A probe's batch is claimed under the probe's lease: c.Lease is the
+	// probe's too.
 	c, err := s.ClaimEvents(ctx, ds.ID, now, lease, MaxBatch, probe)
 	switch {
-	case err != nil && probe:
-		_, perr := s.ProbeNow(ctx, ds.AccountID, ds.ID, now)
-		return 0, errors.Join(err, perr)
+	case err != nil && probe != nil:
+		return 0, errors.Join(err, s.ReleaseProbe(ctx, ds.ID, *probe, now))
 	case err != nil:
 		return 0, err
-	case len(c.Events) == 0 && probe:
+	case len(c.Events) == 0 && probe != nil:
 		// Nothing waits, so nothing is at risk: the hold ends, and the
 		// next batch tries Meta as any batch does.
-		return 0, d.lift(ctx, ds)
+		return 0, d.lift(ctx, ds, c)
 	case len(c.Events) == 0:
 		return 0, nil
 	}
@@ -300,10 +302,19 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 		if rerr := s.ReleaseEvents(rctx, c); rerr != nil {
 			d.o.Log.Error("release batch", slog.Any("error", rerr))
 		}
-		if probe {
-			if _, perr := s.ProbeNow(rctx, ds.AccountID, ds.ID, d.o.Now()); perr != nil {
+		if probe != nil {
+			// A probe that held or lifted its dataset before it failed
+			// has ended its lease: nothing to release then.
+			if perr := s.ReleaseProbe(rctx, ds.ID, *probe, d.o.Now()); perr != nil && !errors.Is(perr, store.ErrLeaseLost) {
 				d.o.Log.Error("release probe", slog.Any("error", perr))
 			}
+		}
+		if errors.Is(err, store.ErrLeaseLost) {
+			// The batch outlived its lease and another dispatcher took it
+			// over: the rest is that one's, and Meta deduplicates what both
+			// sent.
+			d.o.Log.Warn("dispatch batch: lease lost", slog.Int64("dataset_id", ds.ID), slog.Any("error", err))
+			return 0, nil
 		}
 		return 0, err
 	}
@@ -395,8 +406,7 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 		if ds.HeldSince != nil {
 			// The probe's events were all expired or held back: Meta was
 			// not tried, so the next probe may go at once.
-			_, err := s.ProbeNow(ctx, ds.AccountID, ds.ID, now)
-			return err
+			return s.ReleaseProbe(ctx, ds.ID, c.Lease, now)
 		}
 		return nil
 	}
@@ -579,7 +589,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 			return false, err
 		}
 		if ds.HeldSince != nil {
-			return false, d.lift(ctx, ds)
+			return false, d.lift(ctx, ds, c)
 		}
 		return false, nil
 	case resp.Err != nil && resp.Err.TokenInvalid():
@@ -593,7 +603,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 	}
 	// Meta answered, so it is reachable.
 	if ds.HeldSince != nil {
-		if err := d.lift(ctx, ds); err != nil {
+		if err := d.lift(ctx, ds, c); err != nil {
 			return false, err
 		}
 		ds.HeldSince = nil
@@ -617,12 +627,16 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 }
 
 // hold holds a dataset that Meta or the network failed (why says how), or
-// counts one more failed try of its hold, and puts the batch back in its
-// place without spending an attempt: an outage is the dataset's, not its
-// events'.
+// counts one more failed try of its hold (its probe's, under the probe's
+// lease), and puts the batch back in its place without spending an
+// attempt: an outage is the dataset's, not its events'.
 func (d *Dispatcher) hold(ctx context.Context, ds models.Dataset, c store.Claim, batch []prepared, why string) error {
 	reason := "Meta unreachable: " + why
-	held, started, err := d.o.Store.HoldDataset(ctx, ds.ID, d.o.Now(), why, probeWait)
+	var probe *store.Lease
+	if ds.HeldSince != nil {
+		probe = &c.Lease
+	}
+	held, started, err := d.o.Store.HoldDataset(ctx, ds.ID, d.o.Now(), why, probeWait, probe)
 	if err != nil {
 		return err
 	}
@@ -635,9 +649,10 @@ func (d *Dispatcher) hold(ctx context.Context, ds models.Dataset, c store.Claim,
 	return d.requeue(ctx, c, batch, reason)
 }
 
-// lift ends a dataset's hold after Meta took a request.
-func (d *Dispatcher) lift(ctx context.Context, ds models.Dataset) error {
-	since, err := d.o.Store.LiftHold(ctx, ds.ID)
+// lift ends a dataset's hold after Meta took its probe's request, under
+// the lease of the probe's claim c.
+func (d *Dispatcher) lift(ctx context.Context, ds models.Dataset, c store.Claim) error {
+	since, err := d.o.Store.LiftHold(ctx, ds.ID, c.Lease)
 	if err != nil || since == nil {
 		return err
 	}
