@@ -105,8 +105,8 @@ func Up(ctx context.Context, db *sql.DB, dialect string) ([]string, error) {
 	}
 	// A step never rewrites a big table in its one transaction: the rows
 	// it adds a value to are filled after start, in batches, by a backfill
-	// (store.Backfill), whose progress and end are kept here. A backfill
-	// without a row has not started.
+	// (store.BackfillNext, run by internal/upkeep), whose progress and end
+	// are kept here. A backfill without a row has not started.
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_backfills (
 		name text PRIMARY KEY,
 		after_id bigint NOT NULL DEFAULT 0,

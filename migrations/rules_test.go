@@ -44,7 +44,7 @@ func TestSendRulesMigration(t *testing.T) {
 
 // Migration 0016 only adds the column, empty for every lead: the leads it
 // finds get their phone country from a backfill after start
-// (store.Backfill), never in the step's one transaction.
+// (store.BackfillNext), never in the step's one transaction.
 func TestLeadPhoneCountryMigration(t *testing.T) {
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {

@@ -93,6 +93,10 @@ type CRMDelivery struct {
 	Attempts   int
 	NextTryAt  time.Time
 	TriedAt    *time.Time
+	// LeaseToken and LeaseUntil are the lease of the worker that claimed
+	// it (store.ClaimCRMDeliveries).
+	LeaseToken *int64
+	LeaseUntil *time.Time
 	LeadID     *int64
 	// StageChangeID is the stage change it recorded; Stage is the
 	// account's stage it mapped to.

@@ -282,8 +282,12 @@ type Dataset struct {
 	// HoldError is the last one's error.
 	HoldTries int
 	HoldError string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// LeaseToken and LeaseUntil are the lease of the probe under way, the
+	// one batch that tries Meta for a held dataset (store.TakeProbe).
+	LeaseToken *int64
+	LeaseUntil *time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // EventStatus is where an event is in the outbox.

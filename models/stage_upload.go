@@ -36,7 +36,9 @@ type StageUpload struct {
 	EventCounts string
 	// Error is why the upload failed (status failed).
 	Error string
-	// LeaseUntil is held by the server working on the upload.
+	// LeaseToken and LeaseUntil are the lease of the server working on
+	// the upload's pass (store.ClaimStageUpload).
+	LeaseToken *int64
 	LeaseUntil *time.Time
 	CreatedAt  time.Time
 	UpdatedAt  time.Time

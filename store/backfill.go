@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 )
 
@@ -41,46 +40,41 @@ var backfills = []backfill{{
 // backfillBatch is how many leads one backfill transaction reads.
 var backfillBatch = 1000
 
-// backfillPause is the least a backfill waits between two batches. It
-// waits as long as the batch took when that is longer: SQLite has one
-// writer, and a capture waiting for it must find it free between batches.
-var backfillPause = 50 * time.Millisecond
+// BackfillStep is what one call of BackfillNext did.
+type BackfillStep struct {
+	// Name is the backfill its batch worked on ("" when none was left).
+	Name string
+	// Filled counts the leads the batch changed.
+	Filled int64
+	// Finished says this batch is the one that recorded the backfill
+	// done: of replicas running it at once, exactly one.
+	Finished bool
+	// Done says no backfill is left.
+	Done bool
+}
 
-// Backfill runs the backfills that are not done, batch after batch, until
-// each is done or ctx ends, and logs each one it finishes ("backfilled").
-// Each batch moves the backfill's place in schema_backfills in the same
-// transaction as its leads, so a backfill stopped midway (shutdown, crash,
-// error) goes on from there at the next start, and one finished is not
-// read again. Replicas running it at once take the batches in turn: on
-// Postgres each batch locks the backfill's row, on SQLite the writer lock
-// does.
-func (s *Store) Backfill(ctx context.Context, log *slog.Logger) error {
-	for _, b := range backfills {
+// BackfillNext runs the next batch of the first backfill that is not
+// done, in one transaction. Each batch moves the backfill's place in
+// schema_backfills in the same transaction as its leads, so a backfill
+// stopped midway (shutdown, crash, error) goes on from there at the next
+// start, and one finished is not read again. Replicas running it at once
+// take the batches in turn: on Postgres each batch locks the backfill's
+// row, on SQLite the writer lock does. serve runs it batch after batch
+// (internal/upkeep) until Done.
+func (s *Store) BackfillNext(ctx context.Context) (BackfillStep, error) {
+	for i, b := range backfills {
 		if err := s.startBackfill(ctx, b); err != nil {
-			return err
+			return BackfillStep{}, err
 		}
-		var filled int64
-		for {
-			start := time.Now()
-			n, done, finished, err := s.backfillBatch(ctx, b)
-			if err != nil {
-				return err
-			}
-			filled += n
-			if finished {
-				log.Info("backfilled", slog.String("backfill", b.name), slog.Int64("leads", filled))
-			}
-			if done {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(max(backfillPause, time.Since(start))):
-			}
+		n, done, finished, err := s.backfillBatch(ctx, b)
+		if err != nil {
+			return BackfillStep{}, err
+		}
+		if !done || finished {
+			return BackfillStep{Name: b.name, Filled: n, Finished: finished, Done: finished && i == len(backfills)-1}, nil
 		}
 	}
-	return nil
+	return BackfillStep{Done: true}, nil
 }
 
 // startBackfill gives b its row in schema_backfills, at the first lead,

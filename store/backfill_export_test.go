@@ -2,12 +2,12 @@ package store
 
 import "context"
 
-// SetBackfillBatch sets how many leads a backfill batch reads, and takes
-// out the pause between batches, for a test; it restores both after.
+// SetBackfillBatch sets how many leads a backfill batch reads, for a
+// test; it restores it after.
 func SetBackfillBatch(t interface{ Cleanup(func()) }, n int) {
-	oldBatch, oldPause := backfillBatch, backfillPause
-	backfillBatch, backfillPause = n, 0
-	t.Cleanup(func() { backfillBatch, backfillPause = oldBatch, oldPause })
+	old := backfillBatch
+	backfillBatch = n
+	t.Cleanup(func() { backfillBatch = old })
 }
 
 // BackfillBatch runs one batch of each backfill and reports whether all

@@ -1,9 +1,6 @@
 package store_test
 
 import (
-	"bytes"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -105,58 +102,71 @@ func TestBackfillPhoneCountry(t *testing.T) {
 		} else {
 			leads[0].UpdatedAt = stored.UpdatedAt
 		}
-		var log bytes.Buffer
-		if err := s.Backfill(ctx, slog.New(slog.NewJSONHandler(&log, nil))); err != nil {
-			t.Fatalf("Backfill = %v", err)
-		}
+		filled, finished := backfillAll(t, s)
 		want[0] = ""
 		if got := countries(t, s, leads); strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("after Backfill, countries = %q; want %q", got, want)
+			t.Errorf("after the backfill, countries = %q; want %q", got, want)
 		}
-		if !strings.Contains(log.String(), `"msg":"backfilled","backfill":"0016_lead_phone_country","leads":2`) {
-			t.Errorf("log = %s; want backfilled with the 2 leads the batches after the first filled", log.String())
+		if filled["0016_lead_phone_country"] != 2 || finished != 1 {
+			t.Errorf("batches filled %v, finished %d; want the 2 leads the batches after the first filled, finished once", filled, finished)
 		}
 
-		// Done, it is recorded: running it again reads no lead, and says
-		// nothing.
+		// Done, it is recorded: running it again reads no lead, and
+		// finishes nothing.
 		late := insertLead(t, s, models.Lead{AccountID: leads[0].AccountID, Source: models.SourceWebsite, PhoneE164: "4930901820",
 			MatchKeys: phoneKeys("DE"), Fields: "{}", JunkReasons: "[]"})
-		log.Reset()
-		if err := s.Backfill(ctx, slog.New(slog.NewJSONHandler(&log, nil))); err != nil || log.Len() != 0 {
-			t.Errorf("Backfill again = %v, log %q; want nil and nothing logged", err, log.String())
+		if filled, finished := backfillAll(t, s); len(filled) != 0 || finished != 0 {
+			t.Errorf("the backfill again filled %v, finished %d; want nothing", filled, finished)
 		}
 		if got := countries(t, s, append(leads, late)); strings.Join(got, ",") != strings.Join(append(want, ""), ",") {
-			t.Errorf("after Backfill again, countries = %q; want %q", got, append(want, ""))
+			t.Errorf("after the backfill again, countries = %q; want %q", got, append(want, ""))
 		}
 	})
 }
 
+// backfillAll runs BackfillNext until it is done, as serve does, and
+// returns the leads its batches filled, by backfill, and how many of them
+// finished one.
+func backfillAll(t *testing.T, s *store.Store) (map[string]int64, int) {
+	t.Helper()
+	filled, finished := map[string]int64{}, 0
+	for range 1000 {
+		step, err := s.BackfillNext(t.Context())
+		if err != nil {
+			t.Errorf("BackfillNext = %v", err)
+			return filled, finished
+		}
+		if step.Filled > 0 {
+			filled[step.Name] += step.Filled
+		}
+		if step.Finished {
+			finished++
+		}
+		if step.Done {
+			return filled, finished
+		}
+	}
+	t.Error("BackfillNext never done")
+	return filled, finished
+}
+
 // Replicas starting together run the backfill at once: each batch is
-// done once, every lead gets its country, and one of them logs the end.
+// done once, every lead gets its country, and one of them finishes it.
 func TestBackfillConcurrent(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		store.SetBackfillBatch(t, 2)
 		leads, want := oldLeads(t, s)
-		var (
-			log bytes.Buffer
-			wg  sync.WaitGroup
-		)
-		logger := slog.New(slog.NewJSONHandler(&log, nil))
-		errs := make([]error, 4)
-		for i := range errs {
-			wg.Go(func() { errs[i] = s.Backfill(t.Context(), logger) })
+		var wg sync.WaitGroup
+		finished := make([]int, 4)
+		for i := range finished {
+			wg.Go(func() { _, finished[i] = backfillAll(t, s) })
 		}
 		wg.Wait()
-		for i, err := range errs {
-			if err != nil {
-				t.Errorf("Backfill %d = %v", i, err)
-			}
-		}
 		if got := countries(t, s, leads); strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("countries = %q; want %q", got, want)
 		}
-		if n := strings.Count(log.String(), `"backfilled"`); n != 1 {
-			t.Errorf("log says backfilled %d times; want once:\n%s", n, log.String())
+		if n := finished[0] + finished[1] + finished[2] + finished[3]; n != 1 {
+			t.Errorf("replicas finished the backfill %d times; want once", n)
 		}
 	})
 }
@@ -165,11 +175,11 @@ func TestBackfillConcurrent(t *testing.T) {
 // the first 0016) finishes it in one batch.
 func TestBackfillNothingToDo(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		if err := s.Backfill(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
-			t.Fatalf("Backfill = %v", err)
+		if step, err := s.BackfillNext(t.Context()); err != nil || !step.Finished || !step.Done || step.Filled != 0 {
+			t.Fatalf("BackfillNext = %+v, %v; want it finished and done, nothing filled", step, err)
 		}
 		if done, err := s.BackfillBatch(t.Context()); err != nil || !done {
-			t.Errorf("BackfillBatch after Backfill = %v, %v; want done", done, err)
+			t.Errorf("BackfillBatch after the backfill = %v, %v; want done", done, err)
 		}
 	})
 }

@@ -84,7 +84,7 @@ func TestSaveCaptured(t *testing.T) {
 			}
 		}
 		// Both are queued for the dispatcher, due at once.
-		if c, err := s.ClaimEvents(ctx, d.ID, time.Now().Add(time.Second), time.Minute, 10, false); err != nil || len(c.Events) != 2 {
+		if c, err := s.ClaimEvents(ctx, d.ID, time.Now().Add(time.Second), time.Minute, 10, nil); err != nil || len(c.Events) != 2 {
 			t.Errorf("claim after capture = %d events, %v; want 2", len(c.Events), err)
 		}
 

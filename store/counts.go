@@ -5,7 +5,6 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
@@ -494,7 +493,8 @@ var compactSQLite = []string{
 // CompactCounts merges the counts tables' delta rows into one row per key,
 // so that the Overview reads few rows. The triggers only ever insert
 // deltas: writers never wait for one another on a counter. On Postgres a
-// replica that finds another merging leaves it to that one.
+// replica that finds another merging leaves it to that one. serve runs it
+// every few seconds (internal/upkeep).
 func (s *Store) CompactCounts(ctx context.Context) error {
 	return wrap("compact counts", s.Tx(ctx, func(tx *Store) error {
 		if s.dialect == "postgres" {
@@ -507,24 +507,4 @@ func (s *Store) CompactCounts(ctx context.Context) error {
 		}
 		return nil
 	}))
-}
-
-// countsEvery is how often CompactCountsEvery merges the deltas.
-const countsEvery = 5 * time.Second
-
-// CompactCountsEvery runs CompactCounts every few seconds until ctx ends.
-// serve runs it beside the web server.
-func (s *Store) CompactCountsEvery(ctx context.Context, log *slog.Logger) {
-	t := time.NewTicker(countsEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if err := s.CompactCounts(ctx); err != nil && ctx.Err() == nil {
-			log.Error("compact counts", slog.Any("error", err))
-		}
-	}
 }

@@ -109,7 +109,7 @@ func TestCountsFollowEveryWrite(t *testing.T) {
 		stored := enqueue(t, s, evs...)
 		noDrift(t, s, "events queued")
 
-		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
 		if err != nil || len(c.Events) != 5 {
 			t.Fatalf("claim = %d, %v; want 5", len(c.Events), err)
 		}

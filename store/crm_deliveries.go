@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -100,13 +101,14 @@ func (s *Store) insertCRMDeliveries(ctx context.Context, ds []models.CRMDelivery
 const deliveryLease = 5 * time.Minute
 
 // ClaimCRMDeliveries takes up to limit waiting deliveries that are due,
-// of every account, oldest first, and leases them (their next try moves
-// past the lease) so that other workers skip them.
+// of every account, oldest first, whose lease is free, and leases them
+// (one lease, on each of them) so that other workers skip them.
 func (s *Store) ClaimCRMDeliveries(ctx context.Context, now time.Time, limit int) ([]models.CRMDelivery, error) {
 	now = now.UTC() // SQLite compares times as text
+	l := newLease(now, deliveryLease)
 	var ds []models.CRMDelivery
 	err := s.Tx(ctx, func(tx *Store) error {
-		q := tx.q(ctx).Where("status = ? AND next_try_at <= ?", models.DeliveryWaiting, now).
+		q := tx.q(ctx).Where("status = ? AND next_try_at <= ? AND "+leaseFreeSQL("", "?"), models.DeliveryWaiting, now, now).
 			Order("next_try_at, id").Limit(limit)
 		if tx.dialect == "postgres" {
 			q = q.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate, Options: clause.LockingOptionsSkipLocked})
@@ -115,53 +117,79 @@ func (s *Store) ClaimCRMDeliveries(ctx context.Context, now time.Time, limit int
 			return err
 		}
 		ids := make([]int64, len(ds))
-		for i, d := range ds {
-			ids[i] = d.ID
+		for i := range ds {
+			ids[i] = ds[i].ID
+			ds[i].LeaseToken, ds[i].LeaseUntil = &l.Token, &l.Until
 		}
-		return tx.q(ctx).Model(&models.CRMDelivery{}).Where("id IN ?", ids).Update("next_try_at", now.Add(deliveryLease)).Error
+		return tx.q(ctx).Model(&models.CRMDelivery{}).Where("id IN ?", ids).
+			Updates(map[string]any{"lease_token": l.Token, "lease_until": l.Until}).Error
 	})
 	return ds, wrap("claim crm deliveries", err)
 }
 
 // FinishCRMDeliveries writes what the worker made of claimed deliveries:
 // their status, what they wait for and why, their next try, and the lead,
-// stage change and stage they came to. On Postgres one statement writes
-// them all.
+// stage change and stage they came to; their lease ends. Each write is
+// fenced by the delivery's lease: one whose lease another worker has taken
+// over is left to it, and FinishCRMDeliveries returns ErrLeaseLost once it
+// has written the others. On Postgres one statement writes them all.
 func (s *Store) FinishCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
+	var written int64
 	if s.dialect != "postgres" {
-		return wrap("finish crm deliveries", s.Tx(ctx, func(tx *Store) error {
+		err := s.Tx(ctx, func(tx *Store) error {
+			written = 0
 			for i := range ds {
 				// SQLite compares times as text: all in UTC.
 				ds[i].NextTryAt = ds[i].NextTryAt.UTC()
 				if ds[i].TriedAt != nil {
 					ds[i].TriedAt = ptr(ds[i].TriedAt.UTC())
 				}
-				err := tx.q(ctx).Model(&ds[i]).Select("status", "waiting_for", "reason", "attempts", "next_try_at", "tried_at",
-					"lead_id", "stage_change_id", "stage").Updates(&ds[i]).Error
-				if err != nil {
-					return err
+				token := ds[i].LeaseToken
+				ds[i].LeaseToken, ds[i].LeaseUntil = nil, nil
+				res := tx.q(ctx).Model(&ds[i]).Where("lease_token = ?", token).Select("status", "waiting_for", "reason", "attempts",
+					"next_try_at", "tried_at", "lead_id", "stage_change_id", "stage", "lease_until").Updates(&ds[i])
+				if res.Error != nil {
+					return res.Error
 				}
+				written += res.RowsAffected
 			}
 			return nil
-		}))
+		})
+		return wrap("finish crm deliveries", leaseLost(err, written, len(ds)))
 	}
 	n := len(ds)
-	id, attempts, next, tried := make([]int64, n), make([]int32, n), make([]time.Time, n), make([]*time.Time, n)
-	lead, change := make([]*int64, n), make([]*int64, n)
+	id, token, attempts, next, tried := make([]int64, n), make([]*int64, n), make([]int32, n), make([]time.Time, n), make([]*time.Time, n)
+	lead, change, until := make([]*int64, n), make([]*int64, n), make([]*time.Time, n)
 	for i, d := range ds {
-		id[i], attempts[i], next[i], tried[i], lead[i], change[i] = d.ID, int32(d.Attempts), d.NextTryAt.UTC(), d.TriedAt, d.LeadID, d.StageChangeID
+		id[i], token[i], attempts[i], next[i], tried[i], lead[i], change[i] = d.ID, d.LeaseToken, int32(d.Attempts), d.NextTryAt.UTC(),
+			d.TriedAt, d.LeadID, d.StageChangeID
+		ds[i].LeaseToken, ds[i].LeaseUntil = nil, nil
 	}
-	args := textArgs([]any{id, attempts, next, tried, lead, change}, ds, deliveryText)
-	_, err := s.conn().ExecContext(ctx, finishDeliveriesSQL, args...)
-	return wrap("finish crm deliveries", err)
+	args := textArgs([]any{id, token, attempts, next, tried, lead, change, until}, ds, deliveryText)
+	res, err := s.conn().ExecContext(ctx, finishDeliveriesSQL, args...)
+	if err == nil {
+		written, err = res.RowsAffected()
+	}
+	return wrap("finish crm deliveries", leaseLost(err, written, n))
 }
 
+// leaseLost is err, or ErrLeaseLost when a batch of n writes fenced by
+// their lease wrote fewer.
+func leaseLost(err error, written int64, n int) error {
+	if err == nil && written < int64(n) {
+		return fmt.Errorf("%d of %d taken over: %w", int64(n)-written, n, ErrLeaseLost)
+	}
+	return err
+}
+
+// deliveryTyped are the typed columns FinishCRMDeliveries writes, by id and
+// lease_token (its fence); lease_until is written NULL.
 var deliveryTyped = []column{
-	{"id", "bigint"}, {"attempts", "integer"}, {"next_try_at", "timestamptz"}, {"tried_at", "timestamptz"},
-	{"lead_id", "bigint"}, {"stage_change_id", "bigint"},
+	{"id", "bigint"}, {"lease_token", "bigint"}, {"attempts", "integer"}, {"next_try_at", "timestamptz"}, {"tried_at", "timestamptz"},
+	{"lead_id", "bigint"}, {"stage_change_id", "bigint"}, {"lease_until", "timestamptz"},
 }
 
 var deliveryText = []textColumn[models.CRMDelivery]{
@@ -172,7 +200,7 @@ var deliveryText = []textColumn[models.CRMDelivery]{
 }
 
 // finishDeliveriesSQL writes FinishCRMDeliveries's outcomes at once.
-var finishDeliveriesSQL = unnestUpdate("crm_deliveries", deliveryTyped, deliveryText, []string{"id"}, nil)
+var finishDeliveriesSQL = unnestUpdate("crm_deliveries", deliveryTyped, deliveryText, []string{"id", "lease_token"}, nil)
 
 // CRMDeliveries lists a connection's deliveries newest first, up to limit,
 // those before the delivery id before when it is not 0.

@@ -206,9 +206,13 @@ func TestStuckCRMConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 		// AddCRMDeliveries stores new deliveries untried: set what the
-		// worker would have.
+		// worker would have, under its claim.
+		claimed, err := s.ClaimCRMDeliveries(ctx, now, len(ds))
+		if err != nil || len(claimed) != len(ds) {
+			t.Fatalf("claimed %d, %v; want %d", len(claimed), err, len(ds))
+		}
 		for i := range ds {
-			ds[i].Status = models.DeliveryWaiting
+			ds[i].Status, ds[i].LeaseToken = models.DeliveryWaiting, claimed[0].LeaseToken
 		}
 		if err := s.FinishCRMDeliveries(ctx, ds); err != nil {
 			t.Fatal(err)

@@ -87,8 +87,11 @@ func (s *Store) PauseDataset(ctx context.Context, id int64, reason string, now t
 // the dataset from now if it was not held yet, counts the try, and sets
 // why it failed and when the next probe may go: now plus wait(tries), tries
 // counting this one. It returns the dataset as held, and whether this call
-// started the hold.
-func (s *Store) HoldDataset(ctx context.Context, id int64, now time.Time, reason string, wait func(tries int) time.Duration) (models.Dataset, bool, error) {
+// started the hold. probe is the lease of the probe that failed (TakeProbe),
+// which it ends, nil for another batch: a probe's write is fenced by its
+// lease, ErrLeaseLost when another dispatcher has taken the probe over.
+func (s *Store) HoldDataset(ctx context.Context, id int64, now time.Time, reason string, wait func(tries int) time.Duration,
+	probe *Lease) (models.Dataset, bool, error) {
 	var d models.Dataset
 	started := false
 	err := s.Tx(ctx, func(tx *Store) error {
@@ -101,29 +104,52 @@ func (s *Store) HoldDataset(ctx context.Context, id int64, now time.Time, reason
 		}
 		d.HoldTries++
 		d.HoldUntil, d.HoldError = ptr(now.Add(wait(d.HoldTries)).UTC()), reason
-		return tx.q(ctx).Model(&models.Dataset{}).Where("id = ?", id).Updates(map[string]any{
-			"held_since": d.HeldSince, "hold_until": d.HoldUntil, "hold_tries": d.HoldTries, "hold_error": reason,
-		}).Error
+		upd := map[string]any{"held_since": d.HeldSince, "hold_until": d.HoldUntil, "hold_tries": d.HoldTries, "hold_error": reason}
+		q := tx.q(ctx).Model(&models.Dataset{}).Where("id = ?", id)
+		if probe != nil {
+			upd["lease_token"], upd["lease_until"] = nil, nil
+			d.LeaseToken, d.LeaseUntil = nil, nil
+			q = q.Where("lease_token = ?", probe.Token)
+		}
+		res := q.Updates(upd)
+		if res.Error == nil && res.RowsAffected == 0 {
+			return ErrLeaseLost
+		}
+		return res.Error
 	})
 	return d, started, wrap("hold dataset", err)
 }
 
 // TakeProbe gives the caller the one probe of a held dataset whose next
-// try is due: it pushes the next try out to now+lease, so no other
-// dispatcher, on any replica, probes at the same time. The probe claims its
-// batch (ClaimEvents) with the same lease: a probe that dies frees the
-// dataset and its events at once. False when the dataset is not held, or
+// try is due, unless another dispatcher, on any replica, holds it: it
+// leases the dataset's probe until now+lease. The probe claims its batch
+// (ClaimEvents) under the same lease, and ends it with HoldDataset,
+// LiftHold or ReleaseProbe: a probe that dies frees the dataset and its
+// events when the lease runs out. False when the dataset is not held, or
 // its probe is not due or already taken.
-func (s *Store) TakeProbe(ctx context.Context, id int64, now time.Time, lease time.Duration) (bool, error) {
+func (s *Store) TakeProbe(ctx context.Context, id int64, now time.Time, lease time.Duration) (Lease, bool, error) {
+	l := newLease(now, lease)
 	res := s.q(ctx).Model(&models.Dataset{}).
-		Where("id = ? AND held_since IS NOT NULL AND hold_until <= ?", id, now.UTC()).
-		UpdateColumn("hold_until", now.Add(lease).UTC())
-	return res.RowsAffected == 1, wrap("take probe", res.Error)
+		Where("id = ? AND held_since IS NOT NULL AND hold_until <= ? AND "+leaseFreeSQL("", "?"), id, now.UTC(), now.UTC()).
+		UpdateColumns(map[string]any{"lease_token": l.Token, "lease_until": l.Until})
+	return l, res.RowsAffected == 1, wrap("take probe", res.Error)
+}
+
+// ReleaseProbe ends a probe that did not try Meta (it found nothing to
+// try it with, or failed before): its dataset's next try is due at now.
+// ErrLeaseLost when another dispatcher has taken the probe over.
+func (s *Store) ReleaseProbe(ctx context.Context, id int64, probe Lease, now time.Time) error {
+	res := s.q(ctx).Model(&models.Dataset{}).Where("id = ? AND lease_token = ?", id, probe.Token).
+		UpdateColumns(map[string]any{"hold_until": now.UTC(), "lease_token": nil, "lease_until": nil})
+	if res.Error == nil && res.RowsAffected == 0 {
+		return wrap("release probe", ErrLeaseLost)
+	}
+	return wrap("release probe", res.Error)
 }
 
 // ProbeNow makes a held dataset's next try due at now: a person's "try
-// now", or a probe that found nothing to try Meta with. held is false when
-// the dataset is not held (any more): it sends as usual.
+// now". A probe under way keeps its lease. held is false when the dataset
+// is not held (any more): it sends as usual.
 func (s *Store) ProbeNow(ctx context.Context, accountID, id int64, now time.Time) (held bool, err error) {
 	res := s.q(ctx).Model(&models.Dataset{}).Where("account_id = ? AND id = ?", accountID, id).
 		Where("held_since IS NOT NULL").UpdateColumn("hold_until", now.UTC())
@@ -137,9 +163,11 @@ func (s *Store) ProbeNow(ctx context.Context, accountID, id int64, now time.Time
 	return true, nil
 }
 
-// LiftHold ends a dataset's hold, after Meta took a batch, and returns when
-// the hold began; nil when the dataset was not held.
-func (s *Store) LiftHold(ctx context.Context, id int64) (*time.Time, error) {
+// LiftHold ends a dataset's hold after its probe, under lease probe, saw
+// Meta take a request, and returns when the hold began; nil when the
+// dataset was not held. ErrLeaseLost when another dispatcher has taken the
+// probe over.
+func (s *Store) LiftHold(ctx context.Context, id int64, probe Lease) (*time.Time, error) {
 	var since *time.Time
 	err := s.Tx(ctx, func(tx *Store) error {
 		var d models.Dataset
@@ -149,10 +177,14 @@ func (s *Store) LiftHold(ctx context.Context, id int64) (*time.Time, error) {
 			}
 			return err
 		}
+		res := tx.q(ctx).Model(&models.Dataset{}).Where("id = ? AND lease_token = ?", id, probe.Token).Updates(map[string]any{
+			"held_since": nil, "hold_until": nil, "hold_tries": 0, "hold_error": "", "lease_token": nil, "lease_until": nil,
+		})
+		if res.Error == nil && res.RowsAffected == 0 {
+			return ErrLeaseLost
+		}
 		since = d.HeldSince
-		return tx.q(ctx).Model(&models.Dataset{}).Where("id = ?", id).Updates(map[string]any{
-			"held_since": nil, "hold_until": nil, "hold_tries": 0, "hold_error": "",
-		}).Error
+		return res.Error
 	})
 	return since, wrap("lift hold", err)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -35,9 +36,9 @@ const sentSQL = "EXISTS (SELECT 1 FROM event_sends s WHERE s.event_id = events.i
 // columns ("" or "q."); now is the placeholder of the time ("?" or "@now").
 func sendingSQL(row, now string, sending bool) string {
 	if sending {
-		return row + "status = 'queued' AND " + row + "lease_until > " + now
+		return row + "status = 'queued' AND NOT " + leaseFreeSQL(row, now)
 	}
-	return row + "status = 'queued' AND (" + row + "lease_until IS NULL OR " + row + "lease_until <= " + now + ")"
+	return row + "status = 'queued' AND " + leaseFreeSQL(row, now)
 }
 
 // unsentEvent is the state of an event that is not sent (migrations 0006
@@ -51,9 +52,11 @@ type unsentEvent struct {
 	Status        models.EventStatus
 	EventTime     time.Time
 	NextAttemptAt time.Time
-	LeaseUntil    *time.Time
-	Attempts      int
-	LastError     string
+	// LeaseUntil and LeaseToken are the lease of the claim sending it.
+	LeaseUntil *time.Time
+	LeaseToken *int64
+	Attempts   int
+	LastError  string
 	// RequestID is the last request that carried the event without sending
 	// it (a refusal, a dry run).
 	RequestID *int64
@@ -220,12 +223,12 @@ func (s *Store) LeadEvents(ctx context.Context, accountID, leadID int64) ([]mode
 }
 
 // DueDatasets lists the datasets that have events due now and are not
-// paused, nor held with their next probe still to come.
+// paused, nor held with their next probe still to come or taken.
 func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error) {
 	now = now.UTC()
 	var ids []int64
 	err := s.q(ctx).Model(&models.Dataset{}).
-		Where("paused_at IS NULL AND (held_since IS NULL OR hold_until <= ?)", now).
+		Where("paused_at IS NULL AND (held_since IS NULL OR hold_until <= ? AND "+leaseFreeSQL("", "?")+")", now, now).
 		Where(`EXISTS (SELECT 1 FROM unsent_events q WHERE q.dataset_id = datasets.id AND `+sendingSQL("q.", "?", false)+`
 			AND q.next_attempt_at <= ?)`, now, now).
 		Order("id").Pluck("id", &ids).Error
@@ -236,8 +239,9 @@ func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error)
 // An event waits while an earlier event of the same lead and dataset is
 // still queued and either being sent or not due itself, so a lead's events
 // reach Meta in order.
-// A paused dataset gives nothing, nor a held one but to its probe (@probe):
-// another batch of it may have just been refused. "+ 0" keeps the check of
+// A paused dataset gives nothing, nor a held one but to its probe, the
+// holder of the dataset's lease (@probe, its token; NULL for any other
+// batch): another batch of it may have just been refused. "+ 0" keeps the check of
 // a lead's earlier events on the lead's index whatever the statistics say:
 // with statistics taken while nothing was queued, the dataset-and-status
 // index looks cheaper, and reads every earlier queued event of the dataset
@@ -248,7 +252,7 @@ var dueSQL = `
 	WHERE q.dataset_id = @dataset AND ` + sendingSQL("q.", "@now", false) + `
 	  AND q.next_attempt_at <= @now
 	  AND EXISTS (SELECT 1 FROM datasets d WHERE d.id = @dataset
-		AND d.paused_at IS NULL AND (d.held_since IS NULL OR @probe))
+		AND d.paused_at IS NULL AND (d.held_since IS NULL OR d.lease_token = @probe))
 	  AND NOT EXISTS (
 		SELECT 1 FROM unsent_events p
 		WHERE p.lead_id = q.lead_id AND (p.event_time, p.event_id) < (q.event_time, q.event_id)
@@ -272,7 +276,7 @@ const claimedCols = `e.id, e.lead_id, e.origin, e.origin_id, e.event_name, e.eve
 var claimPostgresSQL = `
 WITH due AS (` + sprintf(dueSQL, "q.ctid AS tid", "OFFSET 0", "FOR UPDATE SKIP LOCKED") + `
 ), claimed AS (
-	UPDATE unsent_events SET lease_until = @lease WHERE ctid = ANY(ARRAY(SELECT tid FROM due))
+	UPDATE unsent_events SET lease_until = @lease, lease_token = @token WHERE ctid = ANY(ARRAY(SELECT tid FROM due))
 	RETURNING event_id, attempts + 1 AS attempt
 )
 SELECT ` + claimedCols + `
@@ -282,7 +286,7 @@ FROM claimed c JOIN events e ON e.id = c.event_id`
 // with the claim's rows, by id.
 var claimSQLiteSQL = `
 WITH due AS (` + sprintf(dueSQL, "q.event_id", "", "") + `)
-UPDATE unsent_events SET lease_until = @lease WHERE event_id IN (SELECT event_id FROM due)
+UPDATE unsent_events SET lease_until = @lease, lease_token = @token WHERE event_id IN (SELECT event_id FROM due)
 RETURNING event_id, attempts + 1 AS attempt`
 
 // claimLockClass is the first key of the per-dataset claim lock.
@@ -290,27 +294,30 @@ const claimLockClass = 0x6c73
 
 // Claim is a batch of events leased to one dispatcher.
 type Claim struct {
-	// Lease is when the claim runs out. It also tells this claim's rows
-	// from those of a later claim, once the lease ran out and another
-	// dispatcher took them: settling and releasing leave those alone.
-	Lease time.Time
+	// Lease is the claim's: settling and releasing touch only the events
+	// that still hold its token, not those another dispatcher took once it
+	// ran out.
+	Lease Lease
 	// Events are in event_time order, with the columns a payload needs
 	// and the payload prepared when they were queued.
 	Events []models.Event
 }
 
 // ClaimEvents leases up to limit due events of a dataset until now+lease,
-// and reads them. A held dataset gives events only to its probe, the
-// dispatcher that took it (TakeProbe).
+// and reads them. A held dataset gives events only to its probe: probe is
+// the lease TakeProbe gave (the batch is claimed under it), nil for any
+// other batch.
 //
 // A claim changes only the lease of unsent_events rows, a column no index
 // reads: on Postgres it is a HOT update of narrow rows.
-func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time, lease time.Duration, limit int, probe bool) (Claim, error) {
+func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time, lease time.Duration, limit int, probe *Lease) (Claim, error) {
 	now = now.UTC()
-	// Microseconds, as Postgres keeps it, so the lease compares equal when
-	// read back.
-	c := Claim{Lease: now.Add(lease).Truncate(time.Microsecond)}
-	args := map[string]any{"dataset": datasetID, "now": now, "lease": c.Lease, "limit": limit, "probe": probe}
+	c := Claim{Lease: newLease(now, lease)}
+	var probeToken *int64
+	if probe != nil {
+		c.Lease, probeToken = *probe, &probe.Token
+	}
+	args := map[string]any{"dataset": datasetID, "now": now, "lease": c.Lease.Until, "token": c.Lease.Token, "limit": limit, "probe": probeToken}
 	err := s.Tx(ctx, func(tx *Store) error {
 		var rows *sql.Rows
 		var err error
@@ -342,7 +349,7 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 		defer rows.Close()
 		c.Events = make([]models.Event, 0, limit)
 		for rows.Next() {
-			e := models.Event{DatasetID: datasetID, Status: models.EventSending, LeaseUntil: &c.Lease}
+			e := models.Event{DatasetID: datasetID, Status: models.EventSending, LeaseUntil: &c.Lease.Until}
 			if err := rows.Scan(&e.ID, &e.LeadID, &e.Origin, &e.OriginID, &e.EventName, &e.EventID, &e.EventTime, &e.Value, &e.Currency,
 				&e.ActionSource, &e.TestEventCode, &e.Attempts, &e.Payload, &e.PayloadStamp); err != nil {
 				return err
@@ -398,7 +405,8 @@ type Outcome struct {
 // transaction: sent (with the request and fbtrace id), queued again for a
 // retry, failed, expired or dry_run. Each counts as an attempt unless it is
 // Untried. Only events still holding c's lease are touched: if it ran out
-// and another dispatcher claimed an event, that claim decides.
+// and another dispatcher claimed an event, that claim decides, and
+// SettleEvents returns ErrLeaseLost once it has settled the others.
 //
 // A sent event's unsent_events row makes way for its event_sends row; the
 // others' rows take their new state. An event's own row changes only when
@@ -424,23 +432,33 @@ func (s *Store) SettleEvents(ctx context.Context, c Claim, requestID *int64, fbt
 		}
 		kept[k] = append(kept[k], o)
 	}
-	return wrap("settle events", s.Tx(ctx, func(tx *Store) error {
+	var settled int64
+	err := s.Tx(ctx, func(tx *Store) error {
+		settled = 0
 		// First, while the lease still tells this claim's events.
 		if err := tx.keepPayloads(ctx, c, outs); err != nil {
 			return err
 		}
 		if len(sent) > 0 {
-			if err := tx.settleSent(ctx, c, requestID, fbtraceID, now, sent); err != nil {
+			n, err := tx.settleSent(ctx, c, requestID, fbtraceID, now, sent)
+			if err != nil {
 				return err
 			}
+			settled += n
 		}
 		for _, k := range kinds {
-			if err := tx.settleKept(ctx, c, requestID, now, k, kept[k]); err != nil {
+			n, err := tx.settleKept(ctx, c, requestID, now, k, kept[k])
+			if err != nil {
 				return err
 			}
+			settled += n
 		}
 		return nil
-	}))
+	})
+	if err == nil && settled < int64(len(outs)) {
+		err = fmt.Errorf("%d of %d events taken over: %w", int64(len(outs))-settled, len(outs), ErrLeaseLost)
+	}
+	return wrap("settle events", err)
 }
 
 // keptKind is what the events of one settleKept statement share.
@@ -456,29 +474,31 @@ type keptKind struct {
 // Postgres in one statement, on SQLite (no DELETE in a WITH) in two. Each
 // reads unsent_events by its key; a check of the lease per inserted row
 // (EXISTS) would let Postgres plan a scan of every unsent event.
-func (s *Store) settleSent(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) error {
+func (s *Store) settleSent(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) (int64, error) {
 	ids := make([]int64, len(outs))
 	for i, o := range outs {
 		ids[i] = o.ID
 	}
 	in, list := s.idList("event_id", ids)
 	if s.dialect == "postgres" {
-		return s.q(ctx).Exec(`WITH gone AS (DELETE FROM unsent_events WHERE `+in+` AND lease_until = ? RETURNING event_id, attempts)
+		res := s.q(ctx).Exec(`WITH gone AS (DELETE FROM unsent_events WHERE `+in+` AND lease_token = ? RETURNING event_id, attempts)
 			INSERT INTO event_sends (event_id, request_id, attempts, fbtrace_id, sent_at)
-			SELECT event_id, ?, attempts + 1, ?, ? FROM gone`, list, c.Lease, requestID, fbtraceID, now).Error
+			SELECT event_id, ?, attempts + 1, ?, ? FROM gone`, list, c.Lease.Token, requestID, fbtraceID, now)
+		return res.RowsAffected, res.Error
 	}
-	err := s.q(ctx).Exec(`INSERT INTO event_sends (event_id, request_id, attempts, fbtrace_id, sent_at)
-		SELECT event_id, ?, attempts + 1, ?, ? FROM unsent_events WHERE `+in+` AND lease_until = ?`,
-		requestID, fbtraceID, now, list, c.Lease).Error
-	if err != nil {
-		return err
+	res := s.q(ctx).Exec(`INSERT INTO event_sends (event_id, request_id, attempts, fbtrace_id, sent_at)
+		SELECT event_id, ?, attempts + 1, ?, ? FROM unsent_events WHERE `+in+` AND lease_token = ?`,
+		requestID, fbtraceID, now, list, c.Lease.Token)
+	if res.Error != nil {
+		return 0, res.Error
 	}
-	return s.q(ctx).Exec("DELETE FROM unsent_events WHERE "+in+" AND lease_until = ?", list, c.Lease).Error
+	return res.RowsAffected, s.q(ctx).Exec("DELETE FROM unsent_events WHERE "+in+" AND lease_token = ?", list, c.Lease.Token).Error
 }
 
-// settleKept gives events that stay unsent their new state.
-func (s *Store) settleKept(ctx context.Context, c Claim, requestID *int64, now time.Time, k keptKind, outs []Outcome) error {
-	upd := map[string]any{"status": k.status, "lease_until": nil, "last_error": k.err, "updated_at": now}
+// settleKept gives events that stay unsent, still under c's lease, their
+// new state, and returns how many.
+func (s *Store) settleKept(ctx context.Context, c Claim, requestID *int64, now time.Time, k keptKind, outs []Outcome) (int64, error) {
+	upd := map[string]any{"status": k.status, "lease_until": nil, "lease_token": nil, "last_error": k.err, "updated_at": now}
 	if k.status == models.EventQueued {
 		upd["next_attempt_at"] = k.next
 	} else if requestID != nil {
@@ -492,7 +512,8 @@ func (s *Store) settleKept(ctx context.Context, c Claim, requestID *int64, now t
 		ids[i] = o.ID
 	}
 	in, list := s.idList("event_id", ids)
-	return s.q(ctx).Model(&unsentEvent{}).Where(in+" AND lease_until = ?", list, c.Lease).Updates(upd).Error
+	res := s.q(ctx).Model(&unsentEvent{}).Where(in+" AND lease_token = ?", list, c.Lease.Token).Updates(upd)
+	return res.RowsAffected, res.Error
 }
 
 // keepPayloads writes the payloads that outcomes carry (built at send
@@ -513,7 +534,7 @@ func (s *Store) keepPayloads(ctx context.Context, c Claim, outs []Outcome) error
 	}
 	in, list := s.idList("event_id", ids)
 	return s.q(ctx).Exec("UPDATE events SET payload = CASE id"+cases.String()+" END WHERE id IN (SELECT event_id FROM unsent_events WHERE "+
-		in+" AND lease_until = ?)", append(args, list, c.Lease)...).Error
+		in+" AND lease_token = ?)", append(args, list, c.Lease.Token)...).Error
 }
 
 // idList is "column IN (ids)" with the ids as one parameter: a Postgres
@@ -540,7 +561,7 @@ func intArray(open byte, vs []int64, close byte) string {
 }
 
 // ReleaseEvents hands a claim's events back to the queue at once, when the
-// dispatcher stops before sending them.
+// dispatcher stops before sending them: those that still hold its lease.
 func (s *Store) ReleaseEvents(ctx context.Context, c Claim) error {
 	if len(c.Events) == 0 {
 		return nil
@@ -549,8 +570,8 @@ func (s *Store) ReleaseEvents(ctx context.Context, c Claim) error {
 	for i, e := range c.Events {
 		ids[i] = e.ID
 	}
-	err := s.q(ctx).Model(&unsentEvent{}).Where("event_id IN ? AND lease_until = ?", ids, c.Lease).
-		Update("lease_until", nil).Error
+	err := s.q(ctx).Model(&unsentEvent{}).Where("event_id IN ? AND lease_token = ?", ids, c.Lease.Token).
+		Updates(map[string]any{"lease_until": nil, "lease_token": nil}).Error
 	return wrap("release events", err)
 }
 

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 			t.Fatal(err)
 		}
 		now = time.Now().UTC() // the event is due from when it was queued
-		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
+		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
 		if err != nil || len(first.Events) != 1 {
 			t.Fatalf("claim = %+v, %v", first, err)
 		}
@@ -100,15 +101,15 @@ func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
 			t.Errorf("sending events = %+v; want e1", got)
 		}
 		// The lease runs out and another dispatcher claims the event: the
-		// first one's settle no longer touches it. An attempt counts when
-		// it is settled, so the first claim counted none.
+		// first one's settle no longer touches it, and says so. An attempt
+		// counts when it is settled, so the first claim counted none.
 		later := now.Add(2 * time.Minute)
-		second, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10, false)
+		second, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10, nil)
 		if err != nil || len(second.Events) != 1 || second.Events[0].Attempts != 1 {
 			t.Fatalf("second claim = %+v, %v", second, err)
 		}
-		if err := s.SettleEvents(ctx, first, nil, "", later, []store.Outcome{{ID: evs[0].ID, Status: models.EventFailed, Error: "stale"}}); err != nil {
-			t.Fatal(err)
+		if err := s.SettleEvents(ctx, first, nil, "", later, []store.Outcome{{ID: evs[0].ID, Status: models.EventFailed, Error: "stale"}}); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("the first claim's settle = %v; want ErrLeaseLost", err)
 		}
 		if err := s.SettleEvents(ctx, second, nil, "trace", later, []store.Outcome{{ID: evs[0].ID, Status: models.EventSent}}); err != nil {
 			t.Fatal(err)
@@ -140,7 +141,7 @@ func TestEventsWithStatusBothWays(t *testing.T) {
 		l := storedLead(t, s, b, now, "b@example.com")
 		stored := enqueue(t, s, append(evs, dueEvent(other, l, "b", now, now))...)
 		// Events 0, 2 and 4 fail; 1 and 3 stay queued.
-		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
 		if err != nil || len(c.Events) != 5 {
 			t.Fatalf("claim = %d, %v", len(c.Events), err)
 		}

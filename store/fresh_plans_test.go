@@ -223,11 +223,11 @@ func TestClaimPlanWithStaleStatistics(t *testing.T) {
 		SELECT i, 7, i, 'queued', now() - interval '30 minutes', now() FROM generate_series(2001, 25000) i`)
 
 	claim := store.ClaimPostgresSQL
-	for i, name := range []string{"@dataset", "@now", "@probe", "@limit", "@lease"} {
+	for i, name := range []string{"@dataset", "@now", "@probe", "@limit", "@lease", "@token"} {
 		claim = strings.ReplaceAll(claim, name, fmt.Sprintf("$%d", i+1))
 	}
-	f.exec(`PREPARE claim(bigint, timestamptz, boolean, integer, timestamptz) AS ` + claim)
-	plan := f.explain(`EXPLAIN EXECUTE claim(7, now(), false, 1000, now() + interval '2 minutes')`)
+	f.exec(`PREPARE claim(bigint, timestamptz, bigint, integer, timestamptz, bigint) AS ` + claim)
+	plan := f.explain(`EXPLAIN EXECUTE claim(7, now(), NULL, 1000, now() + interval '2 minutes', 42)`)
 	if !strings.Contains(plan, "using unsent_events_lead_idx on unsent_events p") {
 		t.Errorf("the claim's check of a lead's earlier events does not use the lead index:\n%s", plan)
 	}

@@ -24,39 +24,53 @@ func TestDatasetHolds(t *testing.T) {
 		if err := s.CreateDataset(ctx, &d); err != nil {
 			t.Fatal(err)
 		}
-		if ok, err := s.TakeProbe(ctx, d.ID, now, time.Minute); err != nil || ok {
+		if _, ok, err := s.TakeProbe(ctx, d.ID, now, time.Minute); err != nil || ok {
 			t.Errorf("TakeProbe of a dataset not held = %v, %v; want false", ok, err)
 		}
 		wait := func(tries int) time.Duration { return time.Duration(tries) * time.Second }
 
-		held, started, err := s.HoldDataset(ctx, d.ID, now, "HTTP 503", wait)
+		held, started, err := s.HoldDataset(ctx, d.ID, now, "HTTP 503", wait, nil)
 		if err != nil || !started || held.HoldTries != 1 || !held.HeldSince.Equal(now) || !held.HoldUntil.Equal(now.Add(time.Second)) || held.HoldError != "HTTP 503" {
 			t.Fatalf("first HoldDataset = %+v, started %v, %v", held, started, err)
 		}
-		held, started, err = s.HoldDataset(ctx, d.ID, now.Add(5*time.Second), "network: reset", wait)
+		held, started, err = s.HoldDataset(ctx, d.ID, now.Add(5*time.Second), "network: reset", wait, nil)
 		if err != nil || started || held.HoldTries != 2 || !held.HeldSince.Equal(now) || !held.HoldUntil.Equal(now.Add(7*time.Second)) {
 			t.Fatalf("second HoldDataset = %+v, started %v, %v; want the same hold, 2 tries, next at +7s", held, started, err)
 		}
 
 		// The probe is taken once, and only when due.
-		if ok, _ := s.TakeProbe(ctx, d.ID, now.Add(6*time.Second), time.Minute); ok {
+		if _, ok, _ := s.TakeProbe(ctx, d.ID, now.Add(6*time.Second), time.Minute); ok {
 			t.Error("a probe was taken before its time")
 		}
 		at := now.Add(7 * time.Second)
 		var taken atomic.Int32
+		var probe store.Lease
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
-				if ok, err := s.TakeProbe(ctx, d.ID, at, time.Minute); err != nil {
+				if l, ok, err := s.TakeProbe(ctx, d.ID, at, time.Minute); err != nil {
 					t.Error(err)
 				} else if ok {
 					taken.Add(1)
+					probe = l
 				}
 			})
 		}
 		wg.Wait()
 		if taken.Load() != 1 {
-			t.Errorf("%d dispatchers took the probe; want 1", taken.Load())
+			t.Fatalf("%d dispatchers took the probe; want 1", taken.Load())
+		}
+
+		// A person's "try now" while the probe runs gives no second one.
+		if held, err := s.ProbeNow(ctx, acc.ID, d.ID, at); err != nil || !held {
+			t.Fatalf("ProbeNow of a held dataset = %v, %v; want held", held, err)
+		}
+		if _, ok, _ := s.TakeProbe(ctx, d.ID, at, time.Minute); ok {
+			t.Error("try now gave a second probe while one ran")
+		}
+		// The probe fails: its try is counted, and its lease ends.
+		if held, _, err := s.HoldDataset(ctx, d.ID, at, "HTTP 503", wait, &probe); err != nil || held.HoldTries != 3 || held.LeaseToken != nil {
+			t.Fatalf("the probe's HoldDataset = %+v, %v; want 3 tries and no lease", held, err)
 		}
 
 		// A person's "try now" is scoped by account.
@@ -67,7 +81,8 @@ func TestDatasetHolds(t *testing.T) {
 		if held, err := s.ProbeNow(ctx, acc.ID, d.ID, at); err != nil || !held {
 			t.Fatalf("ProbeNow of a held dataset = %v, %v; want held", held, err)
 		}
-		if ok, _ := s.TakeProbe(ctx, d.ID, at, time.Minute); !ok {
+		probe, ok, _ := s.TakeProbe(ctx, d.ID, at, time.Minute)
+		if !ok {
 			t.Error("after try now, no probe could be taken")
 		}
 
@@ -82,15 +97,15 @@ func TestDatasetHolds(t *testing.T) {
 			t.Errorf("HoldStats held = %d, %v; want 1", n, err)
 		}
 
-		since, err := s.LiftHold(ctx, d.ID)
+		since, err := s.LiftHold(ctx, d.ID, probe)
 		if err != nil || since == nil || !since.Equal(now) {
 			t.Errorf("LiftHold = %v, %v; want the hold's start", since, err)
 		}
 		got, _ := s.DatasetByID(ctx, d.ID)
-		if got.HeldSince != nil || got.HoldUntil != nil || got.HoldTries != 0 || got.HoldError != "" {
+		if got.HeldSince != nil || got.HoldUntil != nil || got.HoldTries != 0 || got.HoldError != "" || got.LeaseToken != nil || got.LeaseUntil != nil {
 			t.Errorf("after LiftHold: %+v", got)
 		}
-		if since, err := s.LiftHold(ctx, d.ID); err != nil || since != nil {
+		if since, err := s.LiftHold(ctx, d.ID, probe); err != nil || since != nil {
 			t.Errorf("LiftHold of a dataset not held = %v, %v; want nil", since, err)
 		}
 		if held, err := s.ProbeNow(ctx, acc.ID, d.ID, at); err != nil || held {

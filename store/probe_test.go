@@ -23,14 +23,15 @@ func TestDeadProbeEndsWithItsLease(t *testing.T) {
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		l := storedLead(t, s, a, now, "jane@example.com")
 		enqueue(t, s, dueEvent(d, l, "e1", now.Add(-time.Hour), now), dueEvent(d, l, "e2", now.Add(-time.Minute), now))
-		if _, _, err := s.HoldDataset(ctx, d.ID, now, "HTTP 503", func(int) time.Duration { return 0 }); err != nil {
+		if _, _, err := s.HoldDataset(ctx, d.ID, now, "HTTP 503", func(int) time.Duration { return 0 }, nil); err != nil {
 			t.Fatal(err)
 		}
 		const lease = 20 * time.Second
-		if ok, err := s.TakeProbe(ctx, d.ID, now, lease); err != nil || !ok {
+		probe, ok, err := s.TakeProbe(ctx, d.ID, now, lease)
+		if err != nil || !ok {
 			t.Fatalf("TakeProbe = %v, %v; want the probe", ok, err)
 		}
-		if c, err := s.ClaimEvents(ctx, d.ID, now, lease, 10, true); err != nil || len(c.Events) != 2 {
+		if c, err := s.ClaimEvents(ctx, d.ID, now, lease, 10, &probe); err != nil || len(c.Events) != 2 {
 			t.Fatalf("probe's claim = %d events, %v; want 2", len(c.Events), err)
 		}
 
@@ -40,7 +41,7 @@ func TestDeadProbeEndsWithItsLease(t *testing.T) {
 		if ids, err := s.DueDatasets(ctx, before); err != nil || len(ids) != 0 {
 			t.Errorf("DueDatasets under the lease = %v, %v; want none", ids, err)
 		}
-		if ok, _ := s.TakeProbe(ctx, d.ID, before, lease); ok {
+		if _, ok, _ := s.TakeProbe(ctx, d.ID, before, lease); ok {
 			t.Error("a probe was taken while the dead one's lease ran")
 		}
 
@@ -48,10 +49,11 @@ func TestDeadProbeEndsWithItsLease(t *testing.T) {
 		if ids, err := s.DueDatasets(ctx, end); err != nil || len(ids) != 1 || ids[0] != d.ID {
 			t.Errorf("DueDatasets as the lease ends = %v, %v; want the dataset", ids, err)
 		}
-		if ok, err := s.TakeProbe(ctx, d.ID, end, lease); err != nil || !ok {
+		next, ok, err := s.TakeProbe(ctx, d.ID, end, lease)
+		if err != nil || !ok {
 			t.Fatalf("TakeProbe as the lease ends = %v, %v; want the probe", ok, err)
 		}
-		c, err := s.ClaimEvents(ctx, d.ID, end, lease, 10, true)
+		c, err := s.ClaimEvents(ctx, d.ID, end, lease, 10, &next)
 		if err != nil || len(c.Events) != 2 || c.Events[0].EventID != "e1" {
 			t.Fatalf("next probe's claim = %+v, %v; want e1 and e2 again", c.Events, err)
 		}

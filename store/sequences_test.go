@@ -28,7 +28,7 @@ func seqEvent(t *testing.T, s *store.Store, d models.Dataset, l models.Lead, nam
 		return
 	}
 	now := time.Now().UTC()
-	c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 1000, false)
+	c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

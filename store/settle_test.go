@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ func TestSentEventKeepsTheJSONSent(t *testing.T) {
 			enqueue(t, s, evs...)
 			settle := func(at time.Time, req *int64, o store.Outcome) store.Claim {
 				t.Helper()
-				c, err := s.ClaimEvents(ctx, d.ID, at, time.Minute, 10, false)
+				c, err := s.ClaimEvents(ctx, d.ID, at, time.Minute, 10, nil)
 				if err != nil || len(c.Events) != n {
 					t.Fatalf("claim = %d events, %v; want %d", len(c.Events), err, n)
 				}
@@ -76,7 +77,7 @@ func TestSentEventKeepsTheJSONSent(t *testing.T) {
 			e := dueEvent(d, l, "prepared", now.Add(-time.Hour), now)
 			e.Payload, e.PayloadStamp = `{"queued":true}`, 7
 			enqueue(t, s, e)
-			c, err = s.ClaimEvents(ctx, d.ID, at, time.Minute, 10, false)
+			c, err = s.ClaimEvents(ctx, d.ID, at, time.Minute, 10, nil)
 			if err != nil || len(c.Events) != 1 || c.Events[0].Attempts != 1 {
 				t.Fatalf("claim = %+v, %v; want the prepared event, on its first attempt", c.Events, err)
 			}
@@ -107,19 +108,19 @@ func TestSecondClaimWaitsForLeadsEarlierEvent(t *testing.T) {
 			enqueue(t, s, e)
 		}
 		queue("e1", "Lead", now.Add(-2*time.Hour))
-		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
+		first, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
 		if err != nil || len(first.Events) != 1 {
 			t.Fatalf("first claim = %+v, %v", first.Events, err)
 		}
 		queue("e2", "Schedule", now.Add(-time.Hour))
-		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Second), time.Minute, 10, false); err != nil || len(c.Events) != 0 {
+		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Second), time.Minute, 10, nil); err != nil || len(c.Events) != 0 {
 			t.Errorf("claim while e1 is leased = %+v, %v; want nothing", c.Events, err)
 		}
 		retry := []store.Outcome{{ID: first.Events[0].ID, Status: models.EventQueued, Error: "HTTP 500", NextAttemptAt: now.Add(time.Hour)}}
 		if err := s.SettleEvents(ctx, first, nil, "", now, retry); err != nil {
 			t.Fatal(err)
 		}
-		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(2*time.Second), time.Minute, 10, false); err != nil || len(c.Events) != 0 {
+		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(2*time.Second), time.Minute, 10, nil); err != nil || len(c.Events) != 0 {
 			t.Errorf("claim while e1 waits to retry = %+v, %v; want nothing", c.Events, err)
 		}
 	})
@@ -139,16 +140,16 @@ func TestSettleAfterTheLeaseRanOutChangesNothing(t *testing.T) {
 			evs = append(evs, dueEvent(d, storedLead(t, s, a, now, id+"@example.com"), id, now.Add(-time.Hour), now))
 		}
 		evs = enqueue(t, s, evs...)
-		old, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
+		old, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
 		if err != nil || len(old.Events) != 3 {
 			t.Fatalf("first claim = %d, %v", len(old.Events), err)
 		}
 		later := now.Add(2 * time.Minute)
-		current, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10, false)
+		current, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10, nil)
 		if err != nil || len(current.Events) != 3 {
 			t.Fatalf("claim after the lease ran out = %d, %v", len(current.Events), err)
 		}
-		sent := func(c store.Claim, trace string, at time.Time) {
+		sent := func(c store.Claim, trace string, at time.Time, want error) {
 			t.Helper()
 			req := models.SendRequest{AccountID: a.ID, DatasetID: d.ID, Kind: "batch", StartedAt: at, Payload: `[]`}
 			if err := s.InsertSendRequest(ctx, &req); err != nil {
@@ -158,17 +159,25 @@ func TestSettleAfterTheLeaseRanOutChangesNothing(t *testing.T) {
 			for i, e := range c.Events {
 				outs[i] = store.Outcome{ID: e.ID, Status: models.EventSent}
 			}
-			if err := s.SettleEvents(ctx, c, &req.ID, trace, at, outs); err != nil {
-				t.Fatal(err)
+			if err := s.SettleEvents(ctx, c, &req.ID, trace, at, outs); !errors.Is(err, want) {
+				t.Fatalf("SettleEvents = %v; want %v", err, want)
 			}
 		}
-		sent(old, "old-trace", later)
+		// The old claim learns it lost its lease, and neither its settle nor
+		// its release touches the events the newer claim holds.
+		sent(old, "old-trace", later, store.ErrLeaseLost)
+		if err := s.ReleaseEvents(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		if again, err := s.ClaimEvents(ctx, d.ID, later, time.Minute, 10, nil); err != nil || len(again.Events) != 0 {
+			t.Errorf("a claim after the old one's release = %d events, %v; want none: the newer claim holds them", len(again.Events), err)
+		}
 		for _, e := range evs {
 			if got, _ := s.Event(ctx, a.ID, e.ID); got.Status == models.EventSent || got.FBTraceID != "" {
 				t.Errorf("after the old claim settled: %s %s; want it left to the newer claim", got.Status, got.FBTraceID)
 			}
 		}
-		sent(current, "new-trace", later)
+		sent(current, "new-trace", later, nil)
 		for _, e := range evs {
 			if got, _ := s.Event(ctx, a.ID, e.ID); got.Status != models.EventSent || got.FBTraceID != "new-trace" || got.Attempts != 1 {
 				t.Errorf("after the newer claim settled: %s %s after %d attempts; want sent with new-trace after 1", got.Status, got.FBTraceID, got.Attempts)

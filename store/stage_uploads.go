@@ -11,7 +11,8 @@ import (
 // The CSV uploads of stage changes (docs/stage-upload.md): an upload, its
 // file, its progress and the problems of its rows. A pass (the preview's
 // dry run or the apply) is worked by one server at a time, the holder of
-// the upload's lease, which writes only while its pass is current.
+// the upload's lease: its writes are fenced by the lease's token, which a
+// new pass, or another server taking over an expired lease, replaces.
 
 // MaxUploadProblems is how many problem rows a pass keeps; Refused counts
 // them all.
@@ -67,7 +68,8 @@ func (s *Store) StartStageUpload(ctx context.Context, accountID, id int64, mappi
 		res := tx.q(ctx).Model(&models.StageUpload{}).Where("account_id = ? AND id = ? AND status IN ?", accountID, id, from).
 			Updates(map[string]any{
 				"mapping": mapping, "status": status, "pass": gormExpr("pass + 1"), "done_rows": 0, "applied": 0, "replayed": 0,
-				"refused": 0, "events": 0, "event_counts": "{}", "error": "", "lease_until": nil, "updated_at": now.UTC(), "finished_at": nil,
+				"refused": 0, "events": 0, "event_counts": "{}", "error": "", "lease_until": nil, "lease_token": nil, "updated_at": now.UTC(),
+				"finished_at": nil,
 			})
 		if res.Error != nil {
 			return res.Error
@@ -92,12 +94,14 @@ func (s *Store) StartStageUpload(ctx context.Context, accountID, id int64, mappi
 }
 
 // ClaimStageUpload takes the lease of a running upload until now+lease,
-// for the caller to work its pass; ErrNotFound when it does not run or
-// another server holds it.
+// for the caller to work its pass; the upload's LeaseToken fences the
+// caller's writes (UploadProgress.Lease). ErrNotFound when it does not run
+// or another server holds it.
 func (s *Store) ClaimStageUpload(ctx context.Context, id int64, now time.Time, lease time.Duration) (models.StageUpload, error) {
+	l := newLease(now, lease)
 	res := s.q(ctx).Model(&models.StageUpload{}).
-		Where("id = ? AND status IN ? AND (lease_until IS NULL OR lease_until < ?)", id, runningUploads, now.UTC()).
-		Updates(map[string]any{"lease_until": now.Add(lease).UTC(), "updated_at": now.UTC()})
+		Where("id = ? AND status IN ? AND "+leaseFreeSQL("", "?"), id, runningUploads, now.UTC()).
+		Updates(map[string]any{"lease_until": l.Until, "lease_token": l.Token, "updated_at": now.UTC()})
 	if res.Error != nil {
 		return models.StageUpload{}, wrap("claim stage upload", res.Error)
 	}
@@ -106,6 +110,7 @@ func (s *Store) ClaimStageUpload(ctx context.Context, id int64, now time.Time, l
 	}
 	var u models.StageUpload
 	err := s.q(ctx).Take(&u, id).Error
+	u.LeaseToken, u.LeaseUntil = &l.Token, &l.Until
 	return u, wrap("claim stage upload", err)
 }
 
@@ -115,7 +120,7 @@ var runningUploads = []models.StageUploadStatus{models.UploadPreviewing, models.
 // by a server that stopped, or not claimed yet.
 func (s *Store) StageUploadsToResume(ctx context.Context, now time.Time) ([]int64, error) {
 	var ids []int64
-	err := s.q(ctx).Model(&models.StageUpload{}).Where("status IN ? AND (lease_until IS NULL OR lease_until < ?)", runningUploads, now.UTC()).
+	err := s.q(ctx).Model(&models.StageUpload{}).Where("status IN ? AND "+leaseFreeSQL("", "?"), runningUploads, now.UTC()).
 		Order("id").Pluck("id", &ids).Error
 	return ids, wrap("stage uploads to resume", err)
 }
@@ -123,8 +128,10 @@ func (s *Store) StageUploadsToResume(ctx context.Context, now time.Time) ([]int6
 // UploadProgress is what a chunk of an upload's pass did: the upload's
 // counts after it, and the problems of its rows.
 type UploadProgress struct {
-	ID   int64
-	Pass int
+	ID int64
+	// Lease is the token of the worker's lease (the claimed upload's
+	// LeaseToken), which fences the write.
+	Lease int64
 	// DoneRows, Applied, Replayed, Refused, Events and EventCounts are
 	// the pass's totals so far.
 	DoneRows    int
@@ -144,21 +151,22 @@ type UploadProgress struct {
 }
 
 // SaveUploadProgress writes a chunk's progress, and its problems up to
-// MaxUploadProblems a pass; ErrNotFound when the pass is no longer the
-// current one (the worker then stops).
+// MaxUploadProblems a pass, fenced by the worker's lease: ErrLeaseLost,
+// and nothing written, when another server took the upload over or a new
+// pass replaced the worker's (the worker then stops).
 func (s *Store) SaveUploadProgress(ctx context.Context, p UploadProgress, now time.Time) error {
 	return s.Tx(ctx, func(tx *Store) error {
 		upd := map[string]any{"done_rows": p.DoneRows, "applied": p.Applied, "replayed": p.Replayed, "refused": p.Refused,
 			"events": p.Events, "event_counts": p.EventCounts, "lease_until": p.LeaseUntil.UTC(), "updated_at": now.UTC()}
 		if p.Finished {
-			upd["status"], upd["error"], upd["finished_at"], upd["lease_until"] = p.Status, p.Error, now.UTC(), nil
+			upd["status"], upd["error"], upd["finished_at"], upd["lease_until"], upd["lease_token"] = p.Status, p.Error, now.UTC(), nil, nil
 		}
-		res := tx.q(ctx).Model(&models.StageUpload{}).Where("id = ? AND pass = ? AND status IN ?", p.ID, p.Pass, runningUploads).Updates(upd)
+		res := tx.q(ctx).Model(&models.StageUpload{}).Where("id = ? AND lease_token = ?", p.ID, p.Lease).Updates(upd)
 		if res.Error != nil {
 			return wrap("save upload progress", res.Error)
 		}
 		if res.RowsAffected == 0 {
-			return wrap("save upload progress", ErrNotFound)
+			return wrap("save upload progress", ErrLeaseLost)
 		}
 		if len(p.Problems) == 0 {
 			return nil

@@ -45,8 +45,9 @@ func TestStageUploads(t *testing.T) {
 		if ids, err := s.StageUploadsToResume(ctx, now); err != nil || len(ids) != 1 || ids[0] != u.ID {
 			t.Fatalf("StageUploadsToResume = %v, %v; want [%d]", ids, err, u.ID)
 		}
-		if _, err := s.ClaimStageUpload(ctx, u.ID, now, time.Minute); err != nil {
-			t.Fatal(err)
+		claimed, err := s.ClaimStageUpload(ctx, u.ID, now, time.Minute)
+		if err != nil || claimed.LeaseToken == nil {
+			t.Fatalf("ClaimStageUpload = %+v, %v; want the upload with its lease", claimed, err)
 		}
 		if _, err := s.ClaimStageUpload(ctx, u.ID, now.Add(30*time.Second), time.Minute); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("a second claim within the lease: %v; want ErrNotFound", err)
@@ -60,7 +61,7 @@ func TestStageUploads(t *testing.T) {
 		for i := range store.MaxUploadProblems + 5 {
 			ps = append(ps, models.StageUploadProblem{RowNumber: i + 2, Field: "occurred_at", Message: "bad date"})
 		}
-		p := store.UploadProgress{ID: u.ID, Pass: 1, DoneRows: 2, Applied: 1, Refused: len(ps), Events: 2, EventCounts: `{"Purchase":2}`,
+		p := store.UploadProgress{ID: u.ID, Lease: *claimed.LeaseToken, DoneRows: 2, Applied: 1, Refused: len(ps), Events: 2, EventCounts: `{"Purchase":2}`,
 			Problems: ps[:10], LeaseUntil: now.Add(time.Minute)}
 		if err := s.SaveUploadProgress(ctx, p, now); err != nil {
 			t.Fatal(err)
@@ -72,7 +73,7 @@ func TestStageUploads(t *testing.T) {
 		}
 		got, err := s.StageUpload(ctx, a.ID, u.ID)
 		if err != nil || got.Status != models.UploadPreviewed || got.DoneRows != 3 || got.Refused != len(ps) || got.EventCounts != `{"Purchase":2}` ||
-			got.LeaseUntil != nil || got.FinishedAt == nil {
+			got.LeaseUntil != nil || got.LeaseToken != nil || got.FinishedAt == nil {
 			t.Fatalf("after the pass: %+v, %v", got, err)
 		}
 		kept, err := s.StageUploadProblems(ctx, a.ID, u.ID, 5000)
@@ -82,8 +83,8 @@ func TestStageUploads(t *testing.T) {
 		if _, err := s.StageUploadProblems(ctx, b.ID, u.ID, 10); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("another account's StageUploadProblems: %v; want ErrNotFound", err)
 		}
-		if err := s.SaveUploadProgress(ctx, p, now); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("progress of a finished pass: %v; want ErrNotFound", err)
+		if err := s.SaveUploadProgress(ctx, p, now); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("progress of a finished pass: %v; want ErrLeaseLost", err)
 		}
 
 		// Applying starts a new pass: the preview's counts and problems go;
@@ -99,8 +100,8 @@ func TestStageUploads(t *testing.T) {
 			t.Fatalf("a second apply: %v; want ErrConflict", err)
 		}
 		p.Finished, p.Problems = false, nil
-		if err := s.SaveUploadProgress(ctx, p, now); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("progress of the pass before: %v; want ErrNotFound", err)
+		if err := s.SaveUploadProgress(ctx, p, now); !errors.Is(err, store.ErrLeaseLost) {
+			t.Fatalf("progress of the pass before: %v; want ErrLeaseLost", err)
 		}
 		// A lease that ran out (its server stopped) is taken over.
 		if _, err := s.ClaimStageUpload(ctx, u.ID, now, time.Minute); err != nil {

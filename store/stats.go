@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"log/slog"
 	"strings"
-	"time"
 )
 
 // hotTables are the tables whose queries run on every capture, claim and
@@ -24,6 +22,7 @@ const minRowsToAnalyze = 100
 // minute or more; a new installation busy from the start would run on such
 // plans until then. Once every hot table has been analyzed, autovacuum
 // keeps the statistics, and done is true. SQLite needs none: done at once.
+// serve runs it every second for its first 10 minutes (internal/upkeep).
 func (s *Store) AnalyzeNew(ctx context.Context) (analyzed []string, done bool, err error) {
 	if s.dialect != "postgres" {
 		return nil, true, nil
@@ -57,32 +56,4 @@ FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ?`, 
 		}
 	}
 	return analyzed, done, nil
-}
-
-// AnalyzeNewTables runs AnalyzeNew every second for the first 10 minutes of
-// a process, or until ctx ends: by then autovacuum has analyzed the tables
-// too. serve runs it beside the web server.
-func (s *Store) AnalyzeNewTables(ctx context.Context, log *slog.Logger) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	stop := time.After(10 * time.Minute)
-	for {
-		tables, done, err := s.AnalyzeNew(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Error("analyze new tables", slog.Any("error", err))
-		case len(tables) > 0:
-			log.Info("analyzed new tables", slog.Any("tables", tables))
-		}
-		if done {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-stop:
-			return
-		case <-t.C:
-		}
-	}
 }

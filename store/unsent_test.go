@@ -42,7 +42,7 @@ func TestSettledStatusesAreCountedAndFiltered(t *testing.T) {
 		if depth, err := s.QueueDepth(ctx); err != nil || depth[models.EventQueued] != 5 {
 			t.Fatalf("queue depth before the claim = %v, %v; want 5 queued", depth, err)
 		}
-		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
 		if err != nil || len(c.Events) != 5 {
 			t.Fatalf("claim = %d events, %v; want 5", len(c.Events), err)
 		}
@@ -121,7 +121,7 @@ func TestSettledStatusesAreCountedAndFiltered(t *testing.T) {
 		if got, _ := s.EventCounts(ctx, a.ID, store.EventFilter{}, 100); got[models.EventQueued] != 2 || got[models.EventFailed] != 0 {
 			t.Errorf("counts after retry = %v; want 2 queued, none failed", got)
 		}
-		again, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Second), time.Minute, 10, false)
+		again, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Second), time.Minute, 10, nil)
 		if err != nil || len(again.Events) != 1 || again.Events[0].ID != id["failed"] || again.Events[0].Attempts != 1 {
 			t.Fatalf("claim after retry = %+v, %v; want the failed event, on a fresh count of attempts", again.Events, err)
 		}
@@ -212,7 +212,7 @@ func TestSendLeavesEventRowsAlone(t *testing.T) {
 			evs = append(evs, e)
 		}
 		enqueue(t, s, evs...)
-		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
 		if err != nil || len(c.Events) != 3 {
 			t.Fatalf("claim = %+v, %v", c.Events, err)
 		}
@@ -278,7 +278,7 @@ func TestEnqueueSentEventAgain(t *testing.T) {
 		l := storedLead(t, s, a, now, "jane@example.com")
 		ev := dueEvent(d, l, "e1", now, now)
 		enqueue(t, s, ev)
-		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
 		if err != nil || len(c.Events) != 1 {
 			t.Fatalf("claim = %+v, %v", c.Events, err)
 		}
@@ -289,7 +289,7 @@ func TestEnqueueSentEventAgain(t *testing.T) {
 		if err != nil || len(again) != 1 || again[0].Status != models.EventSent {
 			t.Fatalf("enqueue again = %+v, %v; want the sent event", again, err)
 		}
-		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Hour), time.Minute, 10, false); err != nil || len(c.Events) != 0 {
+		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Hour), time.Minute, 10, nil); err != nil || len(c.Events) != 0 {
 			t.Errorf("claim after enqueueing a sent event again = %+v, %v; want nothing", c.Events, err)
 		}
 		if n, _ := s.EventCounts(ctx, a.ID, store.EventFilter{}, 100); n[models.EventSent] != 1 || len(n) != 1 {
@@ -314,7 +314,7 @@ func TestChangeLeadCancelsAndRequeues(t *testing.T) {
 		now := time.Now().UTC()
 		l := storedLead(t, s, a, now, "jane@example.com")
 		evs := enqueue(t, s, dueEvent(d1, l, "one", now, now), dueEvent(d2, l, "two", now, now))
-		leased, err := s.ClaimEvents(ctx, d1.ID, now, time.Minute, 10, false)
+		leased, err := s.ClaimEvents(ctx, d1.ID, now, time.Minute, 10, nil)
 		if err != nil || len(leased.Events) != 1 {
 			t.Fatalf("claim = %+v, %v", leased.Events, err)
 		}
@@ -357,7 +357,7 @@ func TestChangeLeadCancelsAndRequeues(t *testing.T) {
 		if got := status(evs[1].ID); got != models.EventFailed {
 			t.Errorf("the queued event = %s; want failed", got)
 		}
-		if c, err := s.ClaimEvents(ctx, d2.ID, now.Add(time.Second), time.Minute, 10, false); err != nil || len(c.Events) != 0 {
+		if c, err := s.ClaimEvents(ctx, d2.ID, now.Add(time.Second), time.Minute, 10, nil); err != nil || len(c.Events) != 0 {
 			t.Errorf("claim of the failed event = %+v, %v; want nothing", c.Events, err)
 		}
 		// The leased one comes back unsent, as from a paused dataset.
@@ -375,7 +375,7 @@ func TestChangeLeadCancelsAndRequeues(t *testing.T) {
 		if got := status(evs[1].ID); got != models.EventQueued {
 			t.Errorf("after not junk = %s; want queued", got)
 		}
-		if c, err := s.ClaimEvents(ctx, d2.ID, now.Add(2*time.Second), time.Minute, 10, false); err != nil || len(c.Events) != 1 || c.Events[0].ID != evs[1].ID {
+		if c, err := s.ClaimEvents(ctx, d2.ID, now.Add(2*time.Second), time.Minute, 10, nil); err != nil || len(c.Events) != 1 || c.Events[0].ID != evs[1].ID {
 			t.Errorf("claim after not junk = %+v, %v; want the event again", c.Events, err)
 		}
 	})
@@ -392,7 +392,7 @@ func TestClaimWithoutTheLead(t *testing.T) {
 		now := time.Now().UTC()
 		other := storedLead(t, s, b, now, "other@example.com")
 		enqueue(t, s, dueEvent(d, other, "stray", now, now))
-		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
 		if err != nil || len(c.Events) != 1 {
 			t.Fatalf("claim = %d events, %v; want the event", len(c.Events), err)
 		}
@@ -432,7 +432,7 @@ func TestPreparedPayloadsAreDroppedWhenTheLeadChanges(t *testing.T) {
 			storedLead(t, s, a, now, "retried@example.com")
 		evStaged, evSaved, evRetried := prepared(staged, "staged"), prepared(saved, "saved"), prepared(retried, "retried")
 
-		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, false)
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
 		if err != nil || len(c.Events) != 3 || c.Events[0].Payload != `{"event_id":"staged"}` || c.Events[0].PayloadStamp != 42 {
 			t.Fatalf("claim = %+v, %v; want the 3 events with their prepared payloads", c.Events, err)
 		}

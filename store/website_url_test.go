@@ -40,7 +40,7 @@ func TestWebsiteURLFillsLeadsWaitingForIt(t *testing.T) {
 		other := withEvent(b, db, "other@example.com", nil)
 		sent := storedLead(t, s, a, now, "sent@example.com")
 		enqueue(t, s, dueEvent(da, sent, "e-sent", now, now))
-		c, err := s.ClaimEvents(ctx, da.ID, now, time.Minute, 10, false)
+		c, err := s.ClaimEvents(ctx, da.ID, now, time.Minute, 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestHeldBackEventsAreStoredFailed(t *testing.T) {
 				t.Errorf("%s: events %+v, %v; want one failed with the reason and the JSON, no attempt made", l.Email, evs, err)
 			}
 		}
-		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Minute), time.Minute, 10, false); err != nil || len(c.Events) != 0 {
+		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Minute), time.Minute, 10, nil); err != nil || len(c.Events) != 0 {
 			t.Errorf("claim = %+v, %v; want nothing", c.Events, err)
 		}
 		if counts, err := s.EventCounts(ctx, a.ID, store.EventFilter{}, 1000); err != nil || counts[models.EventFailed] != 2 {
@@ -135,7 +135,7 @@ func TestHeldBackEventsAreStoredFailed(t *testing.T) {
 		if n, err := s.RetryEvents(ctx, a.ID, nil, now); err != nil || n != 2 {
 			t.Errorf("retry = %d, %v; want 2", n, err)
 		}
-		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Minute), time.Minute, 10, false); err != nil || len(c.Events) != 2 {
+		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Minute), time.Minute, 10, nil); err != nil || len(c.Events) != 2 {
 			t.Errorf("claim after the retry = %d events, %v; want 2", len(c.Events), err)
 		}
 	})

@@ -558,8 +558,13 @@ func TestCRMDeliveriesList(t *testing.T) {
 		}
 		ds = f.a.deliveries(f.acc, c) // newest first
 		tried := now.Add(10 * time.Minute)
+		claimed, err := s.ClaimCRMDeliveries(ctx, tried, len(ds))
+		if err != nil || len(claimed) == 0 {
+			t.Fatalf("claimed %d, %v", len(claimed), err)
+		}
 		finish := func(d models.CRMDelivery, status models.DeliveryStatus, waitingFor, reason string) models.CRMDelivery {
 			d.Status, d.WaitingFor, d.Reason, d.TriedAt, d.Attempts = status, waitingFor, reason, &tried, 1
+			d.LeaseToken = claimed[0].LeaseToken
 			d.NextTryAt = tried.Add(time.Hour)
 			return d
 		}

@@ -28,6 +28,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 
 	"github.com/leadsignal/leadsignal/internal/benchkit"
+	"github.com/leadsignal/leadsignal/internal/upkeep"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/web"
 )
@@ -112,7 +113,7 @@ func run() error {
 	// their first statistics as soon as they hold rows.
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
-	go st.AnalyzeNewTables(bg, slog.New(slog.DiscardHandler))
+	go func() { _ = upkeep.Stats(st, slog.New(slog.DiscardHandler)).Run(bg) }()
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

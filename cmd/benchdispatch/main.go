@@ -502,7 +502,7 @@ func firstBatch(ctx context.Context, st *store.Store, accountID, datasetID int64
 	// The dispatcher's own claim, rolled back: the same events.
 	var c store.Claim
 	err := st.Tx(ctx, func(tx *store.Store) (err error) {
-		if c, err = tx.ClaimEvents(ctx, datasetID, time.Now(), time.Minute, dispatch.MaxBatch, false); err != nil {
+		if c, err = tx.ClaimEvents(ctx, datasetID, time.Now(), time.Minute, dispatch.MaxBatch, nil); err != nil {
 			return err
 		}
 		return errRollback
@@ -643,7 +643,7 @@ func probe(ctx context.Context, st *store.Store, accountID, datasetID int64, n i
 			return nil, err
 		}
 		if err := run("ClaimEvents", func() (err error) {
-			c, err = st.ClaimEvents(ctx, datasetID, now, 2*time.Minute, dispatch.MaxBatch, false)
+			c, err = st.ClaimEvents(ctx, datasetID, now, 2*time.Minute, dispatch.MaxBatch, nil)
 			return err
 		}); err != nil {
 			return nil, err

@@ -46,6 +46,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/benchkit"
 	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/internal/upkeep"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/web"
@@ -141,7 +142,7 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "benchpages: counts merged and vacuumed in %s\n", time.Since(start).Round(time.Millisecond))
 	compactCtx, stopCompact := context.WithCancel(ctx)
 	defer stopCompact()
-	go st.CompactCountsEvery(compactCtx, slog.New(slog.DiscardHandler))
+	go func() { _ = upkeep.Counts(st, slog.New(slog.DiscardHandler)).Run(compactCtx) }()
 
 	srv := &http.Server{
 		Handler: web.New(web.Options{Store: st, Log: slog.New(slog.DiscardHandler),

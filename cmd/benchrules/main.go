@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/benchkit"
+	"github.com/leadsignal/leadsignal/internal/upkeep"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/web"
@@ -114,7 +115,7 @@ func run() error {
 	})
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
-	go st.AnalyzeNewTables(bg, slog.New(slog.DiscardHandler))
+	go func() { _ = upkeep.Stats(st, slog.New(slog.DiscardHandler)).Run(bg) }()
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -32,7 +32,9 @@ import (
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/password"
 	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/internal/service"
 	"github.com/leadsignal/leadsignal/internal/stageupload"
+	"github.com/leadsignal/leadsignal/internal/upkeep"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/web"
@@ -258,27 +260,13 @@ func serve(ctx context.Context, e env) error {
 		// flight, then returns.
 		return crmWorker.Run(gctx)
 	})
-	g.Go(func() error {
-		sweepSessions(gctx, s, sessionLimits(cfg), log)
-		return nil
-	})
-	g.Go(func() error {
-		s.AnalyzeNewTables(gctx, log)
-		return nil
-	})
-	g.Go(func() error {
-		// The Overview's counts: merge the deltas the writes left.
-		s.CompactCountsEvery(gctx, log)
-		return nil
-	})
-	g.Go(func() error {
-		// Until it is done, readers derive what it fills; a failure leaves
-		// the rest to the next start.
-		if err := s.Backfill(gctx, log); err != nil && gctx.Err() == nil {
-			log.Error("backfill", slog.Any("error", err))
-		}
-		return nil
-	})
+	// The database's chores: ended sessions, new tables' statistics, the
+	// Overview's counts, backfills.
+	for _, l := range []*service.Loop{
+		upkeep.Sessions(s, sessionLimits(cfg), log), upkeep.Stats(s, log), upkeep.Counts(s, log), upkeep.Backfill(s, log),
+	} {
+		g.Go(func() error { return l.Run(gctx) })
+	}
 	g.Go(func() error {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -307,31 +295,6 @@ func welcome(ctx context.Context, s *store.Store, url string) string {
 
 func sessionLimits(cfg config.Config) store.SessionLimits {
 	return store.SessionLimits{Idle: cfg.SessionIdle, Absolute: cfg.SessionMax}
-}
-
-// sweepEvery is how often serve deletes the sessions that have ended.
-const sweepEvery = 10 * time.Minute
-
-// sweepSessions deletes ended sessions until ctx ends: a lookup already
-// refuses them, so this only keeps the table small. Every replica sweeps;
-// the deletes are idempotent.
-func sweepSessions(ctx context.Context, s *store.Store, lim store.SessionLimits, log *slog.Logger) {
-	t := time.NewTicker(sweepEvery)
-	defer t.Stop()
-	for {
-		n, err := s.DeleteExpiredSessions(ctx, time.Now(), lim)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Error("sweep sessions", slog.Any("error", err))
-		case n > 0:
-			log.Info("swept ended sessions", slog.Int64("sessions", n))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 func createUser(ctx context.Context, args []string, e env) error {

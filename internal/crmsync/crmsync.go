@@ -2,6 +2,7 @@ package crmsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/crm"
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/internal/service"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -42,8 +44,10 @@ type Options struct {
 
 // Worker takes due deliveries from the inbox and records their changes.
 type Worker struct {
-	o    Options
-	wake chan struct{}
+	o Options
+	// drain works the due deliveries; leads makes due those waiting for a
+	// lead in accounts that captured one since, and wakes drain.
+	drain, leads *service.Loop
 }
 
 // New returns a Worker; Run starts it.
@@ -63,36 +67,32 @@ func New(o Options) *Worker {
 	if o.LookUpBudget == 0 {
 		o.LookUpBudget = 45 * time.Second
 	}
-	return &Worker{o: o, wake: make(chan struct{}, 1)}
+	w := &Worker{o: o}
+	w.drain = service.New(service.Options{Name: "crm deliveries", Every: o.Idle, Log: o.Log}, func(ctx context.Context) error {
+		_, err := w.Drain(ctx)
+		return err
+	})
+	w.leads = service.New(service.Options{Name: "crm deliveries: wake for new leads", Every: o.Idle, Log: o.Log}, func(ctx context.Context) error {
+		n, err := w.o.Store.WakeCRMDeliveriesForLeads(ctx, w.o.Now())
+		if n > 0 {
+			w.drain.Wake()
+		}
+		return err
+	})
+	return w
 }
 
 // Notify wakes the worker: deliveries arrived.
-func (w *Worker) Notify() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
+func (w *Worker) Notify() { w.drain.Wake() }
 
-// Run works until ctx ends. Each round it first makes due the deliveries
-// waiting for a lead in accounts that captured one since, then drains.
+// Run works until ctx ends: it drains at once, when notified, and every
+// Idle; every Idle too, it makes due the deliveries waiting for a lead in
+// accounts that captured one since. The round in flight when ctx ends
+// writes what became of its deliveries before Run returns.
 func (w *Worker) Run(ctx context.Context) error {
-	t := time.NewTicker(w.o.Idle)
-	defer t.Stop()
-	for {
-		if _, err := w.Drain(ctx); err != nil && ctx.Err() == nil {
-			w.o.Log.Error("crm deliveries", slog.Any("error", err))
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if _, err := w.o.Store.WakeCRMDeliveriesForLeads(ctx, w.o.Now()); err != nil && ctx.Err() == nil {
-				w.o.Log.Error("crm deliveries: wake for new leads", slog.Any("error", err))
-			}
-		case <-w.wake:
-		}
-	}
+	w.leads.Start(ctx)
+	defer w.leads.Stop()
+	return w.drain.Run(ctx)
 }
 
 // Drain works rounds until no delivery is due, and returns how many it
@@ -134,7 +134,14 @@ func (w *Worker) round(ctx context.Context) (int, error) {
 	}
 	// Written even when ctx ended: a delivery's lease would otherwise hold
 	// it for deliveryLease, and its outcome would be lost.
-	return len(ds), w.o.Store.FinishCRMDeliveries(context.WithoutCancel(ctx), ds)
+	err = w.o.Store.FinishCRMDeliveries(context.WithoutCancel(ctx), ds)
+	if errors.Is(err, store.ErrLeaseLost) {
+		// The round outlived its lease and another worker took some of
+		// its deliveries over: what became of those is that one's to say.
+		w.o.Log.Warn("crm deliveries: lease lost", slog.Any("error", err))
+		err = nil
+	}
+	return len(ds), err
 }
 
 // work is one claimed delivery on its way: what prepare read of it, and

@@ -22,6 +22,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/internal/service"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -90,7 +91,7 @@ type Options struct {
 // Dispatcher sends queued events; several may run on one Postgres.
 type Dispatcher struct {
 	o    Options
-	wake chan struct{}
+	loop *service.Loop
 }
 
 // New returns a Dispatcher.
@@ -113,35 +114,22 @@ func New(o Options) *Dispatcher {
 	if o.Matchers == nil {
 		o.Matchers = &decide.Matchers{}
 	}
-	return &Dispatcher{o: o, wake: make(chan struct{}, 1)}
+	d := &Dispatcher{o: o}
+	d.loop = service.New(service.Options{Name: "dispatch", Every: o.Idle, Log: o.Log}, func(ctx context.Context) error {
+		_, err := d.Drain(ctx)
+		return err
+	})
+	return d
 }
 
 // Notify wakes the dispatcher at once, after events were queued in this
 // process. Other replicas find them at their next idle tick.
-func (d *Dispatcher) Notify() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
+func (d *Dispatcher) Notify() { d.loop.Wake() }
 
-// Run sends due events until ctx is done. A batch in flight when ctx ends
-// is finished (or released) before Run returns.
-func (d *Dispatcher) Run(ctx context.Context) error {
-	t := time.NewTicker(d.o.Idle)
-	defer t.Stop()
-	for {
-		if _, err := d.Drain(ctx); err != nil && ctx.Err() == nil {
-			d.o.Log.Error("dispatch", slog.Any("error", err))
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		case <-d.wake:
-		}
-	}
-}
+// Run sends due events until ctx is done: it drains at once, when
+// notified, and every Idle. A batch in flight when ctx ends is finished
+// (or released) before Run returns.
+func (d *Dispatcher) Run(ctx context.Context) error { return d.loop.Run(ctx) }
 
 // InFlight is how many batches a dispatcher works on at once: while one
 // waits for Meta or the database, the next is claimed and built. Claims of
@@ -283,25 +271,27 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 	// its events are leased for probeLease, and it has that long to finish
 	// (its request is most of it); any other batch has half its Lease.
 	lease, limit := d.o.Lease, d.o.Lease/2
-	probe := ds.HeldSince != nil
-	if probe {
+	var probe *store.Lease
+	if ds.HeldSince != nil {
 		lease, limit = probeLease, probeLease
-		ok, err := s.TakeProbe(ctx, ds.ID, now, lease)
+		l, ok, err := s.TakeProbe(ctx, ds.ID, now, lease)
 		if err != nil || !ok {
 			return 0, err
 		}
+		probe = &l
 	}
+	// A probe's batch is claimed under the probe's lease: c.Lease is the
+	// probe's too.
 	c, err := s.ClaimEvents(ctx, ds.ID, now, lease, MaxBatch, probe)
 	switch {
-	case err != nil && probe:
-		_, perr := s.ProbeNow(ctx, ds.AccountID, ds.ID, now)
-		return 0, errors.Join(err, perr)
+	case err != nil && probe != nil:
+		return 0, errors.Join(err, s.ReleaseProbe(ctx, ds.ID, *probe, now))
 	case err != nil:
 		return 0, err
-	case len(c.Events) == 0 && probe:
+	case len(c.Events) == 0 && probe != nil:
 		// Nothing waits, so nothing is at risk: the hold ends, and the
 		// next batch tries Meta as any batch does.
-		return 0, d.lift(ctx, ds)
+		return 0, d.lift(ctx, ds, c)
 	case len(c.Events) == 0:
 		return 0, nil
 	}
@@ -316,10 +306,19 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 		if rerr := s.ReleaseEvents(rctx, c); rerr != nil {
 			d.o.Log.Error("release batch", slog.Any("error", rerr))
 		}
-		if probe {
-			if _, perr := s.ProbeNow(rctx, ds.AccountID, ds.ID, d.o.Now()); perr != nil {
+		if probe != nil {
+			// A probe that held or lifted its dataset before it failed
+			// has ended its lease: nothing to release then.
+			if perr := s.ReleaseProbe(rctx, ds.ID, *probe, d.o.Now()); perr != nil && !errors.Is(perr, store.ErrLeaseLost) {
 				d.o.Log.Error("release probe", slog.Any("error", perr))
 			}
+		}
+		if errors.Is(err, store.ErrLeaseLost) {
+			// The batch outlived its lease and another dispatcher took it
+			// over: the rest is that one's, and Meta deduplicates what both
+			// sent.
+			d.o.Log.Warn("dispatch batch: lease lost", slog.Int64("dataset_id", ds.ID), slog.Any("error", err))
+			return 0, nil
 		}
 		return 0, err
 	}
@@ -411,8 +410,7 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 		if ds.HeldSince != nil {
 			// The probe's events were all expired or held back: Meta was
 			// not tried, so the next probe may go at once.
-			_, err := s.ProbeNow(ctx, ds.AccountID, ds.ID, now)
-			return err
+			return s.ReleaseProbe(ctx, ds.ID, c.Lease, now)
 		}
 		return nil
 	}
@@ -595,7 +593,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 			return false, err
 		}
 		if ds.HeldSince != nil {
-			return false, d.lift(ctx, ds)
+			return false, d.lift(ctx, ds, c)
 		}
 		return false, nil
 	case resp.Err != nil && resp.Err.TokenInvalid():
@@ -609,7 +607,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 	}
 	// Meta answered, so it is reachable.
 	if ds.HeldSince != nil {
-		if err := d.lift(ctx, ds); err != nil {
+		if err := d.lift(ctx, ds, c); err != nil {
 			return false, err
 		}
 		ds.HeldSince = nil
@@ -633,12 +631,16 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 }
 
 // hold holds a dataset that Meta or the network failed (why says how), or
-// counts one more failed try of its hold, and puts the batch back in its
-// place without spending an attempt: an outage is the dataset's, not its
-// events'.
+// counts one more failed try of its hold (its probe's, under the probe's
+// lease), and puts the batch back in its place without spending an
+// attempt: an outage is the dataset's, not its events'.
 func (d *Dispatcher) hold(ctx context.Context, ds models.Dataset, c store.Claim, batch []prepared, why string) error {
 	reason := "Meta unreachable: " + why
-	held, started, err := d.o.Store.HoldDataset(ctx, ds.ID, d.o.Now(), why, probeWait)
+	var probe *store.Lease
+	if ds.HeldSince != nil {
+		probe = &c.Lease
+	}
+	held, started, err := d.o.Store.HoldDataset(ctx, ds.ID, d.o.Now(), why, probeWait, probe)
 	if err != nil {
 		return err
 	}
@@ -651,9 +653,10 @@ func (d *Dispatcher) hold(ctx context.Context, ds models.Dataset, c store.Claim,
 	return d.requeue(ctx, c, batch, reason)
 }
 
-// lift ends a dataset's hold after Meta took a request.
-func (d *Dispatcher) lift(ctx context.Context, ds models.Dataset) error {
-	since, err := d.o.Store.LiftHold(ctx, ds.ID)
+// lift ends a dataset's hold after Meta took its probe's request, under
+// the lease of the probe's claim c.
+func (d *Dispatcher) lift(ctx context.Context, ds models.Dataset, c store.Claim) error {
+	since, err := d.o.Store.LiftHold(ctx, ds.ID, c.Lease)
 	if err != nil || since == nil {
 		return err
 	}

@@ -470,7 +470,7 @@ func TestLeaseRecoveryAfterKilledDispatcher(t *testing.T) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(5, b.clock.now().Add(-time.Hour), nil)
 		// A dispatcher claims the batch and dies before sending it.
-		claimed, err := s.ClaimEvents(t.Context(), b.dataset.ID, b.clock.now(), time.Minute, 1000, false)
+		claimed, err := s.ClaimEvents(t.Context(), b.dataset.ID, b.clock.now(), time.Minute, 1000, nil)
 		if err != nil || len(claimed.Events) != 5 {
 			t.Fatalf("claim = %d, %v", len(claimed.Events), err)
 		}
@@ -892,7 +892,7 @@ func TestBacklogDrainsInParallelAfterAnOutage(t *testing.T) {
 		b.queue(4*dispatch.MaxBatch, b.clock.now().Add(-time.Hour), nil)
 		// The dataset held by an outage, its next try due in a second.
 		if _, _, err := s.HoldDataset(t.Context(), b.dataset.ID, b.clock.now(), "network: connection refused",
-			func(int) time.Duration { return time.Second }); err != nil {
+			func(int) time.Duration { return time.Second }, nil); err != nil {
 			t.Fatal(err)
 		}
 		cs := &countingSender{inner: &capi.Client{}}
@@ -978,7 +978,7 @@ func TestJunkLeadEventsOfJunkRulesGo(t *testing.T) {
 		}
 		// A failed event of the junk rule is retried and sent.
 		failed := b.queue(1, b.clock.now().Add(-time.Hour), junk)
-		c, err := s.ClaimEvents(t.Context(), b.dataset.ID, b.clock.now(), time.Minute, 10, false)
+		c, err := s.ClaimEvents(t.Context(), b.dataset.ID, b.clock.now(), time.Minute, 10, nil)
 		if err != nil || len(c.Events) != 1 {
 			t.Fatalf("claim = %+v, %v", c.Events, err)
 		}

@@ -33,7 +33,7 @@ func TestProbeAfterKilledDispatcher(t *testing.T) {
 			b := newBench(t, s, models.ModeLive)
 			b.queue(dispatch.MaxBatch+200, b.clock.now().Add(-time.Hour), nil)
 			// Meta failed a batch: the dataset is held, its probe due in a second.
-			if _, _, err := s.HoldDataset(t.Context(), b.dataset.ID, b.clock.now(), "HTTP 503", func(int) time.Duration { return time.Second }); err != nil {
+			if _, _, err := s.HoldDataset(t.Context(), b.dataset.ID, b.clock.now(), "HTTP 503", func(int) time.Duration { return time.Second }, nil); err != nil {
 				t.Fatal(err)
 			}
 			b.clock.advance(time.Second)

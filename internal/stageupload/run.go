@@ -38,21 +38,13 @@ const resumeEvery = time.Minute
 // and every minute, until ctx ends; then each pass stops after the chunk
 // it is deciding, and Run returns once they all have.
 func (r *Runner) Run(ctx context.Context) error {
-	t := time.NewTicker(resumeEvery)
-	defer t.Stop()
-	for {
-		r.resume(ctx)
-		select {
-		case <-ctx.Done():
-			r.mu.Lock()
-			r.stopped = true
-			r.mu.Unlock()
-			r.cancel()
-			r.wg.Wait()
-			return nil
-		case <-t.C:
-		}
-	}
+	err := r.resume.Run(ctx)
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	r.cancel()
+	r.wg.Wait()
+	return err
 }
 
 // Start works the current pass of upload id in the background unless a
@@ -92,18 +84,17 @@ func (r *Runner) start(id int64, run func(ctx context.Context, id int64)) {
 	}()
 }
 
-// resume starts the uploads that run without a server working on them.
-func (r *Runner) resume(ctx context.Context) {
+// resumeUploads starts the uploads that run without a server working on
+// them.
+func (r *Runner) resumeUploads(ctx context.Context) error {
 	ids, err := r.o.Store.StageUploadsToResume(ctx, r.o.Now())
 	if err != nil {
-		if ctx.Err() == nil {
-			r.o.Log.Error("resume stage uploads", slog.Any("error", err))
-		}
-		return
+		return err
 	}
 	for _, id := range ids {
 		r.Start(id)
 	}
+	return nil
 }
 
 // Work works the current pass of upload id in the caller's goroutine,
@@ -124,13 +115,14 @@ func (r *Runner) Work(ctx context.Context, id int64) error {
 	}
 	err = r.work(ctx, u)
 	switch {
-	case err == nil, ctx.Err() != nil, errors.Is(err, store.ErrNotFound):
+	case err == nil, ctx.Err() != nil, errors.Is(err, store.ErrLeaseLost):
 		// Done; or stopping, and the next server resumes it; or a new pass
-		// replaced this one.
+		// replaced this one, or another server took it over (this one was
+		// too slow for its lease): its writes changed nothing.
 		return nil
 	}
 	r.o.Log.Error("stage upload", slog.Int64("upload_id", id), slog.Any("error", err))
-	fail := store.UploadProgress{ID: u.ID, Pass: u.Pass, Finished: true, Status: models.UploadFailed,
+	fail := store.UploadProgress{ID: u.ID, Lease: *u.LeaseToken, Finished: true, Status: models.UploadFailed,
 		Error: "the database did not answer (" + err.Error() + ")."}
 	if errors.Is(err, store.ErrStale) {
 		fail.Error = "leads of this file kept changing (through the stage API or their pages) while it was recorded. " +
@@ -140,7 +132,7 @@ func (r *Runner) Work(ctx context.Context, id int64) error {
 		fail.DoneRows, fail.Applied, fail.Replayed, fail.Refused, fail.Events, fail.EventCounts =
 			cur.DoneRows, cur.Applied, cur.Replayed, cur.Refused, cur.Events, cur.EventCounts
 	}
-	if serr := r.o.Store.SaveUploadProgress(context.WithoutCancel(ctx), fail, r.o.Now()); serr != nil && !errors.Is(serr, store.ErrNotFound) {
+	if serr := r.o.Store.SaveUploadProgress(context.WithoutCancel(ctx), fail, r.o.Now()); serr != nil && !errors.Is(serr, store.ErrLeaseLost) {
 		r.o.Log.Error("stage upload: mark failed", slog.Int64("upload_id", id), slog.Any("error", serr))
 	}
 	return err
@@ -169,7 +161,7 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 	if err := json.Unmarshal([]byte(u.EventCounts), &counts); err != nil {
 		return fmt.Errorf("event counts: %w", err)
 	}
-	p := store.UploadProgress{ID: u.ID, Pass: u.Pass, DoneRows: u.DoneRows, Applied: u.Applied, Replayed: u.Replayed,
+	p := store.UploadProgress{ID: u.ID, Lease: *u.LeaseToken, DoneRows: u.DoneRows, Applied: u.Applied, Replayed: u.Replayed,
 		Refused: u.Refused, Events: u.Events}
 	ps := pass{decider: r.o.Decider, acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
 		dry: u.Status == models.UploadPreviewing}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/service"
 	"github.com/leadsignal/leadsignal/internal/stagecsv"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -34,7 +35,11 @@ type Options struct {
 // dispatcher; a Runner without Run (tests) still works the passes Start
 // is given, and never stops them.
 type Runner struct {
-	o      Options
+	o Options
+	// resume starts the uploads no server works on, at once and every
+	// minute.
+	resume *service.Loop
+	// ctx is the passes' context, which Run's end cancels.
 	ctx    context.Context
 	cancel context.CancelFunc
 	mu     sync.Mutex
@@ -58,7 +63,9 @@ func New(o Options) *Runner {
 		o.Chunk = 1000
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Runner{o: o, ctx: ctx, cancel: cancel, running: map[int64]bool{}, again: map[int64]bool{}}
+	r := &Runner{o: o, ctx: ctx, cancel: cancel, running: map[int64]bool{}, again: map[int64]bool{}}
+	r.resume = service.New(service.Options{Name: "resume stage uploads", Every: resumeEvery, Log: o.Log}, r.resumeUploads)
+	return r
 }
 
 // ErrPassChanged refuses to apply a preview that is no longer the
