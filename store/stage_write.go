@@ -1,0 +1,299 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/leadsignal/leadsignal/models"
+)
+
+// A batch of stage changes is written in one transaction (ChangeLeads):
+// on Postgres one pipeline, one round trip; on SQLite, whose one writer
+// holds the transaction, statement by statement.
+
+// LeadChange is one stage change of a lead and what deciding the lead's
+// events from the lead as the change leaves it said.
+type LeadChange struct {
+	// Change is the change to record, with an id ReadStages reserved.
+	Change *models.StageChange
+	// After is the lead as the change leaves it: its stage and junk
+	// verdict are written; ChangeLeads sets its UpdatedAt.
+	After *models.Lead
+	// Events is what the decision changes of the lead's events.
+	Events EventChanges
+}
+
+// ChangeLeads records stage changes of an account's leads and writes what
+// deciding their events said, in one transaction. Each decision was made
+// from the lead as read with updated_at expect[lead id]; if any of the
+// leads changed since, nothing is written and ChangeLeads returns ErrStale.
+// A lead with several changes ends as the last one leaves it. It returns
+// how many events were new. On Postgres the write is one pipeline, one
+// round trip: its statements run as one implicit transaction, the first
+// (lock_fresh_leads, migration 0029) aborting it when a lead changed.
+func (s *Store) ChangeLeads(ctx context.Context, accountID int64, expect map[int64]time.Time, cs []LeadChange) (int, error) {
+	if len(cs) == 0 {
+		return 0, nil
+	}
+	w, err := newLeadWrite(accountID, expect, cs, time.Now().UTC())
+	if err != nil {
+		return 0, wrap("change leads", err)
+	}
+	fresh := 0
+	if s.dialect == "postgres" {
+		fresh, err = s.writePipelined(ctx, w)
+	} else {
+		err = s.Tx(ctx, func(tx *Store) error {
+			if err := tx.checkFresh(ctx, accountID, w.ids, expect); err != nil {
+				return err
+			}
+			if err := tx.insertStageChanges(ctx, w.changes); err != nil {
+				return err
+			}
+			if err := tx.updateVerdicts(ctx, w.leads); err != nil {
+				return err
+			}
+			var err error
+			if fresh, err = tx.queueEvents(ctx, w.events); err != nil {
+				return err
+			}
+			return tx.requeueAndCancel(ctx, w.requeue, w.cancel, w.now)
+		})
+	}
+	if errors.Is(err, ErrStale) {
+		return 0, err
+	}
+	return fresh, wrap("change leads", err)
+}
+
+// leadWrite is what ChangeLeads writes: the changes, the leads as the last
+// change of each leaves them, the new events, and what becomes of stored
+// events, once per event (the last change's word).
+type leadWrite struct {
+	now     time.Time
+	ids     []int64
+	expect  []time.Time
+	changes []models.StageChange
+	leads   []models.Lead
+	events  []models.Event
+	requeue []int64
+	cancel  []EventCancel
+}
+
+func newLeadWrite(accountID int64, expect map[int64]time.Time, cs []LeadChange, now time.Time) (leadWrite, error) {
+	w := leadWrite{now: now}
+	for id := range expect {
+		w.ids = append(w.ids, id)
+	}
+	slices.Sort(w.ids)
+	for _, id := range w.ids {
+		w.expect = append(w.expect, expect[id].UTC())
+	}
+	last := map[int64]int{}
+	for i, c := range cs {
+		if c.Change.ID == 0 {
+			return w, errors.New("a stage change without a reserved id")
+		}
+		c.Change.AccountID, c.Change.CreatedAt = accountID, now
+		w.changes = append(w.changes, *c.Change)
+		last[c.Change.LeadID] = i
+	}
+	// A stored event's last word wins: requeued (true) or cancelled.
+	word := map[int64]bool{}
+	reason := map[int64]string{}
+	var order []int64
+	for i, c := range cs {
+		for _, e := range c.Events.Stage {
+			e.StageChangeID = &c.Change.ID
+			w.events = append(w.events, e)
+		}
+		w.events = append(w.events, c.Events.New...)
+		if last[c.Change.LeadID] == i {
+			c.After.UpdatedAt = now
+			w.leads = append(w.leads, *c.After)
+		}
+		for _, id := range c.Events.Requeue {
+			if _, ok := word[id]; !ok {
+				order = append(order, id)
+			}
+			word[id] = true
+		}
+		for _, cc := range c.Events.Cancel {
+			if _, ok := word[cc.ID]; !ok {
+				order = append(order, cc.ID)
+			}
+			word[cc.ID], reason[cc.ID] = false, cc.Reason
+		}
+	}
+	for _, id := range order {
+		if word[id] {
+			w.requeue = append(w.requeue, id)
+		} else {
+			w.cancel = append(w.cancel, EventCancel{ID: id, Reason: reason[id]})
+		}
+	}
+	for i := range w.events {
+		w.events[i].ID, w.events[i].AccountID = 0, accountID
+	}
+	queue(w.events, now)
+	return w, nil
+}
+
+// staleCode is the SQLSTATE lock_fresh_leads raises.
+const staleCode = "LS409"
+
+var (
+	requeueSQL = `UPDATE unsent_events SET status = 'queued', last_error = '', next_attempt_at = $2, lease_until = NULL, updated_at = $2
+	WHERE status = 'failed' AND event_id = ANY(CAST($1 AS bigint[]))`
+	cancelSQL = `UPDATE unsent_events AS u SET status = 'failed', last_error = x.reason, updated_at = $3
+	FROM unnest(CAST($1 AS bigint[]), CAST($2 AS text[])) AS x(id, reason)
+	WHERE u.event_id = x.id AND ` + sendingSQL("u.", "$3", false)
+)
+
+// writePipelined is ChangeLeads on Postgres: every statement in one round
+// trip, one implicit transaction.
+func (s *Store) writePipelined(ctx context.Context, w leadWrite) (int, error) {
+	fresh := 0
+	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
+		b := &pgx.Batch{}
+		b.Queue(`SELECT lock_fresh_leads($1, $2, $3)`, w.changes[0].AccountID, w.ids, w.expect)
+		b.Queue(insertStageChangesSQL, stageChangeArgs(w.changes)...)
+		if len(w.leads) > 0 {
+			b.Queue(updateVerdictsSQL, verdictArgs(w.leads)...)
+			b.Queue(unprepareSQL, leadIDs(w.leads))
+		}
+		if len(w.events) > 0 {
+			b.Queue(insertEventsSQL, eventArgs(w.events)...).Exec(func(ct pgconn.CommandTag) error {
+				fresh = int(ct.RowsAffected())
+				return nil
+			})
+		}
+		if len(w.requeue) > 0 {
+			b.Queue(requeueSQL, w.requeue, w.now)
+		}
+		if len(w.cancel) > 0 {
+			ids, reasons := make([]int64, len(w.cancel)), make([]string, len(w.cancel))
+			for i, c := range w.cancel {
+				ids[i], reasons[i] = c.ID, c.Reason
+			}
+			b.Queue(cancelSQL, ids, reasons, w.now)
+		}
+		return conn.SendBatch(ctx, b).Close()
+	})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == staleCode {
+		return 0, ErrStale
+	}
+	return fresh, err
+}
+
+func leadIDs(ls []models.Lead) []int64 {
+	ids := make([]int64, len(ls))
+	for i, l := range ls {
+		ids[i] = l.ID
+	}
+	return ids
+}
+
+// checkFresh returns ErrStale when one of an account's leads ids is gone
+// or its updated_at is not expect's, on SQLite, whose one writer holds the
+// transaction (Postgres: lock_fresh_leads in writePipelined).
+func (s *Store) checkFresh(ctx context.Context, accountID int64, ids []int64, expect map[int64]time.Time) error {
+	q := s.q(ctx).Model(&models.Lead{}).Select("id, updated_at").Where("account_id = ? AND id IN ?", accountID, ids)
+	var got []models.Lead
+	if err := q.Find(&got).Error; err != nil {
+		return err
+	}
+	if len(got) != len(ids) {
+		return ErrStale
+	}
+	for _, l := range got {
+		// A time in hand matches the one stored to within a microsecond.
+		if d := l.UpdatedAt.Sub(expect[l.ID]); d <= -time.Microsecond || d >= time.Microsecond {
+			return ErrStale
+		}
+	}
+	return nil
+}
+
+var stageChangeTyped = []column{
+	{"id", "bigint"}, {"account_id", "bigint"}, {"lead_id", "bigint"}, {"value", "double precision"},
+	{"occurred_at", "timestamptz"}, {"change_id", "text"}, {"user_id", "bigint"}, {"created_at", "timestamptz"},
+}
+
+var stageChangeText = []textColumn[models.StageChange]{
+	{"stage", func(c *models.StageChange) string { return c.Stage }},
+	{"currency", func(c *models.StageChange) string { return c.Currency }},
+	{"source", func(c *models.StageChange) string { return c.Source }},
+}
+
+var insertStageChangesSQL = unnestInsert("stage_changes", stageChangeTyped, stageChangeText)
+
+// insertStageChanges inserts new stage changes with their reserved ids,
+// on SQLite (Postgres: writePipelined).
+func (s *Store) insertStageChanges(ctx context.Context, cs []models.StageChange) error {
+	return s.q(ctx).CreateInBatches(&cs, 200).Error
+}
+
+// stageChangeArgs are the parameters of insertStageChangesSQL.
+func stageChangeArgs(cs []models.StageChange) []any {
+	n := len(cs)
+	id, account, lead, value, at := make([]int64, n), make([]int64, n), make([]int64, n), make([]*float64, n), make([]time.Time, n)
+	changeID, user, created := make([]*string, n), make([]*int64, n), make([]time.Time, n)
+	for i, c := range cs {
+		id[i], account[i], lead[i], value[i], at[i] = c.ID, c.AccountID, c.LeadID, c.Value, c.OccurredAt.UTC()
+		changeID[i], user[i], created[i] = c.ChangeID, c.UserID, c.CreatedAt.UTC()
+	}
+	return textArgs([]any{id, account, lead, value, at, changeID, user, created}, cs, stageChangeText)
+}
+
+var verdictTyped = []column{{"id", "bigint"}, {"junk", "boolean"}, {"updated_at", "timestamptz"}}
+
+var verdictText = []textColumn[models.Lead]{
+	{"junk_override", func(l *models.Lead) string { return l.JunkOverride }},
+	{"stage", func(l *models.Lead) string { return l.Stage }},
+}
+
+var updateVerdictsSQL = unnestUpdate("leads", verdictTyped, verdictText, []string{"id"}, nil)
+
+// updateVerdicts writes leads' stage, junk verdict and updated_at, and
+// drops the prepared payloads of their unsent events (they are built again
+// from the lead as it is), on SQLite (Postgres: writePipelined).
+func (s *Store) updateVerdicts(ctx context.Context, ls []models.Lead) error {
+	for _, l := range ls {
+		upd := map[string]any{"updated_at": l.UpdatedAt, "junk": l.Junk, "junk_override": l.JunkOverride, "stage": l.Stage}
+		if err := s.q(ctx).Model(&models.Lead{}).Where("id = ?", l.ID).Updates(upd).Error; err != nil {
+			return err
+		}
+	}
+	return s.unprepare(ctx, leadIDs(ls))
+}
+
+// verdictArgs are the parameters of updateVerdictsSQL.
+func verdictArgs(ls []models.Lead) []any {
+	n := len(ls)
+	junk, updated := make([]bool, n), make([]time.Time, n)
+	for i, l := range ls {
+		junk[i], updated[i] = l.Junk, l.UpdatedAt.UTC()
+	}
+	return textArgs([]any{leadIDs(ls), junk, updated}, ls, verdictText)
+}
+
+// queueEvents inserts new events, queued unless they say otherwise (the
+// caller has made them so, queue); one already stored is left as it is. It
+// returns how many were new. On SQLite (Postgres: writePipelined).
+func (s *Store) queueEvents(ctx context.Context, evs []models.Event) (int, error) {
+	if len(evs) == 0 {
+		return 0, nil
+	}
+	_, stored, err := s.insertEvents(ctx, evs)
+	if err != nil {
+		return 0, err
+	}
+	return len(stored), s.addUnsent(ctx, stored)
+}
