@@ -6,9 +6,14 @@
 // harmless, unsent events of automatic rules the lead no longer matches are
 // cancelled with the reason, and sent events stay sent.
 //
-// Capture, a person's stage or junk mark, a manual rule's button and
-// "apply to recent leads" all ask Decide (pure) and write what it says
-// through the store; the dispatcher asks Holds before it sends an event
-// built anew from a lead that changed. Matching runs outside store
-// transactions. See docs/architecture.md.
+// Capture, a stage change or junk mark, a manual rule's button and "apply
+// to recent leads" all ask Decide (pure) and write what it says through the
+// store; the dispatcher asks Holds before it sends an event built anew
+// from a lead that changed. Matching runs outside store transactions.
+//
+// Decider is also the recorder of stage changes, the one door of every way
+// they come in (the stage API, CSV uploads, CRM deliveries, the lead page):
+// each hands it Changes (record.go) and maps the typed Outcomes to its own
+// answers; accept.go holds every rule of accepting a change. See
+// docs/architecture.md, "Stage changes: one door".
 package decide
