@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leadsignal/leadsignal/internal/poll"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
-// freshLeads is a new Postgres schema, migrated, whose leads table
+// freshLeads is a new Postgres database, migrated, whose leads table
 // autovacuum leaves alone, with one account; add inserts leads up to a
 // total of n, plan explains the recent-contacts lookup of every capture as
 // the generic plan prepared under name, and wantLookups checks a plan.
@@ -25,16 +26,13 @@ type freshLeads struct {
 
 func newFreshLeads(t *testing.T) *freshLeads {
 	t.Helper()
-	url := storetest.PostgresURL(t)
+	url := storetest.MigratedPostgresURL(t)
 	ctx := t.Context()
 	s, err := store.Open(ctx, store.Options{PostgresURL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		t.Fatal(err)
@@ -178,17 +176,16 @@ func TestCaptureLookupPlanWithoutStatistics(t *testing.T) {
 // written to table: backends report them within a second or so.
 func waitForStats(t *testing.T, conn *sql.Conn, table string) {
 	t.Helper()
-	for range 50 {
+	poll.Until(t, 5*time.Second, func() error {
 		var n int64
 		if err := conn.QueryRowContext(t.Context(), `SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = $1 AND schemaname = current_schema()`, table).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n >= 100 {
-			return
+		if n < 100 {
+			return fmt.Errorf("pg_stat_user_tables counts %d rows of %s", n, table)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("pg_stat_user_tables never counted the rows of %s", table)
+		return nil
+	})
 }
 
 // TestAnalyzeNewOnSQLite: SQLite plans by its indexes without statistics;
