@@ -330,15 +330,12 @@ func TestStageUpdates(t *testing.T) {
 // deadlock taking two such rows in opposite orders).
 func TestCountsNeverMakeWritersWait(t *testing.T) {
 	ctx := t.Context()
-	url := storetest.PostgresURL(t)
+	url := storetest.MigratedPostgresURL(t)
 	s, err := store.Open(ctx, store.Options{PostgresURL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	a, _ := twoAccounts(t, s)
 	d := newDataset(t, s, a, models.ModeLive)
 	now := time.Now().UTC()

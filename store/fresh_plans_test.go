@@ -12,7 +12,7 @@ import (
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
-// freshLeads is a new Postgres schema, migrated, whose leads table
+// freshLeads is a new Postgres database, migrated, whose leads table
 // autovacuum leaves alone, with one account; add inserts leads up to a
 // total of n, plan explains the recent-contacts lookup of every capture as
 // the generic plan prepared under name, and wantLookups checks a plan.
@@ -25,16 +25,13 @@ type freshLeads struct {
 
 func newFreshLeads(t *testing.T) *freshLeads {
 	t.Helper()
-	url := storetest.PostgresURL(t)
+	url := storetest.MigratedPostgresURL(t)
 	ctx := t.Context()
 	s, err := store.Open(ctx, store.Options{PostgresURL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		t.Fatal(err)

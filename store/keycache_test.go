@@ -60,7 +60,7 @@ func TestIngestKeyCache(t *testing.T) {
 
 // Another replica's revocation is seen once the cached entry expires.
 func TestIngestKeyCacheExpires(t *testing.T) {
-	url := storetest.PostgresURL(t)
+	url := storetest.MigratedPostgresURL(t)
 	open := func() *store.Store {
 		s, err := store.Open(context.Background(), store.Options{PostgresURL: url})
 		if err != nil {
@@ -70,9 +70,6 @@ func TestIngestKeyCacheExpires(t *testing.T) {
 		return s
 	}
 	one, other := open(), open()
-	if _, err := one.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
 	ctx := t.Context()
 	a, _ := twoAccounts(t, one)
 	k, secret, err := one.CreateIngestKey(ctx, a.ID, "website")

@@ -17,16 +17,13 @@ import (
 // of the account (2.9 s at a million), and a page of a rare name is read in
 // order, not picked out of all events.
 func TestEventNameFilterReadsItsIndex(t *testing.T) {
-	url := storetest.PostgresURL(t)
+	url := storetest.MigratedPostgresURL(t)
 	ctx := t.Context()
 	s, err := store.Open(ctx, store.Options{PostgresURL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	a, _ := twoAccounts(t, s)
 	d := newDataset(t, s, a, models.ModeLive)
 	l := storedLead(t, s, a, time.Now().UTC(), "jane@example.com")

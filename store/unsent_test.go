@@ -176,15 +176,12 @@ func TestNoIndexOfEventsReadsSettledColumns(t *testing.T) {
 // need not keep the batch's JSON again. Both settle paths are covered: a
 // batch Meta took whole, and one with a payload built at send time.
 func TestSendLeavesEventRowsAlone(t *testing.T) {
-	u := storetest.PostgresURL(t)
+	u := storetest.MigratedPostgresURL(t)
 	s, err := store.Open(t.Context(), store.Options{PostgresURL: u})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
 	db, err := sql.Open("pgx", u)
 	if err != nil {
 		t.Fatal(err)
@@ -245,20 +242,11 @@ func TestSendLeavesEventRowsAlone(t *testing.T) {
 	}
 }
 
-// migratedPostgres migrates a fresh Postgres schema and returns a plain
-// connection pool to it, for tests that read the catalog or plans.
+// migratedPostgres returns a plain connection pool to a fresh migrated
+// Postgres database, for tests that read the catalog or plans.
 func migratedPostgres(t *testing.T) *sql.DB {
 	t.Helper()
-	u := storetest.PostgresURL(t)
-	st, err := store.Open(t.Context(), store.Options{PostgresURL: u})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("pgx", u)
+	db, err := sql.Open("pgx", storetest.MigratedPostgresURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,8 +59,9 @@ func sqliteDB(t *testing.T) db {
 	}
 }
 
-// postgresDB is a private schema of TEST_DATABASE_URL's database, given as
-// DATABASE_URL; skipped without TEST_DATABASE_URL (failed under CI=true).
+// postgresDB is a private, empty database on TEST_DATABASE_URL's server,
+// given as DATABASE_URL; skipped without TEST_DATABASE_URL (failed under
+// CI=true).
 func postgresDB(t *testing.T) db {
 	t.Helper()
 	url := storetest.PostgresURL(t)

@@ -96,7 +96,7 @@ func TestProbeAfterKilledDispatcher(t *testing.T) {
 }
 
 // twoReplicas opens one migrated database twice, as two processes would:
-// a SQLite file, or a Postgres schema.
+// a SQLite file, or a Postgres database.
 func twoReplicas(t *testing.T, db string) (first, second *store.Store) {
 	t.Helper()
 	o := store.Options{SQLitePath: filepath.Join(t.TempDir(), "test.db")}
