@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leadsignal/leadsignal/internal/poll"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
@@ -175,17 +176,16 @@ func TestCaptureLookupPlanWithoutStatistics(t *testing.T) {
 // written to table: backends report them within a second or so.
 func waitForStats(t *testing.T, conn *sql.Conn, table string) {
 	t.Helper()
-	for range 50 {
+	poll.Until(t, 5*time.Second, func() error {
 		var n int64
 		if err := conn.QueryRowContext(t.Context(), `SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = $1 AND schemaname = current_schema()`, table).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n >= 100 {
-			return
+		if n < 100 {
+			return fmt.Errorf("pg_stat_user_tables counts %d rows of %s", n, table)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("pg_stat_user_tables never counted the rows of %s", table)
+		return nil
+	})
 }
 
 // TestAnalyzeNewOnSQLite: SQLite plans by its indexes without statistics;

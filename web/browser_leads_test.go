@@ -5,6 +5,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/poll"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
@@ -28,17 +30,16 @@ import (
 // retried), so it can wait for the page a form submit leads to.
 func (b *tab) waitJS(what, cond string) {
 	b.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	var last error
-	for time.Now().Before(deadline) {
+	poll.Until(b.t, 15*time.Second, func() error {
 		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !!(`+cond+`)`))
-		if err == nil && ok {
-			return
+		if err == nil && !ok {
+			err = errors.New("false")
 		}
-		last = err
-		time.Sleep(50 * time.Millisecond)
-	}
-	b.t.Fatalf("browser: waited in vain for %s (%s; last error %v)", what, cond, last)
+		if err != nil {
+			return fmt.Errorf("browser: %s (%s): %w", what, cond, err)
+		}
+		return nil
+	})
 }
 
 // evalJS runs JavaScript and returns its value; it fails the test on error.

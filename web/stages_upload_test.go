@@ -14,6 +14,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/leadsignal/leadsignal/internal/poll"
 	"github.com/leadsignal/leadsignal/internal/stagecsv"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -66,23 +67,21 @@ func uploadID(t *testing.T, r resp) int64 {
 // status want.
 func waitUpload(t *testing.T, s *store.Store, acc models.Account, id int64, want models.StageUploadStatus) models.StageUpload {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		u, err := s.StageUpload(t.Context(), acc.ID, id)
-		if err != nil {
+	var u models.StageUpload
+	poll.Until(t, 30*time.Second, func() error {
+		var err error
+		if u, err = s.StageUpload(t.Context(), acc.ID, id); err != nil {
 			t.Fatal(err)
 		}
-		if !u.Running() {
-			if u.Status != want {
-				t.Fatalf("upload %d ended %s (%s); want %s", id, u.Status, u.Error, want)
-			}
-			return u
+		if u.Running() {
+			return fmt.Errorf("upload %d still %s", id, u.Status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("upload %d still %s after 30 s", id, u.Status)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return nil
+	})
+	if u.Status != want {
+		t.Fatalf("upload %d ended %s (%s); want %s", id, u.Status, u.Error, want)
 	}
+	return u
 }
 
 // uploadProblems are the page's problem rows as "row field: reason".

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/demo"
 	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/internal/poll"
 	"github.com/leadsignal/leadsignal/store"
 )
 
@@ -45,10 +46,12 @@ func runDemoCmd(t *testing.T, d db) result {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("demo not serving after 60s\nstderr: %s", stderr.String())
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Count(stderr.String(), "demo: new lead") < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, func() error {
+		if n := strings.Count(stderr.String(), "demo: new lead"); n < 2 {
+			return fmt.Errorf("the demo captured %d leads; want 2\nstderr: %s", n, stderr.String())
+		}
+		return nil
+	})
 	cancel()
 	select {
 	case err := <-done:

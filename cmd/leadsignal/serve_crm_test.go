@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leadsignal/leadsignal/internal/poll"
 )
 
 // A running serve takes a CRM's delivery at its connection's hook URL and
@@ -56,15 +59,11 @@ func TestServeTakesCRMDelivery(t *testing.T) {
 		t.Fatalf("post to the hook = %d %s; want 200 with 1 stored", status, body)
 	}
 	s := d.open(t)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	poll.Until(t, 15*time.Second, func() error {
 		l, err := s.Lead(t.Context(), 1, 1)
-		if err == nil && l.Stage == "qualified" {
-			return
+		if err == nil && l.Stage != "qualified" {
+			err = fmt.Errorf("lead stage = %q; want qualified (the worker in serve records the delivery)", l.Stage)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lead stage = %q, %v after 15 s; want qualified (the worker in serve records the delivery)", l.Stage, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err
+	})
 }

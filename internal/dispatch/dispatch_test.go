@@ -708,26 +708,17 @@ func TestNotifyWakesAnIdleDispatcher(t *testing.T) {
 	b := newBench(t, storetest.New(t), models.ModeLive)
 	d := dispatch.New(dispatch.Options{Store: b.store, Sender: &capi.Client{}, Box: b.box, GraphURL: b.meta.URL,
 		Now: b.clock.now, Idle: time.Hour, Log: quiet})
-	waitReceived := func(n int) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for b.meta.EventsReceived() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("Meta received %d events; want %d within 5 s (the idle tick is an hour)", b.meta.EventsReceived(), n)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
 	// The first event is sent by Run's first pass; after it the
-	// dispatcher idles for an hour unless notified.
+	// dispatcher idles for an hour unless notified: without Notify the
+	// second wait would fail after its 10 s.
 	b.queue(1, b.clock.now().Add(-time.Minute), nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go d.Run(ctx) //nolint:errcheck // ends with the test
-	waitReceived(1)
+	b.meta.WaitEvents(t, 1)
 	b.queue(1, b.clock.now().Add(-time.Minute), nil)
 	d.Notify()
-	waitReceived(2)
+	b.meta.WaitEvents(t, 2)
 }
 
 func TestMetrics(t *testing.T) {
@@ -863,23 +854,44 @@ func TestJunkLeadIsNeverSent(t *testing.T) {
 	})
 }
 
-// countingSender counts the sends in flight at once; each takes a while,
-// as Meta's may.
+// countingSender counts the sends in flight at once. Each send but the
+// first (the probe of a held dataset, which goes alone) waits, as one to a
+// slow Meta would, until another send is in flight too: batches claimed
+// and built side by side then overlap here however loaded the machine is.
+// A dispatcher that sends one batch at a time is caught by the 10 s the
+// wait lasts at most, and then sends on without waiting.
 type countingSender struct {
 	inner          dispatch.Sender
 	mu             sync.Mutex
+	sends          int
 	now, maxAtOnce int
+	overlap        chan struct{} // closed once two sends are in flight, or the wait was in vain
+	closeOverlap   sync.Once
+}
+
+func newCountingSender(inner dispatch.Sender) *countingSender {
+	return &countingSender{inner: inner, overlap: make(chan struct{})}
 }
 
 func (s *countingSender) Send(ctx context.Context, t capi.Target, evs []json.RawMessage) (capi.Response, error) {
 	s.mu.Lock()
+	s.sends++
+	first := s.sends == 1
 	s.now++
 	s.maxAtOnce = max(s.maxAtOnce, s.now)
+	if s.now >= 2 {
+		s.closeOverlap.Do(func() { close(s.overlap) })
+	}
 	s.mu.Unlock()
-	// Long enough that batches claimed and built side by side overlap
-	// here even on a loaded machine.
-	time.Sleep(300 * time.Millisecond)
 	defer func() { s.mu.Lock(); s.now--; s.mu.Unlock() }()
+	if !first {
+		select {
+		case <-s.overlap:
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+			s.closeOverlap.Do(func() { close(s.overlap) })
+		}
+	}
 	return s.inner.Send(ctx, t, evs)
 }
 
@@ -894,7 +906,7 @@ func TestBacklogDrainsInParallelAfterAnOutage(t *testing.T) {
 			func(int) time.Duration { return time.Second }); err != nil {
 			t.Fatal(err)
 		}
-		cs := &countingSender{inner: &capi.Client{}}
+		cs := newCountingSender(&capi.Client{})
 		d := dispatch.New(dispatch.Options{
 			Store: s, Sender: cs, Box: b.box, GraphURL: b.meta.URL, DefaultVersion: capitest.Version,
 			Now: b.clock.now, Lease: time.Minute, Log: quiet,

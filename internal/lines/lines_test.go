@@ -1,10 +1,14 @@
 package lines
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leadsignal/leadsignal/internal/poll"
 )
 
 // Jobs added while a key's writer is busy wait in its line and are written
@@ -34,14 +38,14 @@ func TestLinesGroupJobs(t *testing.T) {
 		l.Add(1, i)
 	}
 	l.Add(2, 100) // another key is not held up by key 1's writer
-	for {
+	poll.Until(t, 5*time.Second, func() error {
 		mu.Lock()
-		done := len(batches[2]) == 1
-		mu.Unlock()
-		if done {
-			break
+		defer mu.Unlock()
+		if len(batches[2]) != 1 {
+			return errors.New("key 2 is not written while key 1's writer is held")
 		}
-	}
+		return nil
+	})
 	close(release)
 	wg.Wait()
 	want := [][]int{{0}, {1, 2, 3}, {4, 5, 6}}
@@ -53,17 +57,12 @@ func TestLinesGroupJobs(t *testing.T) {
 	}
 	// The last job is answered inside Write, before its writer sees the
 	// line empty and leaves; give the writers a moment to do so.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	poll.Until(t, 5*time.Second, func() error {
 		l.mu.Lock()
-		left := len(l.lines)
-		l.mu.Unlock()
-		if left == 0 {
-			break
+		defer l.mu.Unlock()
+		if left := len(l.lines); left != 0 {
+			return fmt.Errorf("lines left = %d; want none once written", left)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lines left = %d; want none once written", left)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }

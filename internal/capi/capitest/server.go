@@ -151,7 +151,10 @@ type Server struct {
 	failures []Failure
 	rejected map[string]bool
 	traces   int
-	done     chan struct{}
+	recorded int
+	// recordedCh is closed, and replaced, when a request is recorded.
+	recordedCh chan struct{}
+	done       chan struct{}
 }
 
 // Unreachable is an address on this machine that refuses connections, as
@@ -176,6 +179,7 @@ func New(t testing.TB) *Server {
 		Now:        time.Now,
 		FutureSkew: FutureSkew,
 		rejected:   map[string]bool{},
+		recordedCh: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -223,6 +227,46 @@ func (s *Server) EventsReceived() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.received
+}
+
+// WaitRequests waits until the fake has received n requests (counted
+// when it has checked them, before it answers; Discard does not matter),
+// and fails the test when that has not happened within 10 s.
+func (s *Server) WaitRequests(t testing.TB, n int) {
+	t.Helper()
+	s.wait(t, func() (bool, string) {
+		return s.recorded >= n, fmt.Sprintf("%d requests; want %d", s.recorded, n)
+	})
+}
+
+// WaitEvents waits until EventsReceived is at least n, and fails the test
+// when that has not happened within 10 s.
+func (s *Server) WaitEvents(t testing.TB, n int) {
+	t.Helper()
+	s.wait(t, func() (bool, string) {
+		return s.received >= n, fmt.Sprintf("%d events received; want %d", s.received, n)
+	})
+}
+
+// wait waits until ok, asked under s.mu at each recorded request, holds.
+func (s *Server) wait(t testing.TB, ok func() (bool, string)) {
+	t.Helper()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for {
+		s.mu.Lock()
+		done, state := ok()
+		recorded := s.recordedCh
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-recorded:
+		case <-timeout.C:
+			t.Fatalf("capitest: waited 10 s in vain: %s", state)
+		}
+	}
 }
 
 // refusal is an error answer.
@@ -289,6 +333,9 @@ func (s *Server) record(req Request, received int) {
 	if !s.Discard {
 		s.requests = append(s.requests, req)
 	}
+	s.recorded++
+	close(s.recordedCh)
+	s.recordedCh = make(chan struct{})
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, req Request, f Failure, trace string) {

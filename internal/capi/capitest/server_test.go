@@ -343,9 +343,7 @@ func TestHangReleasedOnClose(t *testing.T) {
 			}
 			done <- err
 		}()
-		for len(s.Requests()) == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		s.WaitRequests(t, 1)
 	})
 	select {
 	case <-done:
