@@ -25,13 +25,21 @@ import (
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
-// waitJS polls a JavaScript condition until it is true. It survives page
-// loads in between (an evaluation during a navigation just fails and is
-// retried), so it can wait for the page a form submit leads to.
+// htmxSettled holds once htmx has swapped and settled what it fetched:
+// the elements it added then answer to their own hx- attributes. Until
+// then (htmx processes new elements after its 20 ms settle delay) a click
+// on a new form's button submits it as a plain form, a page load.
+const htmxSettled = `!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')`
+
+// waitJS polls a JavaScript condition until it is true, on a loaded page
+// that htmx has settled, so the next step may click what cond found. It
+// survives page loads in between (an evaluation during a navigation just
+// fails and is retried), so it can wait for the page a form submit leads
+// to.
 func (b *tab) waitJS(what, cond string) {
 	b.t.Helper()
 	poll.Until(b.t, 15*time.Second, func() error {
-		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !!(`+cond+`)`))
+		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && `+htmxSettled+` && !!(`+cond+`)`))
 		if err == nil && !ok {
 			err = errors.New("false")
 		}

@@ -13,10 +13,6 @@ import (
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
-// htmxSettled holds once htmx has swapped and settled what it fetched:
-// the elements it added then answer to their own hx- attributes.
-const htmxSettled = `!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')`
-
 // TestBrowserStageChangeConditions maps won deals over 499.99 EUR through
 // the mapping form: the deal value's row, fetched again when its field is
 // chosen, offers numbers' match types and a decimal input; a value that is
