@@ -164,6 +164,7 @@ func TestBackfillConcurrent(t *testing.T) {
 // A database where the backfill has nothing to fill (new, or migrated by
 // the first 0016) finishes it in one batch.
 func TestBackfillNothingToDo(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		if err := s.Backfill(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 			t.Fatalf("Backfill = %v", err)

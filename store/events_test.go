@@ -11,6 +11,7 @@ import (
 )
 
 func TestEnqueueEventsIsIdempotent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -48,6 +49,7 @@ func TestEnqueueEventsIsIdempotent(t *testing.T) {
 }
 
 func TestLookupCaptureOddExternalIDs(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -76,6 +78,7 @@ func TestLookupCaptureOddExternalIDs(t *testing.T) {
 }
 
 func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)

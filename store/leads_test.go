@@ -27,6 +27,7 @@ func twoAccounts(t *testing.T, s *store.Store) (models.Account, models.Account) 
 }
 
 func TestIngestKeys(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -112,6 +113,7 @@ func lead(acc models.Account, at time.Time, email string) models.Lead {
 }
 
 func TestLeadsExternalIDAndTenancy(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -142,6 +144,7 @@ func TestLeadsExternalIDAndTenancy(t *testing.T) {
 }
 
 func TestLeadsListFiltersAndPaging(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -228,6 +231,7 @@ func TestLeadsListFiltersAndPaging(t *testing.T) {
 }
 
 func TestStageChanges(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)

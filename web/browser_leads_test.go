@@ -120,6 +120,7 @@ var leadsHex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // the owner filters the list, checks a lead's match keys, marks it junk and
 // back, and records a won deal.
 func TestBrowserLeadsKeyFilterAndMark(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("ada@example.com", false)
@@ -306,6 +307,7 @@ func TestBrowserLeadsKeyFilterAndMark(t *testing.T) {
 
 // TestBrowserLeadsLoadMore appends the next page of leads in place.
 func TestBrowserLeadsLoadMore(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -355,6 +357,7 @@ func TestBrowserLeadsLoadMore(t *testing.T) {
 // TestBrowserLeadsJunkSettings edits the junk signals: a bad threshold
 // comes back inline with what was typed, a good one is saved.
 func TestBrowserLeadsJunkSettings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("ada@example.com", false)
@@ -440,6 +443,7 @@ func TestBrowserLeadsJunkSettings(t *testing.T) {
 // TestBrowserLeadsViewer lets a viewer see leads and mark a stage, without
 // the owner's Settings.
 func TestBrowserLeadsViewer(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	acc, key := a.ingestAccount("acme", "US")
 	viewer := a.user("vic@example.com", false)

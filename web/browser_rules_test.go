@@ -59,6 +59,7 @@ func (b *tab) previewSays(want string) {
 // saves it, and checks that capture then queues its event for a lead that
 // matches and not for one that does not.
 func TestBrowserRulesBuildPreviewSave(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
@@ -363,6 +364,7 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 // number comparisons and a number input; on a phone the preview's
 // summary is in sight right after the conditions.
 func TestBrowserRulesFitEveryScreen(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)

@@ -20,6 +20,7 @@ import (
 // on the Stages page. The form is looked at on a 1280 px screen and a 390
 // px phone.
 func TestBrowserStageChangeConditions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")
