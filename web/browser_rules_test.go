@@ -269,6 +269,9 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 			visible(warning),
 			markNoReload(),
 		)
+		// The form previews as it loads, and the preview brings the
+		// warning anew: read it once that has settled.
+		b.waitJS("the warning after the first preview", `document.querySelectorAll('[data-testid="rule-warning"]').length === 1`)
 		want := "Leads that match both this rule and Completed leads to Main get one Lead event, owned by Completed leads to Main"
 		if got := b.text(warning); !strings.Contains(got, want) {
 			t.Errorf("warning %q; want %q", got, want)
