@@ -25,6 +25,11 @@ TESTFLAGS ?=
 TESTENV   := bash .ci/testenv
 TEST      := $(strip $(GO) test -tags browser -count=1 -timeout 20m $(TESTFLAGS) $(PKGS))
 
+# STARTED is when this make began: make test and test-pg end with the wall
+# time since then, as "make test: N s", passed or failed, for CI logs.
+STARTED := $(shell date +%s)
+timed    = rc=0; $(1) || rc=$$?; echo "make $@: $$(( $$(date +%s) - $(STARTED) )) s"; exit $$rc
+
 .PHONY: run demo build generate check-generate fmt-check vet test test-pg lint bench clean
 
 DEV_ADMIN    := admin@example.com
@@ -80,10 +85,10 @@ vet:
 
 # check-generate runs first: vet and gofmt look at the generated files too.
 test: check-generate fmt-check vet
-	$(TESTENV) $(TEST)
+	$(call timed,$(TESTENV) $(TEST))
 
 test-pg: check-generate fmt-check vet
-	TESTENV_REQUIRE_PG=1 $(TESTENV) $(TEST)
+	$(call timed,TESTENV_REQUIRE_PG=1 $(TESTENV) $(TEST))
 
 lint: check-generate fmt-check vet
 	@if command -v golangci-lint >/dev/null 2>&1; then \

@@ -22,6 +22,7 @@ WHERE phone_e164 <> '' AND match_keys LIKE '%"phone_country"%' AND json_valid(ma
 // does not run the step again, and adds schema_backfills, where the
 // backfill then finds nothing left to fill.
 func TestUpAfterFirst0016(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			db, exec, _ := migratedBefore(t, dialect, 16)

@@ -24,6 +24,7 @@ import (
 // mappings at 'booked', disabled, as its booking rules never sent; the
 // stage is added when it lacks it. 'booking' is no mode any more.
 func TestBookingMappingsMigration(t *testing.T) {
+	t.Parallel()
 	const pixel = "123456789012345"
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 // Migration 0021 counts the leads, stage changes and events there are, by
 // each account's dates, with the definitions the store checks them by.
 func TestCountsMigration(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			_, exec, open := storeBefore(t, dialect, 21)

@@ -9,6 +9,7 @@ import (
 // TestDatasetHoldsMigration: a dataset throttled when 0013 runs is held,
 // so its throttle is still honoured; the others are not.
 func TestDatasetHoldsMigration(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			db, exec, holds := migratedBefore(t, dialect, 13)

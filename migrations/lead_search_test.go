@@ -14,6 +14,7 @@ import (
 // analyzed with the coarse sample: an installation's searches are planned
 // from the right estimate at once, not after its next analyze.
 func TestLeadSearchStatsMigration(t *testing.T) {
+	t.Parallel()
 	db, exec, step := migratedBefore(t, migrations.Postgres, 23)
 	steps, err := migrations.Steps(migrations.Postgres)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 // Migration 0015 gives every existing dataset the rule that does what
 // capture did before rules: complete, non-junk leads become Lead events.
 func TestSendRulesMigration(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			db, exec, rules := migratedBefore(t, dialect, 15)
@@ -46,6 +47,7 @@ func TestSendRulesMigration(t *testing.T) {
 // finds get their phone country from a backfill after start
 // (store.BackfillNext), never in the step's one transaction.
 func TestLeadPhoneCountryMigration(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			db, exec, step := migratedBefore(t, dialect, 16)

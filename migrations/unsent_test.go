@@ -17,6 +17,7 @@ import (
 // left it, its row in unsent_events with its status and schedule; an event
 // that was being sent ("sending" before 0004) is queued again.
 func TestUnsentEventsMigration(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			db, exec, unsent := migratedBefore(t, dialect, 6)
@@ -71,6 +72,7 @@ func TestUnsentEventsMigration(t *testing.T) {
 // Migration 0010 gives every event sent before it its send, as events
 // recorded it, and no other event one.
 func TestEventSendsMigration(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			db, exec, sends := migratedBefore(t, dialect, 10)
@@ -101,6 +103,7 @@ func TestEventSendsMigration(t *testing.T) {
 // and drops the copies on events: a failed event keeps its attempts, error
 // and request; a sent one stays sent, whatever its stale row said.
 func TestEventStateMigration(t *testing.T) {
+	t.Parallel()
 	for _, dialect := range []string{migrations.SQLite, migrations.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			db, exec, state := migratedBefore(t, dialect, 14)

@@ -174,6 +174,7 @@ func TestBackfillConcurrent(t *testing.T) {
 // A database where the backfill has nothing to fill (new, or migrated by
 // the first 0016) finishes it in one batch.
 func TestBackfillNothingToDo(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		if step, err := s.BackfillNext(t.Context()); err != nil || !step.Finished || !step.Done || step.Filled != 0 {
 			t.Fatalf("BackfillNext = %+v, %v; want it finished and done, nothing filled", step, err)

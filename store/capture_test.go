@@ -33,6 +33,7 @@ func insertCaptured(t *testing.T, s *store.Store, ls []models.Lead, eventsFor fu
 // A batch of leads and events is stored whole, every column as given, each
 // row under its id.
 func TestSaveCaptured(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -104,6 +105,7 @@ func TestSaveCaptured(t *testing.T) {
 // Postgres the pipeline's implicit transaction is all that holds them
 // together.
 func TestSaveCapturedIsAtomic(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -130,6 +132,7 @@ func utcLead(l models.Lead) models.Lead {
 // The lookup finds, per account, the external ids taken, the recent
 // complete leads with either hash, and the datasets.
 func TestLookupCapture(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)

@@ -25,6 +25,7 @@ func noDrift(t *testing.T, s *store.Store, when string) {
 }
 
 func TestCampaign(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ url, want string }{
 		{"", ""},
 		{"https://a.com/p", ""},
@@ -57,6 +58,7 @@ func TestCampaign(t *testing.T) {
 }
 
 func TestJunkSignals(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ reasons, want string }{
 		{"", ""}, {"[]", ""}, {"null", ""}, {`{"signal":"x"}`, ""},
 		{`[{"signal":"too_fast","message":"Filled in 0.8 s"}]`, "too_fast"},
@@ -74,6 +76,7 @@ func TestJunkSignals(t *testing.T) {
 // partial lead completed (its capture time, URL and keys move its events
 // and stage changes), and every status an event can settle in.
 func TestCountsFollowEveryWrite(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -168,6 +171,7 @@ func TestCountsFollowEveryWrite(t *testing.T) {
 // whether the counts are deltas by quarter hour or merged by date, and
 // after the account's zone changes.
 func TestCountsBySpan(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -294,6 +298,7 @@ func TestCountsBySpan(t *testing.T) {
 // StageUpdates and LastStageUpdates read when stage changes were recorded,
 // junk markers aside, one account apart from another.
 func TestStageUpdates(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -330,6 +335,7 @@ func TestStageUpdates(t *testing.T) {
 // writer never waits for another on a shared counter row (nor can two
 // deadlock taking two such rows in opposite orders).
 func TestCountsNeverMakeWritersWait(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	url := storetest.MigratedPostgresURL(t)
 	s, err := store.Open(ctx, store.Options{PostgresURL: url})
@@ -382,6 +388,7 @@ func TestCountsNeverMakeWritersWait(t *testing.T) {
 
 // DayStart is a date's first instant, even where clocks skip midnight.
 func TestDayStart(t *testing.T) {
+	t.Parallel()
 	santiago, err := time.LoadLocation("America/Santiago")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // array, up to 1 MiB): they are all stored, however many bind parameters
 // one statement would need (Postgres takes at most 65,535, SQLite 32,766).
 func TestAddCRMDeliveriesManyChanges(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -46,6 +47,7 @@ func TestAddCRMDeliveriesManyChanges(t *testing.T) {
 // leased and woken by the instant, whatever zone the times come in (SQLite
 // compares times as text).
 func TestCRMDeliveriesDueInAnyZone(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)

@@ -13,6 +13,7 @@ import (
 // A connection is known by kind and name within its account, finds by its
 // token, and is another account's 404.
 func TestCRMConnections(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -69,6 +70,7 @@ func TestCRMConnections(t *testing.T) {
 // The stage table keeps a mapping when the pipelines are listed again, and
 // a stage seen in a delivery is added unmapped.
 func TestCRMStages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -105,6 +107,7 @@ func TestCRMStages(t *testing.T) {
 // its outcome; a lead captured after a try wakes the deliveries waiting
 // for a lead.
 func TestCRMDeliveries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -178,6 +181,7 @@ func TestCRMDeliveries(t *testing.T) {
 // CRM that failed them three times, are stuck; other accounts' are not
 // counted.
 func TestStuckCRMConnections(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)

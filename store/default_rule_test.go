@@ -15,6 +15,7 @@ import (
 // keeps get default rules with different names, each a name every form
 // and setup file takes.
 func TestDefaultRuleNamesFit(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestEnqueueEventsIsIdempotent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -49,6 +50,7 @@ func TestEnqueueEventsIsIdempotent(t *testing.T) {
 }
 
 func TestLookupCaptureOddExternalIDs(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -77,6 +79,7 @@ func TestLookupCaptureOddExternalIDs(t *testing.T) {
 }
 
 func TestClaimLeasesWithoutChangingStatus(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)

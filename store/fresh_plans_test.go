@@ -135,6 +135,7 @@ func (f *freshLeads) neverAnalyzed() {
 // up. The store's connections plan each statement for its parameters, and
 // AnalyzeNew gives the table statistics once it has rows.
 func TestCaptureLookupPlanOnANewDatabase(t *testing.T) {
+	t.Parallel()
 	f := newFreshLeads(t)
 	f.add(150)
 	f.neverAnalyzed()
@@ -164,6 +165,7 @@ func TestCaptureLookupPlanOnANewDatabase(t *testing.T) {
 // thousand leads; a generic plan made then was a hash join over the
 // account's leads.
 func TestCaptureLookupPlanWithoutStatistics(t *testing.T) {
+	t.Parallel()
 	f := newFreshLeads(t)
 	for _, n := range []int{10000, 30000} {
 		f.add(n)
@@ -191,6 +193,7 @@ func waitForStats(t *testing.T, conn *sql.Conn, table string) {
 // TestAnalyzeNewOnSQLite: SQLite plans by its indexes without statistics;
 // there is nothing to analyze.
 func TestAnalyzeNewOnSQLite(t *testing.T) {
+	t.Parallel()
 	tables, done, err := storetest.New(t).AnalyzeNew(t.Context())
 	if err != nil || !done || len(tables) != 0 {
 		t.Errorf("AnalyzeNew on SQLite = %v, %v, %v; want nothing to do", tables, done, err)
@@ -203,6 +206,7 @@ func TestAnalyzeNewOnSQLite(t *testing.T) {
 // outage's backlog), Postgres would take the dataset-and-status index,
 // which reads every earlier queued event of the dataset for each candidate.
 func TestClaimPlanWithStaleStatistics(t *testing.T) {
+	t.Parallel()
 	f := newFreshLeads(t)
 	f.exec(`ALTER TABLE unsent_events SET (autovacuum_enabled = false)`)
 	f.exec(`INSERT INTO datasets (id, account_id, name, pixel_id, created_at, updated_at) VALUES (7, 1, 'Main', '1', now(), now())`)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestDatasetHolds(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)

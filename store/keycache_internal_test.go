@@ -7,6 +7,7 @@ import (
 
 // A lookup that began before a clear does not put back the row it read.
 func TestKeyCacheGeneration(t *testing.T) {
+	t.Parallel()
 	c := newKeyCache()
 	now := time.Now()
 	_, gen, ok := c.get("h", now)

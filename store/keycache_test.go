@@ -13,6 +13,7 @@ import (
 // A replica remembers a live key for a few seconds, but sees its own
 // changes to keys and accounts at once.
 func TestIngestKeyCache(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -60,6 +61,7 @@ func TestIngestKeyCache(t *testing.T) {
 
 // Another replica's revocation is seen once the cached entry expires.
 func TestIngestKeyCacheExpires(t *testing.T) {
+	t.Parallel()
 	url := storetest.MigratedPostgresURL(t)
 	open := func() *store.Store {
 		s, err := store.Open(context.Background(), store.Options{PostgresURL: url})

@@ -28,6 +28,7 @@ func twoAccounts(t *testing.T, s *store.Store) (models.Account, models.Account) 
 }
 
 func TestIngestKeys(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -113,6 +114,7 @@ func lead(acc models.Account, at time.Time, email string) models.Lead {
 }
 
 func TestLeadsExternalIDAndTenancy(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -143,6 +145,7 @@ func TestLeadsExternalIDAndTenancy(t *testing.T) {
 }
 
 func TestLeadsListFiltersAndPaging(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -229,6 +232,7 @@ func TestLeadsListFiltersAndPaging(t *testing.T) {
 }
 
 func TestStageChanges(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)

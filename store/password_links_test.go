@@ -16,6 +16,7 @@ import (
 // password; their link works once, until it expires, and a new link voids
 // the old one.
 func TestInviteAndPasswordLinks(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -79,6 +80,7 @@ func TestInviteAndPasswordLinks(t *testing.T) {
 // TestPasswordLinkUsedOnceAtOnce: of several uses of one link at the same
 // moment, exactly one sets the password; the others find the link gone.
 func TestPasswordLinkUsedOnceAtOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)

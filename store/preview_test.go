@@ -14,6 +14,7 @@ import (
 // EachRecentLead reads every lead of the account since a time, newest
 // first, with every column a rule or an event reads.
 func TestEachRecentLead(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -95,6 +96,7 @@ func TestEachRecentLead(t *testing.T) {
 }
 
 func TestCustomFieldNames(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)

@@ -16,6 +16,7 @@ import (
 // never sees an empty dataset (which would lift the hold) while the dead
 // one's events still wait.
 func TestDeadProbeEndsWithItsLease(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)

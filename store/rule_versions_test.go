@@ -10,6 +10,7 @@ import (
 // A snapshot's JSON is what versions have stored all along (ruleJSON), and
 // reads back as the rule's settings.
 func TestRuleSnapshot(t *testing.T) {
+	t.Parallel()
 	v := 250.0
 	tests := []struct {
 		name string

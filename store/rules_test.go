@@ -14,6 +14,7 @@ import (
 // moved and deleted within their account, each change kept as a version
 // with who made it.
 func TestSendRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)

@@ -17,6 +17,7 @@ import (
 // The free-text search's expression must be the trigram index's, or every
 // search reads all leads of the account again.
 func TestLeadSearchCanUseTrigramIndex(t *testing.T) {
+	t.Parallel()
 	db := migratedPostgres(t)
 	conn, err := db.Conn(t.Context())
 	if err != nil {
@@ -53,6 +54,7 @@ func TestLeadSearchCanUseTrigramIndex(t *testing.T) {
 // matches, or such a term is planned as if almost none did, and a page of
 // a big account reads and sorts all its matches.
 func TestLeadSearchEstimatesMatches(t *testing.T) {
+	t.Parallel()
 	db := migratedPostgres(t)
 	ctx := t.Context()
 	exec := func(q string) {
@@ -90,6 +92,7 @@ func TestLeadSearchEstimatesMatches(t *testing.T) {
 // the limit asked: the same leads on SQLite and Postgres, with the term
 // in many leads or in few.
 func TestLeadSearchNewestMatches(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)

@@ -17,6 +17,7 @@ import (
 // of the account (2.9 s at a million), and a page of a rare name is read in
 // order, not picked out of all events.
 func TestEventNameFilterReadsItsIndex(t *testing.T) {
+	t.Parallel()
 	url := storetest.MigratedPostgresURL(t)
 	ctx := t.Context()
 	s, err := store.Open(ctx, store.Options{PostgresURL: url})

@@ -15,6 +15,7 @@ import (
 // transaction) by id, newest first too: every event once, none skipped at
 // a page's edge.
 func TestEventsPageThroughOneInstant(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, _ := twoAccounts(t, s)
 		d := newDataset(t, s, a, models.ModeLive)

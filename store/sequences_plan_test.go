@@ -22,6 +22,7 @@ import (
 // qualifies one in 10 (QualifiedLead two days later) and wins one in 100
 // (Purchase), then logs EXPLAIN ANALYZE and the median of 20 counts.
 func TestSequenceWeeksPlan(t *testing.T) {
+	t.Parallel()
 	n, _ := strconv.Atoi(os.Getenv("SEQUENCE_PLAN_LEADS"))
 	base := os.Getenv("TEST_DATABASE_URL")
 	if n == 0 || base == "" {

@@ -53,6 +53,7 @@ func seqEvent(t *testing.T, s *store.Store, d models.Dataset, l models.Lead, nam
 // earlier; failed and expired events are not counted, sent, waiting and
 // dry-run ones are.
 func TestSequenceWeeks(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -152,6 +153,7 @@ func TestSequenceWeeks(t *testing.T) {
 // A sequence whose last full week reaches the threshold is not learning
 // limited; one without a full week counted is.
 func TestSequenceLearning(t *testing.T) {
+	t.Parallel()
 	weeks := func(n ...int64) store.SequenceCount {
 		var c store.SequenceCount
 		for _, x := range n {
@@ -180,6 +182,7 @@ func TestSequenceLearning(t *testing.T) {
 // Weeks start on Monday 00:00 in the zone given, also across a change of
 // daylight saving time.
 func TestWeekStarts(t *testing.T) {
+	t.Parallel()
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		t.Fatal(err)
@@ -202,6 +205,7 @@ func TestWeekStarts(t *testing.T) {
 // not found; the same sequence twice and the 21st are refused; a replace
 // keeps the sequences it has.
 func TestSequenceCRUD(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		lim := store.SessionLimits{Idle: 12 * time.Hour, Absolute: 14 * 24 * time.Hour}
@@ -97,6 +98,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestUserChangesEndSessions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		lim := store.SessionLimits{Idle: time.Hour, Absolute: 24 * time.Hour}
@@ -172,6 +174,7 @@ func TestUserChangesEndSessions(t *testing.T) {
 // TestSessionTimesInAnyZone: a server whose clock is not in UTC keeps the
 // same limits; SQLite compares times as text.
 func TestSessionTimesInAnyZone(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		lim := store.SessionLimits{Idle: 12 * time.Hour, Absolute: 14 * 24 * time.Hour}

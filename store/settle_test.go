@@ -15,6 +15,7 @@ import (
 // sent with the payload it was queued with keeps it. Both settle paths (one
 // event, and a batch) are covered.
 func TestSentEventKeepsTheJSONSent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		for _, n := range []int{1, 2} {
 			ctx := t.Context()
@@ -95,6 +96,7 @@ func TestSentEventKeepsTheJSONSent(t *testing.T) {
 // second claim, as a second batch in flight makes, does not take its
 // later event.
 func TestSecondClaimWaitsForLeadsEarlierEvent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -130,6 +132,7 @@ func TestSecondClaimWaitsForLeadsEarlierEvent(t *testing.T) {
 // nothing: the newer claim decides, whether the batch was sent whole (one
 // statement on Postgres) or not.
 func TestSettleAfterTheLeaseRanOutChangesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)

@@ -71,6 +71,7 @@ func mappingsOf(t *testing.T, s *store.Store, accountID int64) []models.SendRule
 // The template makes its three mappings and the stages the account lacks,
 // once: a second time, or on another account's dataset, it makes nothing.
 func TestStartStageTemplate(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -112,6 +113,7 @@ func TestStartStageTemplate(t *testing.T) {
 
 // A name a send rule has already gets the dataset's name, then a number.
 func TestMappingName(t *testing.T) {
+	t.Parallel()
 	m := models.SendRule{ID: 9, Stage: "won", EventName: "Purchase"}
 	rules := []models.SendRule{{ID: 1, Name: "Won to purchase"}, {ID: 9, Name: "won to Purchase (Main)"}}
 	if got := store.MappingName(m, "Main", rules); got != "won to Purchase (Main)" {
@@ -131,6 +133,7 @@ func TestMappingName(t *testing.T) {
 // after it, each a new version; a name another stage has, in any case, is
 // refused.
 func TestRenameStage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -172,6 +175,7 @@ func TestRenameStage(t *testing.T) {
 // Moving, the booking stage (one at most) and deleting a stage no mapping
 // uses, in one account only.
 func TestStageListEdits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -233,6 +237,7 @@ func TestStageListEdits(t *testing.T) {
 // A mapping moves among its stage's mappings only, past the rules and
 // other stages' mappings between them.
 func TestMoveSendRule(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -276,6 +281,7 @@ func TestMoveSendRule(t *testing.T) {
 // Changes are counted per stage through the account's leads, the junk
 // markers aside.
 func TestStageChangeCounts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)

@@ -11,6 +11,7 @@ import (
 // AppendStage adds a stage after the account's last, in that account
 // only, and refuses a name the account has in any case.
 func TestAppendStage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		applied, err := s.Migrate(t.Context())
 		if err != nil {
@@ -23,6 +24,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestConcurrentMigrationsOnPostgres(t *testing.T) {
+	t.Parallel()
 	url := storetest.PostgresURL(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
@@ -46,6 +48,7 @@ func TestConcurrentMigrationsOnPostgres(t *testing.T) {
 }
 
 func TestUsers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		u, err := s.CreateFirstAdmin(ctx, "  Ada@Example.com ", "hash")
@@ -72,6 +75,7 @@ func TestUsers(t *testing.T) {
 }
 
 func TestFirstAdminRace(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		var wg sync.WaitGroup
 		wins := make(chan string, 8)
@@ -94,6 +98,7 @@ func TestFirstAdminRace(t *testing.T) {
 }
 
 func TestAccountsAndMembership(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		ada, _ := s.CreateUser(ctx, "ada@example.com", "h", false)

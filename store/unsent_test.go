@@ -23,6 +23,7 @@ import (
 // statuses that unsent_events keeps, and a sent event is read from events.
 // A retried event goes back to the queue and is claimed again.
 func TestSettledStatusesAreCountedAndFiltered(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -147,6 +148,7 @@ func near(a, b time.Time) bool { return a.Sub(b).Abs() < time.Microsecond }
 // (in its key, an expression or its predicate). Adding one would make every
 // sent batch write an entry per event into every index of events.
 func TestNoIndexOfEventsReadsSettledColumns(t *testing.T) {
+	t.Parallel()
 	db := migratedPostgres(t)
 	rows, err := db.QueryContext(t.Context(), "SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = 'events'::regclass")
 	if err != nil {
@@ -177,6 +179,7 @@ func TestNoIndexOfEventsReadsSettledColumns(t *testing.T) {
 // need not keep the batch's JSON again. Both settle paths are covered: a
 // batch Meta took whole, and one with a payload built at send time.
 func TestSendLeavesEventRowsAlone(t *testing.T) {
+	t.Parallel()
 	u := storetest.MigratedPostgresURL(t)
 	s, err := store.Open(t.Context(), store.Options{PostgresURL: u})
 	if err != nil {
@@ -258,6 +261,7 @@ func migratedPostgres(t *testing.T) *sql.DB {
 // Queueing a sent event again (a resent form, a lead marked not junk again)
 // changes nothing: it is not sent twice.
 func TestEnqueueSentEventAgain(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -291,6 +295,7 @@ func TestEnqueueSentEventAgain(t *testing.T) {
 // A decision made from a lead that changed since writes nothing. A batch
 // put back unsent (a paused dataset) counts no attempt.
 func TestChangeLeadCancelsAndRequeues(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)
@@ -373,6 +378,7 @@ func TestChangeLeadCancelsAndRequeues(t *testing.T) {
 // same, and its lead is not found (the dispatcher fails it with a reason),
 // instead of being leased, unseen, again and again.
 func TestClaimWithoutTheLead(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -394,6 +400,7 @@ func TestClaimWithoutTheLead(t *testing.T) {
 // and dropped (its stamp reset) once the lead changes or a person retries
 // the event: the dispatcher then builds it from the lead as it is.
 func TestPreparedPayloadsAreDroppedWhenTheLeadChanges(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)

@@ -12,6 +12,7 @@ import (
 // Saving a Website URL fills in event_source_url for the account's website
 // leads that have none and an event still unsent, and for no other lead.
 func TestWebsiteURLFillsLeadsWaitingForIt(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, b := twoAccounts(t, s)
@@ -95,6 +96,7 @@ func TestWebsiteURLFillsLeadsWaitingForIt(t *testing.T) {
 // is stored that way by both insert paths: unsent, never claimed, counted
 // as failed, and queued again by a retry.
 func TestHeldBackEventsAreStoredFailed(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a, _ := twoAccounts(t, s)

@@ -17,6 +17,7 @@ import (
 // The agency overview lists only the user's accounts, each with this
 // week's numbers, and puts the one whose dataset Meta paused first.
 func TestAgencyOverview(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)

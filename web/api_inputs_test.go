@@ -17,6 +17,7 @@ import (
 // TestIngestRefusesNUL: a NUL character, which Postgres cannot store in
 // text, is a 400 naming the field on both databases, and nothing is stored.
 func TestIngestRefusesNUL(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -52,6 +53,7 @@ func TestIngestRefusesNUL(t *testing.T) {
 // gone from the stored lead, its lead page and the CSV export; a message
 // keeps its lines.
 func TestIngestStripsInvisibleCharacters(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -100,6 +102,7 @@ func TestIngestStripsInvisibleCharacters(t *testing.T) {
 }
 
 func TestIngestExternalIDLimit(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -119,6 +122,7 @@ func TestIngestExternalIDLimit(t *testing.T) {
 }
 
 func TestIngestEventSourceURL(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -163,6 +167,7 @@ func TestIngestEventSourceURL(t *testing.T) {
 // TestIngestCountryNames: countries written as ISO names, everyday names
 // or with other punctuation still give the lead its country key.
 func TestIngestCountryNames(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "")

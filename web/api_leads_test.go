@@ -87,6 +87,7 @@ const goodLead = `{"external_id":"form-1","email":" Jane.Doe@Example.COM ","phon
 	"created_at":"2026-12-01T10:00:00Z","fields":{"budget":"5000","callback":true}}`
 
 func TestIngestCreatesLead(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -135,6 +136,7 @@ func TestIngestCreatesLead(t *testing.T) {
 }
 
 func TestIngestIdempotentAndPartialUpgrade(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -168,6 +170,7 @@ func TestIngestIdempotentAndPartialUpgrade(t *testing.T) {
 }
 
 func TestIngestConcurrentDoublePost(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -196,6 +199,7 @@ func TestIngestConcurrentDoublePost(t *testing.T) {
 }
 
 func TestIngestJunk(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -230,6 +234,7 @@ func TestIngestJunk(t *testing.T) {
 }
 
 func TestIngestBadInput(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -273,6 +278,7 @@ func TestIngestBadInput(t *testing.T) {
 }
 
 func TestIngestAuth(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t)
 	a := newApp(t, s)
 	acc, key := a.ingestAccount("acme", "US")

@@ -15,6 +15,7 @@ import (
 // for a lead that matches both, owned by the first rule: the lead is
 // stored and answered, never failed.
 func TestAPIRulesSharingAnEvent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")

@@ -17,6 +17,7 @@ import (
 // (after the stages it skipped, filled in), and a won change without a
 // value is refused, as for any Purchase from the change's value.
 func TestAPIStageChangeConditions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)

@@ -107,6 +107,7 @@ func newStageSetup(t *testing.T, a *app, s *store.Store) stageSetup {
 // with times strictly increasing and never before the lead, then a
 // Purchase with the deal's value; the same change again queues nothing.
 func TestAPIStageFillsInAndIsIdempotent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
@@ -175,6 +176,7 @@ func TestAPIStageFillsInAndIsIdempotent(t *testing.T) {
 
 // Every lead key finds the lead; a key no lead has answers 404 naming it.
 func TestAPIStageLookups(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
@@ -210,6 +212,7 @@ func TestAPIStageLookups(t *testing.T) {
 // stage that is not mapped is stored with no event; a repeatable mapping
 // sends each change.
 func TestAPIStageRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)

@@ -22,6 +22,7 @@ import (
 // recorded on its lead; each page fits a laptop and a phone, one line a
 // row.
 func TestBrowserCRMConnection(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")

@@ -17,6 +17,7 @@ import (
 // event to the fake Meta and reads its answer, then watches a lead's event
 // turn sent in the send log, refreshed in place by htmx.
 func TestBrowserDatasetTestEventAndSendLog(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")

@@ -59,6 +59,7 @@ func seedLeads(t *testing.T, a *app, acc models.Account, key string) (long, junk
 // 390 px, its badges whole, long values cut and whole on hover, the name
 // links to the lead, and its filters apply as they change, in place.
 func TestBrowserLeadsListDense(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -144,6 +145,7 @@ func TestBrowserLeadsListDense(t *testing.T) {
 // rule made after the lead says why it made no event, and links to
 // applying it.
 func TestBrowserLeadPage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")

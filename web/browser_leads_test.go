@@ -25,13 +25,21 @@ import (
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
-// waitJS polls a JavaScript condition until it is true. It survives page
-// loads in between (an evaluation during a navigation just fails and is
-// retried), so it can wait for the page a form submit leads to.
+// htmxSettled holds once htmx has swapped and settled what it fetched:
+// the elements it added then answer to their own hx- attributes. Until
+// then (htmx processes new elements after its 20 ms settle delay) a click
+// on a new form's button submits it as a plain form, a page load.
+const htmxSettled = `!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')`
+
+// waitJS polls a JavaScript condition until it is true, on a loaded page
+// that htmx has settled, so the next step may click what cond found. It
+// survives page loads in between (an evaluation during a navigation just
+// fails and is retried), so it can wait for the page a form submit leads
+// to.
 func (b *tab) waitJS(what, cond string) {
 	b.t.Helper()
 	poll.Until(b.t, 15*time.Second, func() error {
-		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !!(`+cond+`)`))
+		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && `+htmxSettled+` && !!(`+cond+`)`))
 		if err == nil && !ok {
 			err = errors.New("false")
 		}
@@ -112,6 +120,7 @@ var leadsHex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // the owner filters the list, checks a lead's match keys, marks it junk and
 // back, and records a won deal.
 func TestBrowserLeadsKeyFilterAndMark(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("ada@example.com", false)
@@ -298,6 +307,7 @@ func TestBrowserLeadsKeyFilterAndMark(t *testing.T) {
 
 // TestBrowserLeadsLoadMore appends the next page of leads in place.
 func TestBrowserLeadsLoadMore(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -347,6 +357,7 @@ func TestBrowserLeadsLoadMore(t *testing.T) {
 // TestBrowserLeadsJunkSettings edits the junk signals: a bad threshold
 // comes back inline with what was typed, a good one is saved.
 func TestBrowserLeadsJunkSettings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("ada@example.com", false)
@@ -432,6 +443,7 @@ func TestBrowserLeadsJunkSettings(t *testing.T) {
 // TestBrowserLeadsViewer lets a viewer see leads and mark a stage, without
 // the owner's Settings.
 func TestBrowserLeadsViewer(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	acc, key := a.ingestAccount("acme", "US")
 	viewer := a.user("vic@example.com", false)

@@ -19,6 +19,7 @@ import (
 // account says so; "Try now" sends the backlog once Meta is back, and the
 // banner goes.
 func TestBrowserMetaOutageBanner(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	acc, key := a.ingestAccount("acme", "US")
 	hb := a.browser()

@@ -22,6 +22,7 @@ import (
 // drawn, nothing is wider than a phone, and a viewer gets no dataset
 // settings.
 func TestBrowserOverviewAndAgency(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)

@@ -18,6 +18,7 @@ import (
 // link leads to where the step is done, each step is marked done once the
 // account shows it, and the box is gone when all are; a viewer never sees it.
 func TestBrowserGettingStarted(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("ada@example.com", false)
@@ -116,6 +117,7 @@ func TestBrowserGettingStarted(t *testing.T) {
 // dataset: the page shows the event's JSON and says nothing was sent, and
 // the fake Meta receives nothing.
 func TestBrowserDryRunTestEvent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")

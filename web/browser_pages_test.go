@@ -23,6 +23,7 @@ import (
 // screen, every list's rows are one line each, the top bar is one row on
 // a phone and the current tab is in view.
 func TestBrowserEveryPageFits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)

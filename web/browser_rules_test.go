@@ -59,6 +59,7 @@ func (b *tab) previewSays(want string) {
 // saves it, and checks that capture then queues its event for a lead that
 // matches and not for one that does not.
 func TestBrowserRulesBuildPreviewSave(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
@@ -268,6 +269,9 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 			visible(warning),
 			markNoReload(),
 		)
+		// The form previews as it loads, and the preview brings the
+		// warning anew: read it once that has settled.
+		b.waitJS("the warning after the first preview", `document.querySelectorAll('[data-testid="rule-warning"]').length === 1`)
 		want := "Leads that match both this rule and Completed leads to Main get one Lead event, owned by Completed leads to Main"
 		if got := b.text(warning); !strings.Contains(got, want) {
 			t.Errorf("warning %q; want %q", got, want)
@@ -363,6 +367,7 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 // number comparisons and a number input; on a phone the preview's
 // summary is in sight right after the conditions.
 func TestBrowserRulesFitEveryScreen(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)

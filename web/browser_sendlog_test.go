@@ -20,6 +20,7 @@ import (
 // without a page load and keep themselves in the URL; an event's page and
 // a retry's message fit too.
 func TestBrowserSendLog(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)

@@ -18,6 +18,7 @@ import (
 // typed, the corrected one is listed in place, learning limited, without
 // a page load.
 func TestBrowserSequencesAdd(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")

@@ -14,6 +14,7 @@ import (
 // TestBrowserPasswordAndSessions changes a password from the user menu,
 // which logs out the user's other device, then logs out everywhere.
 func TestBrowserPasswordAndSessions(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	a.user("ada@example.com", false)
 	base := a.srv.URL
@@ -70,6 +71,7 @@ func TestBrowserPasswordAndSessions(t *testing.T) {
 // TestBrowserAdminRemovesUser: an administrator removes a user from the
 // Users page; the user's open session ends at once.
 func TestBrowserAdminRemovesUser(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	a.user("root@example.com", true)
 	a.user("ada@example.com", false)

@@ -19,6 +19,7 @@ import (
 // tabs, the junk signals' phrase boxes are a few lines high and their
 // numbers a few characters wide, and a new key has a button that copies it.
 func TestBrowserSettingsSections(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -80,6 +81,7 @@ func TestBrowserSettingsSections(t *testing.T) {
 // link shown; in another browser the person opens it, chooses a password
 // and lands in the account as an editor.
 func TestBrowserInvite(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	ada := a.user("ada@example.com", false)
 	acc := a.account("acme", ada)

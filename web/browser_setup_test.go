@@ -20,6 +20,7 @@ import (
 // changed one, reads the preview and applies it; an invalid file shows
 // its problems with their JSON paths.
 func TestBrowserSetupFileUpload(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)

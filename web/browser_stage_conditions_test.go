@@ -13,10 +13,6 @@ import (
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
-// htmxSettled holds once htmx has swapped and settled what it fetched:
-// the elements it added then answer to their own hx- attributes.
-const htmxSettled = `!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')`
-
 // TestBrowserStageChangeConditions maps won deals over 499.99 EUR through
 // the mapping form: the deal value's row, fetched again when its field is
 // chosen, offers numbers' match types and a decimal input; a value that is
@@ -24,6 +20,7 @@ const htmxSettled = `!document.querySelector('.htmx-request, .htmx-swapping, .ht
 // on the Stages page. The form is looked at on a 1280 px screen and a 390
 // px phone.
 func TestBrowserStageChangeConditions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")

@@ -80,6 +80,7 @@ func newDenseStages(t *testing.T, a *app, s *store.Store) denseStages {
 // at 1280 and 390 px: none is wider than the screen, and their lists take
 // one line a row.
 func TestBrowserStagesDatasetsDense(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		d := newDenseStages(t, a, s)

@@ -24,6 +24,7 @@ import (
 // Purchase after the QualifiedLead and Schedule it filled in, in order.
 // The Stages page is looked at on a 1280 px screen and a 390 px phone.
 func TestBrowserStagesTemplateThenWon(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)

@@ -21,6 +21,7 @@ import (
 // progress reach done and finds the events in the send log. The pages are
 // looked at on a 1280 px screen and a 390 px phone.
 func TestBrowserStageUpload(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)

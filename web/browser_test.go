@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,8 +18,32 @@ import (
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
-// chrome starts headless Chromium for one test. Without a Chromium the
-// test is skipped, or fails under CI=true so CI cannot pass without it.
+// chromeSlots bounds how many tests drive Chromium at once. Browser tests
+// run in parallel with the others, and a Chromium keeps most of a core
+// busy: on the 2-core CI machine two at once finish the package soonest,
+// and four made pages miss the 15 s their waits allow. go test -parallel
+// above 2 still runs more of the other tests at once.
+var (
+	chromeSlots   = make(chan struct{}, 2)
+	chromeHolders sync.Map // the *testing.T that hold a slot
+)
+
+// takeChromeSlot waits for a slot for t, which keeps it until it ends; a
+// test that opens a second Chromium (two users) already has its slot.
+func takeChromeSlot(t *testing.T) {
+	if _, held := chromeHolders.LoadOrStore(t, true); held {
+		return
+	}
+	chromeSlots <- struct{}{}
+	t.Cleanup(func() {
+		chromeHolders.Delete(t)
+		<-chromeSlots
+	})
+}
+
+// chrome starts headless Chromium for one test, once a slot is free (see
+// chromeSlots). Without a Chromium the test is skipped, or fails under
+// CI=true so CI cannot pass without it.
 func chrome(t *testing.T) *tab {
 	t.Helper()
 	path := os.Getenv("LEADSIGNAL_CHROME")
@@ -50,6 +75,7 @@ func chrome(t *testing.T) *tab {
 		chromedp.Flag("disable-quic", true),
 		chromedp.WindowSize(1280, 900),
 	}
+	takeChromeSlot(t)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
@@ -138,6 +164,7 @@ func screenshot(name string) chromedp.Action[chromedp.Void] {
 }
 
 func TestBrowserSetupLoginAccountsSwitchLogout(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		b := chrome(t)
@@ -241,6 +268,7 @@ func TestBrowserSetupLoginAccountsSwitchLogout(t *testing.T) {
 // TestBrowserSettingsHTMX saves settings through htmx: errors swap in
 // inline and keep what was typed; a good save says so without a reload.
 func TestBrowserSettingsHTMX(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	owner := a.user("ada@example.com", false)
 	acc := a.account("acme", owner)

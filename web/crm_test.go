@@ -59,6 +59,7 @@ func crmStageRows(r resp) []string {
 // a secret typed or generated again, and the secrets open with the
 // connection's labels.
 func TestCRMConnectionCreateEachKind(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		r := f.b.get(stagesURL(f.acc, ""))
@@ -194,6 +195,7 @@ func onlyOfKind(t *testing.T, s *store.Store, acc models.Account, kind crm.Kind)
 // (never a secret); editing keeps a secret left empty, replaces one typed,
 // and never changes the kind or the token.
 func TestCRMConnectionFormProblems(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		problems := []struct {
@@ -302,6 +304,7 @@ func TestCRMConnectionFormProblems(t *testing.T) {
 // Another account's connection or delivery is a 404 at every route;
 // viewers see no card, and every route answers them 403.
 func TestCRMConnectionAccess(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)
@@ -375,6 +378,7 @@ func TestCRMConnectionAccess(t *testing.T) {
 // their labels and keeps the mappings made; a refused token or an API
 // that is down is said in words, never with the token.
 func TestCRMLoadStages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)
@@ -461,6 +465,7 @@ func onlyOfKindNamed(t *testing.T, s *store.Store, acc models.Account, kind crm.
 // added by hand), refuses a stage the account lacks keeping what was
 // chosen, and marks an id deliveries carried that is not mapped.
 func TestCRMMapStages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)
@@ -538,6 +543,7 @@ func TestCRMMapStages(t *testing.T) {
 // pages by 50, shows the body as received, and Retry makes one waiting
 // and due.
 func TestCRMDeliveriesList(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)

@@ -50,6 +50,7 @@ func countCell(t *testing.T, s *goquery.Selection) (int64, string) {
 // exactly its rows, on the Datasets list and on the dataset's page. The
 // other dataset's events count there, not here.
 func TestDatasetCountsAddUpToTheSendLog(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)

@@ -33,6 +33,7 @@ func connect(t *testing.T, a *app, b *browser, acc models.Account, form url.Valu
 }
 
 func TestDatasetsTokenNeverShown(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")
@@ -85,6 +86,7 @@ func TestDatasetsTokenNeverShown(t *testing.T) {
 }
 
 func TestSendTestEvent(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	acc, _ := a.ingestAccount("acme", "US")
 	b := a.browser()
@@ -129,6 +131,7 @@ func TestSendTestEvent(t *testing.T) {
 }
 
 func TestLeadToSentEventAndSendLog(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -218,6 +221,7 @@ func TestLeadToSentEventAndSendLog(t *testing.T) {
 }
 
 func TestFailedEventRetryAndPausedBanner(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	acc, key := a.ingestAccount("acme", "US")
 	b := a.browser()
@@ -274,6 +278,7 @@ func TestFailedEventRetryAndPausedBanner(t *testing.T) {
 }
 
 func TestSendLogAndDatasetsNeedEditor(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	acc, _ := a.ingestAccount("acme", "US")
 	viewer := a.user("vic@example.com", false)
@@ -294,6 +299,7 @@ func TestSendLogAndDatasetsNeedEditor(t *testing.T) {
 // event's JSON as the send log lays payloads out and says nothing was
 // sent; Meta hears nothing, and the same event is what test mode sends.
 func TestDryRunTestEventSendsNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")

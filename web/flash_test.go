@@ -14,6 +14,7 @@ import (
 // TestFlashesAllShownNewestFirst: two actions before the next page each
 // leave a message, and that page shows both, the newest first, once.
 func TestFlashesAllShownNewestFirst(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		a.user("ada@example.com", true)

@@ -111,10 +111,14 @@ func (a *app) advance(d time.Duration) {
 	a.now = a.now.Add(d)
 }
 
+// passwordHash is the hash of "password123", made once: bcrypt takes its
+// tens of milliseconds on purpose, and tests create hundreds of users.
+var passwordHash = sync.OnceValues(func() (string, error) { return password.Hash("password123") })
+
 // user creates a user with the password "password123".
 func (a *app) user(email string, admin bool) models.User {
 	a.t.Helper()
-	h, err := password.Hash("password123")
+	h, err := passwordHash()
 	if err != nil {
 		a.t.Fatal(err)
 	}

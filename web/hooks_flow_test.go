@@ -71,6 +71,7 @@ func payloadOf(t *testing.T, e models.Event) sentData {
 // three times, then an earlier stage delivered late, queue each event once
 // and in funnel order.
 func TestHubSpotDealWonBecomesPurchase(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
@@ -128,6 +129,7 @@ func TestHubSpotDealWonBecomesPurchase(t *testing.T) {
 // Pipedrive's API down for a while loses nothing: the delivery waits with
 // its reason and goes through once the API is back.
 func TestPipedriveAPIDownLosesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
@@ -182,6 +184,7 @@ func TestPipedriveAPIDownLosesNothing(t *testing.T) {
 // lead's time plus a second, the original kept; an unmapped stage waits
 // for its mapping.
 func TestGenericChangeWaitsForItsLead(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("gen", "US")
@@ -249,6 +252,7 @@ func TestGenericChangeWaitsForItsLead(t *testing.T) {
 // A deal won without an amount still records the stage; its Purchase is
 // held back with the reason, since Meta refuses a Purchase without a value.
 func TestCRMPurchaseWithoutValueIsHeldBack(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
@@ -286,6 +290,7 @@ func TestCRMPurchaseWithoutValueIsHeldBack(t *testing.T) {
 // Deliveries stuck on an unmapped stage show a banner on the account's
 // pages, linking to the mapping, for editors; a viewer sees none.
 func TestStuckCRMDeliveriesAlert(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("owner@example.com", false)
@@ -328,6 +333,7 @@ func TestStuckCRMDeliveriesAlert(t *testing.T) {
 // A HubSpot workflow webhook (signature v2) posting the deal record moves
 // the lead's stage as an app webhook does.
 func TestHubSpotWorkflowWebhook(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
@@ -385,6 +391,7 @@ func TestHubSpotWorkflowWebhook(t *testing.T) {
 // A field mapping changed after a delivery came can leave it unreadable:
 // it waits, its body kept, and fixing the mapping brings it through.
 func TestGenericMappingChangeKeepsDeliveries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("gen", "US")

@@ -5,6 +5,7 @@ import "testing"
 // A hook URL's token never reaches the log whole: the access, error and
 // panic logs cut it to 6 characters.
 func TestLogPath(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"/hooks/hubspot/svbwq3jiffdcpjhgxzdtzc66r7agv3hbwtfb7qu3rxh63lsdrqr2", "/hooks/hubspot/svbwq3…"},
 		{"/hooks/generic/abc", "/hooks/generic/abc"},

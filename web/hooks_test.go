@@ -91,6 +91,7 @@ func (a *app) deliveries(acc models.Account, c models.CRMConnection) []models.CR
 
 // The hook answers what the contract says, and stores nothing it refuses.
 func TestHookAnswers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("crm", "US")
@@ -216,6 +217,7 @@ func TestHookAnswers(t *testing.T) {
 // The generic hook takes a signature or a bearer secret, and reads its
 // fields through the connection's mapping.
 func TestHookGeneric(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("crm", "US")
@@ -253,6 +255,7 @@ func TestHookGeneric(t *testing.T) {
 // told truly whether its change was new: the same change posted by 16
 // clients at once is stored once, 16 different ones each once.
 func TestHookConcurrentDeliveries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("crm", "US")

@@ -18,6 +18,7 @@ import (
 // The lead page says which send rules match the lead and, for the others,
 // what decided; a manual rule's button queues its event once.
 func TestLeadPageRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
@@ -112,6 +113,7 @@ func TestLeadPageRules(t *testing.T) {
 // lead it says why and offers to apply it (to editors), or names the rule
 // that owns the one event both make.
 func TestLeadPageRuleVerdicts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)

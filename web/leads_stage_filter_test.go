@@ -19,6 +19,7 @@ import (
 // stages the account's leads are at, as their CRM wrote them, not a fixed
 // list, and choosing one lists exactly its leads.
 func TestLeadsStageFilterOffersTheLeadsStages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")

@@ -17,6 +17,7 @@ import (
 )
 
 func TestLeadsPages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -196,6 +197,7 @@ func TestLeadsPages(t *testing.T) {
 }
 
 func TestIngestKeysAndJunkSettingsPages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("ada@example.com", false)
@@ -271,6 +273,7 @@ func TestIngestKeysAndJunkSettingsPages(t *testing.T) {
 // in words on hover; it reads only the account's own events, and another
 // account's lead is not found.
 func TestLeadsListSentAs(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)

@@ -17,6 +17,7 @@ import (
 // override shows "gpj.exe" as "exe.jpg") is refused inline, the typed
 // value kept, on every form that names something.
 func TestNamesRefuseInvisibleCharacters(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")
@@ -41,6 +42,7 @@ func TestNamesRefuseInvisibleCharacters(t *testing.T) {
 // An unknown page is a 404 whoever asks: not the 403 of the admin,
 // editor or owner pages that share its path's prefix.
 func TestUnknownPagesAreNotFound(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("owner@example.com", false)
@@ -65,6 +67,7 @@ func TestUnknownPagesAreNotFound(t *testing.T) {
 // Stage mappings are the Stages page's: the Rules page neither lists them
 // nor opens one in the rule form, and moving a rule skips them.
 func TestRulesPageLeavesStageMappingsOut(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")

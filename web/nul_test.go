@@ -15,6 +15,7 @@ import (
 // are not UTF-8 in a query, are a clear 400 on both databases (Postgres
 // cannot store or compare them), and nothing is saved.
 func TestPagesRefuseNUL(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -48,6 +49,7 @@ func TestPagesRefuseNUL(t *testing.T) {
 // TestPagesRefuseHugeBodies: a page request's body is bounded before the
 // session and CSRF checks read it; the largest real one is a setup file.
 func TestPagesRefuseHugeBodies(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	ada := a.user("ada@example.com", false)
 	acc := a.account("acme", ada)

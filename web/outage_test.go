@@ -21,6 +21,7 @@ import (
 // "Try now" for editors; once Meta is back, one try lifts the hold, every
 // event arrives once, and the banner goes.
 func TestMetaOutageEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -129,6 +130,7 @@ func TestMetaOutageEndToEnd(t *testing.T) {
 // its requests (a wrong dataset id) resumes when an editor fixes the id;
 // an unrelated edit leaves the pause for a person to fix the cause.
 func TestFixingAPausedDatasetResumesIt(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")

@@ -20,6 +20,7 @@ import (
 // Monday in UTC), and each is a link to exactly the rows it counts: the
 // leads list or the send log shows as many rows as the number says.
 func TestOverviewNumbersAreExactAndLinked(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s) // a lead at Sunday Nov 29, 07:00 in New York

@@ -49,6 +49,7 @@ func wantSteps(t *testing.T, who string, r resp, want map[string]bool) {
 // (an active key, a lead, a dataset), the box goes once all are done, and
 // each role sees only what it can act on.
 func TestOverviewGettingStarted(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ctx := t.Context()

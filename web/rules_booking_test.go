@@ -14,6 +14,7 @@ import (
 // new or over a saved rule, is refused at the mode with where to go
 // instead, and nothing is saved.
 func TestRuleFormRefusesBooking(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		r := f.b.get(f.url("/new"))

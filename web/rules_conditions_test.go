@@ -24,6 +24,7 @@ func rowOptions(r resp, sel string) []string {
 // or match type changes, it answers with the match types of the field,
 // in words for its kind, and the input that suits it.
 func TestRuleConditionRowFitsField(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)
@@ -119,6 +120,7 @@ var internalName = regexp.MustCompile(`\b(gt|gte|lt|lte|not_equals|in_list|is_em
 // form offered: a request made by hand gets 422 with the problem at the
 // input, in words with the field's label, and nothing is stored.
 func TestRuleRefusesMatchTypeForFieldType(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)
@@ -180,6 +182,7 @@ func TestRuleRefusesMatchTypeForFieldType(t *testing.T) {
 // preview, which asks for a condition instead; a row half filled in is
 // left out of the count, not called wrong.
 func TestRuleNewFormOpensWithoutErrors(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)
@@ -229,6 +232,7 @@ func TestRuleNewFormOpensWithoutErrors(t *testing.T) {
 // The list is one line a rule: a long name is cut, whole on hover; when
 // each rule changed; statuses in words.
 func TestRulesListOneLine(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		long := strings.Repeat("Qualified roofing leads from Berlin ", 3)[:99]

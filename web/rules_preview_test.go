@@ -29,6 +29,7 @@ import (
 // website lead without its visitor's user agent matches, and is not
 // sendable.
 func TestRulePreviewSendable(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)
@@ -159,6 +160,7 @@ func TestRulePreviewClientGone(t *testing.T) {
 // qualified): the preview's count of a rule is what apply queues, and the
 // leads that each lead's evaluation (decide) gives the rule's event.
 func TestRulePreviewApplyAgree(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)

@@ -124,6 +124,7 @@ func createRuleForm(t *testing.T, f rulesFixture, v url.Values) models.SendRule 
 }
 
 func TestRulesListShowsDefaultRule(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		r := f.b.get(f.url(""))
@@ -151,6 +152,7 @@ func TestRulesListShowsDefaultRule(t *testing.T) {
 
 // Create, edit, and each change listed with who and what changed.
 func TestRuleCreateEditVersions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)
@@ -261,6 +263,7 @@ func TestRuleCreateEditVersions(t *testing.T) {
 // Every kind of problem is shown at its input, with what was typed kept,
 // and nothing is stored.
 func TestRuleInvalidInputKeepsValues(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)
@@ -372,6 +375,7 @@ func TestRuleInvalidInputKeepsValues(t *testing.T) {
 }
 
 func TestRuleNameConflict(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		cond := [3]string{"email_domain", "equals", "gmail.com"}
@@ -399,6 +403,7 @@ func TestRuleNameConflict(t *testing.T) {
 }
 
 func TestRuleDeleteAsksFirst(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		r := createRuleForm(t, f, ruleValues("Gmail", f.d, "automatic_match", "GmailLead", "and", [3]string{"email_domain", "equals", "gmail.com"}))
@@ -432,6 +437,7 @@ func TestRuleDeleteAsksFirst(t *testing.T) {
 }
 
 func TestRuleMove(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		second := createRuleForm(t, f, ruleValues("Gmail", f.d, "automatic_match", "GmailLead", "and", [3]string{"email_domain", "equals", "gmail.com"}))
@@ -471,6 +477,7 @@ func TestRuleMove(t *testing.T) {
 // The preview counts every lead of the last 7 days with the matcher
 // capture uses, and the htmx endpoints answer fragments.
 func TestRulePreview(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		ids := postRuleLeads(t, f)
@@ -570,6 +577,7 @@ func TestRulePreview(t *testing.T) {
 // Applying a saved rule states the count first, queues the events, and
 // queues nothing twice.
 func TestRuleApply(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		ids := postRuleLeads(t, f)
@@ -641,6 +649,7 @@ func TestRuleApply(t *testing.T) {
 // Another account's rules and datasets are not found; viewers do not see
 // the Rules pages.
 func TestRulesTenancyAndRoles(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)
@@ -709,6 +718,7 @@ func TestRulesTenancyAndRoles(t *testing.T) {
 // bidi-control characters or bytes that are not UTF-8; so is a pattern
 // that is not UTF-8.
 func TestRuleNameAndTextChecks(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		good := [3]string{"city", "equals", "Berlin"}
@@ -747,6 +757,7 @@ func TestRuleNameAndTextChecks(t *testing.T) {
 // a save that would pass it is refused at the conditions, counting the
 // rule's new version in place of its old one.
 func TestRuleCostBudget(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		costly := [3]string{"message", "regex", "(.*a){150}x"} // 753 units
@@ -789,6 +800,7 @@ func TestRuleCostBudget(t *testing.T) {
 // would send the same event to the same dataset as another enabled
 // automatic rule; saving still works.
 func TestRuleSharedEventWarning(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		want := "Leads that match both this rule and Completed leads to Main get one Lead event, owned by Completed leads to Main, " +

@@ -37,6 +37,7 @@ const formType = "application/x-www-form-urlencoded"
 // the X-CSRF-Token header, never in the query string, where it would leak
 // into logs, the Referer header and the browser's history.
 func TestCSRFTokenNotFromQuery(t *testing.T) {
+	t.Parallel()
 	f := newRulesFixture(t, storetest.New(t))
 	b := f.b
 	settings := views.AccountURL(f.acc.ID, "/settings")
@@ -100,6 +101,7 @@ func TestCSRFTokenNotFromQuery(t *testing.T) {
 // token in the X-CSRF-Token header, so an htmx request made from any
 // element (not only a form holding _csrf) passes the check.
 func TestHTMXSendsTheCSRFHeader(t *testing.T) {
+	t.Parallel()
 	f := newRulesFixture(t, storetest.New(t))
 	for _, path := range []string{"/accounts", views.AccountURL(f.acc.ID, "/rules"), views.AccountURL(f.acc.ID, "/settings")} {
 		r := f.b.get(path)
@@ -134,6 +136,7 @@ func cspDirectives(h string) map[string]string {
 // posts to another origin, besides loading only our own scripts and
 // refusing to be framed; and no page has a form that posts elsewhere.
 func TestContentSecurityPolicy(t *testing.T) {
+	t.Parallel()
 	f := newRulesFixture(t, storetest.New(t))
 	lead := f.a.postLead(f.key, ruleLead(1, "jane@example.com", "Austin", "5000", f.a.clock().Format("2006-01-02T15:04:05Z"), nil))
 	want := map[string]string{
@@ -179,6 +182,7 @@ func TestContentSecurityPolicy(t *testing.T) {
 // wherever it comes from (the form, or the query of the form's post), the
 // address the browser goes to after login is on this site.
 func TestLoginRedirectResolvesHere(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	a.user("ada@example.com", false)
 	base, _ := url.Parse(a.srv.URL)
@@ -235,6 +239,7 @@ func TestLoginRedirectResolvesHere(t *testing.T) {
 // the page asked for, unless its address is too long or not a plain path:
 // the login link never carries what the login would refuse.
 func TestAnonymousRedirectIsBounded(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	a.user("ada@example.com", false)
 	b := a.browser()
@@ -260,6 +265,7 @@ func TestAnonymousRedirectIsBounded(t *testing.T) {
 // 40,000 characters long is a plain 404 on every route that takes one, on
 // both databases, and the page does not echo it.
 func TestHostileIDsInURLs(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		admin := f.a.user("root@example.com", true)
@@ -316,6 +322,7 @@ func TestHostileIDsInURLs(t *testing.T) {
 // kept; the cookie from before, replayed, opens nothing and changes
 // nothing, and the logout itself cannot be forced on a user.
 func TestLogoutIsServerSide(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)

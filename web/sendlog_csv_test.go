@@ -45,6 +45,7 @@ func mustQuery(q string) url.Values {
 // is for editors and up, of their own accounts only, and it is written as
 // it is read: a long file goes out in chunks, with no length known ahead.
 func TestSendLogCSV(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		f.acc.Timezone = "Europe/Berlin"

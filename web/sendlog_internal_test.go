@@ -3,6 +3,7 @@ package web
 import "testing"
 
 func TestReadableJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string
 	}{

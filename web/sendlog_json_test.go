@@ -17,6 +17,7 @@ import (
 // Meta reads it: the account's CRM name, sent as lead_event_source, keeps
 // its & < > rather than \u0026 \u003c \u003e.
 func TestDatasetTestEventJSONReadsAsTheSendLog(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")

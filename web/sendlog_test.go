@@ -40,6 +40,7 @@ func readSendLog(r resp) []logRow {
 // words; the event's page names the rule that made it, with a link, and
 // shows its JSON as Meta reads it (&, not \u0026).
 func TestSendLogReads(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		leadIDs := postRuleLeads(t, f)
@@ -162,6 +163,7 @@ func TestSendLogReads(t *testing.T) {
 // business_messaging only under a messaging event name. A website event
 // held back for its page URL goes once the account has a Website URL.
 func TestRetryFailedLeavesWhatCannotSucceed(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")

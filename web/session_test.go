@@ -59,6 +59,7 @@ func sessionCount(t *testing.T, a *app, u models.User) int64 {
 }
 
 func TestLogoutEndsACopiedSession(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -102,6 +103,7 @@ func TestLogoutEndsACopiedSession(t *testing.T) {
 }
 
 func TestLoginRenewsTheSession(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		a.user("ada@example.com", false)
@@ -122,6 +124,7 @@ func TestLoginRenewsTheSession(t *testing.T) {
 }
 
 func TestLogoutEverywhere(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -162,6 +165,7 @@ func TestLogoutEverywhere(t *testing.T) {
 }
 
 func TestPasswordChangeEndsOtherSessions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -201,6 +205,7 @@ func TestPasswordChangeEndsOtherSessions(t *testing.T) {
 }
 
 func TestRemovalEndsSessions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		root := a.user("root@example.com", true)
@@ -254,6 +259,7 @@ func TestRemovalEndsSessions(t *testing.T) {
 }
 
 func TestSessionLimits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -269,6 +275,7 @@ func TestSessionLimits(t *testing.T) {
 }
 
 func TestSessionAbsoluteLimit(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -293,6 +300,7 @@ func TestSessionAbsoluteLimit(t *testing.T) {
 }
 
 func TestLoginRedirectStaysOnSite(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	a.user("ada@example.com", false)
 	b := a.browser()
@@ -381,6 +389,7 @@ func (a *app) apiCall(method, path, auth, body string) (int, http.Header, apiRep
 }
 
 func TestAPIAnswersAsAnAPI(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	acc, key := a.ingestAccount("acme", "US")
 	for _, tt := range []struct {
@@ -438,6 +447,7 @@ func TestAPIAnswersAsAnAPI(t *testing.T) {
 // as replicas behind a load balancer: a logout on one ends the session on
 // the other at once.
 func TestLogoutEndsTheSessionOnEveryReplica(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -475,6 +485,7 @@ func TestLogoutEndsTheSessionOnEveryReplica(t *testing.T) {
 // TestAnonymousVisitsWriteNoSession: the login page and unknown paths hand
 // out a CSRF token without a database row; only a login makes one.
 func TestAnonymousVisitsWriteNoSession(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -501,6 +512,7 @@ func TestAnonymousVisitsWriteNoSession(t *testing.T) {
 // TestLeavingAnAccountKeepsYourSession: an owner who removes themselves
 // from one account stays logged in, and their other sessions end.
 func TestLeavingAnAccountKeepsYourSession(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)

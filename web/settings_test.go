@@ -38,6 +38,7 @@ var settingsSections = []struct{ section, testid string }{
 // and the tabs to the others, the current one marked; editors and viewers
 // reach none of them, nor another account's owner.
 func TestSettingsSections(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -131,6 +132,7 @@ func inviteLink(t *testing.T, b *browser, acc models.Account, email string, role
 // them in the account with their role. Used, voided, expired and made-up
 // links answer a page that says so.
 func TestInviteByEmail(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -238,6 +240,7 @@ func TestInviteByEmail(t *testing.T) {
 // TestPasswordLinkExpires: a link older than its 7 days answers a page
 // that says it expired, and sets nothing.
 func TestPasswordLinkExpires(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	ada := a.user("ada@example.com", false)
 	acc := a.account("acme", ada)
@@ -265,6 +268,7 @@ func TestPasswordLinkExpires(t *testing.T) {
 // TestPasswordLinkTriesLimited: an address that keeps trying made-up links
 // is told to wait, like logins.
 func TestPasswordLinkTriesLimited(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	a.user("ada@example.com", false)
 	p := a.browser()
@@ -285,6 +289,7 @@ func TestPasswordLinkTriesLimited(t *testing.T) {
 // password and is shown their link; a new link voids the old; a user with
 // a password gets none.
 func TestAdminPasswordLinks(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		root := a.user("root@example.com", true)
@@ -329,6 +334,7 @@ func TestAdminPasswordLinks(t *testing.T) {
 // account could set that password and walk into the other account, or
 // into the instance's administration.
 func TestInviteTakesOverNobody(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		bob := a.user("bob@example.com", false)
@@ -381,6 +387,7 @@ func TestInviteTakesOverNobody(t *testing.T) {
 // the person gets a new session id. The form needs its CSRF token. No log
 // line carries the link's token.
 func TestSetPasswordLinkSecrets(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	// The app again with a log this test reads: same keys, same database.
 	var logs syncBuffer
@@ -425,6 +432,7 @@ func TestSetPasswordLinkSecrets(t *testing.T) {
 // its link once, the link waits in the owner's session, a database row; a
 // copy of that row (a backup, say) must not hold a token that works.
 func TestNewLinkNotKeptInTheClear(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
@@ -446,6 +454,7 @@ func TestNewLinkNotKeptInTheClear(t *testing.T) {
 // TestNewKeyNotKeptInTheClear: likewise a new ingest key's secret, which
 // waits in the owner's session for the keys page to show it once.
 func TestNewKeyNotKeptInTheClear(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)

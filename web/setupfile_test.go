@@ -109,6 +109,7 @@ func texts(r resp, testid string) []string {
 }
 
 func TestSetupDownload(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc := setupAccount(t, a)
@@ -190,6 +191,7 @@ const changedSetup = `{
 }`
 
 func TestSetupUploadPreviewThenApply(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
@@ -282,6 +284,7 @@ func TestSetupUploadPreviewThenApply(t *testing.T) {
 // preview and the click; the apply changes nothing and shows the new
 // preview, which then applies.
 func TestSetupApplyAfterAccountChanged(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
@@ -323,6 +326,7 @@ func TestSetupApplyAfterAccountChanged(t *testing.T) {
 }
 
 func TestSetupUploadProblems(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
@@ -397,6 +401,7 @@ func TestSetupUploadProblems(t *testing.T) {
 // TestSetupUploadOtherAccountsFile: a file exported from another account
 // is applied to the account whose page it was uploaded on, and says so.
 func TestSetupUploadOtherAccountsFile(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc := setupAccount(t, a)
@@ -436,6 +441,7 @@ func TestSetupUploadOtherAccountsFile(t *testing.T) {
 }
 
 func TestSetupFileOwnersOnly(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc := setupAccount(t, a)
@@ -482,6 +488,7 @@ func TestSetupFileOwnersOnly(t *testing.T) {
 // shown with the preview, and the file applies all the same, as is a
 // booking rule, applied as a stage mapping.
 func TestSetupUploadBOMAndWarnings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc := setupAccount(t, a)
@@ -524,6 +531,7 @@ func TestSetupUploadBOMAndWarnings(t *testing.T) {
 // characters in names, more datasets than an account may have and rules
 // over the account's cost budget are problems at their JSON paths.
 func TestSetupUploadNamesAndLimits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc := setupAccount(t, a)
@@ -584,6 +592,7 @@ func TestSetupUploadNamesAndLimits(t *testing.T) {
 // TestDatasetFormCap: the Datasets page's form refuses the dataset after
 // store.MaxDatasets with an inline error, as the setup file does.
 func TestDatasetFormCap(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc := setupAccount(t, a) // Main and Demo
@@ -630,6 +639,7 @@ const mappingsSetup = `{
 // stage a mapping adds; the apply makes them, apart from the send rules,
 // and the download carries them.
 func TestSetupUploadStageMappings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
@@ -714,6 +724,7 @@ func TestSetupUploadStageMappings(t *testing.T) {
 // so a new connection waits for its secret (its hook answers 503 naming
 // the variable).
 func TestSetupUploadCRMConnections(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc := setupAccount(t, a)

@@ -18,6 +18,7 @@ import (
 // to a trillion and its currency an ISO 4217 code; anything else comes back
 // with an inline error and what was typed, and nothing is stored.
 func TestStageFormRefusesBadValues(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -81,6 +82,7 @@ func TestStageFormRefusesBadValues(t *testing.T) {
 // TestLeadPageShowsHugeStoredValue: a value stored before values were
 // bounded still shows in a few characters.
 func TestLeadPageShowsHugeStoredValue(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")

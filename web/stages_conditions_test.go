@@ -25,6 +25,7 @@ func optionValues(s *goquery.Selection) []string {
 // value that is no number inline, keeping what was typed. The Rules form
 // neither offers them nor saves a rule naming one.
 func TestStageMappingChangeConditions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		won := stageID(t, s, f.acc, "won")

@@ -18,6 +18,7 @@ import (
 // plain warning with what to change; a dry-run dataset's counts say what
 // they are.
 func TestSequenceHealthView(t *testing.T) {
+	t.Parallel()
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		t.Fatal(err)

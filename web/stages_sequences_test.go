@@ -35,6 +35,7 @@ func sequenceValues(d models.Dataset, initial, final string) url.Values {
 // a plain form redirects back to it), sees it with its last full week,
 // and deletes it; another account's sequence answers 404.
 func TestSequencesAddAndDelete(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)
@@ -99,6 +100,7 @@ func TestSequencesAddAndDelete(t *testing.T) {
 // twice, another account's dataset, a bad event name, a sequence the
 // dataset has, and more than store.MaxSequences.
 func TestSequenceFormProblems(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)
@@ -164,6 +166,7 @@ func TestSequenceFormProblems(t *testing.T) {
 // A viewer's Stages page has no Sequences section, and its POSTs answer
 // 403.
 func TestSequencesViewer(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)

@@ -101,6 +101,7 @@ func mappingValues(stage string, d models.Dataset, event, valueMode string, cond
 // while nothing is mapped, and the template maps qualified, booked and
 // won on the chosen dataset, once.
 func TestStagesListAndTemplate(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		r := f.b.get(stagesURL(f.acc, ""))
@@ -167,6 +168,7 @@ func TestStagesListAndTemplate(t *testing.T) {
 // Without a dataset the page says to connect one first, and the template
 // is not offered.
 func TestStagesEmptyWithoutDataset(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("bare", "US")
@@ -192,6 +194,7 @@ func TestStagesEmptyWithoutDataset(t *testing.T) {
 // input comes back with inline errors, what was typed, 422, and nothing
 // stored.
 func TestStageMappingForm(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)
@@ -379,6 +382,7 @@ func createMappingForm(t *testing.T, f rulesFixture, v url.Values) models.SendRu
 // The stage list: add (names checked, unique ignoring case), rename, move
 // (htmx), the booking stage, delete one no mapping uses.
 func TestStageListEdits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		list := func() string { return strings.Join(stageRows(f.b.get(stagesURL(f.acc, ""))), ",") }
@@ -462,6 +466,7 @@ func TestStageListEdits(t *testing.T) {
 // A stage the CRM sent that the list lacks shows as unmapped with its
 // count; one click adds it and opens its new mapping form.
 func TestUnmappedStageMapIt(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		ids := postRuleLeads(t, f)
@@ -511,6 +516,7 @@ func TestUnmappedStageMapIt(t *testing.T) {
 // A viewer reads the stages and mappings, with no form, and every change
 // they post answers 403 and changes nothing.
 func TestStagesViewerReadOnly(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)
@@ -570,6 +576,7 @@ func TestStagesViewerReadOnly(t *testing.T) {
 // Another account's stage or mapping, a send rule that is no mapping,
 // and hostile ids are 404s, and change nothing.
 func TestStagesOtherAccountAndHostileIDs(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		f := newRulesFixture(t, s)

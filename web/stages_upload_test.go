@@ -128,6 +128,7 @@ const uploadCSV = "Email Address,Deal Stage,Close Date,Amount,Currency Code\r\n"
 // number; the events it would queue per event name), then applied through
 // the stage API's path; the same file again records and queues nothing.
 func TestStageUploadPreviewApplyAndAgain(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
@@ -227,6 +228,7 @@ func TestStageUploadPreviewApplyAndAgain(t *testing.T) {
 // Columns the guess cannot place are picked in the mapping step; a
 // mapping without a required field is refused with what is missing.
 func TestStageUploadMapping(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
@@ -265,6 +267,7 @@ func TestStageUploadMapping(t *testing.T) {
 // A file that cannot be used is refused whole, saying why; nothing is
 // stored.
 func TestStageUploadRefusesBadFiles(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t)
 	a := newApp(t, s)
 	st := newStageSetup(t, a, s)
@@ -304,6 +307,7 @@ func TestStageUploadRefusesBadFiles(t *testing.T) {
 // Viewers get no upload, another account's upload is not found, and a
 // form without its CSRF token is refused.
 func TestStageUploadAccess(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
@@ -356,6 +360,7 @@ func TestStageUploadAccess(t *testing.T) {
 // An upload left applying by a server that stopped is resumed by the next
 // one's Runner.Run, which stops when its context ends.
 func TestStageUploadResumes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
@@ -388,6 +393,7 @@ func TestStageUploadResumes(t *testing.T) {
 // rows apart) are previewed together: the preview counts what applying
 // queues, the earlier stage once, not again as filled in.
 func TestStageUploadPreviewKeepsALeadsRowsTogether(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestFirstAdminSetup(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		b := a.browser()
@@ -84,6 +85,7 @@ func TestFirstAdminSetup(t *testing.T) {
 }
 
 func TestLoginLogout(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		a.user("ada@example.com", false)
@@ -131,6 +133,7 @@ func TestLoginLogout(t *testing.T) {
 }
 
 func TestSecureCookieBehindTLS(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	a.user("ada@example.com", false)
 	b := a.browser()
@@ -143,6 +146,7 @@ func TestSecureCookieBehindTLS(t *testing.T) {
 }
 
 func TestLoginRateLimit(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	a.user("ada@example.com", false)
 	b := a.browser()
@@ -171,6 +175,7 @@ func TestLoginRateLimit(t *testing.T) {
 }
 
 func TestCSRF(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		admin := a.user("ada@example.com", true)
@@ -203,6 +208,7 @@ func TestCSRF(t *testing.T) {
 }
 
 func TestCreateAccountsAndSwitch(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		a.user("ada@example.com", true)
@@ -275,6 +281,7 @@ func TestCreateAccountsAndSwitch(t *testing.T) {
 }
 
 func TestAccountSettings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("ada@example.com", false)
@@ -330,6 +337,7 @@ func TestAccountSettings(t *testing.T) {
 }
 
 func TestMembersAndRoles(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("ada@example.com", false)
@@ -395,6 +403,7 @@ func TestMembersAndRoles(t *testing.T) {
 // id: each answers 404 and changes nothing. Routes are read from the router,
 // so a route added later is covered without touching this test.
 func TestTenantIsolation(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", true)
@@ -503,6 +512,7 @@ func TestTenantIsolation(t *testing.T) {
 }
 
 func TestAdminUsers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		a.user("ada@example.com", true)
@@ -526,6 +536,7 @@ func TestAdminUsers(t *testing.T) {
 }
 
 func TestHealthz(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t)
 	a := newApp(t, s)
 	b := a.browser()
@@ -535,6 +546,7 @@ func TestHealthz(t *testing.T) {
 }
 
 func TestPanicBecomes500(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	a.echo.GET("/boom", func(echoCtx echoContext) error { panic("boom") })
 	r := a.browser().get("/boom")
@@ -545,6 +557,7 @@ func TestPanicBecomes500(t *testing.T) {
 }
 
 func TestStaticAssets(t *testing.T) {
+	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	b := a.browser()
 	a.user("ada@example.com", false)

@@ -21,6 +21,7 @@ import (
 // is refused inline, keeping what was typed; editors and viewers cannot
 // change it.
 func TestSettingsWebsiteURL(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("ada@example.com", false)
@@ -138,6 +139,7 @@ func events(t *testing.T, r apiReply) []replyEvent {
 // reply, and Meta receives nothing; with the account's Website URL set, a
 // retry sends it once the lead has what Meta needs.
 func TestReadmeExampleSends(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")

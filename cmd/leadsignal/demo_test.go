@@ -78,6 +78,7 @@ func demoLogin(t *testing.T, stdout string) (email, pw string) {
 }
 
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d db) {
 		ctx := t.Context()
 		r := runDemoCmd(t, d)
@@ -136,6 +137,7 @@ func TestDemo(t *testing.T) {
 }
 
 func TestDemoURL(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ configured, listening, want string }{
 		{":8080", "[::]:8080", "http://localhost:8080"},
 		{"0.0.0.0:8080", "0.0.0.0:8080", "http://localhost:8080"},

@@ -153,6 +153,7 @@ func wantErr(t *testing.T, r result, args []string, parts ...string) {
 }
 
 func TestMigrate(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d db) {
 		r := d.mustRun(t, "", "migrate")
 		if !strings.Contains(r.stdout, "database is up to date") {
@@ -173,6 +174,7 @@ func TestMigrate(t *testing.T) {
 }
 
 func TestUserCreate(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d db) {
 		ctx := t.Context()
 		r := d.mustRun(t, testPassword+"\n", "user", "create", "--email", "a@example.com", "--admin")
@@ -207,6 +209,7 @@ func TestUserCreate(t *testing.T) {
 }
 
 func TestUserCreateFails(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d db) {
 		args := []string{"user", "create", "--email", "a@example.com", "--admin"}
 		d.mustRun(t, testPassword+"\n", args...)
@@ -238,6 +241,7 @@ func TestUserCreateFails(t *testing.T) {
 }
 
 func TestAccountCreate(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d db) {
 		ctx := t.Context()
 		d.mustRun(t, testPassword+"\n", "user", "create", "--email", "a@example.com", "--admin")
@@ -284,6 +288,7 @@ func TestAccountCreate(t *testing.T) {
 }
 
 func TestAccountCreateFails(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d db) {
 		d.mustRun(t, testPassword+"\n", "user", "create", "--email", "a@example.com")
 		d.mustRun(t, "", "account", "create", "--name", "Acme", "--slug", "acme")
@@ -324,6 +329,7 @@ func TestAccountCreateFails(t *testing.T) {
 }
 
 func TestKeyCreate(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d db) {
 		ctx := t.Context()
 		d.mustRun(t, "", "account", "create", "--name", "Acme", "--slug", "acme")
@@ -390,6 +396,7 @@ func TestKeyCreate(t *testing.T) {
 }
 
 func TestUnknownCommand(t *testing.T) {
+	t.Parallel()
 	d := sqliteDB(t)
 	for _, args := range [][]string{{"frobnicate"}, {"account"}, {"account", "delete"}, {"key"}, {"key", "list"}} {
 		r := d.run(t, "", args...)
@@ -488,6 +495,7 @@ func get(t *testing.T, url string) (int, http.Header, string) {
 }
 
 func TestServe(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"serve"}, nil} {
 		name := "serve"
 		if args == nil {
@@ -546,6 +554,7 @@ func TestServe(t *testing.T) {
 // TestServeCapturesLead is the quick start end to end: an account and an
 // ingest key made on the command line, a lead posted to the running server.
 func TestServeCapturesLead(t *testing.T) {
+	t.Parallel()
 	d := sqliteDB(t)
 	d.mustRun(t, "", "account", "create", "--name", "Acme", "--slug", "acme", "--country", "US")
 	key := strings.TrimSpace(d.mustRun(t, "", "key", "create", "--account", "acme", "--name", "website").stdout)
@@ -579,6 +588,7 @@ func TestServeCapturesLead(t *testing.T) {
 }
 
 func TestServeKeepsSecretAcrossRestarts(t *testing.T) {
+	t.Parallel()
 	d := sqliteDB(t)
 	p := filepath.Join(d.vars["LEADSIGNAL_DATA"], "secret")
 
@@ -607,6 +617,7 @@ func TestServeKeepsSecretAcrossRestarts(t *testing.T) {
 }
 
 func TestServeWithEnvSecretWritesNoFile(t *testing.T) {
+	t.Parallel()
 	d := sqliteDB(t)
 	d.vars["LEADSIGNAL_SECRET"] = strings.Repeat("x", 32)
 	srv := startServe(t, d)
@@ -619,6 +630,7 @@ func TestServeWithEnvSecretWritesNoFile(t *testing.T) {
 }
 
 func TestServeAddrInUse(t *testing.T) {
+	t.Parallel()
 	var lc net.ListenConfig
 	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -631,6 +643,7 @@ func TestServeAddrInUse(t *testing.T) {
 }
 
 func TestUnreachableDatabase(t *testing.T) {
+	t.Parallel()
 	d := db{vars: map[string]string{
 		"DATABASE_URL":    "postgres://u:secret@127.0.0.1:1/db?connect_timeout=2",
 		"LEADSIGNAL_DATA": t.TempDir(),
@@ -668,6 +681,7 @@ func TestUnreachableDatabase(t *testing.T) {
 }
 
 func TestBadConfigurationFails(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "not-a-folder")
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // its worker records the stage change on the lead: the hook, the inbox and
 // the worker are wired as production runs them.
 func TestServeTakesCRMDelivery(t *testing.T) {
+	t.Parallel()
 	d := sqliteDB(t)
 	d.mustRun(t, "", "account", "create", "--name", "Acme", "--slug", "acme", "--country", "US")
 	key := strings.TrimSpace(d.mustRun(t, "", "key", "create", "--account", "acme", "--name", "website").stdout)

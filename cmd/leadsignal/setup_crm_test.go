@@ -10,6 +10,7 @@ import (
 // names, refusing the file while it is unset, and setup export writes the
 // connection's hook URL on LEADSIGNAL_PUBLIC_URL, never the secret.
 func TestSetupCRMConnections(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d db) {
 		const secret = "zap-signing-secret-7777"
 		file := writeSetup(t, `{"account": {"slug": "acme", "name": "Acme", "timezone": "UTC", "currency": "EUR"},

@@ -54,6 +54,7 @@ func writeSetup(t *testing.T, content string) string {
 }
 
 func TestSetupApplyAndExport(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d db) {
 		file := writeSetup(t, setupJSON)
 		tokenEnv := map[string]string{"META_TOKEN_ACME": setupToken}
@@ -161,6 +162,7 @@ func TestSetupApplyAndExport(t *testing.T) {
 }
 
 func TestSetupApplyProblems(t *testing.T) {
+	t.Parallel()
 	d := sqliteDB(t)
 	file := writeSetup(t, `{
   "account": {"slug": "Acme", "name": "Acme", "timezone": "UTC", "currency": "EUR"},
@@ -203,6 +205,7 @@ func TestSetupApplyProblems(t *testing.T) {
 // paths, the matcher's under the rule's, and a rule's dataset that neither
 // the file nor the account has is found once the database is open.
 func TestSetupApplyRuleProblems(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, d db) {
 		file := writeSetup(t, `{
   "account": {"slug": "acme", "name": "Acme", "timezone": "UTC", "currency": "EUR"},

@@ -18,6 +18,7 @@ import (
 // setup of the first admin on a fresh install, the sign-in once there is
 // a user.
 func TestServeTellsTerminalWhereToOpen(t *testing.T) {
+	t.Parallel()
 	d := sqliteDB(t)
 	for _, tt := range []struct {
 		name string
@@ -48,6 +49,7 @@ func TestServeTellsTerminalWhereToOpen(t *testing.T) {
 // When stderr is no terminal (a log collector's pipe), serve writes only
 // JSON records, and the "serving" one has the address to open as its url.
 func TestServeLogsOnlyJSONForCollectors(t *testing.T) {
+	t.Parallel()
 	var stderr syncBuffer
 	srv := startServeTo(t, sqliteDB(t), &stderr)
 	srv.stop()

@@ -59,6 +59,7 @@ func webLead(email string) Request {
 // stored with its event, and of two leads of one person exactly one is a
 // duplicate, whichever batch they fell in.
 func TestConcurrentCapturesShareBatches(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		acc, _ := setup(t, s)
 		c := New(s, nil, nil)
@@ -123,6 +124,7 @@ func TestConcurrentCapturesShareBatches(t *testing.T) {
 
 // TestCaptureBatch drives one batch with every kind of lead in it.
 func TestCaptureBatch(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -196,6 +198,7 @@ func TestCaptureBatch(t *testing.T) {
 // lead of an account that is gone), nothing of it is kept and every lead is
 // captured on its own: the others are stored, the bad one gets the error.
 func TestBatchFallsBackLeadByLead(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, _ := setup(t, s)
@@ -227,6 +230,7 @@ func TestBatchFallsBackLeadByLead(t *testing.T) {
 // An event id already taken (left by a deleted lead, say) is left as it is:
 // the lead is still captured, and nothing is queued twice.
 func TestCaptureLeavesATakenEventID(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -276,6 +280,7 @@ func testJob(t *testing.T, acc models.Account, v Validated, settings junk.Settin
 // A write whose answer was lost is known to have committed when its
 // reserved leads are stored; a conflict or nothing stored means it was not.
 func TestCommittedAnyway(t *testing.T) {
+	t.Parallel()
 	s := storetest.NewPostgres(t)
 	ctx := t.Context()
 	acc, _ := setup(t, s)
@@ -309,6 +314,7 @@ func TestCommittedAnyway(t *testing.T) {
 // Meta would refuse is held back at once: failed, with its reason and its
 // JSON, and no stamp (nothing to send as it is).
 func TestCapturePreparesPayloads(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -372,6 +378,7 @@ func TestCapturePreparesPayloads(t *testing.T) {
 // on the batch path and the lead-by-lead path alike. A lead's own URL wins,
 // and a lead from another source gets none.
 func TestCaptureFillsWebsiteURL(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, _ := setup(t, s)
@@ -447,6 +454,7 @@ func TestCaptureFillsWebsiteURL(t *testing.T) {
 // until a person retries it, and a retry after the fix (here the account's
 // Website URL) sends it.
 func TestCaptureHoldsBackWhatMetaWouldRefuse(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, _ := setup(t, s)
@@ -547,6 +555,7 @@ func TestCaptureHoldsBackWhatMetaWouldRefuse(t *testing.T) {
 // The junk signals get a phone's national significant number as
 // libphonenumber reads it, Italy's leading zero included.
 func TestJunkInputNationalNumber(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{"+1 415 692 4281", "+44 20 7946 0958", "+39 06 4991 0000", "+49 30 901820", "+61 2 9374 4000"} {
 		keys := normalize.Normalize(normalize.Input{Phone: raw, CapturedAt: time.Now()})
 		pn, err := phonenumbers.Parse(raw, "")
@@ -564,6 +573,7 @@ func TestJunkInputNationalNumber(t *testing.T) {
 // (its rules costly to match, say), another account's captures are
 // written and answered.
 func TestAccountsWriteSideBySide(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		slow, _ := setup(t, s)
 		other, err := s.CreateAccount(t.Context(), models.Account{Slug: "other", Name: "Other", Timezone: "UTC", Currency: "USD", JunkSettings: "{}"}, 0)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDecode(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		body  string
@@ -39,6 +40,7 @@ func TestDecode(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	str := func(s string) *string { return &s }
 	neg := -1.0
@@ -131,6 +133,7 @@ func FuzzDecode(f *testing.F) {
 // the API must not pass on, with their status, code, field and a message
 // that says what to do.
 func TestValidateRefuses(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	str := func(s string) *string { return &s }
 	const email = "a@example.com"
@@ -186,6 +189,7 @@ func TestValidateRefuses(t *testing.T) {
 }
 
 func TestValidateAccepts(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	str := func(s string) *string { return &s }
 	const email = "a@example.com"
@@ -215,6 +219,7 @@ func TestValidateAccepts(t *testing.T) {
 // TestValidateCleansText: control and bidi characters leave every text
 // field; message keeps its tabs and lines, with \n for every line break.
 func TestValidateCleansText(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	str := func(s string) *string { return &s }
 	const email = "a@example.com"
@@ -267,6 +272,7 @@ func TestValidateCleansText(t *testing.T) {
 // TestValidateLeavesRequest: cleaning works on Validate's copy; the
 // caller's request, external_id included, is as it was.
 func TestValidateLeavesRequest(t *testing.T) {
+	t.Parallel()
 	id := "\u202eform-1"
 	req := Request{ExternalID: &id, FirstName: "Jane\x01"}
 	v, err := req.Validate(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))

@@ -54,6 +54,7 @@ func eventsByName(t *testing.T, s *store.Store, accountID, leadID int64) map[str
 // the rule's event name, with its value, currency, action_source and test
 // code; junk and partial leads feed only the rules made for them.
 func TestCaptureFollowsSendRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -134,6 +135,7 @@ func TestCaptureFollowsSendRules(t *testing.T) {
 // booking rule's successors), once however often it is marked; marking a
 // junk lead not junk queues what the automatic rules now say.
 func TestMarkFiresRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -181,6 +183,7 @@ func TestMarkFiresRules(t *testing.T) {
 // A manual rule sends when a person asks, once per lead, and only for a
 // lead that meets its conditions.
 func TestSendManual(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -221,6 +224,7 @@ func TestSendManual(t *testing.T) {
 // Applying a rule to recent leads queues its events for the leads it
 // matches, as capture would have; applying again queues nothing twice.
 func TestApplyRule(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -253,6 +257,7 @@ func TestApplyRule(t *testing.T) {
 // queues those of a rule that requires junk; marking it not junk queues
 // the first again, with their ids, and cancels the second.
 func TestMarkJunkDecidesAgain(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -303,6 +308,7 @@ func TestMarkJunkDecidesAgain(t *testing.T) {
 // Two automatic rules of one dataset with the same event name make one
 // event, owned by the first in order: the capture is stored, never failed.
 func TestRulesSharingAnEvent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -330,6 +336,7 @@ func TestRulesSharingAnEvent(t *testing.T) {
 // A rule on what a person changes later fires when it changes, and its
 // unsent event is cancelled, with the reason, when it changes back.
 func TestRuleOnStageFollowsTheLead(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -364,6 +371,7 @@ func TestRuleOnStageFollowsTheLead(t *testing.T) {
 // Capture keeps the phone's country in its own column, which a rule on
 // phone_country reads.
 func TestCaptureKeepsPhoneCountry(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)

@@ -16,6 +16,7 @@ import (
 // same lead cancels is written cancelled: qualified then booked in one
 // batch leaves the "stage is qualified" rule's event unsent.
 func TestStagesBatchCancelsItsOwnEvents(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)
@@ -46,6 +47,7 @@ func TestStagesBatchCancelsItsOwnEvents(t *testing.T) {
 // chunks of 1,000: in a dry run the won change sees the qualified one just
 // before it, across the chunk's end, and fills nothing in again.
 func TestStagesBatchKeepsAKeysChangesTogether(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)

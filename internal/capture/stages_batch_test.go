@@ -18,6 +18,7 @@ import (
 // replay that queues nothing, problems are per change, and a dry run
 // says what recording would queue and writes nothing.
 func TestStagesBatch(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, d := setup(t, s)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		waitingFor string
 		attempt    int

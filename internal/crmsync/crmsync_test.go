@@ -18,6 +18,7 @@ import (
 // has not looked up to the next round, untried, rather than hold them past
 // their lease.
 func TestRoundLeavesLookUpsPastItsBudget(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)

@@ -19,6 +19,7 @@ import (
 // contact, or its deal is gone, is given up 7 days after it came, as one
 // whose contact matches no lead is: it does not wait forever.
 func TestLeadNeverFoundIsGivenUpAfterSevenDays(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)

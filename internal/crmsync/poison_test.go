@@ -18,6 +18,7 @@ import (
 // look-up, or the writing of the outcomes, of the account's other
 // deliveries taken with it.
 func TestNULInALeadKeyHoldsUpNoOtherDelivery(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)

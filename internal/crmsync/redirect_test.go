@@ -21,6 +21,7 @@ import (
 // in a header (Pipedrive's x-api-token is not one Go drops on another
 // host), and would go wherever the redirect points.
 func TestLookUpsFollowNoRedirect(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		var leaked atomic.Value

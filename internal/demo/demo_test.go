@@ -22,6 +22,7 @@ const planLeads = 782
 var fixedNow = time.Date(2026, 3, 11, 20, 0, 0, 0, time.UTC)
 
 func TestPlanIsFixed(t *testing.T) {
+	t.Parallel()
 	plan := demo.Plan(fixedNow)
 	if len(plan) != planLeads {
 		t.Errorf("len(Plan(%v)) = %d; want %d, the fixed seed's", fixedNow, len(plan), planLeads)
@@ -74,6 +75,7 @@ func TestPlanIsFixed(t *testing.T) {
 // TestSeed seeds the demo into a fresh store and checks what the product
 // made of it.
 func TestSeed(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		now := time.Now()
@@ -203,6 +205,7 @@ func TestSeed(t *testing.T) {
 }
 
 func TestBar(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		tty  bool

@@ -163,6 +163,7 @@ func (b *bench) event(id int64) models.Event {
 }
 
 func TestBatchesOfAtMost1000(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		b.queue(2500, b.clock.now().Add(-time.Hour), nil)
@@ -188,6 +189,7 @@ func TestBatchesOfAtMost1000(t *testing.T) {
 }
 
 func TestSplitOn400IsolatesBadEvents(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(10, b.clock.now().Add(-time.Hour), nil)
@@ -210,6 +212,7 @@ func TestSplitOn400IsolatesBadEvents(t *testing.T) {
 }
 
 func TestExpiredEventsAreNeverSent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		old := b.queue(1, b.clock.now().Add(-8*24*time.Hour), nil)
@@ -225,6 +228,7 @@ func TestExpiredEventsAreNeverSent(t *testing.T) {
 }
 
 func TestInvalidEventHeldBack(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		bad := b.queue(1, b.clock.now().Add(-time.Hour), func(l *models.Lead) { l.EventSourceURL = "" })
@@ -255,6 +259,7 @@ func (b *bench) held() models.Dataset {
 // attempt, the next try waits 1 s doubling, and a try that goes through
 // lifts the hold and sends everything.
 func TestOutageHoldsTheDataset(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(5, b.clock.now().Add(-time.Hour), nil)
@@ -305,6 +310,7 @@ func TestOutageHoldsTheDataset(t *testing.T) {
 // tries at most every 5 minutes, one request a try; no event spends an
 // attempt or fails; once Meta is back everything goes, in lead order.
 func TestLongOutage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		start := b.clock.now()
@@ -356,6 +362,7 @@ func TestLongOutage(t *testing.T) {
 // 7-day window closes; then events expire, saying since when Meta was
 // unreachable.
 func TestOutageExpiresAtSevenDays(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(3, b.clock.now().Add(-time.Hour), nil)
@@ -381,6 +388,7 @@ func TestOutageExpiresAtSevenDays(t *testing.T) {
 // TestHoldIsSharedByDispatchers: two dispatchers (replicas) on one
 // database send one probe between them, not one each.
 func TestHoldIsSharedByDispatchers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		b.queue(20, b.clock.now().Add(-time.Hour), nil)
@@ -406,6 +414,7 @@ func TestHoldIsSharedByDispatchers(t *testing.T) {
 // batch and fails only the bad event, and a held dataset whose probe is
 // refused that way is reachable again.
 func TestRefusedEventAmidOutage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(8, b.clock.now().Add(-time.Hour), nil)
@@ -429,6 +438,7 @@ func TestRefusedEventAmidOutage(t *testing.T) {
 }
 
 func TestInvalidTokenPausesDataset(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		b.setToken("expired-token-1234")
@@ -466,6 +476,7 @@ func TestInvalidTokenPausesDataset(t *testing.T) {
 }
 
 func TestLeaseRecoveryAfterKilledDispatcher(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(5, b.clock.now().Add(-time.Hour), nil)
@@ -493,6 +504,7 @@ func TestLeaseRecoveryAfterKilledDispatcher(t *testing.T) {
 }
 
 func TestTwoDispatchersNeverSendOneEventTwice(t *testing.T) {
+	t.Parallel()
 	s := storetest.NewPostgres(t)
 	b := newBench(t, s, models.ModeLive)
 	b.queue(3000, b.clock.now().Add(-time.Hour), nil)
@@ -523,6 +535,7 @@ func TestTwoDispatchersNeverSendOneEventTwice(t *testing.T) {
 }
 
 func TestDryRunSendsNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeDryRun)
 		evs := b.queue(3, b.clock.now().Add(-time.Hour), nil)
@@ -539,6 +552,7 @@ func TestDryRunSendsNothing(t *testing.T) {
 }
 
 func TestTestModeAndLDU(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeTest)
 		b.dataset.LDU = models.LDUCalifornia
@@ -566,6 +580,7 @@ func TestTestModeAndLDU(t *testing.T) {
 // without its lead being read; once the dataset's settings change, a
 // payload prepared before is built again from the lead.
 func TestPreparedPayloadsAndSettingsChanges(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		b := newBench(t, s, models.ModeLive)
@@ -605,6 +620,7 @@ func TestPreparedPayloadsAndSettingsChanges(t *testing.T) {
 // Events queued without a prepared payload (before migration 0008, or
 // after a retry) are built from their leads.
 func TestUnpreparedEventsAreBuilt(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		b.unprepared = true
@@ -621,6 +637,7 @@ func TestUnpreparedEventsAreBuilt(t *testing.T) {
 }
 
 func TestLeadEventsStayInOrder(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		first := b.queue(1, b.clock.now().Add(-2*time.Hour), nil)[0]
@@ -664,6 +681,7 @@ func (s *blockingSender) Send(ctx context.Context, t capi.Target, evs []json.Raw
 }
 
 func TestShutdownFinishesTheBatchInFlight(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		b.queue(20, b.clock.now().Add(-time.Hour), nil)
@@ -690,6 +708,7 @@ func TestShutdownFinishesTheBatchInFlight(t *testing.T) {
 }
 
 func TestFutureEventWaits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(1, b.clock.now().Add(10*time.Minute), nil)
@@ -706,6 +725,7 @@ func TestFutureEventWaits(t *testing.T) {
 }
 
 func TestNotifyWakesAnIdleDispatcher(t *testing.T) {
+	t.Parallel()
 	b := newBench(t, storetest.New(t), models.ModeLive)
 	d := dispatch.New(dispatch.Options{Store: b.store, Sender: &capi.Client{}, Box: b.box, GraphURL: b.meta.URL,
 		Now: b.clock.now, Idle: time.Hour, Log: quiet})
@@ -723,6 +743,7 @@ func TestNotifyWakesAnIdleDispatcher(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t)
 	b := newBench(t, s, models.ModeLive)
 	reg := prometheus.NewRegistry()
@@ -809,6 +830,7 @@ func gauges(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 }
 
 func TestBatchLevelRefusalPausesWithoutSplitting(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		b.queue(8, b.clock.now().Add(-time.Hour), nil)
@@ -828,6 +850,7 @@ func TestBatchLevelRefusalPausesWithoutSplitting(t *testing.T) {
 }
 
 func TestJunkLeadIsNeverSent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		evs := b.queue(2, b.clock.now().Add(-time.Hour), nil)
@@ -899,6 +922,7 @@ func (s *countingSender) Send(ctx context.Context, t capi.Target, evs []json.Raw
 // TestBacklogDrainsInParallelAfterAnOutage: once the probe lifts a hold,
 // the backlog goes InFlight batches at a time, not one by one.
 func TestBacklogDrainsInParallelAfterAnOutage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		b.queue(4*dispatch.MaxBatch, b.clock.now().Add(-time.Hour), nil)
@@ -930,6 +954,7 @@ func TestBacklogDrainsInParallelAfterAnOutage(t *testing.T) {
 // them in a request of their own, with the code, and the others without;
 // the rule's action_source replaces the lead's.
 func TestRuleTestCodeAndActionSource(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		b.unprepared = true
@@ -966,6 +991,7 @@ func TestRuleTestCodeAndActionSource(t *testing.T) {
 // An event built at send time for a junk lead is held back, unless a send
 // rule that requires junk made it.
 func TestJunkLeadEventsOfJunkRulesGo(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		b := newBench(t, s, models.ModeLive)
 		b.unprepared = true

@@ -24,6 +24,7 @@ import (
 // the probe's request and a small margin, not the 2-minute batch lease, and
 // the backlog drains.
 func TestProbeAfterKilledDispatcher(t *testing.T) {
+	t.Parallel()
 	// The longest a probe may keep its dataset: its request's timeout and
 	// a small margin.
 	within := capi.DefaultTimeout + 10*time.Second

@@ -81,6 +81,7 @@ func load(t *testing.T, s *store.Store, slug string) state {
 }
 
 func TestApplyCreatesThenChangesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		r := mustApply(t, s, box, acmeEnv(), acmeFile())
@@ -138,6 +139,7 @@ func TestApplyCreatesThenChangesNothing(t *testing.T) {
 }
 
 func TestApplyNewToken(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)
@@ -178,6 +180,7 @@ func TestApplyNewToken(t *testing.T) {
 }
 
 func TestApplyUpdates(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)
@@ -240,6 +243,7 @@ func TestApplyUpdates(t *testing.T) {
 }
 
 func TestApplyInvalidChangesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, acmeEnv(), acmeFile())
@@ -274,6 +278,7 @@ func TestApplyInvalidChangesNothing(t *testing.T) {
 }
 
 func TestPlanChangesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		r, err := Plan(t.Context(), s, box, env(acmeEnv()), acmeFile(), Options{})
@@ -294,6 +299,7 @@ func TestPlanChangesNothing(t *testing.T) {
 }
 
 func TestExportRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)
@@ -364,6 +370,7 @@ func TestExportRoundTrip(t *testing.T) {
 }
 
 func TestExportUnknownAccount(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t)
 	if _, _, err := Export(t.Context(), s, "nobody", ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Export(nobody) = %v; want ErrNotFound", err)
@@ -371,6 +378,7 @@ func TestExportUnknownAccount(t *testing.T) {
 }
 
 func TestExportDefaultJunkOmitted(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t)
 	f := acmeFile()
 	f.Junk = nil
@@ -418,6 +426,7 @@ func datasetNamed(t *testing.T, ds []models.Dataset, name string) models.Dataset
 // account settings: shown in the export, applied and reported when it
 // changes, and a bad one refused with its JSON path, changing nothing.
 func TestWebsiteURLExportAndApply(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)
@@ -473,6 +482,7 @@ func TestWebsiteURLExportAndApply(t *testing.T) {
 // TestApplyLeavesOutKeysUnchanged: an account setting the file leaves out
 // stays as it is; one given empty is cleared.
 func TestApplyLeavesOutKeysUnchanged(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		f := acmeFile()

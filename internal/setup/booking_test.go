@@ -41,6 +41,7 @@ func decodeFile(t *testing.T, text string) File {
 // changes nothing, and the export lists the mapping in stage_mappings,
 // never a booking rule, and applies with no change.
 func TestApplyOldBookingRule(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		f := decodeFile(t, oldFile)
@@ -99,6 +100,7 @@ func TestApplyOldBookingRule(t *testing.T) {
 // kept when the file also has stage_mappings, before them; a rule of that
 // name that is no mapping gives way to it.
 func TestApplyBookingRuleToAnAccount(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)
@@ -164,6 +166,7 @@ func TestApplyBookingRuleToAnAccount(t *testing.T) {
 // An account without a booking stage refuses a booking rule, at its mode,
 // and nothing changes; a new account has the template's.
 func TestApplyBookingRuleWithoutBookingStage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)
@@ -197,6 +200,7 @@ func TestApplyBookingRuleWithoutBookingStage(t *testing.T) {
 // A booking rule is checked as the stage mapping it becomes, at its own
 // paths; "stage" stays refused among the send rules.
 func TestValidateBookingRule(t *testing.T) {
+	t.Parallel()
 	f := decodeFile(t, oldFile)
 	f.SendRules[1].EventName = "Purchase"
 	f.SendRules[1].Value = nil
@@ -218,6 +222,7 @@ func ptr[T any](v T) *T { return &v }
 // A stage mapping may carry an action source and a test event code, as a
 // send rule does, checked as a send rule's are.
 func TestValidateMappingActionSource(t *testing.T) {
+	t.Parallel()
 	f := acmeFile()
 	f.StageMappings = []MappingSpec{{Stage: "booked", Dataset: "Main", EventName: "Schedule", ActionSource: "crm", TestEventCode: "TEST 1", Enabled: true},
 		{Stage: "won", Dataset: "Main", EventName: "Contact", ActionSource: "system_generated", TestEventCode: "TEST1", Enabled: true}}

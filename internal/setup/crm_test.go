@@ -105,6 +105,7 @@ func reportText(r Report) string {
 }
 
 func TestDecodeCRM(t *testing.T) {
+	t.Parallel()
 	f, problems := Decode(strings.NewReader(`{"account": {"slug": "acme"}, "crm_connections": [
 		{"kind": "hubspot", "name": "Sales", "secret_env": "S", "api_token_env": "T", "lead_id_property": "meta_lead_id",
 		 "stage_ids": {"closedwon": "won"}, "url": "https://leads.example.com/hooks/hubspot/abc"},
@@ -160,6 +161,7 @@ func TestDecodeCRM(t *testing.T) {
 // Every problem of the connections is listed with its JSON path, without
 // a database (the command line checks the file before it opens one).
 func TestValidateCRM(t *testing.T) {
+	t.Parallel()
 	const spaced = " z" // a CRM stage id with a space before it
 	f := acmeFile()
 	f.CRMConnections = []CRMSpec{
@@ -204,6 +206,7 @@ func TestValidateCRM(t *testing.T) {
 }
 
 func TestApplyCRMCreatesThenChangesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		// The web UI applies what its preview showed: a new connection's
@@ -272,6 +275,7 @@ func TestApplyCRMCreatesThenChangesNothing(t *testing.T) {
 }
 
 func TestApplyCRMUpdatesRenamesAndDeletes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, crmEnv(), crmFile())
@@ -355,6 +359,7 @@ func TestApplyCRMUpdatesRenamesAndDeletes(t *testing.T) {
 // file's stage mappings add is fine), a secret variable unset, the API
 // token of a new HubSpot connection. Nothing changes.
 func TestApplyCRMInvalidChangesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, crmEnv(), crmFile())
@@ -431,6 +436,7 @@ func TestApplyCRMInvalidChangesNothing(t *testing.T) {
 // records its secret's variable, with no secret (its hook answers 503
 // naming it), and a stored secret is kept; notes say so.
 func TestApplyCRMWithoutEnvironment(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, crmEnv(), acmeFile())
@@ -476,6 +482,7 @@ func TestApplyCRMWithoutEnvironment(t *testing.T) {
 // fields, never a secret; a secret saved in the web UI gets a suggested
 // variable. Applying the export to the same account changes nothing.
 func TestExportCRMRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)

@@ -23,6 +23,7 @@ const validJSON = `{
 }`
 
 func TestDecodeValid(t *testing.T) {
+	t.Parallel()
 	f, problems := Decode(strings.NewReader(validJSON))
 	if len(problems) > 0 {
 		t.Fatalf("Decode(valid) problems = %v; want none", problems)
@@ -51,6 +52,7 @@ func TestDecodeValid(t *testing.T) {
 }
 
 func TestDecodeProblems(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		json string
@@ -153,6 +155,7 @@ func env(m map[string]string) func(string) string {
 }
 
 func TestValidateValid(t *testing.T) {
+	t.Parallel()
 	f, problems := Decode(strings.NewReader(validJSON))
 	if len(problems) > 0 {
 		t.Fatalf("Decode(valid) problems = %v", problems)
@@ -164,6 +167,7 @@ func TestValidateValid(t *testing.T) {
 }
 
 func TestValidateListsEveryProblem(t *testing.T) {
+	t.Parallel()
 	const token = "EAAsecretvalue1234"
 	f := File{
 		Account: AccountSpec{Slug: "Acme!", Name: "", Timezone: "Mars/Olympus", DefaultCountry: "XX", Currency: "usd", WebsiteURL: "acme.example/contact"},
@@ -222,6 +226,7 @@ func join2(ps []Problem) string {
 }
 
 func TestSuggestedTokenEnv(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, want string }{
 		{"Main", "META_TOKEN_MAIN"},
 		{"Main EU (web)", "META_TOKEN_MAIN_EU_WEB"},

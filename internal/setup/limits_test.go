@@ -27,6 +27,7 @@ func datasets(first, n int) []DatasetSpec {
 }
 
 func TestValidateDatasetCount(t *testing.T) {
+	t.Parallel()
 	accountHas := func(n int) *known {
 		k := &known{datasets: map[string]models.Dataset{}}
 		for _, d := range datasets(0, n) {
@@ -75,6 +76,7 @@ func TestValidateDatasetCount(t *testing.T) {
 // TestApplyDatasetCount: the account's datasets that the file leaves out
 // count too, and nothing is changed when there would be too many.
 func TestApplyDatasetCount(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		f := acmeFile()
@@ -100,6 +102,7 @@ func TestApplyDatasetCount(t *testing.T) {
 // TestValidateCost: the file's send_rules replace the account's, so their
 // cost together must be within the account's budget (rule.CostProblem).
 func TestValidateCost(t *testing.T) {
+	t.Parallel()
 	costly := func(i int) RuleSpec {
 		return RuleSpec{Name: fmt.Sprintf("Costly %d", i), Dataset: "Main", Mode: rule.AutomaticMatch, EventName: "QualifiedLead",
 			Combinator: rule.And, Enabled: true,
@@ -124,6 +127,7 @@ func TestValidateCost(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
+	t.Parallel()
 	r := func(name, dataset string, mode rule.Mode, event string, enabled bool) RuleSpec {
 		var cs []rule.Condition
 		if mode == rule.AutomaticMatch {
@@ -182,6 +186,7 @@ func TestWarnings(t *testing.T) {
 // TestApplyReportsWarnings: the file applies, and the report (of a plan
 // and of an apply) carries its warnings.
 func TestApplyReportsWarnings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f := rulesFile()
 		f.SendRules = append(f.SendRules, RuleSpec{Name: "Main leads again", Dataset: "MAIN", Mode: rule.AutomaticMatch, EventName: "Lead",
@@ -210,6 +215,7 @@ func TestApplyReportsWarnings(t *testing.T) {
 // characters a name may have gets a default rule whose name fits too, so
 // the account's export applies again, here and to another account.
 func TestDefaultRuleOfALongDataset(t *testing.T) {
+	t.Parallel()
 	for _, long := range []string{strings.Repeat("d", name.MaxLen), strings.Repeat("ü", name.MaxLen-1) + "😀"} {
 		t.Run(fmt.Sprintf("%.3s", long), func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, s *store.Store) {

@@ -27,6 +27,7 @@ const wonDealsJSON = `{
 // A stage mapping's conditions may name change.value and change.currency:
 // the file validates, applies, and exports as it was written.
 func TestApplyMappingChangeConditions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		f, problems := Decode(strings.NewReader(wonDealsJSON))
 		if len(problems) > 0 {
@@ -56,6 +57,7 @@ func TestApplyMappingChangeConditions(t *testing.T) {
 // The change's fields are a stage mapping's only: a send rule naming one
 // is refused at its JSON path, and a mapping's typo or bad pattern too.
 func TestValidateChangeConditions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		json string // replaces stage_mappings' first condition

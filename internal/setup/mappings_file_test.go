@@ -25,6 +25,7 @@ const mappingsJSON = `{
 }`
 
 func TestDecodeMappings(t *testing.T) {
+	t.Parallel()
 	f, problems := Decode(strings.NewReader(mappingsJSON))
 	if len(problems) > 0 {
 		t.Fatalf("Decode problems = %q; want none", problems)
@@ -91,6 +92,7 @@ func TestDecodeMappings(t *testing.T) {
 }
 
 func TestDecodeMappingProblems(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		doc  string // the file after "account"; a mapping alone is wrapped in stage_mappings
@@ -135,6 +137,7 @@ func TestDecodeMappingProblems(t *testing.T) {
 // have, at its JSON path, with rule.CheckRule's under the mapping's path;
 // and the names send rules and stage mappings share.
 func TestValidateMappingProblems(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(f *File)
@@ -219,6 +222,7 @@ func TestValidateMappingProblems(t *testing.T) {
 // The mappings' conditions count in the account's cost, with the send
 // rules': a file over the budget is refused at the list it gives.
 func TestValidateMappingCost(t *testing.T) {
+	t.Parallel()
 	costly := func(n int) []rule.Condition {
 		var cs []rule.Condition
 		for i := range n {

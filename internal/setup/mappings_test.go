@@ -66,6 +66,7 @@ func changesUnder(cs []Change, prefix string) []string {
 }
 
 func TestApplyMappingsCreatesThenChangesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		r := mustApply(t, s, box, acmeEnv(), mappingsFile())
@@ -122,6 +123,7 @@ func TestApplyMappingsCreatesThenChangesNothing(t *testing.T) {
 }
 
 func TestApplyMappingsReplaces(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, acmeEnv(), mappingsFile())
@@ -187,6 +189,7 @@ func TestApplyMappingsReplaces(t *testing.T) {
 // stage_mappings the mappings only; a list left out keeps its rows; and a
 // name one list drops may be taken by the other.
 func TestSendRulesAndMappingsApart(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, acmeEnv(), mappingsFile())
@@ -262,6 +265,7 @@ func TestSendRulesAndMappingsApart(t *testing.T) {
 // gave them (a default name left out, orders from 1), applies to another
 // account as the same mappings, and to the same account as no change.
 func TestExportMappingsRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)
@@ -325,6 +329,7 @@ func TestExportMappingsRoundTrip(t *testing.T) {
 // names that a file leaves in place are refused by Apply, which knows
 // them.
 func TestPlanMappingsAndAccountNames(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, acmeEnv(), mappingsFile())
@@ -354,6 +359,7 @@ func TestPlanMappingsAndAccountNames(t *testing.T) {
 }
 
 func TestMappingWarnings(t *testing.T) {
+	t.Parallel()
 	f := mappingsFile()
 	f.StageMappings = append(f.StageMappings,
 		MappingSpec{Name: "Won again", Stage: "won", Dataset: "MAIN", EventName: "Purchase", Value: &ValueSpec{FromChange: true}, Repeatable: true, Enabled: true, Order: 1},

@@ -26,6 +26,7 @@ const rulesJSON = `{
 }`
 
 func TestDecodeRules(t *testing.T) {
+	t.Parallel()
 	f, problems := Decode(strings.NewReader(rulesJSON))
 	if len(problems) > 0 {
 		t.Fatalf("Decode problems = %q; want none", problems)
@@ -68,6 +69,7 @@ func TestDecodeRules(t *testing.T) {
 }
 
 func TestDecodeRuleProblems(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		rule string // one send rule's JSON, or the whole send_rules value after "=="
@@ -116,6 +118,7 @@ func TestDecodeRuleProblems(t *testing.T) {
 // TestValidateRuleProblems checks each problem a send rule can have, at
 // its JSON path, with rule.Compile's problems under the rule's path.
 func TestValidateRuleProblems(t *testing.T) {
+	t.Parallel()
 	match := func(cs ...rule.Condition) func(*RuleSpec) {
 		return func(r *RuleSpec) { r.Mode, r.Conditions = rule.AutomaticMatch, cs }
 	}
@@ -195,6 +198,7 @@ func TestValidateRuleProblems(t *testing.T) {
 }
 
 func TestValidateRuleNamesAndDatasets(t *testing.T) {
+	t.Parallel()
 	f := acmeFile()
 	f.SendRules = []RuleSpec{
 		{Name: "Qualified", Dataset: "Main", EventName: "Lead", Enabled: true},

@@ -79,6 +79,7 @@ func ruleIDs(rs []models.SendRule) []int64 {
 }
 
 func TestApplyRulesCreatesThenChangesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		r := mustApply(t, s, box, acmeEnv(), rulesFile())
@@ -144,6 +145,7 @@ func TestApplyRulesCreatesThenChangesNothing(t *testing.T) {
 }
 
 func TestApplyRulesUpdatesDeletesAndReorders(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)
@@ -264,6 +266,7 @@ func lines(cs []Change) string {
 // TestApplyWithoutRulesKeepsThem: a file without send_rules leaves the
 // rules as they are, and a new dataset keeps its default rule.
 func TestApplyWithoutRulesKeepsThem(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, acmeEnv(), rulesFile())
@@ -311,6 +314,7 @@ func TestApplyWithoutRulesKeepsThem(t *testing.T) {
 // TestExportApplyRulesToAnotherAccount clones one account's setup into
 // another of the same installation, whose own rules it replaces.
 func TestExportApplyRulesToAnotherAccount(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)
@@ -374,6 +378,7 @@ func TestExportApplyRulesToAnotherAccount(t *testing.T) {
 }
 
 func TestApplyRulesInvalidChangesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, acmeEnv(), rulesFile())
@@ -413,6 +418,7 @@ func TestApplyRulesInvalidChangesNothing(t *testing.T) {
 // TestApplyExpect: an apply bound to a preview's fingerprint applies only
 // while it would make exactly the previewed changes.
 func TestApplyExpect(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		box := newBox(t)
@@ -458,6 +464,7 @@ func TestApplyExpect(t *testing.T) {
 // variable is read, stored secrets are kept, and a live dataset without a
 // stored token is refused.
 func TestApplyWithoutEnvironment(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		_, err := Apply(t.Context(), s, box, nil, rulesFile(), Options{})

@@ -45,6 +45,7 @@ func sequencesOf(t *testing.T, s *store.Store, slug string) []string {
 }
 
 func TestDecodeSequences(t *testing.T) {
+	t.Parallel()
 	f, problems := Decode(strings.NewReader(`{"account": {"slug": "acme"},
 		"sequences": [{"dataset": "Main", "initial_event": "Lead", "final_event": "Purchase"}]}`))
 	if len(problems) > 0 {
@@ -64,6 +65,7 @@ func TestDecodeSequences(t *testing.T) {
 // Every problem of the sequences is listed with its JSON path; a dataset
 // neither the file nor the account has is Apply's to find (below).
 func TestValidateSequences(t *testing.T) {
+	t.Parallel()
 	f := acmeFile()
 	f.Sequences = []SequenceSpec{
 		{Dataset: "Nope", InitialEvent: "Lead", FinalEvent: "Purchase"},
@@ -102,6 +104,7 @@ func TestValidateSequences(t *testing.T) {
 // present replaces the account's, keeping the ones it has; a file without
 // sequences leaves them; an invalid one changes nothing.
 func TestApplySequences(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		r := mustApply(t, s, box, acmeEnv(), sequencesFile())
@@ -166,6 +169,7 @@ func TestApplySequences(t *testing.T) {
 // Export writes the sequences with their datasets by name, and applying
 // the export to another account makes the same sequences there.
 func TestExportSequencesRoundTrip(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		box := newBox(t)
 		mustApply(t, s, box, acmeEnv(), sequencesFile())

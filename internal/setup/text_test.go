@@ -8,6 +8,7 @@ import (
 // TestDecodeBOM: a file that starts with a UTF-8 byte-order mark, as some
 // Windows editors save it, reads as the same file without it.
 func TestDecodeBOM(t *testing.T) {
+	t.Parallel()
 	f, problems := Decode(strings.NewReader("\ufeff" + rulesJSON))
 	if len(problems) > 0 {
 		t.Fatalf("Decode(BOM + file) problems = %q; want none", problems)
@@ -25,6 +26,7 @@ func TestDecodeBOM(t *testing.T) {
 // TestDecodeNotUTF8: text that is not valid UTF-8 is a problem at its
 // path, wherever it is, instead of U+FFFD put in silently.
 func TestDecodeNotUTF8(t *testing.T) {
+	t.Parallel()
 	const bad = "\xff\xfe"
 	tests := []struct {
 		name, json string
@@ -69,6 +71,7 @@ func TestDecodeNotUTF8(t *testing.T) {
 // its datasets' and its rules') are checked by internal/name: invisible
 // and bidi-control characters are refused at their path.
 func TestValidateNames(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(*File)

@@ -10,6 +10,7 @@ import (
 // (new columns during a preview) runs as soon as that goroutine ends: not a
 // minute later, when Run would look again, nor never without Run.
 func TestRunnerRunsAgainForANewPass(t *testing.T) {
+	t.Parallel()
 	u := New(Options{})
 	calls := make(chan int64, 4)
 	release := make(chan struct{})

@@ -119,7 +119,7 @@ var sqliteImage = sync.OnceValues(func() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	_, err = db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)")
 	if err := errors.Join(err, db.Close()); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
