@@ -135,6 +135,7 @@ func (d *Decider) decideAll(ctx context.Context, accountID int64, cs []Change, o
 			continue
 		}
 		if o.Refused = checkLead(acc, st.lead, &c); o.Refused != nil {
+			o.Lead = st.lead
 			continue
 		}
 		sc := models.StageChange{AccountID: acc.ID, LeadID: st.lead.ID, Stage: c.Stage, OccurredAt: c.OccurredAt, Value: c.Value,

@@ -45,7 +45,12 @@ type Change struct {
 	Keys       []store.LeadKey
 	Stage      string
 	OccurredAt time.Time
-	Value      *float64
+	// DateOnly: OccurredAt is a day with no time of day (its midnight in
+	// the account's zone), as a CSV export may write it. On the lead's
+	// own day it is recorded just after the lead, never refused as
+	// before it.
+	DateOnly bool
+	Value    *float64
 	Currency   string
 	// ChangeID is the sender's own key of the change; without it a change
 	// is known by its lead, stage and time.
@@ -60,7 +65,8 @@ type Change struct {
 
 // Outcome is what became of one Change: recorded, replayed, or refused.
 type Outcome struct {
-	// Lead is the lead as the change left it.
+	// Lead is the lead as the change left it; for a change refused
+	// against its lead (before it, say), the lead as it is.
 	Lead models.Lead
 	// Change is the change as recorded (its ID set unless dry), or for a
 	// replay the change recorded before.

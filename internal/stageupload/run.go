@@ -163,8 +163,8 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 	}
 	p := store.UploadProgress{ID: u.ID, Lease: *u.LeaseToken, DoneRows: u.DoneRows, Applied: u.Applied, Replayed: u.Replayed,
 		Refused: u.Refused, Events: u.Events}
-	ps := pass{decider: r.o.Decider, acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
-		dry: u.Status == models.UploadPreviewing}
+	ps := pass{decider: r.o.Decider, acc: acc, dry: u.Status == models.UploadPreviewing,
+		reader: stagecsv.Reader{Mapping: m, Header: f.Header, Loc: stagecsv.Location(acc.Timezone), Currency: acc.Currency}}
 	var keys []string
 	if ps.dry {
 		// A dry run stores nothing, so a chunk cannot see what an earlier
@@ -215,8 +215,7 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 type pass struct {
 	decider *decide.Decider
 	acc     models.Account
-	mapping stagecsv.Mapping
-	loc     *time.Location
+	reader  stagecsv.Reader
 	dry     bool
 }
 
@@ -229,11 +228,11 @@ type pass struct {
 func (ps pass) groupByLead(f *stagecsv.File, now time.Time) []string {
 	keys := make([]string, len(f.Rows))
 	for i, row := range f.Rows {
-		req, bad := ps.mapping.Request(row, ps.loc)
+		r, bad := ps.reader.Row(row)
 		if bad != nil {
 			continue
 		}
-		if c, verr := req.Change(ps.acc); verr == nil {
+		if c, verr := r.Request.Change(ps.acc); verr == nil {
 			keys[i] = c.Keys[0].Field + "\x00" + c.Keys[0].Value
 		}
 	}
@@ -257,24 +256,33 @@ func (ps pass) groupByLead(f *stagecsv.File, now time.Time) []string {
 func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now time.Time,
 	p *store.UploadProgress, counts map[string]int) ([]models.StageUploadProblem, error) {
 	var problems []models.StageUploadProblem
-	refuse := func(line int, field, msg string) {
-		problems = append(problems, models.StageUploadProblem{RowNumber: line, Field: field, Message: msg})
+	// A problem is stored under the file's column that fed the field at
+	// fault (the field itself when none did).
+	refuse := func(line int, pr stagecsv.Problem) {
+		where := pr.Column
+		if where == "" {
+			where = pr.Field
+		}
+		problems = append(problems, models.StageUploadProblem{RowNumber: line, Field: where, Message: pr.Message})
 		p.Refused++
 	}
 	changes := make([]decide.Change, 0, to-from)
+	rows := make([]stagecsv.Row, 0, to-from)
 	lines := make([]int, 0, to-from)
 	for i := from; i < to; i++ {
-		req, bad := ps.mapping.Request(f.Rows[i], ps.loc)
+		row, bad := ps.reader.Row(f.Rows[i])
 		if bad != nil {
-			refuse(f.Lines[i], bad.Field, bad.Message)
+			refuse(f.Lines[i], *bad)
 			continue
 		}
-		c, verr := req.Change(ps.acc)
+		c, verr := row.Request.Change(ps.acc)
 		if verr != nil {
-			refuse(f.Lines[i], verr.Field, verr.Message)
+			refuse(f.Lines[i], ps.reader.Explain(row, verr.Field, verr.Message))
 			continue
 		}
+		c.DateOnly = row.DateOnly
 		changes = append(changes, c)
+		rows = append(rows, row)
 		lines = append(lines, f.Lines[i])
 	}
 	if len(changes) == 0 {
@@ -290,8 +298,10 @@ func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now tim
 	}
 	for i, o := range outs {
 		switch {
+		case o.Refused != nil && o.Refused.Code == decide.BeforeLead:
+			refuse(lines[i], ps.reader.BeforeLead(rows[i], o.Lead.CreatedAt))
 		case o.Refused != nil:
-			refuse(lines[i], o.Refused.Field, o.Refused.Message)
+			refuse(lines[i], ps.reader.Explain(rows[i], o.Refused.Field, o.Refused.Message))
 		case o.Replayed:
 			p.Replayed++
 		default:
