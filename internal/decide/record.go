@@ -51,7 +51,7 @@ type Change struct {
 	// before it.
 	DateOnly bool
 	Value    *float64
-	Currency   string
+	Currency string
 	// ChangeID is the sender's own key of the change; without it a change
 	// is known by its lead, stage and time.
 	ChangeID *string

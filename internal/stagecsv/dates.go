@@ -138,4 +138,3 @@ func parseNumeric(s string) (numeric, bool) {
 	}
 	return numeric{a: n(m[1]), sep: m[2][0], b: n(m[3]), year: n(m[4]), hour: n(m[5]), min: n(m[6]), sec: n(m[7]), ampm: m[8], noTime: m[5] == ""}, true
 }
-

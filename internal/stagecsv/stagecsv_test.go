@@ -243,4 +243,3 @@ func TestParseNumber(t *testing.T) {
 		})
 	}
 }
-
