@@ -256,7 +256,11 @@ func (h *Handler) uploadItem(a models.Account, u models.StageUpload) views.Stage
 }
 
 func mappingView(m stagecsv.Mapping, cols []stageupload.Column, problems []string) views.UploadMapping {
-	v := views.UploadMapping{DateOrder: string(m.DateOrder), Problems: problems}
+	header, samples := make([]string, len(cols)), make([]string, len(cols))
+	for i, c := range cols {
+		header[i], samples[i] = c.Name, c.Sample
+	}
+	v := views.UploadMapping{DateOrder: string(m.DateOrder), DateRule: m.DateRule(header), Problems: problems}
 	for i, c := range cols {
 		name := c.Name
 		if name == "" {
@@ -270,7 +274,7 @@ func mappingView(m stagecsv.Mapping, cols []stageupload.Column, problems []strin
 			col = strconv.Itoa(i)
 		}
 		v.Targets = append(v.Targets, views.UploadTarget{Name: string(t), Label: t.Label(), Column: col, Required: t.Required(),
-			LeadKey: slices.Contains(stagecsv.LeadKeys, t)})
+			LeadKey: slices.Contains(stagecsv.LeadKeys, t), Date: t.IsDate(), Why: m.Why(t, header, samples)})
 	}
 	return v
 }

@@ -367,3 +367,29 @@ func TestMessages(t *testing.T) {
 		}
 	}
 }
+
+// The mapping step says why it took a column, and how the dates serve
+// the rows.
+func TestWhy(t *testing.T) {
+	header := []string{"Associated Contact", "Deal - Stage", "Deal - Status", "Deal - Won time", "Deal - Update time", "Deal - Value", "Lead ID"}
+	samples := []string{"Jane Roe (jane@example.com)", "Proposal Made", "Won", "2026-12-02", "2026-12-02", "$1,200", "123456789012345"}
+	m := stagecsv.Mapping{Columns: map[stagecsv.Target]int{"email": 0, "stage": 1, "status": 2, "won_at": 3, "updated_at": 4, "value": 5,
+		"meta_lead_id": 6}}
+	tests := []struct {
+		t    stagecsv.Target
+		want string
+	}{
+		{"email", "the email in ‘Name (email)’; of several contacts, the first that has one"},
+		{"stage", "Won or Lost in “Deal - Status” makes a row's stage won or lost"},
+		{"status", "Won or Lost makes the row's stage won or lost, whatever its stage"},
+		{"won_at", "“Deal - Won time”: the won date, for won rows (a Won status or stage); “Deal - Update time” for the others"},
+		{"value", "a currency sign in it ($, €, £, …) gives the row's currency; none, the account's"},
+		{"meta_lead_id", "its values are Meta's lead ids (15 to 17 digits)"},
+		{"currency", ""},
+	}
+	for _, tt := range tests {
+		if got := m.Why(tt.t, header, samples); got != tt.want {
+			t.Errorf("Why(%s) = %q; want %q", tt.t, got, tt.want)
+		}
+	}
+}
