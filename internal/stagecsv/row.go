@@ -3,6 +3,7 @@ package stagecsv
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/capture"
@@ -146,7 +147,7 @@ func exampleDate(o DateOrder) string {
 
 // emailRE finds an email address inside a cell that holds more (a name,
 // brackets, other contacts).
-var emailRE = regexp.MustCompile(`[^\s<>()\[\]{};,:"'@]+@[^\s<>()\[\]{};,:"'@]+\.[^\s<>()\[\]{};,:"'@]+`)
+var emailRE = regexp.MustCompile(`[^\s<>()\[\]{};,:"@]+@[^\s<>()\[\]{};,:"'@]+\.[^\s<>()\[\]{};,:"'@]+`)
 
 // ContactEmail is the email address a contact cell gives: the cell
 // itself when it is one; the address in "Name (email)" or "Name <email>";
@@ -154,6 +155,9 @@ var emailRE = regexp.MustCompile(`[^\s<>()\[\]{};,:"'@]+@[^\s<>()\[\]{};,:"'@]+\
 // HubSpot joining several contacts with ";" or ","). A cell with no
 // address is returned as it is, for validation to refuse.
 func ContactEmail(s string) string {
+	if !strings.ContainsAny(s, " \t<>();,:\"") {
+		return s // one address (or none), as it is
+	}
 	if loc := emailRE.FindStringIndex(s); loc != nil && !(loc[0] == 0 && loc[1] == len(s)) {
 		return s[loc[0]:loc[1]]
 	}

@@ -268,6 +268,8 @@ func TestContactEmail(t *testing.T) {
 		{"Bob (bob@example.com);Ann (ann@example.com)", "bob@example.com"},
 		{"Zed Noemail, Cy Lo (cy@example.com)", "cy@example.com"},
 		{"mailto:jane@example.com", "jane@example.com"},
+		{"o'brien+deals@example.com", "o'brien+deals@example.com"},
+		{"Pat O'Brien <o'brien@example.com>", "o'brien@example.com"},
 		{"Jane Roe", "Jane Roe"},
 		{"", ""},
 	}
