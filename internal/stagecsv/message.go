@@ -51,21 +51,32 @@ func (r Reader) problem(row Row, field, rest string) *Problem {
 	if col < 0 || col >= len(r.Header) {
 		return &Problem{Field: field, Message: field + " " + rest}
 	}
-	return &Problem{Field: field, Column: r.Header[col], Message: r.subject(row, col) + " " + rest}
+	return &Problem{Field: field, Column: r.name(col), Message: r.subject(row, col) + " " + rest}
+}
+
+// name is the name of column col, cut short: a problem is stored for up
+// to a thousand rows, and a careless file's header can be megabytes long.
+func (r Reader) name(col int) string {
+	name := r.Header[col]
+	if name == "" {
+		return "column " + strconv.Itoa(col+1)
+	}
+	return cut(name, 80)
+}
+
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }
 
 // subject is a column's name and row's cell of it, for a message.
 func (r Reader) subject(row Row, col int) string {
-	name := r.Header[col]
-	if name == "" {
-		name = "column " + strconv.Itoa(col+1)
-	}
-	v := Cell(row.Cells, col)
-	switch {
-	case v == "":
+	name := r.name(col)
+	v := cut(Cell(row.Cells, col), 60)
+	if v == "" {
 		return name
-	case utf8.RuneCountInString(v) > 60:
-		v = string([]rune(v)[:60]) + "…"
 	}
 	if strings.ContainsAny(v, " \t\r\n\"") {
 		v = strconv.Quote(v)
@@ -95,7 +106,7 @@ func (r Reader) Explain(row Row, field, message string) Problem {
 	default:
 		message = subject + ": " + message
 	}
-	return Problem{Field: field, Column: r.Header[col], Message: message}
+	return Problem{Field: field, Column: r.name(col), Message: message}
 }
 
 // BeforeLead is the Problem of a row whose date is before its lead was

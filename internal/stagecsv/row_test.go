@@ -395,3 +395,19 @@ func TestWhy(t *testing.T) {
 		}
 	}
 }
+
+// A careless file's huge header and cells are cut short in messages,
+// which are stored for up to a thousand rows.
+func TestMessagesCutHugeNames(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	r := stagecsv.Reader{Mapping: stagecsv.Mapping{Columns: map[stagecsv.Target]int{"email": 0, "stage": 1, "occurred_at": 2}, DateOrder: "mdy"},
+		Header: []string{huge, "stage", "date"}, Loc: time.UTC}
+	row, p := r.Row([]string{huge, "won", "2026-12-01"})
+	if p != nil {
+		t.Fatal(p.Message)
+	}
+	got := r.Explain(row, "lead.email", "lead.email is not an email address")
+	if len(got.Column) > 400 || len(got.Message) > 1000 {
+		t.Errorf("a 1 MiB header and cell make a %d-byte column and a %d-byte message", len(got.Column), len(got.Message))
+	}
+}

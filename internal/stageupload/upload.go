@@ -150,11 +150,12 @@ type Column struct {
 }
 
 // Columns are f's columns, each with its first value in the first rows,
-// cut short, to help a person tell them apart.
+// cut short, to help a person tell them apart. Names are cut short too:
+// the mapping step lists every name in each field's select.
 func Columns(f stagecsv.File) []Column {
 	cols := make([]Column, len(f.Header))
 	for i, n := range f.Header {
-		cols[i].Name = n
+		cols[i].Name = cut(n, 100)
 		for _, row := range f.Rows[:min(len(f.Rows), 20)] {
 			if v := stagecsv.Cell(row, i); v != "" {
 				cols[i].Sample = cut(v, 30)
