@@ -1198,7 +1198,7 @@ func uploadProblems(v StageUploadView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 90, " <div class=\"table-wrap\"><table class=\"list upload-problems\" data-testid=\"upload-problems\"><thead><tr><th scope=\"col\" class=\"num\">Row</th><th scope=\"col\">Field</th><th scope=\"col\">Reason</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 90, " <div class=\"table-wrap\"><table class=\"list upload-problems\" data-testid=\"upload-problems\"><thead><tr><th scope=\"col\" class=\"num\">Row</th><th scope=\"col\">Column</th><th scope=\"col\">Reason</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
