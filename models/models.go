@@ -418,7 +418,10 @@ type Stage struct {
 	Name      string
 	Position  int
 	// Booking marks the stage at which a lead is booked.
-	Booking   bool
+	Booking bool
+	// Aliases are the other labels CRMs and files use for the stage
+	// ("Closed Won", "closedwon"): a change under one records this stage.
+	Aliases   Labels
 	CreatedAt time.Time
 }
 

@@ -72,6 +72,10 @@ type Outcome struct {
 	// Replayed: the change was recorded before (its change_id, or its
 	// stage and time); nothing was queued now.
 	Replayed bool
+	// Unmapped: the change's stage is none of the account's stages by
+	// name, alias or CRM label; it is recorded under its label as it came
+	// and sends nothing until the label becomes an alias.
+	Unmapped bool
 	// Refused says why the change was not recorded; nil when it was.
 	Refused *Refusal
 	// Datasets are the account's datasets as the batch read them: those
