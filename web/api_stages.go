@@ -52,6 +52,8 @@ func (h *Handler) createStage(c echo.Context) error {
 	if verr != nil {
 		return apiFail(c, verr.Status, verr.Code, verr.Message, verr.Field)
 	}
+	keyID, _ := c.Get(ctxIngestKey).(int64)
+	change.Via, change.ViaID = models.ViaAPI, &keyID
 	res, err := h.decider.Record(c.Request().Context(), acc.ID, change)
 	if err != nil {
 		return err

@@ -142,6 +142,10 @@ func TestOneDoorForEveryStageChange(t *testing.T) {
 		beforeMsg := fmt.Sprintf("occurred_at is before the lead was captured (%s): a stage change cannot come first", st.at.Format(time.RFC3339))
 		purchaseMsg := "stage won sends a Purchase, which needs the deal's value: send value (and currency)"
 		junkMsg := "stage: junk is a person's verdict, set on the lead page; it is not a CRM stage"
+		sources := map[string]string{
+			"api": `by the stage API with the key "website"`, "upload": "(deals.csv, row 2)",
+			"crm": `from the CRM connection "Zapier", delivery #`, "lead page": "by crm-owner@example.com",
+		}
 		for _, tt := range []struct {
 			rule   string
 			change doorChange
@@ -192,6 +196,13 @@ func TestOneDoorForEveryStageChange(t *testing.T) {
 				}
 				if got != want {
 					t.Errorf("%s, through the %s:\n got %s\nwant %s", tt.rule, door, got, want)
+				}
+				// The lead page says where each recorded change came from.
+				if source := sources[door]; strings.HasPrefix(got, "recorded") && source != "" {
+					page := b.get(views.AccountURL(st.acc.ID, fmt.Sprintf("/leads/%d", leadID)))
+					if text := page.doc.Find(`[data-testid="timeline-stage"]`).Last().Text(); !strings.Contains(text, source) {
+						t.Errorf("%s, through the %s: the lead page's change reads %q; want it to say %q", tt.rule, door, text, source)
+					}
 				}
 			}
 		}

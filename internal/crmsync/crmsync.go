@@ -307,7 +307,7 @@ func (r *round) see(ctx context.Context, c *connection, id string) {
 func (r *round) change(wk *work) decide.Change {
 	kind := crm.Kind(wk.conn.Kind)
 	c := decide.Change{Keys: wk.keys, Stage: wk.stage, OccurredAt: wk.d.OccurredAt, Value: wk.value, Currency: wk.currency,
-		Origin: decide.FromCRM}
+		Origin: decide.FromCRM, Via: models.ViaCRM, ViaID: &wk.d.ID}
 	if kind != crm.Generic {
 		c.Source = kind.Title()
 	}

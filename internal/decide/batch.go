@@ -143,7 +143,7 @@ func (d *Decider) decideAll(ctx context.Context, accountID int64, cs []Change, o
 		}
 		o.Unmapped = c.Stage != models.StageJunk && c.Stage != models.StageNotJunk && acc.names.Index(c.Stage) < 0
 		sc := models.StageChange{AccountID: acc.ID, LeadID: st.lead.ID, Stage: c.Stage, OccurredAt: c.OccurredAt, Value: c.Value,
-			Currency: c.Currency, ChangeID: c.ChangeID, UserID: c.UserID, Source: c.Source}
+			Currency: c.Currency, ChangeID: c.ChangeID, UserID: c.UserID, Source: c.Source, Via: c.Via, ViaID: c.ViaID, ViaRow: c.ViaRow}
 		if same, k := st.same(sc, recorded); same != nil || k >= 0 {
 			o.Replayed = true
 			if same != nil {

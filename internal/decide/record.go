@@ -55,7 +55,14 @@ type Change struct {
 	// Source is the CRM's name for Meta's lead_event_source, "" for the
 	// account's CRM name.
 	Source string
+	// Origin is the kind of sender, which decides what may be fixed up
+	// (a CRM's clock) and what a person may set.
 	Origin Origin
+	// Via, ViaID and ViaRow say where the change came from, kept with it
+	// for the lead page (models.StageChange.Via).
+	Via    string
+	ViaID  *int64
+	ViaRow *int
 }
 
 // Outcome is what became of one Change: recorded, replayed, or refused.

@@ -163,7 +163,7 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 	}
 	p := store.UploadProgress{ID: u.ID, Lease: *u.LeaseToken, DoneRows: u.DoneRows, Applied: u.Applied, Replayed: u.Replayed,
 		Refused: u.Refused, Events: u.Events}
-	ps := pass{decider: r.o.Decider, acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
+	ps := pass{decider: r.o.Decider, acc: acc, upload: u.ID, mapping: m, loc: stagecsv.Location(acc.Timezone),
 		dry: u.Status == models.UploadPreviewing}
 	var keys []string
 	if ps.dry {
@@ -215,6 +215,7 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 type pass struct {
 	decider *decide.Decider
 	acc     models.Account
+	upload  int64
 	mapping stagecsv.Mapping
 	loc     *time.Location
 	dry     bool
@@ -274,6 +275,7 @@ func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now tim
 			refuse(f.Lines[i], verr.Field, verr.Message)
 			continue
 		}
+		c.Via, c.ViaID, c.ViaRow = models.ViaUpload, &ps.upload, &f.Lines[i]
 		changes = append(changes, c)
 		lines = append(lines, f.Lines[i])
 	}
