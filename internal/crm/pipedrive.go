@@ -36,8 +36,8 @@ func (d pipedriveDeal) has(field string) bool {
 // the reading needs it.
 type pipedriveDelivery struct {
 	body []byte
-	// created: the deal is new (v2 create, v1 added), or v1 sent no
-	// previous to compare with.
+	// created: the deal is new (v2 create, v1 added), or the delivery
+	// has no previous to compare with.
 	created     bool
 	cur, before pipedriveDeal
 	// id is the deal's id when its data lacks one (meta's).
@@ -75,10 +75,10 @@ func pipedriveV2(body []byte, meta, m map[string]json.RawMessage) ([]Change, int
 		return nil, 1
 	case action != "create" && action != "change":
 		return []Change{attention(body, "Pipedrive action %s is not one leadsignal reads (create, change, delete)", quote(action))}, 0
-	case action == "change" && !isObject(m["previous"]):
-		return nil, 1 // nothing says what changed
 	}
-	d := pipedriveDelivery{body: body, created: action == "create", cur: members(m["data"]), before: members(m["previous"]),
+	// A change without previous (which Pipedrive sends, but a relay may
+	// drop) is read like a deal created: its status or stage as it is.
+	d := pipedriveDelivery{body: body, created: action == "create" || !isObject(m["previous"]), cur: members(m["data"]), before: members(m["previous"]),
 		id: string(get(meta, "entity_id")), eventID: string(get(meta, "id")), eventTime: string(get(meta, "timestamp")),
 		eventField: "meta.timestamp"}
 	return d.change()
@@ -123,20 +123,24 @@ func pipedriveV1(body []byte, meta, m map[string]json.RawMessage) ([]Change, int
 // change is the change a deal's delivery makes: its status to won or lost
 // (what Meta must learn, even when stage_id changed too), else its stage;
 // none (ignored) when neither changed. Its time is won_time or lost_time
-// for a status, Pipedrive's time of the event for a stage, else the deal's
-// stage_change_time or update_time.
+// for a status, else Pipedrive's time of the event, else the deal's
+// stage_change_time or update_time; without previous, the deal's own time
+// of its stage comes first, since the event may be a later edit.
 func (d pipedriveDelivery) change() ([]Change, int) {
 	cur, before := d.cur, d.before
 	status := cur.get("status")
 	var field, from, to string
-	var times []string
+	var times []string // "" is the event's time
 	switch {
 	case (status == StatusWon || status == StatusLost) && (d.created || before.has("status") && before.get("status") != status):
 		field, from, to = "status", before.get("status"), status
-		times = []string{status + "_time", "update_time"}
+		times = []string{status + "_time", "update_time", ""}
 	case d.created || before.has("stage_id") && before.get("stage_id") != cur.get("stage_id"):
 		field, from, to = "stage", before.get("stage_id"), cur.get("stage_id")
 		times = []string{"", "stage_change_time", "update_time"}
+		if d.created {
+			times = []string{"stage_change_time", "", "update_time"}
+		}
 	default:
 		return nil, 1
 	}
@@ -150,29 +154,36 @@ func (d pipedriveDelivery) change() ([]Change, int) {
 	case to == "":
 		return []Change{attention(d.body, "Pipedrive deal %s changed without a stage_id", quote(id))}, 0
 	}
-	var at time.Time
+	var at, event time.Time
 	for _, f := range times {
 		text, name := cur.get(f), f
 		if f == "" {
 			text, name = d.eventTime, d.eventField
 		}
-		if text == "" {
+		if text == "" || f != "" && !at.IsZero() {
 			continue
 		}
-		var err error
-		if at, err = parseTime(text); err != nil {
+		t, err := parseTime(text)
+		if err != nil {
 			return []Change{attention(d.body, "Pipedrive %s: %v", name, err)}, 0
 		}
-		break
+		if f == "" {
+			event = t
+		}
+		if at.IsZero() {
+			at = t
+		}
 	}
 	key := "v2:" + d.eventID
 	if d.eventID == "" {
 		// No event id (v1, or a v2 body without its optional meta.id):
-		// the change itself, down to the most precise time the body
-		// tells, so that two changes of one deal never share a key.
+		// the change itself, so that two changes of one deal never share
+		// a key, and a retry, or a later edit of a deal delivered without
+		// previous, shares its change's. Its time is the event's, the most
+		// precise, when previous says what this event changed.
 		when := at
-		if t, err := parseTime(d.eventTime); err == nil && !t.IsZero() {
-			when = t
+		if !d.created && !event.IsZero() {
+			when = event
 		}
 		key = "deal:" + id + ":" + field + ":" + from + ">" + to + ":" + timeKey(when)
 		if when.IsZero() {
