@@ -103,8 +103,8 @@ func shapeCases() []shapeCase {
 			}
 			return mustJSON(map[string]any{"portalId": 62515, "dealId": 8, "isDeleted": false,
 				"associations": map[string]any{"associatedVids": []int{501}, "associatedCompanyIds": []int{}},
-				"properties": map[string]any{"dealstage": prop(stage), "amount": prop("1500"), "hs_is_closed": map[string]any{"value": false}},
-				"imports": []any{}, "stateChanges": []any{}})
+				"properties":   map[string]any{"dealstage": prop(stage), "amount": prop("1500"), "hs_is_closed": map[string]any{"value": false}},
+				"imports":      []any{}, "stateChanges": []any{}})
 		}, same},
 		{"HubSpot workflow: chosen properties flat", HubSpot, func(_ int, stage string, at time.Time) string {
 			return mustJSON(map[string]any{"hs_object_id": "8", "dealstage": stage, "amount": "1500",
