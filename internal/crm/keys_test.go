@@ -180,3 +180,38 @@ func TestKeyIdentifiesOneChange(t *testing.T) {
 		})
 	}
 }
+
+// A body of many events that cannot become changes is kept whole, once,
+// rather than as a row for each; its good events are kept as they are.
+func TestManyOddEventsAreOneBody(t *testing.T) {
+	events := []string{`{"subscriptionType":"deal.propertyChange","portalId":1,"objectId":8,"propertyName":"dealstage","propertyValue":"closedwon","occurredAt":1708986598741}`}
+	for range 5000 {
+		events = append(events, `{}`)
+	}
+	body := "[" + strings.Join(events, ",") + "]"
+	changes, _, err := Parse(HubSpot, []byte(body), nil)
+	if err != nil || len(changes) != 2 || changes[0].StageID != "closedwon" || changes[1].Body == nil ||
+		!strings.Contains(changes[1].Problem, "5000 of its 5001 events cannot become stage changes") || len(changes[1].Body) != len(body) {
+		t.Fatalf("Parse = %d changes, %v; want the stage change and the body once", len(changes), err)
+	}
+	few, _, _ := Parse(HubSpot, []byte("[{},{}]"), nil)
+	if len(few) != 2 || few[0].Problem == "" || few[0].Key != few[1].Key {
+		t.Errorf("Parse([{},{}]) = %+v; want two changes needing attention, one key (stored once)", few)
+	}
+}
+
+// A NUL character in an id (Postgres keeps none in text) leaves the change
+// without its ids, needing attention.
+func TestNULInAnIdNeedsAttention(t *testing.T) {
+	for kind, body := range map[Kind]string{
+		HubSpot:   `[{"subscriptionType":"deal.propertyChange","portalId":1,"objectId":8,"propertyName":"dealstage","propertyValue":"closed\u0000won","occurredAt":1}]`,
+		Pipedrive: `{"meta":{"action":"create","entity":"deal","id":"e\u00001","version":"2.0"},"data":{"id":8,"stage_id":2}}`,
+		Generic:   `{"email":"a@example.com","stage":"won","currency":"E\u0000UR"}`,
+	} {
+		changes, _, err := Parse(kind, []byte(body), nil)
+		if err != nil || len(changes) != 1 || !strings.Contains(changes[0].Problem, "NUL") ||
+			strings.ContainsRune(changes[0].Key+changes[0].StageID+changes[0].ObjectID+changes[0].Currency, 0) {
+			t.Errorf("%s: Parse = %+v, %v; want one change needing attention, without the NUL", kind, changes, err)
+		}
+	}
+}

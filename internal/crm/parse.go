@@ -41,15 +41,32 @@ func Parse(kind Kind, body []byte, fields map[string]string) (changes []Change, 
 	default:
 		return nil, 0, fmt.Errorf("unknown kind %q", kind)
 	}
+	var good, odd []Change
 	for i, ch := range changes {
 		// Postgres keeps no NUL character in text: a change whose ids
 		// hold one is kept without them, for a person to look at.
 		if strings.ContainsRune(ch.Key+ch.ObjectID+ch.StageID+ch.ChangeID+ch.Currency+ch.PersonID, 0) {
-			changes[i] = attention(ch.Body, "a stage, deal, person or change id holds a NUL character (\\u0000)")
+			ch = attention(ch.Body, "a stage, deal, person or change id holds a NUL character (\\u0000)")
+			changes[i] = ch
 		}
+		if ch.Problem != "" {
+			odd = append(odd, ch)
+		} else {
+			good = append(good, ch)
+		}
+	}
+	if len(odd) > maxAttention {
+		// One row for the body, not one for each of its odd events.
+		odd = []Change{attention(body, "%d of its %d events cannot become stage changes; the first: %s", len(odd), len(changes), odd[0].Problem)}
+		changes = append(good, odd...)
 	}
 	return changes, ignored, nil
 }
+
+// maxAttention bounds the changes needing attention that one body makes
+// (HubSpot sends at most 100 events a request): past it, the body is kept
+// whole, once.
+const maxAttention = 100
 
 // attention is a change that cannot be made of body, and why: it is kept
 // as it came, keyed by its content, so that a redelivery is stored once.
