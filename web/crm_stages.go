@@ -83,6 +83,9 @@ func (h *Handler) crmPageView(c echo.Context, conn models.CRMConnection, before 
 	for _, d := range ds {
 		row := views.CRMDeliveryRow{ID: d.ID, Received: views.NewStamp(d.ReceivedAt, now, loc), StageID: d.CRMStageID,
 			StageLabel: labels[d.CRMStageID], Occurred: views.NewStamp(d.OccurredAt, now, loc), Body: readableJSON([]byte(d.Body))}
+		if d.CRMStageID == "" {
+			row.StageLabel = "—" // a body needing attention may carry none
+		}
 		row.Outcome, row.Badge = deliveryOutcome(d, kind, labels, views.NewStamp(d.NextTryAt, now, loc))
 		if d.Status == models.DeliveryDone && d.LeadID != nil {
 			row.LeadURL = views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(*d.LeadID, 10))
