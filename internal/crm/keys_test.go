@@ -215,3 +215,21 @@ func TestNULInAnIdNeedsAttention(t *testing.T) {
 		}
 	}
 }
+
+// A HubSpot batch carries several changes of one deal, each its own; a
+// body with a byte order mark is read; a reason quoting a huge field is
+// cut.
+func TestBatchBOMAndLongReasons(t *testing.T) {
+	batch := `[{"subscriptionType":"deal.propertyChange","portalId":1,"objectId":8,"propertyName":"dealstage","propertyValue":"qualifiedtobuy","occurredAt":1708986598741},` +
+		`{"subscriptionType":"deal.propertyChange","portalId":1,"objectId":8,"propertyName":"dealstage","propertyValue":"closedwon","occurredAt":1708986698741}]`
+	changes, _, err := Parse(HubSpot, []byte("\xef\xbb\xbf"+batch), nil)
+	if err != nil || len(changes) != 2 || changes[0].Key == changes[1].Key || changes[1].StageID != "closedwon" {
+		t.Fatalf("Parse(batch with a BOM) = %+v, %v; want two changes, two keys", changes, err)
+	}
+	long := `[{"subscriptionType":"deal.propertyChange","portalId":1,"objectId":8,"propertyName":"dealstage","propertyValue":"x","occurredAt":"` +
+		strings.Repeat("é", 100000) + `"}]`
+	changes, _, err = Parse(HubSpot, []byte(long), nil)
+	if err != nil || len(changes) != 1 || len(changes[0].Problem) > 510 || !strings.HasPrefix(changes[0].Problem, "HubSpot occurredAt") {
+		t.Fatalf("Parse(a 200 KB occurredAt) = problem of %d bytes, %v; want a short one", len(changes[0].Problem), err)
+	}
+}

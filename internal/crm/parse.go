@@ -28,6 +28,9 @@ func Parse(kind Kind, body []byte, fields map[string]string) (changes []Change, 
 	if len(body) > MaxBody {
 		return nil, 0, fmt.Errorf("the body is over %d bytes", MaxBody)
 	}
+	// A byte order mark is no part of the JSON (RFC 8259 lets a reader
+	// ignore it); some senders write one.
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	if !json.Valid(body) {
 		return nil, 0, errors.New("the body is not JSON")
 	}
@@ -72,8 +75,20 @@ const maxAttention = 100
 // as it came, keyed by its content, so that a redelivery is stored once.
 func attention(body []byte, format string, args ...any) Change {
 	body = bytes.TrimSpace(body)
-	return Change{Key: "attention:" + bodyHash(body), Body: bytes.Clone(body), Problem: fmt.Sprintf(format, args...)}
+	problem := fmt.Sprintf(format, args...)
+	if len(problem) > maxProblem {
+		// A sender's field quoted in it may be as long as the body.
+		n := maxProblem
+		for n > 0 && !utf8.RuneStart(problem[n]) {
+			n--
+		}
+		problem = problem[:n] + "…"
+	}
+	return Change{Key: "attention:" + bodyHash(body), Body: bytes.Clone(body), Problem: problem}
 }
+
+// maxProblem bounds a Problem, in bytes.
+const maxProblem = 500
 
 // quote is s quoted for a reason a person reads, cut to 80 bytes: a
 // sender's field may be as long as the body.
