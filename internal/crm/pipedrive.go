@@ -78,9 +78,9 @@ func pipedriveV2(body []byte, meta, m map[string]json.RawMessage) ([]Change, int
 	}
 	// A change without previous (which Pipedrive sends, but a relay may
 	// drop) is read like a deal created: its status or stage as it is.
-	d := pipedriveDelivery{body: body, created: action == "create" || !isObject(m["previous"]), cur: members(m["data"]), before: members(m["previous"]),
-		id: string(get(meta, "entity_id")), eventID: string(get(meta, "id")), eventTime: string(get(meta, "timestamp")),
-		eventField: "meta.timestamp"}
+	d := pipedriveDelivery{body: body, created: action == "create" || !isObject(m["previous"]),
+		cur: members(m["data"]), before: members(m["previous"]), id: string(get(meta, "entity_id")),
+		eventID: string(get(meta, "id")), eventTime: string(get(meta, "timestamp")), eventField: "meta.timestamp"}
 	return d.change()
 }
 
