@@ -196,7 +196,9 @@ func (r *round) connection(ctx context.Context, id int64) *connection {
 		return c
 	}
 	c.stages = make(map[string]models.CRMStage, len(stages))
-	for _, s := range stages {
+	// Pipedrive's won and lost rows are there even before they are
+	// stored: won means the account's won stage until mapped otherwise.
+	for _, s := range crm.WithStatusStages(crm.Kind(c.Kind), stages) {
 		c.stages[s.CRMStageID] = s
 	}
 	if c.APITokenSealed != "" {
@@ -243,6 +245,10 @@ func (r *round) prepare(ctx context.Context, wk *work) bool {
 		return false
 	}
 	ch := changes[0]
+	if ch.Problem != "" {
+		r.needsAttention(d, ch.Problem)
+		return false
+	}
 	stage, ok := r.stage(ctx, c, ch.StageID)
 	if !ok {
 		r.waitForMapping(d, fmt.Sprintf("%s stage %q is not mapped to one of the account's stages: map it on the connection's page", kind.Title(), ch.StageID))
