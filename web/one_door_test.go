@@ -146,6 +146,10 @@ func TestOneDoorForEveryStageChange(t *testing.T) {
 			before.Format("2006-01-02 15:04"), st.at.Format("Jan 2, 2006 3:04 PM MST"))
 		purchaseMsg := "stage won sends a Purchase, which needs the deal's value: send value (and currency)"
 		junkMsg := "stage: junk is a person's verdict, set on the lead page; it is not a CRM stage"
+		sources := map[string]string{
+			"api": `by the stage API with the key "website"`, "upload": "(deals.csv, row 2)",
+			"crm": `from the CRM connection "Zapier", delivery #`, "lead page": "by crm-owner@example.com",
+		}
 		for _, tt := range []struct {
 			rule   string
 			change doorChange
@@ -198,6 +202,13 @@ func TestOneDoorForEveryStageChange(t *testing.T) {
 				}
 				if got != want {
 					t.Errorf("%s, through the %s:\n got %s\nwant %s", tt.rule, door, got, want)
+				}
+				// The lead page says where each recorded change came from.
+				if source := sources[door]; strings.HasPrefix(got, "recorded") && source != "" {
+					page := b.get(views.AccountURL(st.acc.ID, fmt.Sprintf("/leads/%d", leadID)))
+					if text := page.doc.Find(`[data-testid="timeline-stage"]`).Last().Text(); !strings.Contains(text, source) {
+						t.Errorf("%s, through the %s: the lead page's change reads %q; want it to say %q", tt.rule, door, text, source)
+					}
 				}
 			}
 		}

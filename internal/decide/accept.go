@@ -35,7 +35,7 @@ func check(acc accountState, c *Change, now time.Time) *Refusal {
 	switch {
 	case c.Origin == FromPerson && marker:
 	case c.Origin == FromPerson:
-		i := stagePosition(acc.stages, c.Stage)
+		i := acc.names.Index(c.Stage)
 		if i < 0 {
 			return invalid("stage", "choose one of the account's stages")
 		}
@@ -44,7 +44,9 @@ func check(acc accountState, c *Change, now time.Time) *Refusal {
 		if msg := name.StageProblem(c.Stage); msg != "" {
 			return invalid("stage", "stage: %s", msg)
 		}
-		if i := stagePosition(acc.stages, c.Stage); i >= 0 {
+		// A stage by its name or an alias is recorded by its name; a label
+		// that names none is recorded as it came, and sends nothing.
+		if i := acc.names.Index(c.Stage); i >= 0 {
 			c.Stage = acc.stages[i].Name
 		}
 	}

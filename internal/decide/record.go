@@ -60,7 +60,14 @@ type Change struct {
 	// Source is the CRM's name for Meta's lead_event_source, "" for the
 	// account's CRM name.
 	Source string
+	// Origin is the kind of sender, which decides what may be fixed up
+	// (a CRM's clock) and what a person may set.
 	Origin Origin
+	// Via, ViaID and ViaRow say where the change came from, kept with it
+	// for the lead page (models.StageChange.Via).
+	Via    string
+	ViaID  *int64
+	ViaRow *int
 }
 
 // Outcome is what became of one Change: recorded, replayed, or refused.
@@ -78,6 +85,10 @@ type Outcome struct {
 	// Replayed: the change was recorded before (its change_id, or its
 	// stage and time); nothing was queued now.
 	Replayed bool
+	// Unmapped: the change's stage is none of the account's stages by
+	// name, alias or CRM label; it is recorded under its label as it came
+	// and sends nothing until the label becomes an alias.
+	Unmapped bool
 	// Refused says why the change was not recorded; nil when it was.
 	Refused *Refusal
 	// Datasets are the account's datasets as the batch read them: those

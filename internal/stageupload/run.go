@@ -163,7 +163,7 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 	}
 	p := store.UploadProgress{ID: u.ID, Lease: *u.LeaseToken, DoneRows: u.DoneRows, Applied: u.Applied, Replayed: u.Replayed,
 		Refused: u.Refused, Events: u.Events}
-	ps := pass{decider: r.o.Decider, acc: acc, dry: u.Status == models.UploadPreviewing,
+	ps := pass{decider: r.o.Decider, acc: acc, upload: u.ID, dry: u.Status == models.UploadPreviewing,
 		reader: stagecsv.Reader{Mapping: m, Header: f.Header, Loc: stagecsv.Location(acc.Timezone), Currency: acc.Currency}}
 	var keys []string
 	if ps.dry {
@@ -215,6 +215,7 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 type pass struct {
 	decider *decide.Decider
 	acc     models.Account
+	upload  int64
 	reader  stagecsv.Reader
 	dry     bool
 }
@@ -281,6 +282,7 @@ func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now tim
 			continue
 		}
 		c.DateOnly = row.DateOnly
+		c.Via, c.ViaID, c.ViaRow = models.ViaUpload, &ps.upload, &f.Lines[i]
 		changes = append(changes, c)
 		rows = append(rows, row)
 		lines = append(lines, f.Lines[i])
