@@ -48,8 +48,18 @@ func (h *Handler) aliasUnmapped(c echo.Context) error {
 			for i := range v.Unmapped {
 				if u := &v.Unmapped[i]; u.Name == label {
 					u.Stage, u.Error = c.FormValue("stage"), msg
+					return
 				}
 			}
+			// The label left the section meanwhile (another tab): the
+			// reason goes to the stage chosen, else under the add form.
+			for i := range v.Stages {
+				if it := &v.Stages[i]; it.ID != 0 && strconv.FormatInt(it.ID, 10) == c.FormValue("stage") {
+					it.Error = msg
+					return
+				}
+			}
+			v.AddStage.Error = msg
 		})
 	}
 	if c.FormValue("stage") == "" {

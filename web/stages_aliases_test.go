@@ -262,3 +262,25 @@ func TestLeadPageStageAliases(t *testing.T) {
 		}
 	})
 }
+
+// A label saved from a stale page (another tab made it another stage's
+// alias meanwhile) is refused with the reason on the stage chosen.
+func TestUnmappedLabelFromStalePage(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newRulesFixture(t, s)
+		ids := postRuleLeads(t, f)
+		postStages(t, f, ids[0], "Closed Won")
+		won, qualified := stageID(t, s, f.acc, "won"), stageID(t, s, f.acc, "qualified")
+		if r := f.b.post(stagesURL(f.acc, "/aliases"), url.Values{"label": {"Closed Won"}, "stage": {itoa(won)}}); r.status != http.StatusSeeOther {
+			t.Fatalf("save as alias = %d", r.status)
+		}
+		r := f.b.postWith(stagesURL(f.acc, "/aliases"), url.Values{"label": {"Closed Won"}, "stage": {itoa(qualified)}}, htmx)
+		if r.status != http.StatusUnprocessableEntity || r.doc.Find(`[data-stage="qualified"] [data-testid="stage-error"]`).Text() != "'Closed Won' already names the stage won." {
+			t.Errorf("stale save = %d %q; want 422 with the reason at qualified", r.status, r.text("stage-error"))
+		}
+		if r := f.b.postWith(stagesURL(f.acc, "/aliases"), url.Values{"label": {""}, "stage": {itoa(qualified)}}, htmx); r.status != http.StatusUnprocessableEntity || r.text("stage-error") == "" {
+			t.Errorf("an empty label = %d %q; want 422 with the reason", r.status, r.text("stage-error"))
+		}
+	})
+}
