@@ -340,7 +340,7 @@ func (h *Handler) addStage(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if owner, ok := labelOwner(ss, n, 0); ok && mapIt {
+		if owner, ok := store.LabelOwner(ss, n, 0); ok && mapIt {
 			return redirect(c, newMappingURL(a.ID, owner.ID))
 		}
 		return h.stageProblem(c, 0, &n, takenWords(ss, n, 0))

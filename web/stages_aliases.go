@@ -140,27 +140,16 @@ func aliasErrorWords(ae *store.AliasError, ss []models.Stage, id int64) string {
 	if _, err := store.CleanAliases("", []string{ae.Alias}); err != nil {
 		return sentence(err.Error()) // not a label at all
 	}
-	if owner, ok := labelOwner(ss, ae.Alias, id); ok {
+	if owner, ok := store.LabelOwner(ss, ae.Alias, id); ok {
 		return quoteLabel(ae.Alias) + " already names the stage " + owner.Name + "."
 	}
 	return sentence(ae.Message)
 }
 
-// labelOwner is the stage of ss other than except (an id) whose name or
-// alias reads as label (name.StageKey), and true; false when none.
-func labelOwner(ss []models.Stage, label string, except int64) (models.Stage, bool) {
-	others := slices.DeleteFunc(slices.Clone(ss), func(x models.Stage) bool { return x.ID == except })
-	i := name.NewStages(others, nil).Index(label)
-	if i < 0 {
-		return models.Stage{}, false
-	}
-	return others[i], true
-}
-
 // takenWords says which stage of ss already has label (its name, or an
 // alias), for a rename or a new stage refused with store.ErrConflict.
 func takenWords(ss []models.Stage, label string, except int64) string {
-	owner, ok := labelOwner(ss, label, except)
+	owner, ok := store.LabelOwner(ss, label, except)
 	switch {
 	case !ok:
 		return "Another stage of the list has this name (names are matched ignoring case, spaces and punctuation)."
