@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -50,9 +51,13 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 	}
 	add(l.ReceivedAt, verdict)
 
+	ix, err := h.stageNames(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
 	from := changeSources{h: h, a: a, users: map[int64]string{}}
 	for _, sc := range changes {
-		it := views.TimelineItem{Kind: "stage", What: "Stage: " + sc.Stage}
+		it := views.TimelineItem{Kind: "stage", What: "Stage: " + stageWords(ix, sc.Stage)}
 		switch sc.Stage {
 		case models.StageJunk:
 			it.What = "Marked junk"
@@ -62,7 +67,6 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 		if sc.Value != nil {
 			it.Value = views.StageValue(*sc.Value, sc.Currency)
 		}
-		var err error
 		if it.Detail, it.SourceLink, err = from.of(ctx, sc); err != nil {
 			return nil, err
 		}
@@ -90,6 +94,35 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 		out[i] = d.item
 	}
 	return out, nil
+}
+
+// stageNames finds an account's stages by the labels changes were
+// recorded under, as the recorder does (name.Stages): names, aliases and
+// its CRM connections' mapped labels.
+func (h *Handler) stageNames(ctx context.Context, accountID int64) (name.Stages, error) {
+	stages, err := h.store.Stages(ctx, accountID)
+	if err != nil {
+		return name.Stages{}, err
+	}
+	rows, err := h.store.MappedCRMStages(ctx, accountID)
+	return name.NewStages(stages, rows), err
+}
+
+// stageWords is the label a change was recorded under as the lead page
+// says it: the account's stage ("won"); the stage and the label when it
+// was recorded under another of the stage's labels, such as a label that
+// became an alias later ("won, as 'Closed Won'"); and a label that names
+// no stage as what it is ("'Closed Lost' (not one of the account's
+// stages)").
+func stageWords(ix name.Stages, label string) string {
+	st, ok := ix.Resolve(label)
+	switch {
+	case !ok:
+		return quoteLabel(label) + " (not one of the account's stages)"
+	case name.StageKey(st) == name.StageKey(label):
+		return st
+	}
+	return st + ", as " + quoteLabel(label)
 }
 
 // eventAnswer says what became of an event: Meta's answer once it was
