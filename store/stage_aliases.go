@@ -77,7 +77,8 @@ func CleanAliases(stage string, aliases []string) ([]string, error) {
 
 // SetStageAliases replaces the aliases of one of an account's stages
 // (CleanAliases). An *AliasError: an alias is not a label, or reads as
-// another stage's name or alias. Changes recorded earlier under a new
+// another stage's name or alias, or as a CRM connection's label mapped to
+// another stage. Changes recorded earlier under a new
 // alias count as the stage from now on (name.Stages); they are not
 // rewritten.
 func (s *Store) SetStageAliases(ctx context.Context, accountID, id int64, aliases []string) (models.Stage, error) {
@@ -96,9 +97,21 @@ func (s *Store) SetStageAliases(ctx context.Context, accountID, id int64, aliase
 		if err != nil {
 			return err
 		}
+		labels, err := tx.MappedCRMStages(ctx, accountID)
+		if err != nil {
+			return err
+		}
 		for _, a := range clean {
 			if o, taken := labelOwner(ss, a, id); taken {
 				return &AliasError{Alias: a, Message: fmt.Sprintf("%q already names the stage %s", a, o.Name)}
+			}
+			// A CRM connection's label mapped to another stage reads as
+			// that stage: an alias cannot take it from there.
+			for _, l := range labels {
+				if name.StageKey(l.Label) == name.StageKey(a) && !strings.EqualFold(l.Stage, st.Name) {
+					return &AliasError{Alias: a, Message: fmt.Sprintf(
+						"%q is a CRM connection's label mapped to the stage %s: map it to %s on the connection's page instead", a, l.Stage, st.Name)}
+				}
 			}
 		}
 		st.Aliases = clean

@@ -93,6 +93,11 @@ func TestAPIStageAliases(t *testing.T) {
 		if r.status != http.StatusCreated || r.Change.Stage != models.StageQualified {
 			t.Errorf("CRM label: %d %s; want qualified recorded", r.status, r.raw)
 		}
+		// Another stage cannot take that label as an alias.
+		if _, err := s.SetStageAliases(ctx, st.acc.ID, won.ID, []string{"Closed Won", "SALES-QUALIFIED"}); !errors.As(err, &ae) ||
+			ae.Alias != "SALES-QUALIFIED" {
+			t.Errorf("won aliased as a CRM label of qualified: %v; want an AliasError naming it", err)
+		}
 	})
 }
 
