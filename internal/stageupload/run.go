@@ -2,7 +2,6 @@ package stageupload
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -157,14 +156,18 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 	if err != nil {
 		return err
 	}
-	counts := map[string]int{}
-	if err := json.Unmarshal([]byte(u.EventCounts), &counts); err != nil {
-		return fmt.Errorf("event counts: %w", err)
+	sum, err := DecodeSummary(u.EventCounts)
+	if err != nil {
+		return err
+	}
+	labels, err := DecodeLabels(u)
+	if err != nil {
+		return err
 	}
 	p := store.UploadProgress{ID: u.ID, Lease: *u.LeaseToken, DoneRows: u.DoneRows, Applied: u.Applied, Replayed: u.Replayed,
 		Refused: u.Refused, Events: u.Events}
 	ps := pass{decider: r.o.Decider, acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
-		dry: u.Status == models.UploadPreviewing}
+		dry: u.Status == models.UploadPreviewing, labels: newReader(labels)}
 	var keys []string
 	if ps.dry {
 		// A dry run stores nothing, so a chunk cannot see what an earlier
@@ -184,16 +187,14 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 		for keys != nil && end < len(f.Rows) && keys[end] == keys[end-1] {
 			end++
 		}
-		problems, err := ps.chunk(work, f, p.DoneRows, end, r.o.Now(), &p, counts)
+		problems, err := ps.chunk(work, f, p.DoneRows, end, r.o.Now(), &p, &sum)
 		if err != nil {
 			return err
 		}
 		p.Problems, p.DoneRows = problems, end
-		b, err := json.Marshal(counts)
-		if err != nil {
+		if p.EventCounts, err = sum.encode(); err != nil {
 			return err
 		}
-		p.EventCounts = string(b)
 		now := r.o.Now()
 		p.LeaseUntil = now.Add(lease)
 		if end >= len(f.Rows) {
@@ -218,6 +219,8 @@ type pass struct {
 	mapping stagecsv.Mapping
 	loc     *time.Location
 	dry     bool
+	// labels skips rows and reads labels as the upload says.
+	labels reader
 }
 
 // groupByLead orders f's rows by the lead key each names (a row that
@@ -252,10 +255,11 @@ func (ps pass) groupByLead(f *stagecsv.File, now time.Time) []string {
 
 // chunk decides rows [from, to) of f: each row becomes the stage API's
 // body and is validated as the API validates it, the valid ones go
-// through Stages together. It adds the rows' outcomes to p's counts and
-// counts (events by name) and returns the rows' problems.
+// through Stages together; a row under a label the upload skips is only
+// counted. It adds the rows' outcomes to p's counts and sum and returns
+// the rows' problems.
 func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now time.Time,
-	p *store.UploadProgress, counts map[string]int) ([]models.StageUploadProblem, error) {
+	p *store.UploadProgress, sum *Summary) ([]models.StageUploadProblem, error) {
 	var problems []models.StageUploadProblem
 	refuse := func(line int, field, msg string) {
 		problems = append(problems, models.StageUploadProblem{RowNumber: line, Field: field, Message: msg})
@@ -264,6 +268,10 @@ func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now tim
 	changes := make([]decide.Change, 0, to-from)
 	lines := make([]int, 0, to-from)
 	for i := from; i < to; i++ {
+		if ps.labels.skips(stagecsv.Cell(f.Rows[i], ps.mapping.Column(stagecsv.Stage))) {
+			sum.Skipped++
+			continue
+		}
 		req, bad := ps.mapping.Request(f.Rows[i], ps.loc)
 		if bad != nil {
 			refuse(f.Lines[i], bad.Field, bad.Message)
@@ -274,6 +282,7 @@ func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now tim
 			refuse(f.Lines[i], verr.Field, verr.Message)
 			continue
 		}
+		c.Stage = ps.labels.stage(c.Stage)
 		changes = append(changes, c)
 		lines = append(lines, f.Lines[i])
 	}
@@ -289,6 +298,7 @@ func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now tim
 		return nil, err
 	}
 	for i, o := range outs {
+		sum.add(lines[i], o)
 		switch {
 		case o.Refused != nil:
 			refuse(lines[i], o.Refused.Field, o.Refused.Message)
@@ -297,9 +307,6 @@ func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now tim
 		default:
 			p.Applied++
 			p.Events += len(o.Events)
-			for _, e := range o.Events {
-				counts[e.EventName]++
-			}
 		}
 	}
 	// Problems are stored by row: Stages' come after the chunk's own.
