@@ -216,14 +216,20 @@ func (h *Handler) showUploadByAPI(c echo.Context) error {
 	return c.JSON(http.StatusOK, progressReply(rep))
 }
 
-// applyUploadByAPI applies a previewed upload in the background: 202,
-// then GET tells its progress.
+// applyUploadByAPI applies a previewed upload in the background: 202
+// with the preview applied and its status, then GET tells its progress.
 func (h *Handler) applyUploadByAPI(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, err := h.apiUpload(c)
 	if errors.Is(err, store.ErrNotFound) {
 		return uploadNotFound(c)
 	}
+	if err != nil {
+		return err
+	}
+	// The answer is the preview being applied: the apply's own pass
+	// starts from zero, which GET follows.
+	rep, err := h.uploads.Report(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -241,10 +247,7 @@ func (h *Handler) applyUploadByAPI(c echo.Context) error {
 		return err
 	}
 	h.uploads.Start(u.ID)
-	rep, err := h.uploads.Report(ctx, u)
-	if err != nil {
-		return err
-	}
+	rep.Status, rep.DoneRows, rep.Error = u.Status, u.DoneRows, u.Error
 	return c.JSON(http.StatusAccepted, progressReply(rep))
 }
 
