@@ -148,7 +148,7 @@ func printUpload(w io.Writer, u models.StageUpload, rep stageupload.Report) {
 	if len(rep.UnmappedStages) > 0 {
 		fmt.Fprintln(w, "stages this account does not know (recorded as they are, they send nothing; add them as aliases on the Stages page):")
 		for _, l := range rep.UnmappedStages {
-			line := fmt.Sprintf("  %q: %d rows", l.Label, l.Rows)
+			line := fmt.Sprintf("  %q: %d %s", l.Label, l.Rows, map[bool]string{true: "row", false: "rows"}[l.Rows == 1])
 			if l.Suggested != nil {
 				line += ", probably " + *l.Suggested
 			}
