@@ -148,7 +148,7 @@ func printUpload(w io.Writer, u models.StageUpload, rep stageupload.Report) {
 	if len(rep.UnmappedStages) > 0 {
 		fmt.Fprintln(w, "stages this account does not know (recorded as they are, they send nothing; add them as aliases on the Stages page):")
 		for _, l := range rep.UnmappedStages {
-			line := fmt.Sprintf("  %q: %d %s", l.Label, l.Rows, map[bool]string{true: "row", false: "rows"}[l.Rows == 1])
+			line := fmt.Sprintf("  %q: %s", l.Label, rows(l.Rows))
 			if l.Suggested != nil {
 				line += ", probably " + *l.Suggested
 			}
@@ -200,4 +200,11 @@ func printUpload(w io.Writer, u models.StageUpload, rep stageupload.Report) {
 	if u.Status == models.UploadPreviewed && u.Applied == 0 {
 		fmt.Fprintln(w, stageupload.NothingToRecord(u.Refused, u.Replayed, rep.Skipped))
 	}
+}
+
+func rows(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
 }
