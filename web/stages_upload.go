@@ -265,7 +265,7 @@ func (h *Handler) previewLabels(c echo.Context, u models.StageUpload, sum stageu
 	for _, st := range stages {
 		v.Stages = append(v.Stages, views.UploadStageOption{ID: strconv.FormatInt(st.ID, 10), Name: st.Name})
 	}
-	for _, l := range sum.Unmapped {
+	for _, l := range sum.Labels() {
 		ul := views.UploadLabel{Label: l.Label, Rows: l.Rows}
 		if i, ok := name.SuggestStage(l.Label, stages); ok {
 			ul.Suggested, ul.SuggestedID = stages[i].Name, strconv.FormatInt(stages[i].ID, 10)

@@ -212,7 +212,7 @@ func (r *Runner) Report(ctx context.Context, u models.StageUpload) (Report, erro
 		if err != nil {
 			return Report{}, err
 		}
-		for _, l := range sum.Unmapped {
+		for _, l := range sum.Labels() {
 			us := UnmappedStage{Label: l.Label, Rows: l.Rows}
 			if i, ok := name.SuggestStage(l.Label, stages); ok {
 				us.Suggested = &stages[i].Name

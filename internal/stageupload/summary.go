@@ -3,6 +3,7 @@ package stageupload
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/name"
@@ -32,6 +33,14 @@ type Summary struct {
 	Flags   []Flag `json:"flags,omitempty"`
 	// labels finds an unmapped label's place in Unmapped by its key.
 	labels map[string]int
+}
+
+// Labels are the unmapped labels, most rows first (in the order the pass
+// met them among equals).
+func (s Summary) Labels() []LabelRows {
+	out := slices.Clone(s.Unmapped)
+	slices.SortStableFunc(out, func(a, b LabelRows) int { return b.Rows - a.Rows })
+	return out
 }
 
 // LabelRows is an unmapped label and its rows.
