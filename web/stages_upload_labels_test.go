@@ -142,6 +142,13 @@ func TestStageUploadUnmappedLabels(t *testing.T) {
 		if got := unmappedLabels(r); !slices.Equal(got, []string{"appointment scheduled: 1 row, booked"}) {
 			t.Errorf("labels left = %v", got)
 		}
+		// Columns picked again keep the labels skipped.
+		r = b.post(page+"/mapping", url.Values{"col_email": {"0"}, "col_stage": {"1"}, "col_occurred_at": {"2"}, "col_value": {"3"}, "date_order": {"mdy"}})
+		wantStatus(t, "columns again", r, http.StatusSeeOther)
+		waitUpload(t, s, st.acc, id, models.UploadPreviewed)
+		if r = b.get(page); r.text("upload-skipped") != "2" {
+			t.Errorf("skipped after picking the columns again = %q; want 2", r.text("upload-skipped"))
+		}
 
 		// Another account's stage is no stage of this one.
 		other, _ := a.ingestAccount("other", "US")
