@@ -162,8 +162,12 @@ func (h *Handler) stagesView(c echo.Context) (views.StagesView, error) {
 	}
 	for _, s := range spelled {
 		if !listed[labelKey(s)] {
-			// TODO: preselect Stage with name.SuggestStage(s, stages) once it lands.
-			v.Unmapped = append(v.Unmapped, views.UnmappedStage{Name: s, Changes: changes[labelKey(s)]})
+			u := views.UnmappedStage{Name: s, Changes: changes[labelKey(s)]}
+			// "It is" starts at the stage the label's words suggest.
+			if i, ok := name.SuggestStage(s, stages); ok {
+				u.Stage = strconv.FormatInt(stages[i].ID, 10)
+			}
+			v.Unmapped = append(v.Unmapped, u)
 		}
 	}
 	// The labels with the most changes first: they matter most.

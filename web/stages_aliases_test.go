@@ -65,8 +65,14 @@ func TestUnmappedLabelSavedAsAlias(t *testing.T) {
 		if strings.Join(buttons, ",") != "save-alias,map-unmapped" {
 			t.Errorf("the row's buttons are %q; want Save as alias first, then the new stage", buttons)
 		}
-		if v, _ := row.Find(`select[name="stage"] option[selected]`).Attr("value"); v != "" {
-			t.Errorf("the stage select starts at %q; want no stage chosen", v)
+		// It starts at the stage the label's words suggest; a lost label
+		// suggests none.
+		if v, _ := row.Find(`select[name="stage"] option[selected]`).Attr("value"); v != itoa(stageID(t, s, f.acc, "won")) {
+			t.Errorf("Closed Won's stage select starts at %q; want won", v)
+		}
+		lostRow := r.doc.Find(`[data-stage="Closed Lost"][data-testid="unmapped-stage"]`)
+		if v, _ := lostRow.Find(`select[name="stage"] option[selected]`).Attr("value"); v != "" {
+			t.Errorf("Closed Lost's stage select starts at %q; want no stage chosen", v)
 		}
 
 		r = f.b.postWith(stagesURL(f.acc, "/aliases"), url.Values{"label": {"Closed Won"}, "stage": {""}}, htmx)
