@@ -225,6 +225,7 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 		{Title: "Sequences", Summary: summary(counted(s.SequencesAdded, "added", "added"), counted(s.SequencesDeleted, "deleted", "deleted"))},
 		{Title: "CRM connections", Summary: summary(counted(s.CRMAdded, "added", "added"), counted(s.CRMChanged, "changed", "changed"),
 			counted(s.CRMDeleted, "deleted", "deleted"))},
+		{Title: "Stages", Summary: summary(counted(s.StagesChanged, "changed", "changed"), reordered(s.StagesReordered))},
 	}
 	if s.AccountCreated {
 		sections[0].Summary = "created"
@@ -250,6 +251,9 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 	if f.CRMConnections == nil {
 		sections[6].Summary = absent
 	}
+	if f.Stages == nil {
+		sections[7].Summary = absent
+	}
 	for _, ch := range r.Changes {
 		i, item := 0, ""
 		switch {
@@ -272,6 +276,11 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 			}
 		case strings.HasPrefix(ch.Path, "sequences"):
 			i = 5
+		case strings.HasPrefix(ch.Path, "stages"):
+			i = 7
+			if k, ok := itemIndex(ch.Path, len(f.Stages)); ok {
+				item = f.Stages[k].Name
+			}
 		case strings.HasPrefix(ch.Path, "crm_connections"):
 			i = 6
 			if k, ok := itemIndex(ch.Path, len(f.CRMConnections)); ok {

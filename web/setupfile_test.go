@@ -207,7 +207,8 @@ func TestSetupUploadPreviewThenApply(t *testing.T) {
 		r := b.upload(views.AccountURL(acc.ID, "/settings/setup/preview"), nil, "acme.json", changedSetup)
 		wantStatus(t, "preview", r, http.StatusOK)
 		if got, want := texts(r, "setup-summary"), []string{"2 settings changed", "1 added", "1 signal changed", "1 added, 1 changed, 1 deleted, reordered",
-			"not in the file: left as they are", "not in the file: left as they are", "not in the file: left as they are"}; !slices.Equal(got, want) {
+			"not in the file: left as they are", "not in the file: left as they are", "not in the file: left as they are",
+			"not in the file: left as they are"}; !slices.Equal(got, want) {
 			t.Errorf("section summaries = %q; want %q", got, want)
 		}
 		changes := strings.Join(texts(r, "setup-change"), "\n")
