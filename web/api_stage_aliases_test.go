@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
+	"github.com/leadsignal/leadsignal/views"
 )
 
 // stageWarnings decodes the warnings of a stage reply.
@@ -47,8 +49,18 @@ func TestAPIStageAliases(t *testing.T) {
 			t.Fatal(err)
 		}
 		won := stages[slices.IndexFunc(stages, func(x models.Stage) bool { return x.Name == models.StageWon })]
+		b := a.browser()
+		b.login("crm-owner@example.com")
+		leadsPage := views.AccountURL(st.acc.ID, "/leads")
+		if got := b.get(leadsPage).doc.Find(`[data-testid="lead-row"]`).Text(); !strings.Contains(got, "Closed Won") {
+			t.Errorf("leads list before the alias: %q; want the label as it came", got)
+		}
 		if _, err := s.AddStageAlias(ctx, st.acc.ID, won.ID, "Closed Won"); err != nil {
 			t.Fatal(err)
+		}
+		// The change under the label counts as won from now on.
+		if got := b.get(leadsPage).doc.Find(`[data-testid="lead-row"]`).Text(); strings.Contains(got, "Closed Won") || !strings.Contains(got, "won") {
+			t.Errorf("leads list after the alias: %q; want the lead at won", got)
 		}
 		// The label is taken now: another stage cannot have it, in any spelling.
 		booked := stages[slices.IndexFunc(stages, func(x models.Stage) bool { return x.Name == models.StageBooked })]

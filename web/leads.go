@@ -204,8 +204,15 @@ func (h *Handler) showLeads(c echo.Context) error {
 	}
 	now, loc := h.now(), location(a.Account)
 	rows := make([]views.LeadRow, 0, len(leads))
+	names, err := h.stageNames(ctx, a.ID)
+	if err != nil {
+		return err
+	}
 	for _, l := range leads {
-		rows = append(rows, leadRow(l, sentAs[l.ID], now, loc))
+		r := leadRow(l, sentAs[l.ID], now, loc)
+		// A stage recorded under an alias reads as its stage.
+		r.Stage, _ = names.Resolve(l.Stage)
+		rows = append(rows, r)
 	}
 	p := h.page(c, "Leads")
 	p.Nav = "leads"
@@ -250,7 +257,7 @@ func curlExample(c echo.Context) string {
 
 // leadRow is a lead as the list shows it, with the events made for it.
 func leadRow(l models.Lead, sentAs []store.SentAs, now time.Time, loc *time.Location) views.LeadRow {
-	r := views.LeadRow{Lead: l, When: views.NewStamp(l.CreatedAt, now, loc)}
+	r := views.LeadRow{Lead: l, Stage: l.Stage, When: views.NewStamp(l.CreatedAt, now, loc)}
 	for _, rs := range firedSignals(l) {
 		r.JunkReasons = append(r.JunkReasons, rs.Message)
 	}
