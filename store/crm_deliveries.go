@@ -232,18 +232,6 @@ func (s *Store) RetryCRMDelivery(ctx context.Context, accountID, id int64, now t
 	return wrap("retry crm delivery", res.Error)
 }
 
-// WakeCRMDeliveriesForLeads makes due now the deliveries that wait for
-// their lead in an account that captured a lead since they were last
-// tried: the lead may be theirs.
-func (s *Store) WakeCRMDeliveriesForLeads(ctx context.Context, now time.Time) (int, error) {
-	now = now.UTC()
-	res := s.q(ctx).Model(&models.CRMDelivery{}).
-		Where("status = ? AND waiting_for = ? AND next_try_at > ?", models.DeliveryWaiting, models.WaitingLead, now).
-		Where("EXISTS (SELECT 1 FROM leads WHERE leads.account_id = crm_deliveries.account_id AND leads.created_at >= crm_deliveries.tried_at)").
-		Update("next_try_at", now)
-	return int(res.RowsAffected), wrap("wake crm deliveries", res.Error)
-}
-
 // DeliveryCounts are how many of a connection's deliveries are in each
 // status, and when the last came.
 type DeliveryCounts struct {

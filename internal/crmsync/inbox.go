@@ -67,9 +67,39 @@ func (in *Inbox) Add(conn models.CRMConnection, changes []crm.Change, now time.T
 	return r.stored, r.err
 }
 
-// write stores a batch of deliveries and answers each. If the batch
-// fails, each is tried alone: one that fails never costs the others.
-func (in *Inbox) write(_ int64, batch []*inboxJob) {
+// write stores a batch of one connection's deliveries and answers each.
+// A delivery that would take the connection past
+// store.MaxWaitingCRMDeliveries waiting is answered store.ErrInboxFull,
+// nothing of it stored. If the batch fails, each is tried alone: one that
+// fails never costs the others.
+func (in *Inbox) write(connectionID int64, batch []*inboxJob) {
+	room, err := in.store.CRMWaitingRoom(context.Background(), connectionID, store.MaxWaitingCRMDeliveries)
+	if err != nil {
+		for _, j := range batch {
+			j.done <- inboxDone{err: err}
+		}
+		return
+	}
+	fits := batch[:0:0]
+	for _, j := range batch {
+		// Counted as if each change were new: a retry of changes stored
+		// already may be refused when the inbox is full, and is taken
+		// once it has room.
+		if len(j.ds) > room {
+			j.done <- inboxDone{err: store.ErrInboxFull}
+			continue
+		}
+		room -= len(j.ds)
+		fits = append(fits, j)
+	}
+	in.save(fits)
+}
+
+// save stores the batch's deliveries and answers each.
+func (in *Inbox) save(batch []*inboxJob) {
+	if len(batch) == 0 {
+		return
+	}
 	var all []models.CRMDelivery
 	for _, j := range batch {
 		all = append(all, j.ds...)
@@ -77,7 +107,7 @@ func (in *Inbox) write(_ int64, batch []*inboxJob) {
 	_, err := in.store.AddCRMDeliveries(context.Background(), all)
 	if err != nil && len(batch) > 1 {
 		for _, j := range batch {
-			in.write(0, []*inboxJob{j})
+			in.save([]*inboxJob{j})
 		}
 		return
 	}

@@ -1,0 +1,149 @@
+package crmsync_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/crm"
+	"github.com/leadsignal/leadsignal/internal/crmsync"
+	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// genericChange is a generic connection's stage change to won of the lead
+// with the email.
+func genericChange(t *testing.T, email string, at time.Time) crm.Change {
+	t.Helper()
+	body := fmt.Sprintf(`{"email":%q,"stage":"won","occurred_at":%d,"change_id":%q}`, email, at.Unix(), "change-"+email)
+	changes, _, err := crm.Parse(crm.Generic, []byte(body), nil)
+	if err != nil || len(changes) != 1 {
+		t.Fatalf("Parse = %v, %v", changes, err)
+	}
+	return changes[0]
+}
+
+// A new lead wakes the delivery that waits for it, found by its email's
+// hash, and not the deliveries that wait for other leads: they keep their
+// backoff.
+func TestNewLeadWakesOnlyItsDelivery(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, err := seal.New(make([]byte, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := models.CRMConnection{AccountID: acc.ID, Kind: string(crm.Generic), Name: "Zap", Token: store.NewCRMToken()}
+		if err := s.CreateCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		in := crmsync.NewInbox(s, nil)
+		emails := []string{"ada@example.com", "grace@example.com", "linus@example.com"}
+		for _, e := range emails {
+			if _, err := in.Add(c, []crm.Change{genericChange(t, e, now.Add(-time.Hour))}, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock := now
+		w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil, nil), Box: box, Now: func() time.Time { return clock }})
+		if n, err := w.Drain(ctx); err != nil || n != 3 {
+			t.Fatalf("drain = %d, %v; want 3 tried", n, err)
+		}
+		clock = now.Add(10 * time.Second)
+		if n, err := w.WakeForLeads(ctx); err != nil || n != 0 {
+			t.Fatalf("wake without a new lead = %d, %v; want 0", n, err)
+		}
+		keys := normalize.Normalize(normalize.Input{Email: "Grace@Example.com"})
+		l := models.Lead{AccountID: acc.ID, Source: models.SourceWebsite, Email: "grace@example.com", EmailHash: keys.Email.Hash,
+			CreatedAt: clock, ReceivedAt: clock, UpdatedAt: clock, Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"}
+		if err := s.InsertLead(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := w.WakeForLeads(ctx); err != nil || n != 1 {
+			t.Fatalf("wake after grace's lead = %d, %v; want her delivery alone", n, err)
+		}
+		if n, err := w.Drain(ctx); err != nil || n != 1 {
+			t.Fatalf("drain = %d, %v; want her delivery alone tried", n, err)
+		}
+		ds, err := s.CRMDeliveries(ctx, acc.ID, c.ID, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			grace := d.Key == genericChange(t, "grace@example.com", now.Add(-time.Hour)).Key
+			switch {
+			case grace && (d.Status != models.DeliveryDone || d.LeadID == nil || *d.LeadID != l.ID):
+				t.Errorf("grace's delivery: %s %q; want done for her lead", d.Status, d.Reason)
+			case !grace && (d.Status != models.DeliveryWaiting || d.WaitingFor != models.WaitingLead || d.Attempts != 1 ||
+				!d.NextTryAt.Equal(now.Add(crmsync.Backoff(models.WaitingLead, 1)))):
+				t.Errorf("delivery %s: %s/%s, %d tries, due %s; want still waiting for its lead, tried once, its backoff kept",
+					d.Key, d.Status, d.WaitingFor, d.Attempts, d.NextTryAt)
+			}
+		}
+	})
+}
+
+// A connection holds at most store.MaxWaitingCRMDeliveries waiting
+// deliveries: past it a delivery is refused whole (ErrInboxFull) and
+// nothing of it is stored; once some are done, deliveries are taken again.
+func TestInboxRefusesPastTheWaitingLimit(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := models.CRMConnection{AccountID: acc.ID, Kind: string(crm.Generic), Name: "Zap", Token: store.NewCRMToken()}
+		if err := s.CreateCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		ds := make([]models.CRMDelivery, store.MaxWaitingCRMDeliveries-1)
+		for i := range ds {
+			ds[i] = models.CRMDelivery{AccountID: acc.ID, ConnectionID: c.ID, Key: fmt.Sprintf("k%d", i), Body: "{}",
+				ReceivedAt: now, OccurredAt: now, CRMStageID: "won"}
+		}
+		if _, err := s.AddCRMDeliveries(ctx, ds); err != nil {
+			t.Fatal(err)
+		}
+		in := crmsync.NewInbox(s, nil)
+		two := []crm.Change{genericChange(t, "a@example.com", now), genericChange(t, "b@example.com", now)}
+		if n, err := in.Add(c, two, now); !errors.Is(err, store.ErrInboxFull) || n != 0 {
+			t.Errorf("two changes with room for one: %d, %v; want ErrInboxFull", n, err)
+		}
+		if n, err := in.Add(c, two[:1], now); err != nil || n != 1 {
+			t.Errorf("one change with room for one: %d, %v; want stored", n, err)
+		}
+		if n, err := in.Add(c, two[1:], now); !errors.Is(err, store.ErrInboxFull) || n != 0 {
+			t.Errorf("one more when full: %d, %v; want ErrInboxFull", n, err)
+		}
+		if room, err := s.CRMWaitingRoom(ctx, c.ID, store.MaxWaitingCRMDeliveries); err != nil || room != 0 {
+			t.Errorf("room = %d, %v; want 0: nothing of the refused stored", room, err)
+		}
+		claimed, err := s.ClaimCRMDeliveries(ctx, now, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range claimed {
+			claimed[i].Status = models.DeliveryDone
+		}
+		if err := s.FinishCRMDeliveries(ctx, claimed); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := in.Add(c, two, now); err != nil || n != 1 {
+			t.Errorf("after 10 done: %d, %v; want b's change stored (a's was before)", n, err)
+		}
+	})
+}
