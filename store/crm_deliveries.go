@@ -108,7 +108,10 @@ func (s *Store) ClaimCRMDeliveries(ctx context.Context, now time.Time, limit int
 	l := newLease(now, deliveryLease)
 	var ds []models.CRMDelivery
 	err := s.Tx(ctx, func(tx *Store) error {
-		q := tx.q(ctx).Where("status = ? AND next_try_at <= ? AND "+leaseFreeSQL("", "?"), models.DeliveryWaiting, now, now).
+		// The status is written out, not bound: a generic plan then
+		// still ranges over the due index (partial, on the waiting ones)
+		// instead of reading every delivery.
+		q := tx.q(ctx).Where("status = '"+string(models.DeliveryWaiting)+"' AND next_try_at <= ? AND "+leaseFreeSQL("", "?"), now, now).
 			Order("next_try_at, id").Limit(limit)
 		if tx.dialect == "postgres" {
 			q = q.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate, Options: clause.LockingOptionsSkipLocked})

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,8 +25,8 @@ var ErrInboxFull = errors.New("store: the connection holds the most waiting deli
 // count of the whole inbox.
 func (s *Store) CRMWaitingRoom(ctx context.Context, connectionID int64, limit int) (int, error) {
 	var n int
-	err := s.q(ctx).Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM crm_deliveries WHERE connection_id = ? AND status = ? LIMIT ?) w`,
-		connectionID, models.DeliveryWaiting, limit).Scan(&n).Error
+	err := s.q(ctx).Raw(`SELECT COUNT(*) FROM (SELECT 1 FROM crm_deliveries WHERE connection_id = ? AND status = '`+
+		string(models.DeliveryWaiting)+`' LIMIT ?) w`, connectionID, limit).Scan(&n).Error
 	return max(limit-n, 0), wrap("crm waiting room", err)
 }
 
@@ -38,6 +39,10 @@ func deliveryKeyColumn(kind string) string {
 	}
 	return "l." + leadKeyColumns[kind]
 }
+
+// waitingForLeadSQL is a delivery that waits for its lead, written out so
+// that a generic plan can use the partial indexes on status = 'waiting'.
+const waitingForLeadSQL = `status = '` + string(models.DeliveryWaiting) + `' AND waiting_for = '` + models.WaitingLead + `'`
 
 // deliveryKeyKinds are the kinds of lookup keys, in a fixed order.
 var deliveryKeyKinds = []string{"id", "external_id", "meta_lead_id", "email", "phone"}
@@ -96,48 +101,79 @@ func (s *Store) SetCRMDeliveryKeys(ctx context.Context, ds []models.CRMDelivery,
 		return 0, wrap("set crm delivery keys", err)
 	}
 	var found []string
-	args := []any{}
 	for _, kind := range deliveryKeyKinds {
-		found = append(found, `SELECT 1 FROM leads l WHERE l.account_id = k.account_id AND `+deliveryKeyColumn(kind)+` = k.value AND k.kind = ?`)
-		args = append(args, kind)
+		found = append(found, `k.kind = '`+kind+`' AND EXISTS (SELECT 1 FROM leads l WHERE l.account_id = k.account_id AND `+
+			deliveryKeyColumn(kind)+` = k.value)`)
 	}
 	res := s.q(ctx).Exec(`UPDATE crm_deliveries SET next_try_at = ?
-		WHERE id IN ? AND status = ? AND waiting_for = ? AND next_try_at > ?
-		AND EXISTS (SELECT 1 FROM crm_delivery_keys k WHERE k.delivery_id = crm_deliveries.id AND (EXISTS (`+
-		strings.Join(found, `) OR EXISTS (`)+`)))`,
-		append([]any{now.UTC(), waiting, models.DeliveryWaiting, models.WaitingLead, now.UTC()}, args...)...)
+		WHERE id IN ? AND `+waitingForLeadSQL+` AND next_try_at > ?
+		AND EXISTS (SELECT 1 FROM crm_delivery_keys k WHERE k.delivery_id = crm_deliveries.id AND ((`+
+		strings.Join(found, `) OR (`)+`)))`, now.UTC(), waiting, now.UTC())
 	return int(res.RowsAffected), wrap("set crm delivery keys", res.Error)
 }
 
 // LastLeadID is the id of the newest lead of every account, 0 when there
-// is none: where WakeCRMDeliveriesForLeads starts.
+// is none.
 func (s *Store) LastLeadID(ctx context.Context) (int64, error) {
 	var id int64
 	err := s.q(ctx).Raw(`SELECT COALESCE(MAX(id), 0) FROM leads`).Scan(&id).Error
 	return id, wrap("last lead id", err)
 }
 
+// maxLeadIDs bounds the lead ids one statement of NewLeadIDs or
+// WakeCRMDeliveriesForLeads takes.
+const maxLeadIDs = 1000
+
+// NewLeadIDs lists, in order, the ids of the leads in (after, upTo] and
+// those of pending (ids the caller saw missing before) that exist now:
+// the leads captured since the caller last looked.
+func (s *Store) NewLeadIDs(ctx context.Context, after, upTo int64, pending []int64) ([]int64, error) {
+	var ids []int64
+	err := s.q(ctx).Raw(`SELECT id FROM leads WHERE id > ? AND id <= ? ORDER BY id`, after, upTo).Scan(&ids).Error
+	if err != nil {
+		return nil, wrap("new lead ids", err)
+	}
+	for start := 0; start < len(pending); start += maxLeadIDs {
+		var found []int64
+		part := pending[start:min(start+maxLeadIDs, len(pending))]
+		if err := s.q(ctx).Raw(`SELECT id FROM leads WHERE id IN ?`, part).Scan(&found).Error; err != nil {
+			return nil, wrap("new lead ids", err)
+		}
+		ids = append(ids, found...)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
 // WakeCRMDeliveriesForLeads makes due now the deliveries that wait for
-// their lead and whose lookup keys (SetCRMDeliveryKeys) a lead with an id
-// in (after, upTo] has: the leads captured since the caller last looked.
-// Each new lead costs a few probes of the keys' index, however many
+// their lead and whose lookup keys (SetCRMDeliveryKeys) one of the leads
+// has. Each lead costs a few probes of the keys' index, however many
 // deliveries wait.
-func (s *Store) WakeCRMDeliveriesForLeads(ctx context.Context, after, upTo int64, now time.Time) (int, error) {
-	if upTo <= after {
-		return 0, nil
-	}
+func (s *Store) WakeCRMDeliveriesForLeads(ctx context.Context, leadIDs []int64, now time.Time) (int, error) {
 	now = now.UTC()
-	var parts []string
-	var args []any
-	for _, kind := range deliveryKeyKinds {
-		col := deliveryKeyColumn(kind)
-		parts = append(parts, `SELECT k.delivery_id FROM leads l JOIN crm_delivery_keys k
-			ON k.account_id = l.account_id AND k.kind = ? AND k.value = `+col+`
-			WHERE l.id > ? AND l.id <= ? AND `+col+` <> ''`)
-		args = append(args, kind, after, upTo)
+	woken := 0
+	for start := 0; start < len(leadIDs); start += maxLeadIDs {
+		ids := leadIDs[start:min(start+maxLeadIDs, len(leadIDs))]
+		var parts []string
+		var args []any
+		for _, kind := range deliveryKeyKinds {
+			col := deliveryKeyColumn(kind)
+			// The kinds are written in the statement, not bound: a
+			// generic plan would not know one kind's keys from all of
+			// them, and might read every key instead of probing the
+			// index.
+			parts = append(parts, `SELECT k.delivery_id FROM leads l JOIN crm_delivery_keys k
+				ON k.account_id = l.account_id AND k.kind = '`+kind+`' AND k.value = `+col+`
+				WHERE l.id IN ? AND `+col+` <> ''`)
+			args = append(args, ids)
+		}
+		res := s.q(ctx).Exec(`UPDATE crm_deliveries SET next_try_at = ?
+			WHERE `+waitingForLeadSQL+` AND next_try_at > ? AND id IN (`+strings.Join(parts, " UNION ALL ")+`)`,
+			append([]any{now, now}, args...)...)
+		if res.Error != nil {
+			return woken, wrap("wake crm deliveries", res.Error)
+		}
+		woken += int(res.RowsAffected)
 	}
-	res := s.q(ctx).Exec(`UPDATE crm_deliveries SET next_try_at = ?
-		WHERE status = ? AND waiting_for = ? AND next_try_at > ? AND id IN (`+strings.Join(parts, " UNION ALL ")+`)`,
-		append([]any{now, models.DeliveryWaiting, models.WaitingLead, now}, args...)...)
-	return int(res.RowsAffected), wrap("wake crm deliveries", res.Error)
+	return woken, nil
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -90,7 +91,11 @@ func TestWakeCRMDeliveriesByKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, err := s.WakeCRMDeliveriesForLeads(ctx, last, upTo, later)
+			ids, err := s.NewLeadIDs(ctx, last, upTo, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := s.WakeCRMDeliveriesForLeads(ctx, ids, later)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,10 +200,8 @@ func TestCRMDeliveryKeysCrossingALead(t *testing.T) {
 		if _, err := s.SetCRMDeliveryKeys(ctx, claimed, keys, now); err != nil {
 			t.Fatal(err)
 		}
-		last, _ := s.LastLeadID(ctx)
-		storedLead(t, s, a, now, "grace@example.com")
-		upTo, _ := s.LastLeadID(ctx)
-		if n, err := s.WakeCRMDeliveriesForLeads(ctx, last, upTo, now.Add(time.Hour)); err != nil || n != 0 {
+		again := storedLead(t, s, a, now, "grace@example.com")
+		if n, err := s.WakeCRMDeliveriesForLeads(ctx, []int64{again.ID}, now.Add(time.Hour)); err != nil || n != 0 {
 			t.Errorf("wake = %d, %v; want nothing for a delivery done", n, err)
 		}
 	})
@@ -238,6 +241,27 @@ func TestCRMWaitingRoom(t *testing.T) {
 		}
 		if got, err := s.CRMWaitingRoom(ctx, c.ID, 10); err != nil || got != 10 {
 			t.Errorf("room once all are done = %d, %v; want 10", got, err)
+		}
+	})
+}
+
+// NewLeadIDs lists the leads of an id range and the pending ids that
+// exist now, in order; ids without a lead are left out.
+func TestNewLeadIDs(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		first := storedLead(t, s, a, now, "a@example.com")
+		second := storedLead(t, s, b, now, "b@example.com")
+		third := storedLead(t, s, a, now, "c@example.com")
+		ids, err := s.NewLeadIDs(ctx, first.ID, third.ID, []int64{first.ID, third.ID + 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int64{first.ID, second.ID, third.ID}; !slices.Equal(ids, want) {
+			t.Errorf("NewLeadIDs = %v; want %v (the range's, every account's, and the pending one there)", ids, want)
 		}
 	})
 }

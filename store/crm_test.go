@@ -166,7 +166,11 @@ func TestCRMDeliveries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n, err := s.WakeCRMDeliveriesForLeads(ctx, last, upTo, now.Add(time.Minute))
+			ids, err := s.NewLeadIDs(ctx, last, upTo, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := s.WakeCRMDeliveriesForLeads(ctx, ids, now.Add(time.Minute))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -92,3 +92,57 @@ func TestNewLeadWakesOnlyItsDelivery(t *testing.T) {
 		}
 	})
 }
+
+// A lead whose id was taken before a higher one but that commits after it
+// (captures reserve their ids first) still wakes its delivery: the look
+// that saw the higher id notes the lower one missing and takes it in when
+// it is there.
+func TestLeadCommittedLateWakesItsDelivery(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := models.CRMConnection{AccountID: acc.ID, Kind: string(crm.Generic), Name: "Zap", Token: store.NewCRMToken()}
+		if err := s.CreateCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		if _, err := crmsync.NewInbox(s, nil).Add(c, []crm.Change{genericChange(t, "grace@example.com", now)}, now); err != nil {
+			t.Fatal(err)
+		}
+		clock := now
+		w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil, nil), Now: func() time.Time { return clock }})
+		if _, err := w.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		last, err := s.LastLeadID(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lead := func(id int64, email string) {
+			t.Helper()
+			l := models.Lead{ID: id, AccountID: acc.ID, Source: models.SourceWebsite, Email: email,
+				EmailHash: normalize.Normalize(normalize.Input{Email: email}).Email.Hash,
+				CreatedAt: clock, ReceivedAt: clock, UpdatedAt: clock, Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"}
+			if err := s.InsertLead(ctx, &l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock = clock.Add(2 * time.Second)
+		lead(last+2, "someone@example.com") // committed first
+		if n, err := w.WakeForLeads(ctx); err != nil || n != 0 {
+			t.Fatalf("wake after another lead = %d, %v; want 0", n, err)
+		}
+		clock = clock.Add(2 * time.Second)
+		lead(last+1, "grace@example.com") // its id taken first, committed after
+		if n, err := w.WakeForLeads(ctx); err != nil || n != 1 {
+			t.Fatalf("wake after grace's late lead = %d, %v; want her delivery", n, err)
+		}
+		if n, err := w.WakeForLeads(ctx); err != nil || n != 0 {
+			t.Errorf("a look without new leads woke %d; want 0", n)
+		}
+	})
+}
