@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/crm"
+	"github.com/leadsignal/leadsignal/internal/crm/crmtest"
 	"github.com/leadsignal/leadsignal/internal/crmsync"
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/normalize"
@@ -143,6 +144,66 @@ func TestLeadCommittedLateWakesItsDelivery(t *testing.T) {
 		}
 		if n, err := w.WakeForLeads(ctx); err != nil || n != 0 {
 			t.Errorf("a look without new leads woke %d; want 0", n)
+		}
+	})
+}
+
+// A HubSpot delivery carries no lead key: the keys of the contacts the
+// CRM's API gave when it was tried are recorded, and a new lead with the
+// contact's phone wakes it.
+func TestNewLeadWakesHubSpotDeliveryByItsContactsKeys(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD", DefaultCountry: "US"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, err := seal.New(make([]byte, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fake := crmtest.NewHubSpot(t, "token")
+		fake.AddDeal("7", "closedwon", "1200", "EUR", "c1")
+		fake.AddContact("c1", "", "+1 (415) 555-0100", nil)
+		c := models.CRMConnection{AccountID: acc.ID, Kind: string(crm.HubSpot), Name: "Sales", Token: store.NewCRMToken()}
+		c.APITokenSealed = box.Seal("token", crm.APITokenLabel(c.Token))
+		if err := s.CreateCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		if err := s.MapCRMStages(ctx, acc.ID, c.ID, map[string]string{"closedwon": "won"}, now); err != nil {
+			t.Fatal(err)
+		}
+		changes, _, err := crm.Parse(crm.HubSpot, crmtest.HubSpotDealStage(1, "7", "closedwon", now), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := crmsync.NewInbox(s, nil).Add(c, changes, now); err != nil {
+			t.Fatal(err)
+		}
+		clock := now
+		w := crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil, nil), Box: box, HubSpotAPIURL: fake.URL(),
+			Now: func() time.Time { return clock }})
+		if _, err := w.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clock = now.Add(5 * time.Second)
+		phone := normalize.Normalize(normalize.Input{Phone: "415-555-0100", DefaultCountry: "US"}).Phone.Hash
+		l := models.Lead{AccountID: acc.ID, Source: models.SourceWebsite, Phone: "415-555-0100", PhoneHash: phone,
+			CreatedAt: clock, ReceivedAt: clock, UpdatedAt: clock, Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"}
+		if err := s.InsertLead(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := w.WakeForLeads(ctx); err != nil || n != 1 {
+			t.Fatalf("wake after the contact's lead = %d, %v; want the HubSpot delivery", n, err)
+		}
+		if _, err := w.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := s.CRMDeliveries(ctx, acc.ID, c.ID, 0, 10)
+		if err != nil || len(ds) != 1 || ds[0].Status != models.DeliveryDone || ds[0].LeadID == nil || *ds[0].LeadID != l.ID {
+			t.Fatalf("deliveries = %+v, %v; want the one done for the lead", ds, err)
 		}
 	})
 }
