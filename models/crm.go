@@ -64,11 +64,14 @@ const (
 	DeliveryGaveUp  DeliveryStatus = "gave_up"
 )
 
-// What a waiting delivery waits for.
+// What a waiting delivery waits for. WaitingAttention: its body cannot
+// become a stage change (no deal id, no stage, an event type leadsignal
+// does not read); a person must look at the sender or the connection.
 const (
-	WaitingLead    = "lead"
-	WaitingMapping = "mapping"
-	WaitingCRM     = "crm"
+	WaitingLead      = "lead"
+	WaitingMapping   = "mapping"
+	WaitingCRM       = "crm"
+	WaitingAttention = "attention"
 )
 
 // CRMDelivery is one stage change a CRM delivered, stored as it came (the

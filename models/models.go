@@ -218,9 +218,26 @@ type StageChange struct {
 	// Source is the CRM a connection's change came from ("HubSpot"); ""
 	// for a person's or the stage API's. Its events send it as
 	// lead_event_source when the account names no CRM.
-	Source    string
+	Source string
+	// Via is the way in the change came by (ViaAPI, ViaUpload, ViaCRM,
+	// ViaPerson, ViaDemo); "" for one recorded before it was kept.
+	Via string
+	// ViaID is what it came by: the ingest key (ViaAPI), the stage upload
+	// (ViaUpload) or the CRM delivery (ViaCRM).
+	ViaID *int64
+	// ViaRow is the upload's row, numbered as a spreadsheet numbers it.
+	ViaRow    *int
 	CreatedAt time.Time
 }
+
+// The ways a stage change comes in (StageChange.Via).
+const (
+	ViaAPI    = "api"
+	ViaUpload = "upload"
+	ViaCRM    = "crm"
+	ViaPerson = "person"
+	ViaDemo   = "demo"
+)
 
 // Stages a person can set on the lead page, and the junk markers.
 const (
@@ -418,7 +435,10 @@ type Stage struct {
 	Name      string
 	Position  int
 	// Booking marks the stage at which a lead is booked.
-	Booking   bool
+	Booking bool
+	// Aliases are the other labels CRMs and files use for the stage
+	// ("Closed Won", "closedwon"): a change under one records this stage.
+	Aliases   Labels
 	CreatedAt time.Time
 }
 

@@ -31,7 +31,9 @@ type StageUpload struct {
 	Replayed int
 	Refused  int
 	// Events counts the events the pass queued (or would queue);
-	// EventCounts is the JSON object of the count per event name.
+	// EventCounts is the JSON of the pass's summary (stageupload.Summary:
+	// the count per event name, the unmapped labels, rows skipped and
+	// flagged); an upload kept before it holds the counts per name alone.
 	Events      int
 	EventCounts string
 	// Error is why the upload failed (status failed).

@@ -81,11 +81,12 @@ func (s *Store) SaveCRMConnection(ctx context.Context, c *models.CRMConnection) 
 			return res.Error
 		}
 		// A new field mapping, lead id property or token may be what its
-		// waiting deliveries need: they are due again at once (their
-		// arrival is a time already past on every clock).
+		// waiting deliveries need, those needing attention too: they are
+		// due again at once (their arrival is a time already past on every
+		// clock).
 		return tx.q(ctx).Model(&models.CRMDelivery{}).
 			Where("account_id = ? AND connection_id = ? AND status = ? AND waiting_for IN ?", c.AccountID, c.ID, models.DeliveryWaiting,
-				[]string{models.WaitingMapping, models.WaitingCRM, models.WaitingLead}).
+				[]string{models.WaitingMapping, models.WaitingCRM, models.WaitingLead, models.WaitingAttention}).
 			Update("next_try_at", gorm.Expr("received_at")).Error
 	}))
 }

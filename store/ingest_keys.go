@@ -61,10 +61,10 @@ type keyAccount struct {
 	models.Account
 }
 
-// IngestKeyAccount finds the live key with this secret and its account in
-// one query; ErrNotFound when the key is unknown or revoked. A key found is
+// IngestKeyAccount finds the live key with this secret (its id) and its
+// account in one query; ErrNotFound when the key is unknown or revoked. A key found is
 // remembered for keyCacheTTL. It notes the key's use at most once a minute.
-func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Time) (models.Account, error) {
+func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Time) (models.Account, int64, error) {
 	hash := HashIngestKey(secret)
 	ka, gen, ok := s.keys.get(hash, now)
 	if !ok {
@@ -72,20 +72,20 @@ func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Ti
 		FROM ingest_keys k JOIN accounts a ON a.id = k.account_id
 		WHERE k.key_hash = ? AND k.revoked_at IS NULL`, hash).Scan(&ka).Error
 		if err != nil {
-			return models.Account{}, wrap("ingest key", err)
+			return models.Account{}, 0, wrap("ingest key", err)
 		}
 		if ka.KeyID == 0 {
-			return models.Account{}, wrap("ingest key", ErrNotFound)
+			return models.Account{}, 0, wrap("ingest key", ErrNotFound)
 		}
 		s.keys.put(hash, ka, gen, now)
 	}
 	if ka.KeyLastUsedAt == nil || now.Sub(*ka.KeyLastUsedAt) > time.Minute {
 		if err := s.q(ctx).Model(&models.IngestKey{}).Where("id = ?", ka.KeyID).
 			UpdateColumn("last_used_at", now.UTC()).Error; err != nil {
-			return models.Account{}, wrap("note ingest key use", err)
+			return models.Account{}, 0, wrap("note ingest key use", err)
 		}
 		at := now.UTC()
 		s.keys.update(hash, func(ka *keyAccount) { ka.KeyLastUsedAt = &at })
 	}
-	return ka.Account, nil
+	return ka.Account, ka.KeyID, nil
 }

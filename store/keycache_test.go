@@ -22,14 +22,14 @@ func TestIngestKeyCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-		if _, err := s.IngestKeyAccount(ctx, secret, now); err != nil {
+		if _, _, err := s.IngestKeyAccount(ctx, secret, now); err != nil {
 			t.Fatal(err)
 		}
 		a.DefaultCountry = "DE"
 		if _, err := s.UpdateAccountSettings(ctx, a); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.DefaultCountry != "DE" {
+		if got, _, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.DefaultCountry != "DE" {
 			t.Errorf("after a settings change: %q, %v; want DE at once", got.DefaultCountry, err)
 		}
 		// Inside a transaction the cache is cleared once it commits: a
@@ -39,7 +39,7 @@ func TestIngestKeyCache(t *testing.T) {
 			if _, err := tx.UpdateAccountSettings(ctx, a); err != nil {
 				return err
 			}
-			if got, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.DefaultCountry != "DE" {
+			if got, _, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.DefaultCountry != "DE" {
 				t.Errorf("before the commit: %q, %v; want DE", got.DefaultCountry, err)
 			}
 			return nil
@@ -47,13 +47,13 @@ func TestIngestKeyCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.DefaultCountry != "FR" {
+		if got, _, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.DefaultCountry != "FR" {
 			t.Errorf("after the commit: %q, %v; want FR at once", got.DefaultCountry, err)
 		}
 		if err := s.UpdateJunkSettings(ctx, a.ID, `{"too_fast":{"enabled":false}}`); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.JunkSettings != `{"too_fast":{"enabled":false}}` {
+		if got, _, err := s.IngestKeyAccount(ctx, secret, now); err != nil || got.JunkSettings != `{"too_fast":{"enabled":false}}` {
 			t.Errorf("after a junk settings change: %q, %v; want the new settings at once", got.JunkSettings, err)
 		}
 	})
@@ -80,20 +80,20 @@ func TestIngestKeyCacheExpires(t *testing.T) {
 	}
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for _, s := range []*store.Store{one, other} {
-		if _, err := s.IngestKeyAccount(ctx, secret, now); err != nil {
+		if _, _, err := s.IngestKeyAccount(ctx, secret, now); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := other.RevokeIngestKey(ctx, a.ID, k.ID, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.IngestKeyAccount(ctx, secret, now); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := other.IngestKeyAccount(ctx, secret, now); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("revoking replica: err = %v; want ErrNotFound", err)
 	}
-	if _, err := one.IngestKeyAccount(ctx, secret, now.Add(time.Second)); err != nil {
+	if _, _, err := one.IngestKeyAccount(ctx, secret, now.Add(time.Second)); err != nil {
 		t.Errorf("first replica within the cache's life: %v; want the cached key", err)
 	}
-	if _, err := one.IngestKeyAccount(ctx, secret, now.Add(6*time.Second)); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := one.IngestKeyAccount(ctx, secret, now.Add(6*time.Second)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("first replica after 6 s: err = %v; want ErrNotFound", err)
 	}
 }

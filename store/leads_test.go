@@ -41,14 +41,14 @@ func TestIngestKeys(t *testing.T) {
 		if k.KeyHash == secret || k.KeyHash != store.HashIngestKey(secret) || len(secret) < 40 {
 			t.Fatalf("key %+v with secret %q: want only the hash stored", k, secret)
 		}
-		acc, err := s.IngestKeyAccount(ctx, secret, now)
-		if err != nil || acc.ID != a.ID {
-			t.Fatalf("IngestKeyAccount = %+v, %v", acc, err)
+		acc, keyID, err := s.IngestKeyAccount(ctx, secret, now)
+		if err != nil || acc.ID != a.ID || keyID != k.ID {
+			t.Fatalf("IngestKeyAccount = %+v, key %d, %v; want key %d", acc, keyID, err, k.ID)
 		}
 		if ks, _ := s.IngestKeys(ctx, a.ID); len(ks) != 1 || ks[0].ID != k.ID || ks[0].LastUsedAt == nil || !ks[0].LastUsedAt.Equal(now) {
 			t.Errorf("after use: %+v; want key %d last used %v", ks, k.ID, now)
 		}
-		if _, err := s.IngestKeyAccount(ctx, secret+"x", now); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := s.IngestKeyAccount(ctx, secret+"x", now); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("wrong secret err = %v; want ErrNotFound", err)
 		}
 		// Another account cannot revoke it.
@@ -58,7 +58,7 @@ func TestIngestKeys(t *testing.T) {
 		if err := s.RevokeIngestKey(ctx, a.ID, k.ID, now); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.IngestKeyAccount(ctx, secret, now); !errors.Is(err, store.ErrNotFound) {
+		if _, _, err := s.IngestKeyAccount(ctx, secret, now); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("revoked key err = %v; want ErrNotFound", err)
 		}
 		ks, _ := s.IngestKeys(ctx, a.ID)

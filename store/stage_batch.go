@@ -63,6 +63,9 @@ type StageRead struct {
 	// Rules are the account's send rules, in their order.
 	Rules  []models.SendRule
 	Stages []models.Stage
+	// CRMLabels are the account's CRM connections' stage table rows that
+	// map a label to a stage: aliases of those stages (name.NewStages).
+	CRMLabels []models.CRMStage
 	// Leads are the leads the keys find (LeadsByKeys).
 	Leads map[LeadKey]models.Lead
 	// Histories and Events are the leads' stage changes (junk markers
@@ -84,6 +87,7 @@ func (s *Store) ReadStages(ctx context.Context, accountID int64, keys []LeadKey,
 	rd.find(s.q(ctx).Where("account_id = ?", accountID).Order("lower(name), id"), &r.Datasets, nil)
 	rd.find(s.q(ctx).Where("account_id = ?", accountID).Order("position, id"), &r.Rules, nil)
 	rd.find(s.q(ctx).Where("account_id = ?", accountID).Order("position, id"), &r.Stages, nil)
+	rd.find(s.q(ctx).Where("account_id = ? AND stage <> ''", accountID).Order("connection_id, position, crm_stage_id"), &r.CRMLabels, nil)
 	// Each query has rows of its own (gorm's Find replaces a slice's
 	// contents), gathered when it is done.
 	leads := map[string][]models.Lead{}

@@ -36,7 +36,8 @@ func IsStageMapping(r models.SendRule, stage string) bool {
 // it: each saved as a new version by the user by, a mapping named after
 // its stage ("<stage> to <event>") named again (MappingName). Stage changes
 // recorded before keep the name they were sent with. ErrConflict: another
-// of the account's stages has the name, ignoring case.
+// of the account's stages has the name or an alias that reads as it
+// (name.StageKey).
 func (s *Store) RenameStage(ctx context.Context, accountID, id int64, to string, by *int64) (models.Stage, error) {
 	var st models.Stage
 	err := s.Tx(ctx, func(tx *Store) error {
@@ -48,10 +49,8 @@ func (s *Store) RenameStage(ctx context.Context, accountID, id int64, to string,
 		if i < 0 {
 			return ErrNotFound
 		}
-		for _, o := range ss {
-			if o.ID != id && strings.EqualFold(o.Name, to) {
-				return ErrConflict
-			}
+		if _, taken := labelOwner(ss, to, id); taken {
+			return ErrConflict
 		}
 		st = ss[i]
 		from := st.Name

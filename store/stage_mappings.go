@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/leadsignal/leadsignal/models"
@@ -10,8 +9,8 @@ import (
 
 // AppendStage adds a stage named name at the end of an account's stages,
 // as setup apply does for a stage mapping's stage the account lacks.
-// ErrConflict: the account has a stage of that name, ignoring case (as
-// stage changes and mappings find stages).
+// ErrConflict: one of the account's stages has that name or alias, compared
+// as stage changes find their stage (name.StageKey).
 func (s *Store) AppendStage(ctx context.Context, accountID int64, name string) (models.Stage, error) {
 	var st models.Stage
 	err := s.Tx(ctx, func(tx *Store) error {
@@ -20,10 +19,10 @@ func (s *Store) AppendStage(ctx context.Context, accountID int64, name string) (
 			return err
 		}
 		st = models.Stage{AccountID: accountID, Name: name, Position: 1, CreatedAt: time.Now().UTC()}
+		if _, taken := labelOwner(ss, name, 0); taken {
+			return ErrConflict
+		}
 		for _, o := range ss {
-			if strings.EqualFold(o.Name, name) {
-				return ErrConflict
-			}
 			st.Position = max(st.Position, o.Position+1)
 		}
 		return tx.q(ctx).Create(&st).Error

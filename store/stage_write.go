@@ -224,12 +224,14 @@ func (s *Store) checkFresh(ctx context.Context, accountID int64, ids []int64, ex
 var stageChangeTyped = []column{
 	{"id", "bigint"}, {"account_id", "bigint"}, {"lead_id", "bigint"}, {"value", "double precision"},
 	{"occurred_at", "timestamptz"}, {"change_id", "text"}, {"user_id", "bigint"}, {"created_at", "timestamptz"},
+	{"via_id", "bigint"}, {"via_row", "integer"},
 }
 
 var stageChangeText = []textColumn[models.StageChange]{
 	{"stage", func(c *models.StageChange) string { return c.Stage }},
 	{"currency", func(c *models.StageChange) string { return c.Currency }},
 	{"source", func(c *models.StageChange) string { return c.Source }},
+	{"via", func(c *models.StageChange) string { return c.Via }},
 }
 
 var insertStageChangesSQL = unnestInsert("stage_changes", stageChangeTyped, stageChangeText)
@@ -245,11 +247,17 @@ func stageChangeArgs(cs []models.StageChange) []any {
 	n := len(cs)
 	id, account, lead, value, at := make([]int64, n), make([]int64, n), make([]int64, n), make([]*float64, n), make([]time.Time, n)
 	changeID, user, created := make([]*string, n), make([]*int64, n), make([]time.Time, n)
+	viaID, viaRow := make([]*int64, n), make([]*int32, n)
 	for i, c := range cs {
 		id[i], account[i], lead[i], value[i], at[i] = c.ID, c.AccountID, c.LeadID, c.Value, c.OccurredAt.UTC()
 		changeID[i], user[i], created[i] = c.ChangeID, c.UserID, c.CreatedAt.UTC()
+		viaID[i] = c.ViaID
+		if c.ViaRow != nil {
+			r := int32(*c.ViaRow)
+			viaRow[i] = &r
+		}
 	}
-	return textArgs([]any{id, account, lead, value, at, changeID, user, created}, cs, stageChangeText)
+	return textArgs([]any{id, account, lead, value, at, changeID, user, created, viaID, viaRow}, cs, stageChangeText)
 }
 
 var verdictTyped = []column{{"id", "bigint"}, {"junk", "boolean"}, {"updated_at", "timestamptz"}}

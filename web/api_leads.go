@@ -37,7 +37,7 @@ func (h *Handler) requireIngestKey(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="leadsignal"`)
 			return apiFail(c, http.StatusUnauthorized, "missing_key", "send the account's ingest key as Authorization: Bearer <key>", "")
 		}
-		acc, err := h.store.IngestKeyAccount(c.Request().Context(), secret, h.now())
+		acc, keyID, err := h.store.IngestKeyAccount(c.Request().Context(), secret, h.now())
 		if errors.Is(err, store.ErrNotFound) {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="leadsignal", error="invalid_token"`)
 			return apiFail(c, http.StatusUnauthorized, "invalid_key", "the ingest key is unknown or revoked", "")
@@ -46,6 +46,7 @@ func (h *Handler) requireIngestKey(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(ctxAccount, &models.AccountAccess{Account: acc})
+		c.Set(ctxIngestKey, keyID)
 		return next(c)
 	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -17,6 +18,16 @@ type stageReply struct {
 	Events []capture.QueuedEvent `json:"events"`
 	// Outcome is "created", or "existing" for a change recorded before.
 	Outcome string `json:"outcome"`
+	// Warnings say what was recorded but will not reach Meta.
+	Warnings []stageWarning `json:"warnings,omitempty"`
+}
+
+// stageWarning is one of a stage reply's warnings: code unmapped_stage
+// for a stage that is none of the account's stages by name or alias.
+type stageWarning struct {
+	Code    string `json:"code"`
+	Stage   string `json:"stage"`
+	Message string `json:"message"`
 }
 
 type stageChangeReply struct {
@@ -41,6 +52,8 @@ func (h *Handler) createStage(c echo.Context) error {
 	if verr != nil {
 		return apiFail(c, verr.Status, verr.Code, verr.Message, verr.Field)
 	}
+	keyID, _ := c.Get(ctxIngestKey).(int64)
+	change.Via, change.ViaID = models.ViaAPI, &keyID
 	res, err := h.decider.Record(c.Request().Context(), acc.ID, change)
 	if err != nil {
 		return err
@@ -49,6 +62,11 @@ func (h *Handler) createStage(c echo.Context) error {
 		return apiFail(c, refusalStatus(r.Code), string(r.Code), r.Message, r.Field)
 	}
 	reply := stageReply{Change: changeReply(res.Change), Events: capture.Describe(res.Events, res.Datasets), Outcome: "created"}
+	if res.Unmapped {
+		reply.Warnings = append(reply.Warnings, stageWarning{Code: "unmapped_stage", Stage: res.Change.Stage,
+			Message: "recorded, but " + strconv.Quote(res.Change.Stage) + " is none of the account's stages or their aliases, " +
+				"so it sends nothing: add it as an alias of a stage on the Stages page"})
+	}
 	status := http.StatusCreated
 	if res.Replayed {
 		reply.Outcome, status = "existing", http.StatusOK

@@ -46,9 +46,9 @@ func TestBrowserStageUpload(t *testing.T) {
 			got = append(got, strings.Join(p, " | "))
 		}
 		want := []string{
-			"3 | lead.email | no lead of this account has this email",
-			`4 | occurred_at | occurred_at "31/31/2026" is not a date this upload reads: write it like 2026-12-01T14:03:00Z, 2026-12-01 14:03 or 12/01/2026 (month first)`,
-			"5 | lead.email | no lead of this account has this email",
+			"3 | Email Address | Email Address nobody@example.com: no lead of this account has this email",
+			`4 | Close Date | Close Date 31/31/2026 is not a date this upload reads: write it like 2026-12-01T14:03:00Z, 2026-12-01 14:03 or 12/01/2026 (month first)`,
+			"5 | Email Address | Email Address bob@example.com: no lead of this account has this email",
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("refused rows:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

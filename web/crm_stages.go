@@ -57,7 +57,7 @@ func (h *Handler) crmPageView(c echo.Context, conn models.CRMConnection, before 
 		v.Stages.Stages = append(v.Stages.Stages, st.Name)
 	}
 	labels := map[string]string{}
-	for _, r := range rows {
+	for _, r := range crm.WithStatusStages(kind, rows) {
 		row := views.CRMStageRow{ID: r.CRMStageID, Label: r.Label, Pipeline: r.Pipeline, Stage: r.Stage}
 		// Stages are matched ignoring case (a setup file may spell one
 		// otherwise): the row shows the list's spelling.
@@ -85,6 +85,9 @@ func (h *Handler) crmPageView(c echo.Context, conn models.CRMConnection, before 
 		row := views.CRMDeliveryRow{ID: d.ID, Received: views.NewStamp(d.ReceivedAt, now, loc), StageID: d.CRMStageID,
 			StageLabel: labels[d.CRMStageID], Occurred: views.NewStamp(d.OccurredAt, now, loc)}
 		row.Body, row.WholeBody = foldBody(a.ID, conn.ID, d)
+		if d.CRMStageID == "" {
+			row.StageLabel = "—" // a body needing attention may carry none
+		}
 		row.Outcome, row.Badge = deliveryOutcome(d, kind, labels, views.NewStamp(d.NextTryAt, now, loc))
 		if d.Status == models.DeliveryDone && d.LeadID != nil {
 			row.LeadURL = views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(*d.LeadID, 10))
@@ -120,6 +123,10 @@ func deliveryOutcome(d models.CRMDelivery, kind crm.Kind, labels map[string]stri
 		return "Received, not processed yet", "muted"
 	case d.WaitingFor == models.WaitingLead:
 		return reason("Waiting for its lead"), "warn"
+	case d.WaitingFor == models.WaitingAttention:
+		return reason("Needs attention"), "bad"
+	case d.WaitingFor == models.WaitingMapping && d.CRMStageID == "":
+		return reason("Waiting for the field mapping"), "warn"
 	case d.WaitingFor == models.WaitingMapping:
 		stage := d.CRMStageID
 		if l := labels[stage]; l != "" {

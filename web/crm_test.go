@@ -399,7 +399,8 @@ func TestCRMLoadStages(t *testing.T) {
 		}{
 			{crm.HubSpot, hubspotToken, [2]string{"closedwon", "appointmentscheduled"},
 				[]string{"appointmentscheduled Appointment scheduled Sales pipeline → ", "closedwon Closed won Sales pipeline → won"}},
-			{crm.Pipedrive, pipedriveToken, [2]string{"5", "2"}, []string{"2 Qualified Deals → ", "5 Won Deals → won"}},
+			// Pipedrive's won and lost statuses are listed too.
+			{crm.Pipedrive, pipedriveToken, [2]string{"5", "2"}, []string{"2 Qualified Deals → ", "5 Won Deals → won", "won Won  → won", "lost Lost  → "}},
 		}
 		for _, tt := range tests {
 			c := f.a.connection(f.acc, tt.kind, "Main", "secret-123", tt.token)

@@ -58,6 +58,10 @@ type hookReply struct {
 	Received int `json:"received"`
 	Stored   int `json:"stored"`
 	Ignored  int `json:"ignored"`
+	// Attention counts the changes received that cannot become stage
+	// changes as sent (crm.Change.Problem): stored, and shown on the
+	// connection's page with why.
+	Attention int `json:"needs_attention"`
 }
 
 // receiveHook takes a CRM's delivery (docs/crm.md): it authenticates it
@@ -130,15 +134,11 @@ func (h *Handler) receiveHook(c echo.Context) error {
 	if !utf8.Valid(body) {
 		return apiFail(c, http.StatusBadRequest, "invalid_body", "the body is not UTF-8", "")
 	}
+	// Only a body that is not JSON is refused: one that cannot become a
+	// stage change is stored all the same, needing attention.
 	changes, ignored, err := crm.Parse(kind, body, fields)
 	if err != nil {
 		return apiFail(c, http.StatusBadRequest, "invalid_body", err.Error(), "")
-	}
-	for _, ch := range changes {
-		// Postgres keeps no NUL character in text.
-		if strings.ContainsRune(ch.StageID+ch.ObjectID+ch.Key+ch.ChangeID+ch.Currency, 0) {
-			return apiFail(c, http.StatusBadRequest, "invalid_body", "a stage, object or change id holds a NUL character", "")
-		}
 	}
 	stored, err := h.inbox.Add(conn, changes, h.now())
 	var big *crmsync.TooLargeError
@@ -154,7 +154,13 @@ func (h *Handler) receiveHook(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	return c.JSON(http.StatusOK, hookReply{Received: len(changes), Stored: stored, Ignored: ignored})
+	reply := hookReply{Received: len(changes), Stored: stored, Ignored: ignored}
+	for _, ch := range changes {
+		if ch.Problem != "" {
+			reply.Attention++
+		}
+	}
+	return c.JSON(http.StatusOK, reply)
 }
 
 // calledURL is the URL the CRM called, as HubSpot signs it: the public

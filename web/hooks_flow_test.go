@@ -389,7 +389,8 @@ func TestHubSpotWorkflowWebhook(t *testing.T) {
 }
 
 // A field mapping changed after a delivery came can leave it unreadable:
-// it waits, its body kept, and fixing the mapping brings it through.
+// it needs attention, its body kept, and fixing the mapping brings it
+// through.
 func TestGenericMappingChangeKeepsDeliveries(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
@@ -414,8 +415,8 @@ func TestGenericMappingChangeKeepsDeliveries(t *testing.T) {
 		}
 		a.work()
 		d := a.deliveries(acc, c)[0]
-		if d.Status != models.DeliveryWaiting || d.WaitingFor != models.WaitingMapping || !strings.Contains(d.Reason, "field mapping") {
-			t.Fatalf("after the edit: %s/%s %q; want waiting for the mapping, not given up", d.Status, d.WaitingFor, d.Reason)
+		if d.Status != models.DeliveryWaiting || d.WaitingFor != models.WaitingAttention || !strings.Contains(d.Reason, `no stage at "opportunity.stage"`) {
+			t.Fatalf("after the edit: %s/%s %q; want needing attention, not given up", d.Status, d.WaitingFor, d.Reason)
 		}
 		c.Fields = `{"stage":"deal.stage"}`
 		if err := s.SaveCRMConnection(t.Context(), &c); err != nil {

@@ -35,7 +35,7 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 		form.Currency.Value = cur
 	}
 	change := decide.Change{Keys: decide.ByID(l.ID), Stage: form.Stage.Value, OccurredAt: h.now(), UserID: &currentUser(c).ID,
-		Origin: decide.FromPerson}
+		Origin: decide.FromPerson, Via: models.ViaPerson}
 	if form.Value.Value != "" {
 		v, ok := rule.Amount(form.Value.Value)
 		if !ok {

@@ -54,8 +54,12 @@ func (h *Handler) showLead(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if l.Stage != "" {
-		form.Stage.Value = l.Stage // the select starts at the lead's stage
+	ix, err := h.stageNames(c.Request().Context(), currentAccount(c).ID)
+	if err != nil {
+		return err
+	}
+	if st, ok := ix.Resolve(l.Stage); ok {
+		form.Stage.Value = st // the select starts at the lead's stage
 	}
 	return h.renderLead(c, http.StatusOK, l, form)
 }
@@ -77,12 +81,18 @@ func (h *Handler) renderLead(c echo.Context, status int, l models.Lead, form vie
 		Page:     l.EventSourceURL,
 		Captured: views.NewStamp(l.CreatedAt, now, loc),
 		Junk:     l.Junk,
-		Stage:    l.Stage,
 		Override: l.JunkOverride,
 		Form:     form,
 		Raw:      rawFields(l),
 	}
 	v.Company, v.Said = saidFields(l)
+	if l.Stage != "" {
+		ix, err := h.stageNames(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		v.Stage = stageWords(ix, l.Stage)
+	}
 	var keys normalize.Keys
 	_ = json.Unmarshal([]byte(l.MatchKeys), &keys)
 	v.Keys = keyRows(keys)

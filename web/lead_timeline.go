@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -50,9 +51,13 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 	}
 	add(l.ReceivedAt, verdict)
 
-	users := map[int64]string{}
+	ix, err := h.stageNames(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	from := changeSources{h: h, a: a, users: map[int64]string{}}
 	for _, sc := range changes {
-		it := views.TimelineItem{Kind: "stage", What: "Stage: " + sc.Stage, Detail: "by the stage API, a CSV upload or a webhook"}
+		it := views.TimelineItem{Kind: "stage", What: "Stage: " + stageWords(ix, sc.Stage)}
 		switch sc.Stage {
 		case models.StageJunk:
 			it.What = "Marked junk"
@@ -62,24 +67,8 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 		if sc.Value != nil {
 			it.Value = views.StageValue(*sc.Value, sc.Currency)
 		}
-		if sc.Source != "" {
-			it.Detail = "from " + sc.Source
-		}
-		if sc.UserID != nil {
-			name, ok := users[*sc.UserID]
-			if !ok {
-				u, err := h.store.UserByID(ctx, *sc.UserID)
-				switch {
-				case errors.Is(err, store.ErrNotFound):
-					name = "a person since removed"
-				case err != nil:
-					return nil, err
-				default:
-					name = u.Email
-				}
-				users[*sc.UserID] = name
-			}
-			it.Detail = "by " + name
+		if it.Detail, it.SourceLink, err = from.of(ctx, sc); err != nil {
+			return nil, err
 		}
 		add(sc.OccurredAt, it)
 	}
@@ -105,6 +94,35 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 		out[i] = d.item
 	}
 	return out, nil
+}
+
+// stageNames finds an account's stages by the labels changes were
+// recorded under, as the recorder does (name.Stages): names, aliases and
+// its CRM connections' mapped labels.
+func (h *Handler) stageNames(ctx context.Context, accountID int64) (name.Stages, error) {
+	stages, err := h.store.Stages(ctx, accountID)
+	if err != nil {
+		return name.Stages{}, err
+	}
+	rows, err := h.store.MappedCRMStages(ctx, accountID)
+	return name.NewStages(stages, rows), err
+}
+
+// stageWords is the label a change was recorded under as the lead page
+// says it: the account's stage ("won"); the stage and the label when it
+// was recorded under another of the stage's labels, such as a label that
+// became an alias later ("won, as 'Closed Won'"); and a label that names
+// no stage as what it is ("'Closed Lost' (not one of the account's
+// stages)").
+func stageWords(ix name.Stages, label string) string {
+	st, ok := ix.Resolve(label)
+	switch {
+	case !ok:
+		return quoteLabel(label) + " (not one of the account's stages)"
+	case name.StageKey(st) == name.StageKey(label):
+		return st
+	}
+	return st + ", as " + quoteLabel(label)
 }
 
 // eventAnswer says what became of an event: Meta's answer once it was
@@ -136,4 +154,91 @@ func eventAnswer(e models.Event, ds models.Dataset, stamp func(time.Time) views.
 		return "Goes out within seconds."
 	}
 	return ""
+}
+
+// changeSources says where a lead's stage changes came from, reading each
+// person, key, upload and delivery once.
+type changeSources struct {
+	h     *Handler
+	a     models.Account
+	users map[int64]string
+	keys  []models.IngestKey
+	read  bool // keys read
+}
+
+// of is where stage change sc came from, in words ("by ana@example.com",
+// "by the stage API with the key Zapier", "from upload #12 (deals.csv,
+// row 31)", "from HubSpot (the connection Sales CRM)") and a link to it
+// when it has a page.
+func (cs *changeSources) of(ctx context.Context, sc models.StageChange) (string, string, error) {
+	id := int64(0)
+	if sc.ViaID != nil {
+		id = *sc.ViaID
+	}
+	switch {
+	case sc.UserID != nil:
+		name, ok := cs.users[*sc.UserID]
+		if !ok {
+			u, err := cs.h.store.UserByID(ctx, *sc.UserID)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				name = "a person since removed"
+			case err != nil:
+				return "", "", err
+			default:
+				name = u.Email
+			}
+			cs.users[*sc.UserID] = name
+		}
+		return "by " + name, "", nil
+	case sc.Via == models.ViaAPI:
+		if !cs.read {
+			var err error
+			if cs.keys, err = cs.h.store.IngestKeys(ctx, cs.a.ID); err != nil {
+				return "", "", err
+			}
+			cs.read = true
+		}
+		if i := slices.IndexFunc(cs.keys, func(k models.IngestKey) bool { return k.ID == id }); i >= 0 {
+			return "by the stage API with the key " + strconv.Quote(cs.keys[i].Name), "", nil
+		}
+		return "by the stage API with a key since deleted", "", nil
+	case sc.Via == models.ViaUpload:
+		where := "from upload #" + strconv.FormatInt(id, 10)
+		u, err := cs.h.store.StageUpload(ctx, cs.a.ID, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return where + " (since deleted)", "", nil
+		case err != nil:
+			return "", "", err
+		}
+		where += " (" + u.FileName
+		if sc.ViaRow != nil {
+			where += ", row " + strconv.Itoa(*sc.ViaRow)
+		}
+		return where + ")", views.AccountURL(cs.a.ID, "/stages/uploads/"+strconv.FormatInt(id, 10)), nil
+	case sc.Via == models.ViaCRM:
+		d, err := cs.h.store.CRMDelivery(ctx, cs.a.ID, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return "from " + cmp.Or(sc.Source, "a CRM") + " (a connection since deleted)", "", nil
+		case err != nil:
+			return "", "", err
+		}
+		conn, err := cs.h.store.CRMConnection(ctx, cs.a.ID, d.ConnectionID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return "from " + cmp.Or(sc.Source, "a CRM") + " (a connection since deleted)", "", nil
+		case err != nil:
+			return "", "", err
+		}
+		return "from the CRM connection " + strconv.Quote(conn.Name) + ", delivery #" + strconv.FormatInt(d.ID, 10),
+			crmURL(cs.a.ID, conn.ID, "#delivery-"+strconv.FormatInt(d.ID, 10)), nil
+	case sc.Via == models.ViaDemo:
+		return "by the demo", "", nil
+	case sc.Source != "":
+		return "from " + sc.Source, "", nil
+	}
+	// Recorded before leadsignal kept where changes came from.
+	return "by the stage API, a CSV upload or a webhook", "", nil
 }

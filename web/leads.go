@@ -93,7 +93,8 @@ func (h *Handler) reachedStages(c echo.Context) ([]overview.Stage, []string, err
 }
 
 // accountStages lists the account's stages in order with their enabled
-// mappings.
+// mappings, each with its aliases and the CRM labels mapped to it: the
+// labels changes are counted under.
 func (h *Handler) accountStages(ctx context.Context, accountID int64) ([]overview.Stage, error) {
 	stages, err := h.store.Stages(ctx, accountID)
 	if err != nil {
@@ -103,7 +104,19 @@ func (h *Handler) accountStages(ctx context.Context, accountID int64) ([]overvie
 	if err != nil {
 		return nil, err
 	}
-	return overview.Stages(stages, rules), nil
+	labels, err := h.store.MappedCRMStages(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	out := overview.Stages(stages, rules)
+	for i := range out {
+		for _, l := range labels {
+			if strings.EqualFold(l.Stage, out[i].Name) {
+				out[i].Aliases = append(out[i].Aliases, l.Label)
+			}
+		}
+	}
+	return out, nil
 }
 
 // dayRange reads a From and a To date (YYYY-MM-DD, whole days in loc, To

@@ -140,8 +140,16 @@ func TestOneDoorForEveryStageChange(t *testing.T) {
 		before := st.at.Add(-time.Hour)
 		future := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Minute)
 		beforeMsg := fmt.Sprintf("occurred_at is before the lead was captured (%s): a stage change cannot come first", st.at.Format(time.RFC3339))
+		// The upload names the file's columns and cells, and shows times in
+		// the account's zone (UTC here).
+		uploadBeforeMsg := fmt.Sprintf("refused Close Date: Close Date %q is before the lead was captured (%s)",
+			before.Format("2006-01-02 15:04"), st.at.Format("Jan 2, 2006 3:04 PM MST"))
 		purchaseMsg := "stage won sends a Purchase, which needs the deal's value: send value (and currency)"
 		junkMsg := "stage: junk is a person's verdict, set on the lead page; it is not a CRM stage"
+		sources := map[string]string{
+			"api": `by the stage API with the key "website"`, "upload": "(deals.csv, row 2)",
+			"crm": `from the CRM connection "Zapier", delivery #`, "lead page": "by crm-owner@example.com",
+		}
 		for _, tt := range []struct {
 			rule   string
 			change doorChange
@@ -152,25 +160,27 @@ func TestOneDoorForEveryStageChange(t *testing.T) {
 			{"a stage is the account's, matched ignoring case", doorChange{stage: "QUALIFIED", at: at}, map[string]string{
 				"api": "recorded qualified", "upload": "recorded qualified", "crm": "recorded qualified", "lead page": "recorded qualified at 2026-12-01T12:00:00Z"}},
 			{"the lead must be the account's", doorChange{email: "nobody@example.com", stage: "qualified", at: at}, map[string]string{
-				"api": "refused lead.email: no lead of this account has this email", "upload": "refused lead.email: no lead of this account has this email",
-				"crm": "waits for its lead"}},
+				"api":    "refused lead.email: no lead of this account has this email",
+				"upload": "refused Email Address: Email Address nobody@example.com: no lead of this account has this email",
+				"crm":    "waits for its lead"}},
 			{"a change cannot come before its lead; a CRM's clock is moved", doorChange{stage: "qualified", at: before}, map[string]string{
-				"api": "refused occurred_at: " + beforeMsg, "upload": "refused occurred_at: " + beforeMsg,
+				"api": "refused occurred_at: " + beforeMsg, "upload": uploadBeforeMsg,
 				"crm": "recorded qualified at " + st.at.Add(time.Second).Format(time.RFC3339)}},
 			{"a change cannot be in the future; a CRM's is taken as now", doorChange{stage: "qualified", at: future}, map[string]string{
-				"api": "refused occurred_at: occurred_at is in the future", "upload": "refused occurred_at: occurred_at is in the future",
-				"crm": "recorded qualified at now"}},
+				"api":    "refused occurred_at: occurred_at is in the future",
+				"upload": fmt.Sprintf("refused Close Date: Close Date %q is in the future", future.Format("2006-01-02 15:04")),
+				"crm":    "recorded qualified at now"}},
 			{"a Purchase needs its value; a CRM's is held back", doorChange{stage: "won", at: at}, map[string]string{
-				"api": "refused value: " + purchaseMsg, "upload": "refused value: " + purchaseMsg,
+				"api": "refused value: " + purchaseMsg, "upload": "refused Amount: Amount is empty: " + purchaseMsg,
 				"crm": "recorded won; Purchase held back", "lead page": "refused value: S" + purchaseMsg[1:] + "."}},
 			{"a value's currency is ISO 4217", doorChange{stage: "won", at: at, value: "100", currency: "EURO"}, map[string]string{
 				"api":    `refused currency: currency must be an ISO 4217 code like USD or EUR, not "EURO"`,
-				"upload": `refused currency: currency must be an ISO 4217 code like USD or EUR, not "EURO"`,
+				"upload": `refused Currency Code: Currency Code EURO must be an ISO 4217 code like USD or EUR, not "EURO"`,
 				"crm":    `waits: the stage change cannot be recorded: currency must be an ISO 4217 code like USD or EUR, not "EURO"`,
 				// The lead page's currency is a list of codes.
 				"lead page": `refused currency: Currency must be an ISO 4217 code like USD or EUR, not "EURO".`}},
 			{"junk is a person's verdict", doorChange{stage: "junk", at: at}, map[string]string{
-				"api": "refused stage: " + junkMsg, "upload": "refused stage: " + junkMsg,
+				"api": "refused stage: " + junkMsg, "upload": "refused Deal Stage: Deal Stage junk: " + strings.TrimPrefix(junkMsg, "stage: "),
 				"crm": "waits: the stage change cannot be recorded: " + junkMsg, "lead page": "recorded junk at 2026-12-01T12:00:00Z"}},
 		} {
 			for _, door := range []string{"api", "upload", "crm", "lead page"} {
@@ -192,6 +202,13 @@ func TestOneDoorForEveryStageChange(t *testing.T) {
 				}
 				if got != want {
 					t.Errorf("%s, through the %s:\n got %s\nwant %s", tt.rule, door, got, want)
+				}
+				// The lead page says where each recorded change came from.
+				if source := sources[door]; strings.HasPrefix(got, "recorded") && source != "" {
+					page := b.get(views.AccountURL(st.acc.ID, fmt.Sprintf("/leads/%d", leadID)))
+					if text := page.doc.Find(`[data-testid="timeline-stage"]`).Last().Text(); !strings.Contains(text, source) {
+						t.Errorf("%s, through the %s: the lead page's change reads %q; want it to say %q", tt.rule, door, text, source)
+					}
 				}
 			}
 		}

@@ -311,7 +311,7 @@ func funnel(d overviewData) views.FunnelChart {
 		if !st.Mapped() {
 			continue
 		}
-		med, ok := overview.Median(d.inRange, 0, st.Name)
+		med, ok := overview.Median(d.inRange, 0, st)
 		f.Steps = append(f.Steps, views.FunnelStep{Name: st.Name, Count: figs.Reached[i],
 			Href: d.links.leads(d.filter.from, d.filter.to, "reached", st.Name), Median: med, HasMedian: ok})
 	}

@@ -254,6 +254,9 @@ func New(o Options) *echo.Echo {
 	api.RouteNotFound("/*", apiNotFound)
 	apiRoute(api, "/v1/leads", http.MethodPost, h.createLead, h.requireIngestKey)
 	apiRoute(api, "/v1/stages", http.MethodPost, h.createStage, h.requireIngestKey)
+	apiRoute(api, "/v1/stage-uploads", http.MethodPost, h.createUploadByAPI, h.requireIngestKey)
+	apiRoute(api, "/v1/stage-uploads/:upload", http.MethodGet, h.showUploadByAPI, h.requireIngestKey)
+	apiRoute(api, "/v1/stage-uploads/:upload/apply", http.MethodPost, h.applyUploadByAPI, h.requireIngestKey)
 
 	return e
 }

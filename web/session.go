@@ -23,12 +23,14 @@ import (
 )
 
 const (
-	sessionName  = "leadsignal"
-	keyUserID    = "uid"
-	keyCSRF      = "csrf"
-	ctxSession   = "session"
-	ctxUser      = "user"
-	ctxAccount   = "account"
+	sessionName = "leadsignal"
+	keyUserID   = "uid"
+	keyCSRF     = "csrf"
+	ctxSession  = "session"
+	ctxUser     = "user"
+	ctxAccount  = "account"
+	// ctxIngestKey is the id of the ingest key an API call came with.
+	ctxIngestKey = "ingest_key"
 	ctxDirty     = "session_dirty"
 	keyNewKey    = "new_key"
 	keyJunkSaved = "junk_saved"

@@ -220,6 +220,7 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 		{Title: "Junk signals", Summary: summary(counted(s.JunkChanges, "signal changed", "signals changed"))},
 		{Title: "Send rules", Summary: summary(counted(s.RulesAdded, "added", "added"), counted(s.RulesChanged, "changed", "changed"),
 			counted(s.RulesDeleted, "deleted", "deleted"), reordered(s.RulesReordered))},
+		{Title: "Stages", Summary: summary(counted(s.StagesChanged, "changed", "changed"), reordered(s.StagesReordered))},
 		{Title: "Stage mappings", Summary: summary(counted(s.MappingsAdded, "added", "added"), counted(s.MappingsChanged, "changed", "changed"),
 			counted(s.MappingsDeleted, "deleted", "deleted"), reordered(s.MappingsReordered), counted(s.StagesAdded, "stage added", "stages added"))},
 		{Title: "Sequences", Summary: summary(counted(s.SequencesAdded, "added", "added"), counted(s.SequencesDeleted, "deleted", "deleted"))},
@@ -242,13 +243,16 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 		sections[3].Summary = absent
 	}
 	if f.StageMappings == nil {
-		sections[4].Summary = absent
-	}
-	if f.Sequences == nil {
 		sections[5].Summary = absent
 	}
-	if f.CRMConnections == nil {
+	if f.Sequences == nil {
 		sections[6].Summary = absent
+	}
+	if f.CRMConnections == nil {
+		sections[7].Summary = absent
+	}
+	if f.Stages == nil {
+		sections[4].Summary = absent
 	}
 	for _, ch := range r.Changes {
 		i, item := 0, ""
@@ -266,14 +270,19 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 				item = f.SendRules[k].Name
 			}
 		case strings.HasPrefix(ch.Path, "stage_mappings"):
-			i = 4
+			i = 5
 			if k, ok := itemIndex(ch.Path, len(f.StageMappings)); ok {
 				item = f.StageMappings[k].RuleName()
 			}
 		case strings.HasPrefix(ch.Path, "sequences"):
-			i = 5
-		case strings.HasPrefix(ch.Path, "crm_connections"):
 			i = 6
+		case strings.HasPrefix(ch.Path, "stages"):
+			i = 4
+			if k, ok := itemIndex(ch.Path, len(f.Stages)); ok {
+				item = f.Stages[k].Name
+			}
+		case strings.HasPrefix(ch.Path, "crm_connections"):
+			i = 7
 			if k, ok := itemIndex(ch.Path, len(f.CRMConnections)); ok {
 				item = f.CRMConnections[k].Name
 			}

@@ -207,7 +207,8 @@ func TestSetupUploadPreviewThenApply(t *testing.T) {
 		r := b.upload(views.AccountURL(acc.ID, "/settings/setup/preview"), nil, "acme.json", changedSetup)
 		wantStatus(t, "preview", r, http.StatusOK)
 		if got, want := texts(r, "setup-summary"), []string{"2 settings changed", "1 added", "1 signal changed", "1 added, 1 changed, 1 deleted, reordered",
-			"not in the file: left as they are", "not in the file: left as they are", "not in the file: left as they are"}; !slices.Equal(got, want) {
+			"not in the file: left as they are", "not in the file: left as they are", "not in the file: left as they are",
+			"not in the file: left as they are"}; !slices.Equal(got, want) {
 			t.Errorf("section summaries = %q; want %q", got, want)
 		}
 		changes := strings.Join(texts(r, "setup-change"), "\n")
@@ -652,7 +653,7 @@ func TestSetupUploadStageMappings(t *testing.T) {
 		r := b.upload(preview, nil, "acme.json", mappingsSetup)
 		wantStatus(t, "preview", r, http.StatusOK)
 		const absent = "not in the file: left as they are"
-		if got, want := texts(r, "setup-summary"), []string{"no change", absent, absent, absent, "3 added, 1 stage added", absent, absent}; !slices.Equal(got, want) {
+		if got, want := texts(r, "setup-summary"), []string{"no change", absent, absent, absent, absent, "3 added, 1 stage added", absent, absent}; !slices.Equal(got, want) {
 			t.Errorf("section summaries = %q; want %q", got, want)
 		}
 		changes := texts(r, "setup-change")
@@ -694,7 +695,7 @@ func TestSetupUploadStageMappings(t *testing.T) {
 			`"repeatable": true`, `"repeatable": false, "order": 2`, `"value": 100}`, `"value": 100, "order": 1}`).Replace(mappingsSetup)
 		r = b.upload(preview, nil, "acme.json", changed)
 		wantStatus(t, "second preview", r, http.StatusOK)
-		if got := texts(r, "setup-summary")[4]; got != "1 changed, 1 deleted, reordered" {
+		if got := texts(r, "setup-summary")[5]; got != "1 changed, 1 deleted, reordered" {
 			t.Errorf("stage mappings summary = %q; want 1 changed, 1 deleted, reordered", got)
 		}
 		changes = texts(r, "setup-change")
@@ -736,7 +737,7 @@ func TestSetupUploadCRMConnections(t *testing.T) {
 		r := b.upload(views.AccountURL(acc.ID, "/settings/setup/preview"), nil, "acme.json", file)
 		wantStatus(t, "preview", r, http.StatusOK)
 		summaries := texts(r, "setup-summary")
-		if len(summaries) != 7 || summaries[6] != "1 added" {
+		if len(summaries) != 8 || summaries[7] != "1 added" {
 			t.Fatalf("section summaries = %q; want the CRM connections' last: 1 added", summaries)
 		}
 		var crmChanges []string

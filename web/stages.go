@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"slices"
@@ -31,6 +32,9 @@ func (h *Handler) stageRoutes(g *echo.Group, role models.Role) {
 	g.POST("/stages/:stage/move", h.moveStage)
 	g.POST("/stages/:stage/booking", h.setBookingStage)
 	g.POST("/stages/:stage/delete", h.deleteStage)
+	g.POST("/stages/aliases", h.aliasUnmapped)
+	g.POST("/stages/:stage/aliases", h.addStageAlias)
+	g.POST("/stages/:stage/aliases/delete", h.deleteStageAlias)
 	g.GET("/stages/mappings/new", h.showNewMapping)
 	g.POST("/stages/mappings", h.createMapping)
 	g.GET("/stages/mappings/:mapping", h.showMapping)
@@ -70,7 +74,7 @@ func (h *Handler) renderStages(c echo.Context, status int, v views.StagesView) e
 func (h *Handler) stagesView(c echo.Context) (views.StagesView, error) {
 	ctx := c.Request().Context()
 	a := currentAccount(c).Account
-	v := views.StagesView{AddStage: views.Field{Name: "name", Label: "New stage", Hint: "The name your CRM sends, like proposal or closed_won; matched ignoring case."},
+	v := views.StagesView{AddStage: views.Field{Name: "name", Label: "New stage", Hint: "The name your CRM sends, like proposal or closed_won; matched ignoring case, spaces and punctuation. Other labels of a stage are its aliases."},
 		Example: stageCurlExample(c, h.now())}
 	stages, err := h.store.Stages(ctx, a.ID)
 	if err != nil {
@@ -111,40 +115,63 @@ func (h *Handler) stagesView(c echo.Context) (views.StagesView, error) {
 	}
 	v.Template = templateItems(a)
 
-	// Changes per stage ignoring case, as stage changes find their stage;
-	// a stage not in the list shows under the spelling sent most.
+	crmRows, err := h.store.MappedCRMStages(ctx, a.ID)
+	if err != nil {
+		return v, err
+	}
+	conns, err := h.store.CRMConnections(ctx, a.ID)
+	if err != nil {
+		return v, err
+	}
+	ix := name.NewStages(stages, crmRows)
+
+	// Changes per stage as the recorder finds it (name.Stages): by name,
+	// alias or CRM label, ignoring case, spaces and punctuation; a label
+	// that names no stage shows under the spelling sent most.
 	changes := map[string]int64{}
 	var spelled []string
 	for _, sc := range counts {
-		k := strings.ToLower(sc.Stage)
+		label, _ := ix.Resolve(sc.Stage)
+		k := labelKey(label)
 		if _, ok := changes[k]; !ok {
-			spelled = append(spelled, sc.Stage)
+			spelled = append(spelled, label)
 		}
 		changes[k] += sc.Changes
 	}
 	listed := map[string]bool{}
+	editor := currentAccount(c).Role.AtLeast(models.RoleEditor)
 	for i, st := range stages {
-		listed[strings.ToLower(st.Name)] = true
-		it := views.StageItem{ID: st.ID, Name: st.Name, Booking: st.Booking, Changes: changes[strings.ToLower(st.Name)],
-			First: i == 0, Last: i == len(stages)-1,
-			Rename: views.Field{Name: "name", Label: "Rename " + st.Name, Value: st.Name}}
+		listed[labelKey(st.Name)] = true
+		it := views.StageItem{ID: st.ID, Name: st.Name, Booking: st.Booking, Changes: changes[labelKey(st.Name)],
+			First: i == 0, Last: i == len(stages)-1, Aliases: st.Aliases,
+			Rename: views.Field{Name: "name", Label: "Rename " + st.Name, Value: st.Name},
+			Alias:  views.Field{Name: "alias", Label: "New alias of " + st.Name}}
 		it.Mappings = mappingItems(a, rules, datasets, st.Name)
+		it.CRMLabels = crmLabels(a.ID, conns, crmRows, st.Name, editor)
 		v.Stages = append(v.Stages, it)
+		v.Choices = append(v.Choices, views.Option{Value: strconv.FormatInt(st.ID, 10), Label: st.Name})
 	}
 	// Mappings of a stage the list lacks still send: they are shown too.
 	for _, r := range rules {
-		if rule.Mode(r.Mode) != rule.Stage || listed[strings.ToLower(r.Stage)] {
+		if rule.Mode(r.Mode) != rule.Stage || listed[labelKey(r.Stage)] {
 			continue
 		}
-		listed[strings.ToLower(r.Stage)] = true
-		v.Stages = append(v.Stages, views.StageItem{Name: r.Stage, Missing: true, Changes: changes[strings.ToLower(r.Stage)],
+		listed[labelKey(r.Stage)] = true
+		v.Stages = append(v.Stages, views.StageItem{Name: r.Stage, Missing: true, Changes: changes[labelKey(r.Stage)],
 			Mappings: mappingItems(a, rules, datasets, r.Stage)})
 	}
 	for _, s := range spelled {
-		if !listed[strings.ToLower(s)] {
-			v.Unmapped = append(v.Unmapped, views.UnmappedStage{Name: s, Changes: changes[strings.ToLower(s)]})
+		if !listed[labelKey(s)] {
+			u := views.UnmappedStage{Name: s, Changes: changes[labelKey(s)]}
+			// "It is" starts at the stage the label's words suggest.
+			if i, ok := name.SuggestStage(s, stages); ok {
+				u.Stage = strconv.FormatInt(stages[i].ID, 10)
+			}
+			v.Unmapped = append(v.Unmapped, u)
 		}
 	}
+	// The labels with the most changes first: they matter most.
+	slices.SortStableFunc(v.Unmapped, func(x, y views.UnmappedStage) int { return cmp.Compare(y.Changes, x.Changes) })
 	return v, nil
 }
 
@@ -313,16 +340,14 @@ func (h *Handler) addStage(c echo.Context) error {
 	}
 	st, err := h.store.AppendStage(ctx, a.ID, n)
 	if errors.Is(err, store.ErrConflict) {
-		if mapIt {
-			ss, err := h.store.Stages(ctx, a.ID)
-			if err != nil {
-				return err
-			}
-			if i := slices.IndexFunc(ss, func(x models.Stage) bool { return strings.EqualFold(x.Name, n) }); i >= 0 {
-				return redirect(c, newMappingURL(a.ID, ss[i].ID))
-			}
+		ss, err := h.store.Stages(ctx, a.ID)
+		if err != nil {
+			return err
 		}
-		return h.stageProblem(c, 0, &n, "The list has this stage already (names are matched ignoring case).")
+		if owner, ok := store.LabelOwner(ss, n, 0); ok && mapIt {
+			return redirect(c, newMappingURL(a.ID, owner.ID))
+		}
+		return h.stageProblem(c, 0, &n, takenWords(ss, n, 0))
 	}
 	if err != nil {
 		return err
@@ -351,7 +376,11 @@ func (h *Handler) renameStage(c echo.Context) error {
 	}
 	renamed, err := h.store.RenameStage(c.Request().Context(), a.ID, st.ID, n, &currentUser(c).ID)
 	if errors.Is(err, store.ErrConflict) {
-		return h.stageProblem(c, st.ID, &n, "Another stage of the list has this name (names are matched ignoring case).")
+		ss, err := h.store.Stages(c.Request().Context(), a.ID)
+		if err != nil {
+			return err
+		}
+		return h.stageProblem(c, st.ID, &n, takenWords(ss, n, st.ID))
 	}
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +31,7 @@ func (h *Handler) stageUploadRoutes(g *echo.Group) {
 	g.GET("/stages/uploads/:upload/progress", h.showStageUploadProgress)
 	g.POST("/stages/uploads/:upload/mapping", h.mapStageUpload)
 	g.POST("/stages/uploads/:upload/apply", h.applyStageUpload)
+	g.POST("/stages/uploads/:upload/labels", h.labelStageUpload)
 }
 
 // stageUploadPath is the route a CSV file is posted to: the one page
@@ -211,11 +211,14 @@ func (h *Handler) stageUploadView(c echo.Context, u models.StageUpload, problems
 			v.By = " by " + by.Email
 		}
 	}
-	var counts map[string]int
-	if err := json.Unmarshal([]byte(u.EventCounts), &counts); err != nil {
-		return v, fmt.Errorf("upload %d: event counts: %w", u.ID, err)
+	sum, err := stageupload.DecodeSummary(u.EventCounts)
+	if err != nil {
+		return v, fmt.Errorf("upload %d: %w", u.ID, err)
 	}
-	for n, k := range counts {
+	if err := h.previewLabels(c, u, sum, &v); err != nil {
+		return v, err
+	}
+	for n, k := range sum.Events {
 		v.EventCounts = append(v.EventCounts, views.UploadEventCount{Name: n, Count: k})
 	}
 	slices.SortFunc(v.EventCounts, func(a, b views.UploadEventCount) int {
@@ -252,11 +255,16 @@ func compareStrings(a, b string) int {
 
 func (h *Handler) uploadItem(a models.Account, u models.StageUpload) views.StageUploadItem {
 	return views.StageUploadItem{ID: u.ID, FileName: u.FileName, Status: u.Status, TotalRows: u.TotalRows, DoneRows: u.DoneRows,
-		Applied: u.Applied, Replayed: u.Replayed, Refused: u.Refused, Events: u.Events, When: views.NewStamp(u.CreatedAt, h.now(), location(a))}
+		Applied: u.Applied, Replayed: u.Replayed, Refused: u.Refused, Events: u.Events, When: views.NewStamp(u.CreatedAt, h.now(), location(a)),
+		NothingToRecord: u.Status == models.UploadPreviewed && u.Applied == 0}
 }
 
 func mappingView(m stagecsv.Mapping, cols []stageupload.Column, problems []string) views.UploadMapping {
-	v := views.UploadMapping{DateOrder: string(m.DateOrder), Problems: problems}
+	header, samples := make([]string, len(cols)), make([]string, len(cols))
+	for i, c := range cols {
+		header[i], samples[i] = c.Name, c.Sample
+	}
+	v := views.UploadMapping{DateOrder: string(m.DateOrder), DateRule: m.DateRule(header), Problems: problems}
 	for i, c := range cols {
 		name := c.Name
 		if name == "" {
@@ -270,7 +278,7 @@ func mappingView(m stagecsv.Mapping, cols []stageupload.Column, problems []strin
 			col = strconv.Itoa(i)
 		}
 		v.Targets = append(v.Targets, views.UploadTarget{Name: string(t), Label: t.Label(), Column: col, Required: t.Required(),
-			LeadKey: slices.Contains(stagecsv.LeadKeys, t)})
+			LeadKey: slices.Contains(stagecsv.LeadKeys, t), Date: t.IsDate(), Why: m.Why(t, header, samples)})
 	}
 	return v
 }
@@ -327,6 +335,9 @@ func (h *Handler) applyStageUpload(c echo.Context) error {
 	switch {
 	case errors.Is(err, stageupload.ErrPassChanged):
 		setFlash(c, "error", "The upload changed since this preview: check the preview below, then apply it.")
+		return c.Redirect(http.StatusSeeOther, back)
+	case errors.Is(err, stageupload.ErrNothingToRecord):
+		setFlash(c, "error", "Nothing to record: this preview has no row to record.")
 		return c.Redirect(http.StatusSeeOther, back)
 	case errors.Is(err, store.ErrConflict):
 		setFlash(c, "error", "This upload is applied or being applied already.")

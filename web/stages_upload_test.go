@@ -150,8 +150,8 @@ func TestStageUploadPreviewApplyAndAgain(t *testing.T) {
 		r := b.get(page)
 		wantStatus(t, "upload page", r, http.StatusOK)
 		want := []string{
-			"3 lead.email: no lead of this account has this email",
-			`4 occurred_at: occurred_at "31/31/2026" is not a date this upload reads: write it like 2026-12-01T14:03:00Z, 2026-12-01 14:03 or 12/01/2026 (month first)`,
+			"3 Email Address: Email Address nobody@example.com: no lead of this account has this email",
+			`4 Close Date: Close Date 31/31/2026 is not a date this upload reads: write it like 2026-12-01T14:03:00Z, 2026-12-01 14:03 or 12/01/2026 (month first)`,
 		}
 		if got := uploadProblems(r); strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("problems =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -162,7 +162,7 @@ func TestStageUploadPreviewApplyAndAgain(t *testing.T) {
 		if got := r.text("upload-apply"); got != "Record 2 stage changes" {
 			t.Errorf("apply button %q", got)
 		}
-		for _, tt := range []struct{ target, col string }{{"email", "0"}, {"stage", "1"}, {"occurred_at", "2"}, {"value", "3"}, {"currency", "4"}, {"phone", ""}} {
+		for _, tt := range []struct{ target, col string }{{"email", "0"}, {"stage", "1"}, {"won_at", "2"}, {"value", "3"}, {"currency", "4"}, {"phone", ""}} {
 			if got := r.doc.Find(`[data-testid="col-`+tt.target+`"] option[selected]`).AttrOr("value", "?"); got != tt.col {
 				t.Errorf("column of %s = %q; want %q (guessed from its name)", tt.target, got, tt.col)
 			}
@@ -415,7 +415,7 @@ func TestStageUploadPreviewKeepsALeadsRowsTogether(t *testing.T) {
 			t.Errorf("preview: events %s, %d new, %d refused; want Purchase=1,QualifiedLead=1,Schedule=1, 2 new, 1200 refused",
 				got, u.Applied, u.Refused)
 		}
-		if got := uploadProblems(r); len(got) == 0 || !strings.HasPrefix(got[0], "3 lead.email:") {
+		if got := uploadProblems(r); len(got) == 0 || !strings.HasPrefix(got[0], "3 Email Address:") {
 			t.Errorf("first problem %q; want row 3's", got)
 		}
 		r = b.post(page+"/apply", url.Values{"pass": {itoa(int64(u.Pass))}})

@@ -51,6 +51,8 @@ const usage = `usage:
   leadsignal setup apply -f FILE [--dry-run] [--owner EMAIL]
                                      create or update an account and its datasets to match a setup file
   leadsignal setup export --account SLUG   print an account's setup as JSON
+  leadsignal stages upload --account SLUG -f FILE [--apply]
+                                     preview a CSV file of stage changes; --apply records it
 `
 
 func main() {
@@ -107,6 +109,8 @@ func run(ctx context.Context, args []string, e env) error {
 			return errors.New("setup: say apply or export; " + usage)
 		}
 		return runSetup(ctx, args[0], args[1:], e)
+	case "stages":
+		return runStages(ctx, args, e)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return nil

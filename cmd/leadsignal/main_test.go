@@ -349,7 +349,7 @@ func TestKeyCreate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		owner, err := s.IngestKeyAccount(ctx, secret, time.Now())
+		owner, _, err := s.IngestKeyAccount(ctx, secret, time.Now())
 		if err != nil {
 			t.Fatalf("IngestKeyAccount(printed key): %v", err)
 		}

@@ -73,6 +73,11 @@ type Change struct {
 	Lead LeadRef
 	// ChangeID is the sender's own change id (generic, optional).
 	ChangeID string
+	// Problem, when not "", is why the body cannot become a stage change
+	// (no deal id, no stage, an event type leadsignal does not read): the
+	// delivery is stored all the same and shown as needing attention,
+	// never refused (docs/crm.md).
+	Problem string
 }
 
 // LeadRef is what a CRM knows of a lead's person, in the order a lead is

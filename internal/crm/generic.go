@@ -54,10 +54,10 @@ func CheckFields(fields map[string]string) error {
 	return nil
 }
 
-func parseGeneric(body []byte, fields map[string]string) ([]Change, int, error) {
+func parseGeneric(body []byte, fields map[string]string) []Change {
 	els, err := elements(body)
 	if err != nil {
-		return nil, 0, err
+		return []Change{attention(body, "%v", err)}
 	}
 	changes := make([]Change, 0, len(els))
 	for i, el := range els {
@@ -66,11 +66,13 @@ func parseGeneric(body []byte, fields map[string]string) ([]Change, int, error) 
 			if len(els) > 1 {
 				err = fmt.Errorf("object %d: %w", i, err)
 			}
-			return nil, 0, err
+			// Kept, for a person to fix the sender or the mapping:
+			// saving the connection reads it again.
+			ch = attention(el, "%v", err)
 		}
 		changes = append(changes, ch)
 	}
-	return changes, 0, nil
+	return changes
 }
 
 func genericChange(raw json.RawMessage, fields map[string]string) (Change, error) {

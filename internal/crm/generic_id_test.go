@@ -23,8 +23,8 @@ func TestGenericTopLevelIDIsNotTheLead(t *testing.T) {
 	if err != nil || changes[0].Lead.ID != "7" {
 		t.Errorf("stage API shape: %v, %v; want lead id 7", changes, err)
 	}
-	if _, _, err := Parse(Generic, []byte(`{"id":42,"stage":"won"}`), nil); err == nil {
-		t.Error("an object with only its own id parsed; want no lead key")
+	if changes, _, err := Parse(Generic, []byte(`{"id":42,"stage":"won"}`), nil); err != nil || !strings.Contains(changes[0].Problem, "no lead key") {
+		t.Errorf("an object with only its own id: %+v, %v; want it to need attention: no lead key", changes, err)
 	}
 }
 

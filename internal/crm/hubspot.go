@@ -1,163 +1,136 @@
 package crm
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
+	"slices"
 	"strings"
-	"time"
 )
 
-// hubspotEvent is one event of a HubSpot webhook delivery (an array of
-// them). The type is subscriptionType in most deliveries, eventType in
-// some of HubSpot's own examples.
-type hubspotEvent struct {
-	SubscriptionType string `json:"subscriptionType"`
-	EventType        string `json:"eventType"`
-	ObjectTypeID     scalar `json:"objectTypeId"`
-	PortalID         scalar `json:"portalId"`
-	ObjectID         scalar `json:"objectId"`
-	PropertyName     string `json:"propertyName"`
-	PropertyValue    scalar `json:"propertyValue"`
-	OccurredAt       scalar `json:"occurredAt"`
-}
+// hubspotActions are the actions of HubSpot's webhook subscription types
+// (<object>.<action>, e.g. contact.creation, deal.propertyChange,
+// object.propertyChange): an event of one of them that is no deal's stage
+// change is acknowledged and ignored; any other type needs attention.
+var hubspotActions = []string{"creation", "deletion", "propertyChange", "merge", "restore", "associationChange",
+	"privacyDeletion", "newMessage"}
 
-// dealStage reports whether e is a change of a deal's stage: a
-// deal.propertyChange, or an object.propertyChange on a deal (objectTypeId
-// 0-3), of dealstage.
-func (e hubspotEvent) dealStage() bool {
-	typ := e.SubscriptionType
-	if typ == "" {
-		typ = e.EventType
-	}
-	if e.PropertyName != "dealstage" {
-		return false
-	}
-	return typ == "deal.propertyChange" || typ == "object.propertyChange" && e.ObjectTypeID == "0-3"
-}
-
-func parseHubSpot(body []byte) ([]Change, int, error) {
+func parseHubSpot(body []byte) ([]Change, int) {
 	els, err := elements(body)
 	if err != nil {
-		return nil, 0, err
+		return []Change{attention(body, "HubSpot posts an array of events or one deal record: %v", err)}, 0
 	}
 	var changes []Change
 	ignored := 0
-	for i, el := range els {
-		var e hubspotEvent
-		if err := json.Unmarshal(el, &e); err != nil {
-			return nil, 0, fmt.Errorf("hubspot event %d: %w", i, err)
+	for _, el := range els {
+		m := members(el)
+		typ := string(get(m, "subscriptionType"))
+		if typ == "" {
+			typ = string(get(m, "eventType"))
 		}
-		if e.SubscriptionType == "" && e.EventType == "" {
+		if typ == "" {
 			// Not an app webhook's event: a workflow's "Send a webhook"
 			// action posts the deal record itself.
-			ch, ok, err := hubspotRecord(el)
-			if err != nil {
-				return nil, 0, fmt.Errorf("hubspot record %d: %w", i, err)
-			}
-			if !ok {
-				ignored++
-				continue
-			}
-			changes = append(changes, ch)
+			changes = append(changes, hubspotRecord(el, m))
 			continue
 		}
-		if !e.dealStage() {
+		ch, ok := hubspotEvent(el, m, typ)
+		if !ok {
 			ignored++
 			continue
 		}
-		if e.ObjectID == "" || e.PropertyValue == "" {
-			return nil, 0, fmt.Errorf("hubspot event %d: a dealstage change without objectId or propertyValue", i)
-		}
-		var at time.Time
-		if e.OccurredAt != "" {
-			if at, err = parseTime(string(e.OccurredAt)); err != nil {
-				return nil, 0, fmt.Errorf("hubspot event %d: occurredAt: %w", i, err)
-			}
-		}
-		changes = append(changes, Change{
-			// eventId is not unique: HubSpot's idempotency key is
-			// what the change is (docs/crm.md).
-			Key:        strings.Join([]string{string(e.PortalID), string(e.ObjectID), e.PropertyName, string(e.PropertyValue), string(e.OccurredAt)}, ":"),
-			Body:       el,
-			ObjectID:   string(e.ObjectID),
-			StageID:    string(e.PropertyValue),
-			OccurredAt: at,
-		})
+		changes = append(changes, ch)
 	}
-	return changes, ignored, nil
+	return changes, ignored
 }
 
-// hubspotProperty is a record's property: its value, written plain
-// ("closedwon") or, in legacy workflow webhooks, as {"value", "timestamp"}.
-type hubspotProperty struct {
-	Value     scalar
-	Timestamp scalar
-}
-
-func (p *hubspotProperty) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '{' {
-		var v struct {
-			Value     scalar `json:"value"`
-			Timestamp scalar `json:"timestamp"`
-		}
-		if err := json.Unmarshal(b, &v); err != nil {
-			return err
-		}
-		p.Value, p.Timestamp = v.Value, v.Timestamp
-		return nil
+// hubspotEvent reads one event of a Webhooks API delivery: a change of a
+// deal's dealstage, as deal.propertyChange or as object.propertyChange on
+// a deal (objectTypeId 0-3). It reports false for an event of a known type
+// that is no stage change.
+func hubspotEvent(el json.RawMessage, m map[string]json.RawMessage, typ string) (Change, bool) {
+	object, action, _ := strings.Cut(typ, ".")
+	if object == "" || !slices.Contains(hubspotActions, action) {
+		return attention(el, "HubSpot event type %s is not one leadsignal reads: subscribe to deal.propertyChange on dealstage", quote(typ)), true
 	}
-	return json.Unmarshal(b, &p.Value)
-}
-
-// hubspotRecord reads a deal record a HubSpot workflow posts (docs/crm.md):
-// the object as HubSpot's objects API returns it ({"id", "properties":
-// {...}}), a legacy workflow webhook's ({"objectId", "properties":
-// {"dealstage": {"value", "timestamp"}}}), or the chosen properties flat
-// ({"hs_object_id", "dealstage", ...}). It reports false for a record
-// without a deal stage: not a stage change.
-func hubspotRecord(raw json.RawMessage) (Change, bool, error) {
-	var r struct {
-		ObjectID   scalar                     `json:"objectId"`
-		ID         scalar                     `json:"id"`
-		HSObjectID scalar                     `json:"hs_object_id"`
-		PortalID   scalar                     `json:"portalId"`
-		UpdatedAt  scalar                     `json:"updatedAt"`
-		DealStage  *hubspotProperty           `json:"dealstage"`
-		Properties map[string]hubspotProperty `json:"properties"`
+	deal := object == "deal" || object == "object" && get(m, "objectTypeId") == "0-3"
+	if action != "propertyChange" || !deal || get(m, "propertyName") != "dealstage" {
+		return Change{}, false
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return Change{}, false, err
+	portal, id, stage, when := get(m, "portalId"), get(m, "objectId"), get(m, "propertyValue"), get(m, "occurredAt")
+	switch {
+	case id == "":
+		return attention(el, "a HubSpot dealstage change without objectId (the deal id)"), true
+	case stage == "":
+		return attention(el, "a HubSpot dealstage change of deal %s without propertyValue (the stage id)", quote(string(id))), true
 	}
-	prop := func(name string) hubspotProperty { return r.Properties[name] }
-	stage := prop("dealstage")
-	if r.DealStage != nil {
-		stage = *r.DealStage
-	}
-	if stage.Value == "" {
-		return Change{}, false, nil
-	}
-	id := firstOf(r.ObjectID, r.ID, r.HSObjectID, prop("hs_object_id").Value)
-	if id == "" {
-		return Change{}, false, errors.New("a deal record with a dealstage but no objectId, id or hs_object_id")
-	}
-	when := firstOf(stage.Timestamp, prop("hs_lastmodifieddate").Value, r.UpdatedAt)
 	at, err := parseTime(string(when))
 	if err != nil {
-		return Change{}, false, err
+		return attention(el, "HubSpot occurredAt: %v", err), true
 	}
-	value, err := parseValue(string(prop("amount").Value))
+	// eventId is not unique (HubSpot says so): the key is what the change
+	// is, its deal, stage and time (docs/crm.md).
+	key := strings.Join([]string{string(portal), string(id), "dealstage", string(stage), string(when)}, ":")
+	if when == "" {
+		// No time to tell two moves to one stage apart: the event's own
+		// content without its attempt number, which a retry changes.
+		key += ":" + hashWithout(m, "attemptNumber")
+	}
+	return Change{Key: key, Body: el, ObjectID: string(id), StageID: string(stage), OccurredAt: at}, true
+}
+
+// hubspotRecord reads a deal record a HubSpot workflow's "Send a webhook"
+// action posts (docs/crm.md), in any of its shapes: the object as
+// HubSpot's objects API returns it ({"id", "properties": {"dealstage":
+// "closedwon", ...}}), a legacy workflow's ({"dealId" or "objectId",
+// "properties": {"dealstage": {"value", "timestamp", ...}}}), or the
+// chosen properties flat ({"hs_object_id", "dealstage", ...}).
+func hubspotRecord(el json.RawMessage, m map[string]json.RawMessage) Change {
+	props := members(m["properties"])
+	// prop is a property as the record has it: under properties (its
+	// value, or a legacy {"value", "timestamp"}'s value), else flat.
+	prop := func(name string) scalar {
+		if v := get(props, name); v != "" {
+			return v
+		}
+		return get(m, name)
+	}
+	stage := prop("dealstage")
+	id := firstOf(get(m, "objectId"), get(m, "dealId"), get(m, "id"), prop("hs_object_id"))
+	switch {
+	case stage == "" && id == "":
+		return attention(el, "neither a HubSpot webhook event (no subscriptionType) nor a deal record (no dealstage, no deal id)")
+	case stage == "":
+		return attention(el, "HubSpot deal %s has no dealstage: add the deal stage to the properties the workflow's webhook sends", quote(string(id)))
+	case id == "":
+		return attention(el, "a HubSpot deal record with a dealstage but no objectId, dealId, id or hs_object_id")
+	}
+	// The time it entered the stage: a legacy property's timestamp, else
+	// HubSpot's own record of it, else the record's last change.
+	var legacy struct {
+		Timestamp scalar `json:"timestamp"`
+	}
+	raw, ok := props["dealstage"]
+	if !ok {
+		raw = m["dealstage"]
+	}
+	if isObject(raw) {
+		_ = json.Unmarshal(raw, &legacy) // a timestamp of an odd type is none
+	}
+	when := firstOf(legacy.Timestamp, prop("hs_v2_date_entered_current_stage"), prop("hs_date_entered_"+string(stage)),
+		prop("hs_lastmodifieddate"), get(m, "updatedAt"))
+	at, err := parseTime(string(when))
+	if err != nil {
+		return attention(el, "HubSpot deal %s: the time of its stage: %v", quote(string(id)), err)
+	}
+	value, err := parseValue(string(prop("amount")))
 	if err != nil {
 		value = nil // an amount HubSpot's API gives again, or not at all
 	}
-	key := "workflow:" + strings.Join([]string{string(r.PortalID), string(id), string(stage.Value), string(when)}, ":")
+	key := "workflow:" + strings.Join([]string{string(get(m, "portalId")), string(id), string(stage), string(when)}, ":")
 	if when == "" {
-		key += ":" + bodyHash(raw)
+		key += ":" + bodyHash(el)
 	}
-	return Change{Key: key, Body: raw, ObjectID: string(id), StageID: string(stage.Value), OccurredAt: at,
-		Value: value, Currency: string(prop("deal_currency_code").Value)}, true, nil
+	return Change{Key: key, Body: el, ObjectID: string(id), StageID: string(stage), OccurredAt: at,
+		Value: value, Currency: string(prop("deal_currency_code"))}
 }
 
 // firstOf is the first of vs that is not empty.
@@ -168,4 +141,17 @@ func firstOf(vs ...scalar) scalar {
 		}
 	}
 	return ""
+}
+
+// hashWithout is the SHA-256 of an object's members but those named:
+// the same for two copies of an event that differ only there.
+func hashWithout(m map[string]json.RawMessage, names ...string) string {
+	kept := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		if !slices.Contains(names, k) {
+			kept[k] = v
+		}
+	}
+	b, _ := json.Marshal(kept) // raw JSON members, keys sorted: cannot fail
+	return bodyHash(b)
 }

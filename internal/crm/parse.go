@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // MaxBody is the largest delivery Parse reads; the hook refuses larger
@@ -19,23 +20,114 @@ const MaxBody = 1 << 20
 // (docs/crm.md, "What a delivery carries"), and counts the events it
 // acknowledges but ignores (not stage changes). fields is a generic
 // connection's mapping (CheckFields); the other kinds ignore it. An error
-// means the body is not JSON of the kind's shape: the hook answers 400.
+// means the body is not JSON: the hook answers 400. A body that is JSON
+// but cannot become a stage change, whole or in part, gives changes whose
+// Problem says why: they are stored and need a person's attention, never
+// refused (a CRM does not retry a 4xx, and the change would be lost).
 func Parse(kind Kind, body []byte, fields map[string]string) (changes []Change, ignored int, err error) {
 	if len(body) > MaxBody {
 		return nil, 0, fmt.Errorf("the body is over %d bytes", MaxBody)
 	}
+	// A byte order mark is no part of the JSON (RFC 8259 lets a reader
+	// ignore it); some senders write one.
+	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	if !json.Valid(body) {
 		return nil, 0, errors.New("the body is not JSON")
 	}
 	switch kind {
 	case HubSpot:
-		return parseHubSpot(body)
+		changes, ignored = parseHubSpot(body)
 	case Pipedrive:
-		return parsePipedrive(body)
+		changes, ignored = parsePipedrive(body)
 	case Generic:
-		return parseGeneric(body, fields)
+		changes = parseGeneric(body, fields)
+	default:
+		return nil, 0, fmt.Errorf("unknown kind %q", kind)
 	}
-	return nil, 0, fmt.Errorf("unknown kind %q", kind)
+	var good, odd []Change
+	for i, ch := range changes {
+		// Postgres keeps no NUL character in text: a change whose ids
+		// hold one is kept without them, for a person to look at.
+		if strings.ContainsRune(ch.Key+ch.ObjectID+ch.StageID+ch.ChangeID+ch.Currency+ch.PersonID, 0) {
+			ch = attention(ch.Body, "a stage, deal, person or change id holds a NUL character (\\u0000)")
+			changes[i] = ch
+		}
+		if ch.Problem != "" {
+			odd = append(odd, ch)
+		} else {
+			good = append(good, ch)
+		}
+	}
+	if len(odd) > maxAttention {
+		// One row for the body, not one for each of its odd events.
+		odd = []Change{attention(body, "%d of its %d events cannot become stage changes; the first: %s", len(odd), len(changes), odd[0].Problem)}
+		changes = append(good, odd...)
+	}
+	return changes, ignored, nil
+}
+
+// maxAttention bounds the changes needing attention that one body makes
+// (HubSpot sends at most 100 events a request): past it, the body is kept
+// whole, once.
+const maxAttention = 100
+
+// attention is a change that cannot be made of body, and why: it is kept
+// as it came, keyed by its content, so that a redelivery is stored once.
+func attention(body []byte, format string, args ...any) Change {
+	body = bytes.TrimSpace(body)
+	problem := fmt.Sprintf(format, args...)
+	if len(problem) > maxProblem {
+		// A sender's field quoted in it may be as long as the body.
+		n := maxProblem
+		for n > 0 && !utf8.RuneStart(problem[n]) {
+			n--
+		}
+		problem = problem[:n] + "…"
+	}
+	return Change{Key: "attention:" + bodyHash(body), Body: bytes.Clone(body), Problem: problem}
+}
+
+// maxProblem bounds a Problem, in bytes.
+const maxProblem = 500
+
+// quote is s quoted for a reason a person reads, cut to 80 bytes: a
+// sender's field may be as long as the body.
+func quote(s string) string {
+	if len(s) > 80 {
+		n := 80
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		return strconv.Quote(s[:n]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// members is raw's members when raw is a JSON object, else nil.
+func members(raw json.RawMessage) map[string]json.RawMessage {
+	if !isObject(raw) {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// get is m's member key read as a scalar: "" when it is absent, null, or
+// neither a string nor a number (nor {"value": x}). Senders' fields are
+// read one by one, so that one of an odd type costs only itself.
+func get(m map[string]json.RawMessage, key string) scalar {
+	raw, ok := m[key]
+	if !ok {
+		return ""
+	}
+	var s scalar
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // elements is body's array elements, or body itself when it is one object.

@@ -29,6 +29,7 @@ func show(c Change) string {
 	add("lead", fmt.Sprintf("%+v", c.Lead))
 	add("change", c.ChangeID)
 	add("body", string(c.Body))
+	add("problem", c.Problem)
 	return strings.TrimSpace(b.String())
 }
 
@@ -47,6 +48,9 @@ type parseCase struct {
 	want    []Change
 	ignored int
 	err     string // a substring of the error; "" for none
+	// problem is a substring of the Problem of the last change: the body
+	// is stored and needs attention.
+	problem string
 }
 
 func runParse(t *testing.T, kind Kind, tests []parseCase) {
@@ -62,6 +66,12 @@ func runParse(t *testing.T, kind Kind, tests []parseCase) {
 			}
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
+			}
+			if tt.problem != "" {
+				if len(got) == 0 || !strings.Contains(got[len(got)-1].Problem, tt.problem) || !strings.HasPrefix(got[len(got)-1].Key, "attention:") {
+					t.Fatalf("Parse changes:\n%s\nwant the last to need attention: %q", showAll(got), tt.problem)
+				}
+				return
 			}
 			if g, w := showAll(got), showAll(tt.want); g != w {
 				t.Errorf("Parse changes:\n%s\nwant:\n%s", g, w)
@@ -109,10 +119,10 @@ func TestParseHubSpot(t *testing.T) {
 		{name: "only ignored events", body: "[" + hsContact + "]", ignored: 1},
 		{name: "empty array", body: "[]"},
 		{name: "malformed JSON", body: "[" + hsStage, err: "not JSON"},
-		{name: "not an array of objects", body: `[1,2]`, err: "element 0 is not an object"},
-		{name: "a string", body: `"x"`, err: "not a JSON object or an array"},
-		{name: "stage change without an object id", body: `[{"subscriptionType":"deal.propertyChange","propertyName":"dealstage","propertyValue":"x"}]`, err: "without objectId"},
-		{name: "objectId of the wrong type", body: `[{"subscriptionType":"deal.propertyChange","propertyName":"dealstage","propertyValue":"x","objectId":[1]}]`, err: "hubspot event 0"},
+		{name: "not an array of objects", body: `[1,2]`, problem: "array of events or one deal record: element 0 is not an object"},
+		{name: "a string", body: `"x"`, problem: "not a JSON object or an array"},
+		{name: "stage change without an object id", body: `[{"subscriptionType":"deal.propertyChange","propertyName":"dealstage","propertyValue":"x"}]`, problem: "without objectId"},
+		{name: "objectId of the wrong type", body: `[{"subscriptionType":"deal.propertyChange","propertyName":"dealstage","propertyValue":"x","objectId":[1]}]`, problem: "without objectId"},
 		{name: "too large", body: "[" + strings.Repeat(" ", MaxBody) + "]", err: "over"},
 	})
 }
@@ -140,9 +150,11 @@ func TestParsePipedrive(t *testing.T) {
 		{name: "v2 timestamp as an integer", body: withTS("1727447128"), want: []Change{at(withTS("1727447128"), time.Unix(1727447128, 0).UTC())}},
 		{name: "v2 timestamp as a numeric string", body: withTS(`"1727447128"`), want: []Change{at(withTS(`"1727447128"`), time.Unix(1727447128, 0).UTC())}},
 		{name: "v2 timestamp in milliseconds", body: withTS("1727447128123"), want: []Change{at(withTS("1727447128123"), ms(1727447128123))}},
-		{name: "v2 timestamp not a time", body: withTS(`"yesterday"`), err: "meta.timestamp"},
+		{name: "v2 timestamp not a time", body: withTS(`"yesterday"`), problem: "meta.timestamp"},
 		{name: "v2 other field changed", body: strings.Replace(pdV2Stage, `"previous":{"stage_id":1}`, `"previous":{"title":"Old"}`, 1), ignored: 1},
-		{name: "v2 change without previous", body: strings.Replace(pdV2Stage, `"previous":{"stage_id":1}`, `"previous":null`, 1), ignored: 1},
+		{name: "v2 change without previous: the deal's stage as it is",
+			body: strings.Replace(pdV2Stage, `"previous":{"stage_id":1}`, `"previous":null`, 1),
+			want: []Change{at(strings.Replace(pdV2Stage, `"previous":{"stage_id":1}`, `"previous":null`, 1), v2.OccurredAt)}},
 		{name: "v2 deal created",
 			body: strings.Replace(strings.Replace(pdV2Stage, `"action":"change"`, `"action":"create"`, 1), `"previous":{"stage_id":1}`, `"previous":null`, 1),
 			want: []Change{at(strings.Replace(strings.Replace(pdV2Stage, `"action":"change"`, `"action":"create"`, 1), `"previous":{"stage_id":1}`, `"previous":null`, 1), v2.OccurredAt)}},
@@ -152,18 +164,18 @@ func TestParsePipedrive(t *testing.T) {
 			body: `{"meta":{"action":"change","entity":"deal","id":"e1","timestamp":"2026-12-01T10:00:00Z","version":"2.0"},"data":{"id":12345678901234567,"stage_id":"7","value":"99.5","currency":"GBP","person_id":null},"previous":{"stage_id":6}}`,
 			want: []Change{{Key: "v2:e1", ObjectID: "12345678901234567", StageID: "7", OccurredAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Value: value(99.5), Currency: "GBP",
 				Body: []byte(`{"meta":{"action":"change","entity":"deal","id":"e1","timestamp":"2026-12-01T10:00:00Z","version":"2.0"},"data":{"id":12345678901234567,"stage_id":"7","value":"99.5","currency":"GBP","person_id":null},"previous":{"stage_id":6}}`)}}},
-		{name: "v2 deal without stage", body: `{"meta":{"action":"create","entity":"deal","id":"e1","version":"2.0"},"data":{"id":1}}`, err: "without id or stage_id"},
-		{name: "v1 stage change", body: pdV1Stage, want: []Change{{Key: "v1:4710827:8:1669302715724000", Body: []byte(pdV1Stage), ObjectID: "8", StageID: "3",
+		{name: "v2 deal without stage", body: `{"meta":{"action":"create","entity":"deal","id":"e1","version":"2.0"},"data":{"id":1}}`, problem: "without a stage_id"},
+		{name: "v1 stage change", body: pdV1Stage, want: []Change{{Key: "deal:8:stage:2>3:2022-11-24T15:11:55.724Z", Body: []byte(pdV1Stage), ObjectID: "8", StageID: "3",
 			OccurredAt: time.UnixMicro(1669302715724000).UTC(), PersonID: "9", Value: value(250.5), Currency: "USD"}}},
 		{name: "v1 other field changed", body: strings.Replace(pdV1Stage, `"stage_id":2`, `"stage_id":3`, 1), ignored: 1},
 		{name: "v1 stage change with event only",
 			body: `{"meta":{"id":5,"timestamp":1669302715,"webhook_id":7},"current":{"id":5,"stage_id":1},"previous":null,"event":"added.deal"}`,
-			want: []Change{{Key: "v1:7:5:", ObjectID: "5", StageID: "1", OccurredAt: time.Unix(1669302715, 0).UTC(),
+			want: []Change{{Key: "deal:5:stage:>1:2022-11-24T15:11:55Z", ObjectID: "5", StageID: "1", OccurredAt: time.Unix(1669302715, 0).UTC(),
 				Body: []byte(`{"meta":{"id":5,"timestamp":1669302715,"webhook_id":7},"current":{"id":5,"stage_id":1},"previous":null,"event":"added.deal"}`)}}},
 		{name: "v1 person updated", body: strings.Replace(strings.Replace(pdV1Stage, `"object":"deal"`, `"object":"person"`, 1), `"updated.deal"`, `"updated.person"`, 1), ignored: 1},
 		{name: "v1 deal deleted", body: strings.Replace(strings.Replace(pdV1Stage, `"action":"updated"`, `"action":"deleted"`, 1), `"updated.deal"`, `"deleted.deal"`, 1), ignored: 1},
-		{name: "not a webhook", body: `{"hello":"world"}`, err: "not a Pipedrive webhook"},
-		{name: "an array", body: `[` + pdV2Stage + `]`, err: "not a Pipedrive webhook"},
+		{name: "not a webhook", body: `{"hello":"world"}`, problem: "not a Pipedrive webhook"},
+		{name: "an array", body: `[` + pdV2Stage + `]`, problem: "Pipedrive posts one JSON object"},
 		{name: "malformed", body: `{"meta":`, err: "not JSON"},
 	})
 }
@@ -214,13 +226,13 @@ func TestParseGeneric(t *testing.T) {
 		{name: "an unmapped id that is an object is not a lead key",
 			body: `{"id":{"x":1},"email":"a@b.c","stage":"won"}`,
 			want: []Change{{Key: "body:" + bodyHash([]byte(`{"id":{"x":1},"email":"a@b.c","stage":"won"}`)), Body: []byte(`{"id":{"x":1},"email":"a@b.c","stage":"won"}`), StageID: "won", Lead: LeadRef{Email: "a@b.c"}}}},
-		{name: "no stage names the path", body: `{"email":"a@b.c","deal":{}}`, fields: map[string]string{"stage": "deal.stage_id"}, err: `no stage at "deal.stage_id"`},
-		{name: "no lead key", body: `{"stage":"won","name":"Jane"}`, err: "no lead key"},
-		{name: "a mapped path to an object", body: `{"email":{"primary":"a@b.c"},"stage":"won"}`, fields: map[string]string{"email": "email"}, err: "email: is an object"},
-		{name: "value not a number", body: `{"email":"a@b.c","stage":"won","value":"lots"}`, err: `value "lots" is not a number`},
-		{name: "occurred_at not a time", body: `{"email":"a@b.c","stage":"won","occurred_at":"tomorrow"}`, err: "occurred_at"},
-		{name: "the second object's problem is numbered", body: `[{"email":"a@b.c","stage":"won"},{"email":"a@b.c"}]`, err: "object 1: no stage"},
-		{name: "not objects", body: `["a"]`, err: "not an object"},
+		{name: "no stage names the path", body: `{"email":"a@b.c","deal":{}}`, fields: map[string]string{"stage": "deal.stage_id"}, problem: `no stage at "deal.stage_id"`},
+		{name: "no lead key", body: `{"stage":"won","name":"Jane"}`, problem: "no lead key"},
+		{name: "a mapped path to an object", body: `{"email":{"primary":"a@b.c"},"stage":"won"}`, fields: map[string]string{"email": "email"}, problem: "email: is an object"},
+		{name: "value not a number", body: `{"email":"a@b.c","stage":"won","value":"lots"}`, problem: `value "lots" is not a number`},
+		{name: "occurred_at not a time", body: `{"email":"a@b.c","stage":"won","occurred_at":"tomorrow"}`, problem: "occurred_at"},
+		{name: "the second object's problem is numbered", body: `[{"email":"a@b.c","stage":"won"},{"email":"a@b.c"}]`, problem: "object 1: no stage"},
+		{name: "not objects", body: `["a"]`, problem: "not an object"},
 		{name: "malformed", body: `{"stage":`, err: "not JSON"},
 	})
 }

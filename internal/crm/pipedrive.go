@@ -5,102 +5,90 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// pipedriveBody is a Pipedrive webhook delivery, v2 (meta, data,
-// previous) or v1 (meta, current, previous, event). Types are loose: ids
-// are strings in v2's meta and numbers elsewhere.
-type pipedriveBody struct {
-	Meta struct {
-		Version        scalar `json:"version"`
-		Action         scalar `json:"action"`
-		Entity         scalar `json:"entity"`
-		Object         scalar `json:"object"`
-		ID             scalar `json:"id"`
-		Timestamp      scalar `json:"timestamp"`
-		TimestampMicro scalar `json:"timestamp_micro"`
-		WebhookID      scalar `json:"webhook_id"`
-	} `json:"meta"`
-	Data     json.RawMessage `json:"data"`
-	Current  json.RawMessage `json:"current"`
-	Previous json.RawMessage `json:"previous"`
-	Event    scalar          `json:"event"`
+// Pipedrive's won and lost are a deal's status, not a stage: "Mark as
+// won" sets status (and won_time) and leaves stage_id as it was. A change
+// of status to one of them is a change to the CRM stage id of that name,
+// which a Pipedrive connection's stage table always lists (StatusStages).
+const (
+	StatusWon  = "won"
+	StatusLost = "lost"
+)
+
+// pipedriveDeal is what a delivery says of a deal (v2's data or previous,
+// v1's current or previous), read field by field: types are loose (ids
+// are strings in v2's meta and numbers elsewhere), and v2's previous
+// holds only the fields that changed.
+type pipedriveDeal map[string]json.RawMessage
+
+func (d pipedriveDeal) get(field string) string { return string(get(d, field)) }
+
+func (d pipedriveDeal) has(field string) bool {
+	_, ok := d[field]
+	return ok
 }
 
-// pipedriveDeal is what a delivery says of a deal.
-type pipedriveDeal struct {
-	ID       scalar `json:"id"`
-	StageID  scalar `json:"stage_id"`
-	PersonID scalar `json:"person_id"`
-	Value    scalar `json:"value"`
-	Currency scalar `json:"currency"`
+// pipedriveDelivery is one delivery, of either version, as the rest of
+// the reading needs it.
+type pipedriveDelivery struct {
+	body []byte
+	// created: the deal is new (v2 create, v1 added), or the delivery
+	// has no previous to compare with.
+	created     bool
+	cur, before pipedriveDeal
+	// id is the deal's id when its data lacks one (meta's).
+	id string
+	// eventID is the sender's own id of the event (v2 meta.id).
+	eventID string
+	// eventTime is when Pipedrive says the event happened (meta), as
+	// written; "" when it does not.
+	eventTime, eventField string
 }
 
-func parsePipedrive(body []byte) ([]Change, int, error) {
-	var b pipedriveBody
-	if err := json.Unmarshal(body, &b); err != nil {
-		return nil, 0, fmt.Errorf("not a Pipedrive webhook: %w", err)
+func parsePipedrive(body []byte) ([]Change, int) {
+	m := members(body)
+	if m == nil {
+		return []Change{attention(body, "Pipedrive posts one JSON object, with meta and data (webhooks v2) or current (v1)")}, 0
 	}
+	meta := members(m["meta"])
 	switch {
-	case strings.HasPrefix(string(b.Meta.Version), "2") || isObject(b.Data) && !isObject(b.Current):
-		return pipedriveV2(b, body)
-	case isObject(b.Current) || isObject(b.Previous) || b.Event != "" || b.Meta.Object != "":
-		return pipedriveV1(b, body)
+	case strings.HasPrefix(string(get(meta, "version")), "2") || isObject(m["data"]) && !isObject(m["current"]):
+		return pipedriveV2(body, meta, m)
+	case isObject(m["current"]) || isObject(m["previous"]) || get(m, "event") != "" || get(meta, "object") != "":
+		return pipedriveV1(body, meta, m)
 	}
-	return nil, 0, errors.New("not a Pipedrive webhook: no meta with data (v2) or current (v1)")
+	return []Change{attention(body, "not a Pipedrive webhook: no meta with data (v2) or current (v1)")}, 0
 }
 
-// pipedriveV2: a deal's change whose previous holds stage_id (previous
-// holds only the fields that changed), or a deal created.
-func pipedriveV2(b pipedriveBody, body []byte) ([]Change, int, error) {
-	if b.Meta.Entity != "deal" {
-		return nil, 1, nil
+// pipedriveV2 reads a v2 delivery (meta, data, previous): a deal created,
+// or changed with previous holding its status or stage_id.
+func pipedriveV2(body []byte, meta, m map[string]json.RawMessage) ([]Change, int) {
+	entity, action := string(get(meta, "entity")), string(get(meta, "action"))
+	switch {
+	case entity == "" || action == "":
+		return []Change{attention(body, "a Pipedrive webhooks v2 delivery without meta.entity or meta.action")}, 0
+	case entity != "deal" || action == "delete":
+		return nil, 1
+	case action != "create" && action != "change":
+		return []Change{attention(body, "Pipedrive action %s is not one leadsignal reads (create, change, delete)", quote(action))}, 0
 	}
-	switch b.Meta.Action {
-	case "create":
-	case "change":
-		var prev map[string]json.RawMessage
-		if !isObject(b.Previous) || json.Unmarshal(b.Previous, &prev) != nil {
-			return nil, 1, nil
-		}
-		if _, ok := prev["stage_id"]; !ok {
-			return nil, 1, nil
-		}
-	default:
-		return nil, 1, nil
-	}
-	var d pipedriveDeal
-	if err := json.Unmarshal(b.Data, &d); err != nil {
-		return nil, 0, fmt.Errorf("pipedrive data: %w", err)
-	}
-	at, err := parseTime(string(b.Meta.Timestamp))
-	if err != nil {
-		return nil, 0, fmt.Errorf("pipedrive meta.timestamp: %w", err)
-	}
-	key := "v2:" + string(b.Meta.ID)
-	if b.Meta.ID == "" {
-		// Pipedrive sends meta.id with every v2 event; without it only the
-		// body tells a redelivery apart.
-		key = "v2:body:" + bodyHash(body)
-	}
-	ch, err := pipedriveChange(d, key, at, body)
-	if err != nil {
-		return nil, 0, err
-	}
-	return []Change{ch}, 0, nil
+	// A change without previous (which Pipedrive sends, but a relay may
+	// drop) is read like a deal created: its status or stage as it is.
+	d := pipedriveDelivery{body: body, created: action == "create" || !isObject(m["previous"]),
+		cur: members(m["data"]), before: members(m["previous"]), id: string(get(meta, "entity_id")),
+		eventID: string(get(meta, "id")), eventTime: string(get(meta, "timestamp")), eventField: "meta.timestamp"}
+	return d.change()
 }
 
-// pipedriveV1: a deal updated whose stage_id differs from previous's, or
-// added. v1 has no event id: the key is the webhook, the object and the
-// time in microseconds.
-func pipedriveV1(b pipedriveBody, body []byte) ([]Change, int, error) {
-	action, object := string(b.Meta.Action), string(b.Meta.Object)
-	if a, o, ok := strings.Cut(string(b.Event), "."); ok {
+// pipedriveV1 reads a v1 delivery (meta, current, previous, event): a deal
+// added, or updated with a status or stage_id other than previous's.
+func pipedriveV1(body []byte, meta, m map[string]json.RawMessage) ([]Change, int) {
+	action, object := string(get(meta, "action")), string(get(meta, "object"))
+	if a, o, ok := strings.Cut(string(get(m, "event")), "."); ok {
 		if action == "" {
 			action = a
 		}
@@ -108,81 +96,129 @@ func pipedriveV1(b pipedriveBody, body []byte) ([]Change, int, error) {
 			object = o
 		}
 	}
-	if object != "deal" || action != "updated" && action != "added" {
-		return nil, 1, nil
+	switch {
+	case object == "" || action == "":
+		return []Change{attention(body, "a Pipedrive webhooks v1 delivery without meta.action and meta.object (or event)")}, 0
+	case object != "deal" || action == "deleted" || action == "merged":
+		return nil, 1
+	case action != "added" && action != "updated":
+		return []Change{attention(body, "Pipedrive action %s is not one leadsignal reads (added, updated, merged, deleted)", quote(action))}, 0
 	}
-	var cur, prev pipedriveDeal
-	if err := json.Unmarshal(orNull(b.Current), &cur); err != nil {
-		return nil, 0, fmt.Errorf("pipedrive current: %w", err)
-	}
-	if err := json.Unmarshal(orNull(b.Previous), &prev); err != nil {
-		return nil, 0, fmt.Errorf("pipedrive previous: %w", err)
-	}
-	if action == "updated" && cur.StageID == prev.StageID {
-		return nil, 1, nil
-	}
-	if cur.ID == "" {
-		cur.ID = b.Meta.ID
-	}
-	at, err := pipedriveV1Time(b.Meta.TimestampMicro, b.Meta.Timestamp)
-	if err != nil {
-		return nil, 0, err
-	}
-	key := "v1:" + string(b.Meta.WebhookID) + ":" + string(b.Meta.ID) + ":" + string(b.Meta.TimestampMicro)
-	ch, err := pipedriveChange(cur, key, at, body)
-	if err != nil {
-		return nil, 0, err
-	}
-	return []Change{ch}, 0, nil
-}
-
-// pipedriveV1Time is meta.timestamp_micro when given, else meta.timestamp.
-func pipedriveV1Time(micro, ts scalar) (time.Time, error) {
-	if micro != "" {
-		us, err := strconv.ParseInt(string(micro), 10, 64)
-		if err != nil || us <= 0 {
-			return time.Time{}, fmt.Errorf("pipedrive meta.timestamp_micro %q is not microseconds", micro)
+	d := pipedriveDelivery{body: body, cur: members(m["current"]), before: members(m["previous"]), id: string(get(meta, "id"))}
+	d.created = action == "added" || d.before == nil
+	// v1 has no event id; its time is the event's, to the microsecond
+	// when it says so.
+	if us := string(get(meta, "timestamp_micro")); us != "" {
+		n, err := strconv.ParseInt(us, 10, 64)
+		if err != nil || n <= 0 {
+			return []Change{attention(body, "Pipedrive meta.timestamp_micro %s is not microseconds", quote(us))}, 0
 		}
-		return time.UnixMicro(us).UTC(), nil
+		d.eventTime, d.eventField = time.UnixMicro(n).UTC().Format(time.RFC3339Nano), "meta.timestamp_micro"
+	} else {
+		d.eventTime, d.eventField = string(get(meta, "timestamp")), "meta.timestamp"
 	}
-	at, err := parseTime(string(ts))
-	if err != nil {
-		return time.Time{}, fmt.Errorf("pipedrive meta.timestamp: %w", err)
-	}
-	return at, nil
+	return d.change()
 }
 
-func pipedriveChange(d pipedriveDeal, key string, at time.Time, body []byte) (Change, error) {
-	if d.ID == "" || d.StageID == "" {
-		return Change{}, errors.New("pipedrive deal without id or stage_id")
+// change is the change a deal's delivery makes: its status to won or lost
+// (what Meta must learn, even when stage_id changed too), else its stage;
+// none (ignored) when neither changed. Its time is won_time or lost_time
+// for a status, else Pipedrive's time of the event, else the deal's
+// stage_change_time or update_time; without previous, the deal's own time
+// of its stage comes first, since the event may be a later edit.
+func (d pipedriveDelivery) change() ([]Change, int) {
+	cur, before := d.cur, d.before
+	status := cur.get("status")
+	var field, from, to string
+	var times []string // "" is the event's time
+	switch {
+	case (status == StatusWon || status == StatusLost) && (d.created || before.has("status") && before.get("status") != status):
+		field, from, to = "status", before.get("status"), status
+		times = []string{status + "_time", "update_time", ""}
+	case d.created || before.has("stage_id") && before.get("stage_id") != cur.get("stage_id"):
+		field, from, to = "stage", before.get("stage_id"), cur.get("stage_id")
+		times = []string{"", "stage_change_time", "update_time"}
+		if d.created {
+			times = []string{"stage_change_time", "", "update_time"}
+		}
+	default:
+		return nil, 1
 	}
-	// A value that is not a number is left out rather than refusing
-	// the stage change: the worker asks the API when it needs one.
-	value, _ := parseValue(string(d.Value))
-	return Change{
+	id := cur.get("id")
+	if id == "" {
+		id = d.id
+	}
+	switch {
+	case id == "":
+		return []Change{attention(d.body, "a Pipedrive deal change without the deal's id")}, 0
+	case to == "":
+		return []Change{attention(d.body, "Pipedrive deal %s changed without a stage_id", quote(id))}, 0
+	}
+	var at, event time.Time
+	for _, f := range times {
+		text, name := cur.get(f), f
+		if f == "" {
+			text, name = d.eventTime, d.eventField
+		}
+		if text == "" || f != "" && !at.IsZero() {
+			continue
+		}
+		t, err := parseTime(text)
+		if err != nil {
+			return []Change{attention(d.body, "Pipedrive %s: %v", name, err)}, 0
+		}
+		if f == "" {
+			event = t
+		}
+		if at.IsZero() {
+			at = t
+		}
+	}
+	key := "v2:" + d.eventID
+	if d.eventID == "" {
+		// No event id (v1, or a v2 body without its optional meta.id):
+		// the change itself, so that two changes of one deal never share
+		// a key, and a retry, or a later edit of a deal delivered without
+		// previous, shares its change's. Its time is the event's, the most
+		// precise, when previous says what this event changed.
+		when := at
+		if !d.created && !event.IsZero() {
+			when = event
+		}
+		key = "deal:" + id + ":" + field + ":" + from + ">" + to + ":" + timeKey(when)
+		if when.IsZero() {
+			// Not even a time: the deal as it is now, which a retry
+			// repeats and the next change alters.
+			key += hashWithout(cur)
+		}
+	}
+	// A value that is not a number is left out rather than refusing the
+	// stage change: the worker asks the API when it needs one.
+	value, _ := parseValue(cur.get("value"))
+	return []Change{{
 		Key:        key,
-		Body:       bytes.Clone(bytes.TrimSpace(body)),
-		ObjectID:   string(d.ID),
-		StageID:    string(d.StageID),
+		Body:       bytes.Clone(bytes.TrimSpace(d.body)),
+		ObjectID:   id,
+		StageID:    to,
 		OccurredAt: at,
-		PersonID:   string(d.PersonID),
+		PersonID:   cur.get("person_id"),
 		Value:      value,
-		Currency:   string(d.Currency),
-	}, nil
+		Currency:   cur.get("currency"),
+	}}, 0
+}
+
+// timeKey is a time as a key writes it; "" for none.
+func timeKey(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // isObject reports whether raw is a JSON object.
 func isObject(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) > 0 && raw[0] == '{'
-}
-
-// orNull is raw, or null when absent.
-func orNull(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return json.RawMessage("null")
-	}
-	return raw
 }
 
 func bodyHash(b []byte) string {

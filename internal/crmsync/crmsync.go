@@ -219,7 +219,9 @@ func (r *round) connection(ctx context.Context, id int64) *connection {
 		return c
 	}
 	c.stages = make(map[string]models.CRMStage, len(stages))
-	for _, s := range stages {
+	// Pipedrive's won and lost rows are there even before they are
+	// stored: won means the account's won stage until mapped otherwise.
+	for _, s := range crm.WithStatusStages(crm.Kind(c.Kind), stages) {
 		c.stages[s.CRMStageID] = s
 	}
 	if c.APITokenSealed != "" {
@@ -266,6 +268,10 @@ func (r *round) prepare(ctx context.Context, wk *work) bool {
 		return false
 	}
 	ch := changes[0]
+	if ch.Problem != "" {
+		r.needsAttention(d, ch.Problem)
+		return false
+	}
 	stage, ok := r.stage(ctx, c, ch.StageID)
 	if !ok {
 		r.waitForMapping(d, fmt.Sprintf("%s stage %q is not mapped to one of the account's stages: map it on the connection's page", kind.Title(), ch.StageID))
@@ -330,7 +336,7 @@ func (r *round) see(ctx context.Context, c *connection, id string) {
 func (r *round) change(wk *work) decide.Change {
 	kind := crm.Kind(wk.conn.Kind)
 	c := decide.Change{Keys: wk.keys, Stage: wk.stage, OccurredAt: wk.d.OccurredAt, Value: wk.value, Currency: wk.currency,
-		Origin: decide.FromCRM}
+		Origin: decide.FromCRM, Via: models.ViaCRM, ViaID: &wk.d.ID}
 	if kind != crm.Generic {
 		c.Source = kind.Title()
 	}

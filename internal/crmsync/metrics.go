@@ -12,13 +12,13 @@ import (
 
 // RegisterMetrics reports the CRM inbox at each scrape:
 // leadsignal_crm_deliveries_waiting by what the deliveries wait for (new:
-// not tried yet; lead, mapping, crm). Read from the database, it is the
+// not tried yet; lead, mapping, crm, attention). Read from the database, it is the
 // same on every replica; a mapping or crm count that does not fall is a
 // connection to look at.
 func RegisterMetrics(reg prometheus.Registerer, s *store.Store) {
 	reg.MustRegister(&waitingCollector{store: s,
 		desc: prometheus.NewDesc("leadsignal_crm_deliveries_waiting",
-			"CRM deliveries waiting, by what they wait for: new (not tried yet), lead, mapping or crm.", []string{"waiting_for"}, nil)})
+			"CRM deliveries waiting, by what they wait for: new (not tried yet), lead, mapping, crm or attention.", []string{"waiting_for"}, nil)})
 }
 
 type waitingCollector struct {
@@ -38,7 +38,8 @@ func (c *waitingCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	// Each label is reported, zero too, so that an alert on one sees it
 	// fall back to 0.
-	for label, key := range map[string]string{"new": "", "lead": models.WaitingLead, "mapping": models.WaitingMapping, "crm": models.WaitingCRM} {
+	for label, key := range map[string]string{"new": "", "lead": models.WaitingLead, "mapping": models.WaitingMapping, "crm": models.WaitingCRM,
+		"attention": models.WaitingAttention} {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n[key]), label)
 	}
 }

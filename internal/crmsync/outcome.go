@@ -31,6 +31,15 @@ func (r *round) waitForMapping(d *models.CRMDelivery, reason string) {
 	d.NextTryAt = r.now.Add(24 * time.Hour)
 }
 
+// needsAttention keeps a delivery whose body cannot become a stage change
+// (crm.Change.Problem) for a person to look at, with why. It is read again
+// daily, and at once when the connection is saved or a person retries it:
+// a fixed field mapping, or a newer leadsignal, may read it.
+func (r *round) needsAttention(d *models.CRMDelivery, reason string) {
+	d.Status, d.WaitingFor, d.Reason = models.DeliveryWaiting, models.WaitingAttention, reasonText(reason)
+	d.NextTryAt = r.now.Add(24 * time.Hour)
+}
+
 func (r *round) giveUp(d *models.CRMDelivery, reason string) {
 	d.Status, d.WaitingFor, d.Reason = models.DeliveryGaveUp, "", reasonText(reason)
 }

@@ -35,7 +35,7 @@ func check(acc accountState, c *Change, now time.Time) *Refusal {
 	switch {
 	case c.Origin == FromPerson && marker:
 	case c.Origin == FromPerson:
-		i := stagePosition(acc.stages, c.Stage)
+		i := acc.names.Index(c.Stage)
 		if i < 0 {
 			return invalid("stage", "choose one of the account's stages")
 		}
@@ -44,7 +44,9 @@ func check(acc accountState, c *Change, now time.Time) *Refusal {
 		if msg := name.StageProblem(c.Stage); msg != "" {
 			return invalid("stage", "stage: %s", msg)
 		}
-		if i := stagePosition(acc.stages, c.Stage); i >= 0 {
+		// A stage by its name or an alias is recorded by its name; a label
+		// that names none is recorded as it came, and sends nothing.
+		if i := acc.names.Index(c.Stage); i >= 0 {
 			c.Stage = acc.stages[i].Name
 		}
 	}
@@ -90,12 +92,13 @@ func check(acc accountState, c *Change, now time.Time) *Refusal {
 }
 
 // checkLead checks c against its lead l and the account's rules: a change
-// cannot come before its lead, and a Purchase that takes its value from
-// the change needs one (ChangeProblem).
+// cannot come before its lead (but a CRM's, and a date with no time on
+// the lead's own day, are taken as just after it), and a Purchase that
+// takes its value from the change needs one (ChangeProblem).
 func checkLead(acc accountState, l models.Lead, c *Change) *Refusal {
 	first := l.CreatedAt.UTC().Truncate(time.Second)
 	if c.OccurredAt.Before(first) {
-		if c.Origin != FromCRM {
+		if c.Origin != FromCRM && !(c.DateOnly && sameDay(c.OccurredAt, l.CreatedAt, acc.Timezone)) {
 			return &Refusal{Code: BeforeLead, Field: "occurred_at",
 				Message: fmt.Sprintf("occurred_at is before the lead was captured (%s): a stage change cannot come first",
 					l.CreatedAt.UTC().Format(time.RFC3339))}
@@ -109,6 +112,18 @@ func checkLead(acc accountState, l models.Lead, c *Change) *Refusal {
 		return &Refusal{Code: ValueRequired, Field: "value", Message: msg}
 	}
 	return nil
+}
+
+// sameDay reports whether times a and b fall on one day in the zone tz
+// (the account's; UTC when unknown).
+func sameDay(a, b time.Time, tz string) bool {
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		loc = time.UTC
+	}
+	ay, am, ad := a.In(loc).Date()
+	by, bm, bd := b.In(loc).Date()
+	return ay == by && am == bm && ad == bd
 }
 
 // notFound is the refusal of a change whose keys find no lead: the field

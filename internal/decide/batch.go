@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -65,6 +66,8 @@ type accountState struct {
 	datasets []models.Dataset
 	rules    []models.SendRule
 	stages   []models.Stage
+	// names finds a stage by its name, an alias or a CRM label.
+	names name.Stages
 }
 
 // leadState is a lead of a batch as the batch's changes so far leave it.
@@ -96,7 +99,8 @@ func (d *Decider) decideAll(ctx context.Context, accountID int64, cs []Change, o
 	if err != nil {
 		return 0, err
 	}
-	acc := accountState{Account: read.Account, datasets: read.Datasets, rules: read.Rules, stages: read.Stages}
+	acc := accountState{Account: read.Account, datasets: read.Datasets, rules: read.Rules, stages: read.Stages,
+		names: name.NewStages(read.Stages, read.CRMLabels)}
 	states := make(map[int64]*leadState, len(read.Leads))
 	for _, l := range read.Leads {
 		if states[l.ID] != nil {
@@ -135,10 +139,12 @@ func (d *Decider) decideAll(ctx context.Context, accountID int64, cs []Change, o
 			continue
 		}
 		if o.Refused = checkLead(acc, st.lead, &c); o.Refused != nil {
+			o.Lead = st.lead
 			continue
 		}
+		o.Unmapped = c.Stage != models.StageJunk && c.Stage != models.StageNotJunk && acc.names.Index(c.Stage) < 0
 		sc := models.StageChange{AccountID: acc.ID, LeadID: st.lead.ID, Stage: c.Stage, OccurredAt: c.OccurredAt, Value: c.Value,
-			Currency: c.Currency, ChangeID: c.ChangeID, UserID: c.UserID, Source: c.Source}
+			Currency: c.Currency, ChangeID: c.ChangeID, UserID: c.UserID, Source: c.Source, Via: c.Via, ViaID: c.ViaID, ViaRow: c.ViaRow}
 		if same, k := st.same(sc, recorded); same != nil || k >= 0 {
 			o.Replayed = true
 			if same != nil {
@@ -152,7 +158,7 @@ func (d *Decider) decideAll(ctx context.Context, accountID int64, cs []Change, o
 		in := Input{Account: acc.Account, Datasets: acc.datasets, Rules: acc.rules, Lead: lead, Keys: st.keys, Events: st.events}
 		ch := changes(d.Matchers.Decide(in))
 		if sc.Stage != models.StageJunk && sc.Stage != models.StageNotJunk {
-			ch.Stage = d.Matchers.StageEvents(in, StageInput{Change: sc, Stages: acc.stages, Reached: reached(st.history), Now: now})
+			ch.Stage = d.Matchers.StageEvents(in, StageInput{Change: sc, Stages: acc.stages, Reached: reached(acc.names, st.history), Now: now})
 		}
 		pend.number(ch)
 		slot[i] = len(recorded)
@@ -340,11 +346,14 @@ func (st *leadState) apply(c models.StageChange, after models.Lead, ch store.Eve
 
 // reached are the stages of a lead's history, junk markers aside,
 // lower-cased.
-func reached(history []models.StageChange) map[string]bool {
+func reached(names name.Stages, history []models.StageChange) map[string]bool {
 	out := make(map[string]bool, len(history))
 	for _, c := range history {
 		if c.Stage != models.StageJunk && c.Stage != models.StageNotJunk {
-			out[strings.ToLower(c.Stage)] = true
+			// A change recorded under a label that has since become an
+			// alias reached that alias's stage.
+			stage, _ := names.Resolve(c.Stage)
+			out[strings.ToLower(stage)] = true
 		}
 	}
 	return out

@@ -45,8 +45,13 @@ type Change struct {
 	Keys       []store.LeadKey
 	Stage      string
 	OccurredAt time.Time
-	Value      *float64
-	Currency   string
+	// DateOnly: OccurredAt is a day with no time of day (its midnight in
+	// the account's zone), as a CSV export may write it. On the lead's
+	// own day it is recorded just after the lead, never refused as
+	// before it.
+	DateOnly bool
+	Value    *float64
+	Currency string
 	// ChangeID is the sender's own key of the change; without it a change
 	// is known by its lead, stage and time.
 	ChangeID *string
@@ -55,12 +60,20 @@ type Change struct {
 	// Source is the CRM's name for Meta's lead_event_source, "" for the
 	// account's CRM name.
 	Source string
+	// Origin is the kind of sender, which decides what may be fixed up
+	// (a CRM's clock) and what a person may set.
 	Origin Origin
+	// Via, ViaID and ViaRow say where the change came from, kept with it
+	// for the lead page (models.StageChange.Via).
+	Via    string
+	ViaID  *int64
+	ViaRow *int
 }
 
 // Outcome is what became of one Change: recorded, replayed, or refused.
 type Outcome struct {
-	// Lead is the lead as the change left it.
+	// Lead is the lead as the change left it; for a change refused
+	// against its lead (before it, say), the lead as it is.
 	Lead models.Lead
 	// Change is the change as recorded (its ID set unless dry), or for a
 	// replay the change recorded before.
@@ -72,6 +85,10 @@ type Outcome struct {
 	// Replayed: the change was recorded before (its change_id, or its
 	// stage and time); nothing was queued now.
 	Replayed bool
+	// Unmapped: the change's stage is none of the account's stages by
+	// name, alias or CRM label; it is recorded under its label as it came
+	// and sends nothing until the label becomes an alias.
+	Unmapped bool
 	// Refused says why the change was not recorded; nil when it was.
 	Refused *Refusal
 	// Datasets are the account's datasets as the batch read them: those

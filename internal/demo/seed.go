@@ -203,7 +203,7 @@ func (d *Demo) captureOne(ctx context.Context, req capture.Request, now time.Tim
 
 // stageChange is change c of lead leadID, as the stage API would send it.
 func stageChange(acc models.Account, leadID int64, c Change) decide.Change {
-	sc := decide.Change{Keys: decide.ByID(leadID), Stage: c.Stage, OccurredAt: c.At, Value: c.Value}
+	sc := decide.Change{Keys: decide.ByID(leadID), Stage: c.Stage, OccurredAt: c.At, Value: c.Value, Via: models.ViaDemo}
 	if c.Value != nil {
 		sc.Currency = acc.Currency
 	}

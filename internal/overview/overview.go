@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -13,8 +14,25 @@ import (
 // Stage is one of an account's stages, in funnel order, with the event
 // names of its enabled mappings (none: the stage is not mapped).
 type Stage struct {
-	Name   string
-	Events []string
+	Name string
+	// Aliases are the stage's other labels: changes recorded under one,
+	// even before it became an alias, count as the stage.
+	Aliases []string
+	Events  []string
+}
+
+// Is reports whether label (a stage as a change wrote it) names the
+// stage: its name or one of its aliases, compared as the recorder compares
+// them (name.StageKey).
+func (s Stage) Is(label string) bool {
+	k := name.StageKey(label)
+	if k == "" {
+		return false
+	}
+	if name.StageKey(s.Name) == k {
+		return true
+	}
+	return slices.ContainsFunc(s.Aliases, func(a string) bool { return name.StageKey(a) == k })
 }
 
 // Mapped reports whether the stage sends an event.
@@ -24,7 +42,7 @@ func (s Stage) Mapped() bool { return len(s.Events) > 0 }
 func Stages(stages []models.Stage, rules []models.SendRule) []Stage {
 	out := make([]Stage, len(stages))
 	for i, st := range stages {
-		out[i].Name = st.Name
+		out[i].Name, out[i].Aliases = st.Name, st.Aliases
 		for _, r := range rules {
 			if r.Enabled && store.IsStageMapping(r, st.Name) && !slices.Contains(out[i].Events, r.EventName) {
 				out[i].Events = append(out[i].Events, r.EventName)
@@ -45,10 +63,10 @@ func Mapped(stages []Stage) []Stage {
 	return out
 }
 
-// position is the index of stage name in stages, ignoring case as stage
-// changes find their stage; -1 when it is none of them.
-func position(stages []Stage, name string) int {
-	return slices.IndexFunc(stages, func(s Stage) bool { return strings.EqualFold(s.Name, name) })
+// position is the index of the stage that label names in stages (Is);
+// -1 when it is none of them.
+func position(stages []Stage, label string) int {
+	return slices.IndexFunc(stages, func(s Stage) bool { return s.Is(label) })
 }
 
 // Qualified is the index of the stage that counts as qualified (the
@@ -136,11 +154,11 @@ func Sum(c store.Counts, span int, stages []Stage) Figures {
 // Median is the median time from capture to a change to stage among the
 // stage changes of span, to the whole hour (the middle of its hour); ok is
 // false when there are none.
-func Median(c store.Counts, span int, stage string) (d time.Duration, ok bool) {
+func Median(c store.Counts, span int, stage Stage) (d time.Duration, ok bool) {
 	var rows []store.StageDelay
 	var total int64
 	for _, r := range c.Stages {
-		if r.Span == span && strings.EqualFold(r.Stage, stage) {
+		if r.Span == span && stage.Is(r.Stage) {
 			rows = append(rows, r)
 			total += r.N
 		}

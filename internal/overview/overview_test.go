@@ -43,10 +43,10 @@ func TestMedian(t *testing.T) {
 		{Stage: "won", Hours: 1, N: 9}, {Span: 1, Stage: "qualified", Hours: 0, N: 50},
 	}}
 	// 2, 2, 5, 30: the second of four is at 2 hours.
-	if d, ok := Median(c, 0, "qualified"); !ok || d != 2*time.Hour+30*time.Minute {
+	if d, ok := Median(c, 0, Stage{Name: "qualified"}); !ok || d != 2*time.Hour+30*time.Minute {
 		t.Errorf("median = %v, %v; want 2.5 h", d, ok)
 	}
-	if _, ok := Median(c, 0, "booked"); ok {
+	if _, ok := Median(c, 0, Stage{Name: "booked"}); ok {
 		t.Error("median of a stage without changes: want none")
 	}
 }
@@ -123,5 +123,24 @@ func TestQualified(t *testing.T) {
 		if got := Qualified(tt.stages); got != tt.want {
 			t.Errorf("Qualified(%v) = %d; want %d", tt.stages, got, tt.want)
 		}
+	}
+}
+
+// Changes recorded under a label before it became an alias count as its
+// stage: in the reached counts, the leads filter and the median.
+func TestLabelsThatBecameAliasesCount(t *testing.T) {
+	ss := []Stage{{Name: "qualified"}, {Name: "won", Aliases: []string{"Closed Won"}, Events: []string{"Purchase"}}}
+	c := store.Counts{Leads: []store.LeadCount{
+		{Stage: "closedwon", N: 3}, {Stage: "Closed-Won", N: 1}, {Stage: "won", N: 2}, {Stage: "Closed Lost", N: 5},
+	}, Stages: []store.StageDelay{{Stage: "CLOSED WON", Hours: 4, N: 1}}}
+	f := Sum(c, 0, ss)
+	if f.Reached[0] != 6 || f.Reached[1] != 6 {
+		t.Errorf("reached = %v; want [6 6]: closedwon, Closed-Won and won are the won stage", f.Reached)
+	}
+	if got := AtOrAfter(ss, "won", []string{"closedwon", "Closed Lost", "won"}); len(got) != 2 {
+		t.Errorf("AtOrAfter(won) = %v; want closedwon and won", got)
+	}
+	if _, ok := Median(c, 0, ss[1]); !ok {
+		t.Error("median of won: want the change under the alias")
 	}
 }

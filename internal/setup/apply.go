@@ -65,9 +65,14 @@ type Summary struct {
 	RulesDeleted int
 	// RulesReordered is true when rules the account kept changed places.
 	RulesReordered bool
-	// StagesAdded counts the stages the stage mappings added to the
-	// account's list.
-	StagesAdded     int
+	// StagesAdded counts the stages the stages section and the stage
+	// mappings added to the account's list.
+	StagesAdded int
+	// StagesChanged counts the stages whose aliases or booking mark the
+	// stages section changed; StagesReordered is true when it changed
+	// their order.
+	StagesChanged   int
+	StagesReordered bool
 	MappingsAdded   int
 	MappingsChanged int
 	MappingsDeleted int
@@ -129,7 +134,9 @@ func plural(n int, word string) string {
 // (ignoring case), seals their secrets from the environment variables the
 // file names, replaces the junk settings when the file has a junk section,
 // replaces the send rules when it has send_rules, and the stage mappings
-// when it has stage_mappings: rules and mappings are found by name
+// when it has stage_mappings (after the stages, when it has stages: their
+// order, aliases and booking stage, store.ArrangeStages, never deleting
+// one): rules and mappings are found by name
 // (ignoring case), created, updated, deleted when their list leaves them
 // out, and put in the file's order; a mapping's stage the account lacks
 // is added to the end of its stages; the sequences when it has
@@ -297,6 +304,12 @@ func (a *applier) run(ctx context.Context, f File) error {
 	}
 	if f.Junk != nil {
 		if err := a.junk(ctx, acc, f.Junk); err != nil {
+			return err
+		}
+	}
+	// Before the send rules: a booking rule sends at the booking stage.
+	if f.Stages != nil {
+		if err := a.stages(ctx, acc.ID, f.Stages); err != nil {
 			return err
 		}
 	}

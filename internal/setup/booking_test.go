@@ -80,7 +80,7 @@ func TestApplyOldBookingRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(b), `"booking"`) {
+		if strings.Contains(string(b), `"mode":"booking"`) {
 			t.Errorf("the export writes mode booking:\n%s", b)
 		}
 		if len(exp.SendRules) != 1 || len(exp.StageMappings) != 1 || exp.StageMappings[0].Name != "Booked calls" || exp.StageMappings[0].Stage != "booked" {

@@ -173,8 +173,8 @@ func (k *known) crmConnection(kind crm.Kind, connName string) (models.CRMConnect
 }
 
 // crmStages lists the stages a connection's stage_ids may name: the
-// account's, then those the file's stage mappings add (mappings apply
-// first); nil when k is nil (nothing known of the account).
+// account's, then those the file's stages and stage mappings add (they
+// apply first); nil when k is nil (nothing known of the account).
 func (f File) crmStages(k *known) []string {
 	if k == nil {
 		return nil
@@ -185,6 +185,11 @@ func (f File) crmStages(k *known) []string {
 	}
 	for _, s := range k.stages {
 		out = append(out, s.Name)
+	}
+	for _, s := range f.Stages {
+		if s.Name != "" && !has(s.Name) {
+			out = append(out, s.Name)
+		}
 	}
 	for _, m := range f.StageMappings {
 		if m.Stage != "" && !has(m.Stage) {

@@ -191,8 +191,9 @@ func (a *applier) envNotRead(path, what, sealed string, source *string, env stri
 
 // crmStageIDs maps the connection's CRM stage ids as ids says (nil: the
 // table is kept), each to the account's stage as the account spells it,
-// and unmaps the ids of its table that ids leaves out. Only what differs
-// is written, one change an id.
+// and unmaps the ids of its table that ids leaves out, but for its status
+// rows (crm.StatusStages: Pipedrive's won and lost), which only a file
+// that names them changes. Only what differs is written, one change an id.
 func (a *applier) crmStageIDs(ctx context.Context, path string, c models.CRMConnection, ids map[string]string, stages []models.Stage) error {
 	if ids == nil {
 		return nil
@@ -202,8 +203,12 @@ func (a *applier) crmStageIDs(ctx context.Context, path string, c models.CRMConn
 		return err
 	}
 	cur := map[string]string{}
-	for _, row := range table {
+	for _, row := range crm.WithStatusStages(crm.Kind(c.Kind), table) {
 		cur[row.CRMStageID] = row.Stage
+	}
+	status := map[string]bool{}
+	for _, row := range crm.StatusStages(crm.Kind(c.Kind)) {
+		status[row.CRMStageID] = true
 	}
 	changed := map[string]string{}
 	for id, stage := range ids {
@@ -212,7 +217,9 @@ func (a *applier) crmStageIDs(ctx context.Context, path string, c models.CRMConn
 		}
 	}
 	for id, stage := range cur {
-		if _, ok := ids[id]; !ok && stage != "" {
+		// A file written before Pipedrive's won and lost were read names
+		// neither: they keep their mapping (won: the won stage).
+		if _, ok := ids[id]; !ok && stage != "" && !status[id] {
 			changed[id] = ""
 		}
 	}
@@ -299,7 +306,7 @@ func exportCRM(ctx context.Context, s *store.Store, cs []models.CRMConnection, p
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, row := range table {
+		for _, row := range crm.WithStatusStages(kind, table) {
 			if row.Stage != "" {
 				spec.StageIDs[row.CRMStageID] = row.Stage
 			}

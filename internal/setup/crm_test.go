@@ -529,7 +529,8 @@ func TestExportCRMRoundTrip(t *testing.T) {
 				StageIDs: map[string]string{"appointmentscheduled": "booked", "closedwon": "won"},
 				URL:      "https://leads.example.com/hooks/hubspot/" + sales.Token},
 			{Kind: crm.Pipedrive, Name: "Deals", SecretEnv: "PIPEDRIVE_SECRET_DEALS", APITokenEnv: "PIPEDRIVE_API_TOKEN_DEALS",
-				StageIDs: map[string]string{"7": "won"}, URL: "https://leads.example.com/hooks/pipedrive/" + ui.Token},
+				// won: Pipedrive's won status, mapped to the won stage by default.
+				StageIDs: map[string]string{"7": "won", "won": "won"}, URL: "https://leads.example.com/hooks/pipedrive/" + ui.Token},
 		}
 		if !reflect.DeepEqual(f.CRMConnections, want) {
 			t.Errorf("exported crm_connections =\n%+v\nwant\n%+v", f.CRMConnections, want)

@@ -19,7 +19,8 @@ import (
 // they are the defaults. Send rules appear in their order, with their
 // datasets by name, and always as a list (empty when the account has
 // none), so that applying the export elsewhere leaves exactly these rules;
-// the stage mappings likewise, apart from the send rules, numbered in
+// the stages in their order with their aliases and booking stage; the
+// stage mappings likewise, apart from the send rules, numbered in
 // their order; the sequences, with their datasets by name; and the CRM
 // connections, with their mapped stage ids and their hook URLs, absolute
 // with publicURL (LEADSIGNAL_PUBLIC_URL) when it is set, else paths.
@@ -114,6 +115,11 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 		}
 		f.SendRules = append(f.SendRules, ruleSpecOf(r, spec, names[r.DatasetID]))
 	}
+	ss, err := s.Stages(ctx, acc.ID)
+	if err != nil {
+		return File{}, nil, fmt.Errorf("setup: export: %w", err)
+	}
+	f.Stages = exportStages(ss)
 	if f.StageMappings, err = exportMappings(rs, names); err != nil {
 		return File{}, nil, fmt.Errorf("setup: export: %w", err)
 	}

@@ -27,6 +27,11 @@ type File struct {
 	// in this order; an empty list deletes them all. Absent (nil), the
 	// rules are kept. Stage mappings are not among them.
 	SendRules []RuleSpec `json:"send_rules,omitzero"`
+	// Stages, when present (not nil), is the account's stage list in its
+	// order, with each stage's aliases and the booking stage; a stage the
+	// list leaves out stays, after the listed ones (a setup file never
+	// deletes a stage). Absent (nil), the stages are kept.
+	Stages []StageSpec `json:"stages,omitzero"`
 	// StageMappings, when present (not nil), replaces the account's stage
 	// mappings (send rules of mode stage), in the order of their Order; an
 	// empty list deletes them all. Absent (nil), the mappings are kept.
@@ -212,6 +217,8 @@ func Decode(r io.Reader) (File, []Problem) {
 			f.Junk = d.junk(m.key, m.value)
 		case "send_rules":
 			f.SendRules = d.rules(m.key, m.value)
+		case "stages":
+			f.Stages = d.stages(m.key, m.value)
 		case "stage_mappings":
 			f.StageMappings = d.mappings(m.key, m.value)
 		case "sequences":
@@ -222,7 +229,7 @@ func Decode(r io.Reader) (File, []Problem) {
 			if later[m.key] {
 				d.add(m.key, "not supported by this version of leadsignal yet")
 			} else {
-				d.add(m.key, "unknown field; the file has account, datasets, junk, send_rules, stage_mappings, sequences and crm_connections")
+				d.add(m.key, "unknown field; the file has account, datasets, junk, send_rules, stages, stage_mappings, sequences and crm_connections")
 			}
 		}
 	}

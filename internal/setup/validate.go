@@ -173,6 +173,21 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 		add("junk."+string(sig), "%s", jp[sig])
 	}
 
+	var stages []models.Stage
+	if k != nil {
+		stages = k.stages
+	}
+	if f.Stages != nil {
+		ps = append(ps, f.stageProblems(stages)...)
+		if k != nil {
+			// The file's booking rules send at the booking stage its
+			// stages leave.
+			kk := *k
+			_, kk.hasBookingStage = store.BookingStage(stageList(f.Stages, k.stages))
+			k = &kk
+		}
+	}
+
 	refs := &datasetRefs{inFile: firstByName, datasets: f.Datasets, k: k}
 	firstRule := map[string]int{}
 	rules := make([]models.SendRule, len(f.SendRules))
@@ -443,6 +458,7 @@ func (f File) clean() File {
 		}
 		f.SendRules = rs
 	}
+	f.Stages = cleanStages(f.Stages)
 	f.StageMappings = cleanMappings(f.StageMappings)
 	f.Sequences = cleanSequences(f.Sequences)
 	f.CRMConnections = cleanCRM(f.CRMConnections)

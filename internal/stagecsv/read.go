@@ -13,8 +13,9 @@ import (
 // Limits of one upload: a file larger or longer is refused whole, with the
 // limit named, before anything is read into rows.
 const (
-	MaxBytes = 20 << 20
-	MaxRows  = 100_000
+	MaxBytes   = 20 << 20
+	MaxRows    = 100_000
+	MaxColumns = 500
 )
 
 // FileError is why a whole file cannot be used; its message is for the
@@ -41,7 +42,8 @@ type File struct {
 
 // Read checks and reads a CSV file. Its error is a *FileError: the file is
 // empty, too large, binary or not UTF-8 (a UTF-8 byte order mark is fine),
-// has no header row or no rows, or more than MaxRows rows. Fields may be
+// has no header row or no rows, more than MaxColumns columns or more than
+// MaxRows rows. Fields may be
 // separated by commas, semicolons or tabs (the first line decides); a row
 // shorter than the header has empty cells at its end; a row whose cells are
 // all empty is skipped. A quote that is never closed, or one inside a cell
@@ -87,6 +89,10 @@ func Read(b []byte) (File, error) {
 	if len(header) < 3 {
 		return f, fileError("The first row names %d column(s) (%q), and a stage change needs at least three: a lead key (like email), the stage and its date. Is the file a CSV separated by commas, semicolons or tabs?",
 			len(header), strings.Join(header, ","))
+	}
+	if len(header) > MaxColumns {
+		return f, fileError("The first row names %s columns; an upload reads at most %d. Export only the columns it needs (the contact's email or phone, the stage, its dates, the amount and currency) and upload that.",
+			thousands(len(header)), MaxColumns)
 	}
 	if looksLikeData(header) {
 		return f, fileError("The first row holds values (%s), not column names: add a header row naming the columns, like email,stage,occurred_at.", quoteList(header, 3))
@@ -173,7 +179,8 @@ func blank(rec []string) bool {
 // address, a date or a number.
 func looksLikeData(header []string) bool {
 	for _, h := range header {
-		if _, ok := aliases[fold(h)]; ok {
+		// A status name ("Won") is also a value of a stage column.
+		if t, ok := aliases[fold(h)]; ok && t != Status {
 			return false
 		}
 	}

@@ -88,7 +88,7 @@ func TestGuess(t *testing.T) {
 		{"the API's names", "email,stage,occurred_at,value,currency,change_id\na@b.co,won,2026-12-01,1,EUR,x\n", "DE",
 			stagecsv.Mapping{Columns: map[stagecsv.Target]int{"email": 0, "stage": 1, "occurred_at": 2, "value": 3, "currency": 4, "change_id": 5}, DateOrder: "dmy"}},
 		{"CRM export names", "Deal Name,Deal Stage,Close Date,Amount,Currency Code,Email Address,Phone Number\nBig,won,12/01/2026,1,USD,a@b.co,+1 555\n", "US",
-			stagecsv.Mapping{Columns: map[stagecsv.Target]int{"stage": 1, "occurred_at": 2, "value": 3, "currency": 4, "email": 5, "phone": 6}, DateOrder: "mdy"}},
+			stagecsv.Mapping{Columns: map[stagecsv.Target]int{"stage": 1, "won_at": 2, "value": 3, "currency": 4, "email": 5, "phone": 6}, DateOrder: "mdy"}},
 		{"lead id holding Meta's ids", "Lead ID,Lead Status,Date\n123456789012345,won,13/01/2026\n", "US",
 			stagecsv.Mapping{Columns: map[stagecsv.Target]int{"meta_lead_id": 0, "stage": 1, "occurred_at": 2}, DateOrder: "dmy"}},
 		{"lead id holding leadsignal's ids", "Lead ID,Lead Status,Date\n42,won,01/13/2026\n", "FR",
@@ -96,6 +96,16 @@ func TestGuess(t *testing.T) {
 		{"first of a name wins; unknown columns left", "E-mail,Notes,Email,Stage,Deal Value,Timestamp\na,b,c,d,e,f\n", "",
 			stagecsv.Mapping{Columns: map[stagecsv.Target]int{"email": 0, "stage": 3, "value": 4, "occurred_at": 5}, DateOrder: "mdy"}},
 		{"nothing known", "Foo,Bar,Baz\n1,2,3\n", "GB", stagecsv.Mapping{Columns: map[stagecsv.Target]int{}, DateOrder: "dmy"}},
+		{"a status beside a stage is the status", "Email,Stage,Status,Updated\na@b.co,proposal,Won,13/01/2026\n", "US",
+			stagecsv.Mapping{Columns: map[stagecsv.Target]int{"email": 0, "stage": 1, "status": 2, "updated_at": 3}, DateOrder: "dmy"}},
+		{"a status alone is the stage", "Email,Status,Date\na@b.co,qualified,2026-01-13\n", "US",
+			stagecsv.Mapping{Columns: map[stagecsv.Target]int{"email": 0, "stage": 1, "occurred_at": 2}, DateOrder: "mdy"}},
+		{"a contact column with emails, when no email column", "Deal Stage,Associated Contact,Close Date\nwon,Jane Roe (jane@b.co),2026-01-13\n", "US",
+			stagecsv.Mapping{Columns: map[stagecsv.Target]int{"stage": 0, "email": 1, "won_at": 2}, DateOrder: "mdy"}},
+		{"a contact column without emails is left", "Stage,Contact Name,Date\nwon,Jane Roe,2026-01-13\n", "US",
+			stagecsv.Mapping{Columns: map[stagecsv.Target]int{"stage": 0, "occurred_at": 2}, DateOrder: "mdy"}},
+		{"an email column beats a contact column", "Contact,Stage,Date,Email\nJane <jane@b.co>,won,2026-01-13,j@b.co\n", "US",
+			stagecsv.Mapping{Columns: map[stagecsv.Target]int{"stage": 1, "occurred_at": 2, "email": 3}, DateOrder: "mdy"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,6 +130,7 @@ func TestMappingProblems(t *testing.T) {
 		{"complete", stagecsv.Mapping{Columns: map[stagecsv.Target]int{"email": 0, "stage": 1, "occurred_at": 2}, DateOrder: "mdy"}, nil},
 		{"no key, no date", stagecsv.Mapping{Columns: map[stagecsv.Target]int{"stage": 1}, DateOrder: "dmy"},
 			[]string{"finds each row's lead", "date of the change (occurred_at)"}},
+		{"a won date is a date", stagecsv.Mapping{Columns: map[stagecsv.Target]int{"email": 0, "stage": 1, "won_at": 2}, DateOrder: "dmy"}, nil},
 		{"one column twice", stagecsv.Mapping{Columns: map[stagecsv.Target]int{"email": 0, "stage": 1, "occurred_at": 1}, DateOrder: "dmy"},
 			[]string{"“stage” is chosen for both Stage and Date of the change"}},
 		{"out of range, no order", stagecsv.Mapping{Columns: map[stagecsv.Target]int{"email": 0, "stage": 1, "occurred_at": 7}},
@@ -231,68 +242,4 @@ func TestParseNumber(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestRequest(t *testing.T) {
-	m := stagecsv.Mapping{Columns: map[stagecsv.Target]int{"id": 0, "email": 1, "stage": 2, "occurred_at": 3, "value": 4, "currency": 5, "change_id": 6},
-		DateOrder: stagecsv.DayFirst}
-	str := func(s string) *string { return &s }
-	num := func(v float64) *float64 { return &v }
-	id := func(v int64) *int64 { return &v }
-	tests := []struct {
-		name    string
-		row     []string
-		want    string // the request's fields, printed
-		problem string
-	}{
-		{"every cell", []string{"7", " A@B.co ", "Won", "01/12/2026 14:03", "1.200,50", "eur", "c-1"},
-			show(id(7), str("A@B.co"), "Won", "2026-12-01T14:03:00Z", num(1200.5), "eur", str("c-1")), ""},
-		{"empty cells left out", []string{"", "a@b.co", "won", "2026-12-01", "", "", ""},
-			show(nil, str("a@b.co"), "won", "2026-12-01T00:00:00Z", nil, "", nil), ""},
-		{"short row", []string{"", "a@b.co", "won", "2026-12-01"},
-			show(nil, str("a@b.co"), "won", "2026-12-01T00:00:00Z", nil, "", nil), ""},
-		{"bad id", []string{"x7", "", "won", "2026-12-01"}, "", `lead.id: lead.id must be a lead's id, a positive integer, not "x7"`},
-		{"bad date", []string{"", "a@b.co", "won", "12/13/2026"}, "", `occurred_at: occurred_at "12/13/2026" is not a date this upload reads: write it like 2026-12-01T14:03:00Z, 2026-12-01 14:03 or 01/12/2026 (day first)`},
-		{"no date", []string{"", "a@b.co", "won", " "}, "", "occurred_at: occurred_at is empty: each row needs the date its lead reached the stage"},
-		{"bad value", []string{"", "a@b.co", "won", "2026-12-01", "lots"}, "", `value: value "lots" is not a number like 1200 or 1,200.50`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			req, p := m.Request(tt.row, time.UTC)
-			if p != nil {
-				if got := p.Field + ": " + p.Message; got != tt.problem {
-					t.Errorf("Request(%q) problem = %q; want %q", tt.row, got, tt.problem)
-				}
-				return
-			}
-			if tt.problem != "" {
-				t.Fatalf("Request(%q) = no problem; want %q", tt.row, tt.problem)
-			}
-			got := show(req.Lead.ID, req.Lead.Email, req.Stage, req.OccurredAt, req.Value, req.Currency, req.ChangeID)
-			if got != tt.want {
-				t.Errorf("Request(%q) = %s; want %s", tt.row, got, tt.want)
-			}
-		})
-	}
-}
-
-func show(id *int64, email *string, stage, at string, value *float64, currency string, change *string) string {
-	p := func(v any) string {
-		switch v := v.(type) {
-		case *int64:
-			if v != nil {
-				return itoa(*v)
-			}
-		case *string:
-			if v != nil {
-				return *v
-			}
-		case *float64:
-			if v != nil {
-				return ftoa(*v)
-			}
-		}
-		return "-"
-	}
-	return strings.Join([]string{p(id), p(email), stage, at, p(value), currency, p(change)}, "|")
 }

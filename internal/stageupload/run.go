@@ -2,7 +2,6 @@ package stageupload
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -157,14 +156,19 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 	if err != nil {
 		return err
 	}
-	counts := map[string]int{}
-	if err := json.Unmarshal([]byte(u.EventCounts), &counts); err != nil {
-		return fmt.Errorf("event counts: %w", err)
+	sum, err := DecodeSummary(u.EventCounts)
+	if err != nil {
+		return err
+	}
+	labels, err := DecodeLabels(u)
+	if err != nil {
+		return err
 	}
 	p := store.UploadProgress{ID: u.ID, Lease: *u.LeaseToken, DoneRows: u.DoneRows, Applied: u.Applied, Replayed: u.Replayed,
 		Refused: u.Refused, Events: u.Events}
-	ps := pass{decider: r.o.Decider, acc: acc, mapping: m, loc: stagecsv.Location(acc.Timezone),
-		dry: u.Status == models.UploadPreviewing}
+	ps := pass{decider: r.o.Decider, acc: acc, upload: u.ID, dry: u.Status == models.UploadPreviewing,
+		reader: stagecsv.Reader{Mapping: m, Header: f.Header, Loc: stagecsv.Location(acc.Timezone), Currency: acc.Currency},
+		labels: newReader(labels)}
 	var keys []string
 	if ps.dry {
 		// A dry run stores nothing, so a chunk cannot see what an earlier
@@ -184,16 +188,14 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 		for keys != nil && end < len(f.Rows) && keys[end] == keys[end-1] {
 			end++
 		}
-		problems, err := ps.chunk(work, f, p.DoneRows, end, r.o.Now(), &p, counts)
+		problems, err := ps.chunk(work, f, p.DoneRows, end, r.o.Now(), &p, &sum)
 		if err != nil {
 			return err
 		}
 		p.Problems, p.DoneRows = problems, end
-		b, err := json.Marshal(counts)
-		if err != nil {
+		if p.EventCounts, err = sum.encode(); err != nil {
 			return err
 		}
-		p.EventCounts = string(b)
 		now := r.o.Now()
 		p.LeaseUntil = now.Add(lease)
 		if end >= len(f.Rows) {
@@ -215,9 +217,11 @@ func (r *Runner) work(ctx context.Context, u models.StageUpload) error {
 type pass struct {
 	decider *decide.Decider
 	acc     models.Account
-	mapping stagecsv.Mapping
-	loc     *time.Location
+	upload  int64
+	reader  stagecsv.Reader
 	dry     bool
+	// labels skips rows and reads labels as the upload says.
+	labels reader
 }
 
 // groupByLead orders f's rows by the lead key each names (a row that
@@ -229,11 +233,11 @@ type pass struct {
 func (ps pass) groupByLead(f *stagecsv.File, now time.Time) []string {
 	keys := make([]string, len(f.Rows))
 	for i, row := range f.Rows {
-		req, bad := ps.mapping.Request(row, ps.loc)
+		r, bad := ps.reader.Row(row)
 		if bad != nil {
 			continue
 		}
-		if c, verr := req.Change(ps.acc); verr == nil {
+		if c, verr := r.Request.Change(ps.acc); verr == nil {
 			keys[i] = c.Keys[0].Field + "\x00" + c.Keys[0].Value
 		}
 	}
@@ -252,29 +256,51 @@ func (ps pass) groupByLead(f *stagecsv.File, now time.Time) []string {
 
 // chunk decides rows [from, to) of f: each row becomes the stage API's
 // body and is validated as the API validates it, the valid ones go
-// through Stages together. It adds the rows' outcomes to p's counts and
-// counts (events by name) and returns the rows' problems.
+// through Stages together; a row under a label the upload skips is only
+// counted. It adds the rows' outcomes to p's counts and sum and returns
+// the rows' problems.
 func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now time.Time,
-	p *store.UploadProgress, counts map[string]int) ([]models.StageUploadProblem, error) {
+	p *store.UploadProgress, sum *Summary) ([]models.StageUploadProblem, error) {
 	var problems []models.StageUploadProblem
-	refuse := func(line int, field, msg string) {
-		problems = append(problems, models.StageUploadProblem{RowNumber: line, Field: field, Message: msg})
+	// A problem is stored under the file's column that fed the field at
+	// fault (the field itself when none did).
+	refuse := func(line int, pr stagecsv.Problem) {
+		where := pr.Column
+		if where == "" {
+			where = pr.Field
+		}
+		problems = append(problems, models.StageUploadProblem{RowNumber: line, Field: where, Message: pr.Message})
 		p.Refused++
 	}
 	changes := make([]decide.Change, 0, to-from)
+	rows := make([]stagecsv.Row, 0, to-from)
 	lines := make([]int, 0, to-from)
 	for i := from; i < to; i++ {
-		req, bad := ps.mapping.Request(f.Rows[i], ps.loc)
+		row, bad := ps.reader.Row(f.Rows[i])
+		// A row is skipped by its stage as read (a won status makes it
+		// won), or by its stage cell when the row cannot be read.
+		label := row.Request.Stage
 		if bad != nil {
-			refuse(f.Lines[i], bad.Field, bad.Message)
+			label = stagecsv.Cell(f.Rows[i], ps.reader.Mapping.Column(stagecsv.Stage))
+		}
+		if ps.labels.skips(label) {
+			sum.Skipped++
 			continue
 		}
-		c, verr := req.Change(ps.acc)
+		if bad != nil {
+			refuse(f.Lines[i], *bad)
+			continue
+		}
+		c, verr := row.Request.Change(ps.acc)
 		if verr != nil {
-			refuse(f.Lines[i], verr.Field, verr.Message)
+			refuse(f.Lines[i], ps.reader.Explain(row, verr.Field, verr.Message))
 			continue
 		}
+		c.DateOnly = row.DateOnly
+		c.Via, c.ViaID, c.ViaRow = models.ViaUpload, &ps.upload, &f.Lines[i]
+		c.Stage = ps.labels.stage(c.Stage)
 		changes = append(changes, c)
+		rows = append(rows, row)
 		lines = append(lines, f.Lines[i])
 	}
 	if len(changes) == 0 {
@@ -289,17 +315,17 @@ func (ps pass) chunk(ctx context.Context, f stagecsv.File, from, to int, now tim
 		return nil, err
 	}
 	for i, o := range outs {
+		sum.add(lines[i], o)
 		switch {
+		case o.Refused != nil && o.Refused.Code == decide.BeforeLead:
+			refuse(lines[i], ps.reader.BeforeLead(rows[i], o.Lead.CreatedAt))
 		case o.Refused != nil:
-			refuse(lines[i], o.Refused.Field, o.Refused.Message)
+			refuse(lines[i], ps.reader.Explain(rows[i], o.Refused.Field, o.Refused.Message))
 		case o.Replayed:
 			p.Replayed++
 		default:
 			p.Applied++
 			p.Events += len(o.Events)
-			for _, e := range o.Events {
-				counts[e.EventName]++
-			}
 		}
 	}
 	// Problems are stored by row: Stages' come after the chunk's own.

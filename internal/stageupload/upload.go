@@ -78,12 +78,23 @@ var ErrPassChanged = errors.New("stageupload: the upload changed since this prev
 // cannot be used is refused with a *stagecsv.FileError, whose message is
 // for the person who uploaded it.
 func (r *Runner) Create(ctx context.Context, acc models.Account, userID *int64, name string, raw []byte) (models.StageUpload, error) {
+	return r.create(ctx, acc, Submission{UserID: userID, Name: name, Raw: raw}, false)
+}
+
+// create stores s as Create does. A strict submission (the API's, which
+// no person watches) is refused with a *RequestError rather than left
+// waiting for its columns.
+func (r *Runner) create(ctx context.Context, acc models.Account, s Submission, strict bool) (models.StageUpload, error) {
+	userID, name, raw := s.UserID, s.Name, s.Raw
 	f, err := stagecsv.Read(raw)
 	if err != nil {
 		return models.StageUpload{}, err
 	}
 	m := stagecsv.Guess(f, acc.DefaultCountry)
-	mapping, err := json.Marshal(m)
+	if err := r.check(ctx, acc, s, f, &m, strict); err != nil {
+		return models.StageUpload{}, err
+	}
+	mapping, err := encodeMapping(m, Labels{Aliases: s.Aliases})
 	if err != nil {
 		return models.StageUpload{}, err
 	}
@@ -92,7 +103,7 @@ func (r *Runner) Create(ctx context.Context, acc models.Account, userID *int64, 
 		return models.StageUpload{}, err
 	}
 	now := r.o.Now().UTC()
-	u := models.StageUpload{AccountID: acc.ID, UserID: userID, FileName: name, Header: string(header), Mapping: string(mapping),
+	u := models.StageUpload{AccountID: acc.ID, UserID: userID, FileName: name, Header: string(header), Mapping: mapping,
 		Status: models.UploadMapping, TotalRows: len(f.Rows), EventCounts: "{}", CreatedAt: now, UpdatedAt: now}
 	if len(m.Problems(f.Header)) == 0 {
 		u.Status, u.Pass = models.UploadPreviewing, 1
@@ -118,7 +129,11 @@ func (r *Runner) Map(ctx context.Context, u models.StageUpload, m stagecsv.Mappi
 		header[i] = col.Name
 	}
 	problems := m.Problems(header)
-	mapping, err := json.Marshal(m)
+	labels, err := DecodeLabels(u)
+	if err != nil {
+		return u, nil, err
+	}
+	mapping, err := encodeMapping(m, labels)
 	if err != nil {
 		return u, nil, err
 	}
@@ -127,16 +142,24 @@ func (r *Runner) Map(ctx context.Context, u models.StageUpload, m stagecsv.Mappi
 		status = models.UploadMapping
 	}
 	from := []models.StageUploadStatus{models.UploadMapping, models.UploadPreviewing, models.UploadPreviewed, models.UploadFailed}
-	u, err = r.o.Store.StartStageUpload(ctx, u.AccountID, u.ID, string(mapping), status, from, r.o.Now())
+	u, err = r.o.Store.StartStageUpload(ctx, u.AccountID, u.ID, mapping, status, from, r.o.Now())
 	return u, problems, err
 }
 
+// ErrNothingToRecord refuses to apply a preview that would record no
+// row: every row is refused, recorded before or skipped.
+var ErrNothingToRecord = errors.New("stageupload: nothing to record")
+
 // Apply starts the apply of upload u as its preview, pass, showed it, for
 // Start to run. ErrPassChanged when pass is no longer the upload's;
+// ErrNothingToRecord when the preview would record nothing;
 // store.ErrConflict when it is not previewed (applied already, say).
 func (r *Runner) Apply(ctx context.Context, u models.StageUpload, pass int) (models.StageUpload, error) {
 	if pass != u.Pass {
 		return u, ErrPassChanged
+	}
+	if u.Status == models.UploadPreviewed && u.Applied == 0 {
+		return u, ErrNothingToRecord
 	}
 	return r.o.Store.StartStageUpload(ctx, u.AccountID, u.ID, u.Mapping, models.UploadApplying,
 		[]models.StageUploadStatus{models.UploadPreviewed}, r.o.Now())
@@ -150,11 +173,12 @@ type Column struct {
 }
 
 // Columns are f's columns, each with its first value in the first rows,
-// cut short, to help a person tell them apart.
+// cut short, to help a person tell them apart. Names are cut short too:
+// the mapping step lists every name in each field's select.
 func Columns(f stagecsv.File) []Column {
 	cols := make([]Column, len(f.Header))
 	for i, n := range f.Header {
-		cols[i].Name = n
+		cols[i].Name = cut(n, 100)
 		for _, row := range f.Rows[:min(len(f.Rows), 20)] {
 			if v := stagecsv.Cell(row, i); v != "" {
 				cols[i].Sample = cut(v, 30)
