@@ -108,7 +108,10 @@ func (s *Store) ClaimCRMDeliveries(ctx context.Context, now time.Time, limit int
 	l := newLease(now, deliveryLease)
 	var ds []models.CRMDelivery
 	err := s.Tx(ctx, func(tx *Store) error {
-		q := tx.q(ctx).Where("status = ? AND next_try_at <= ? AND "+leaseFreeSQL("", "?"), models.DeliveryWaiting, now, now).
+		// The status is written out, not bound: a generic plan then
+		// still ranges over the due index (partial, on the waiting ones)
+		// instead of reading every delivery.
+		q := tx.q(ctx).Where("status = '"+string(models.DeliveryWaiting)+"' AND next_try_at <= ? AND "+leaseFreeSQL("", "?"), now, now).
 			Order("next_try_at, id").Limit(limit)
 		if tx.dialect == "postgres" {
 			q = q.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate, Options: clause.LockingOptionsSkipLocked})
@@ -230,18 +233,6 @@ func (s *Store) RetryCRMDelivery(ctx context.Context, accountID, id int64, now t
 		return wrap("retry crm delivery", ErrNotFound)
 	}
 	return wrap("retry crm delivery", res.Error)
-}
-
-// WakeCRMDeliveriesForLeads makes due now the deliveries that wait for
-// their lead in an account that captured a lead since they were last
-// tried: the lead may be theirs.
-func (s *Store) WakeCRMDeliveriesForLeads(ctx context.Context, now time.Time) (int, error) {
-	now = now.UTC()
-	res := s.q(ctx).Model(&models.CRMDelivery{}).
-		Where("status = ? AND waiting_for = ? AND next_try_at > ?", models.DeliveryWaiting, models.WaitingLead, now).
-		Where("EXISTS (SELECT 1 FROM leads WHERE leads.account_id = crm_deliveries.account_id AND leads.created_at >= crm_deliveries.tried_at)").
-		Update("next_try_at", now)
-	return int(res.RowsAffected), wrap("wake crm deliveries", res.Error)
 }
 
 // DeliveryCounts are how many of a connection's deliveries are in each

@@ -147,16 +147,58 @@ func TestCRMDeliveries(t *testing.T) {
 		if err := s.FinishCRMDeliveries(ctx, claimed); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := s.WakeCRMDeliveriesForLeads(ctx, now.Add(time.Minute)); err != nil || n != 0 {
-			t.Errorf("wake with no new lead = %d, %v; want 0", n, err)
+		// The two waiting for their lead keep its keys; the done one none.
+		keys := map[int64][]store.LeadKey{
+			claimed[0].ID: {{Field: "email", Value: "h-ada@example.com"}},
+			claimed[1].ID: {{Field: "external_id", Value: "form-7"}, {Field: "email", Value: "h-grace@example.com"}},
+			claimed[2].ID: {{Field: "email", Value: "h-ada@example.com"}},
 		}
-		storedLead(t, s, b, now.Add(time.Second), "someone@example.com") // another account's lead wakes nothing
-		if n, _ := s.WakeCRMDeliveriesForLeads(ctx, now.Add(time.Minute)); n != 0 {
+		if n, err := s.SetCRMDeliveryKeys(ctx, claimed, keys, now); err != nil || n != 0 {
+			t.Fatalf("set keys = %d, %v; want none due (no lead has them)", n, err)
+		}
+		last, err := s.LastLeadID(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wake := func() int {
+			t.Helper()
+			upTo, err := s.LastLeadID(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, err := s.NewLeadIDs(ctx, last, upTo, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := s.WakeCRMDeliveriesForLeads(ctx, ids, now.Add(time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = upTo
+			return n
+		}
+		if n := wake(); n != 0 {
+			t.Errorf("wake with no new lead = %d; want 0", n)
+		}
+		storedLead(t, s, b, now.Add(time.Second), "ada@example.com") // another account's lead wakes nothing
+		if n := wake(); n != 0 {
 			t.Errorf("another account's lead woke %d", n)
 		}
+		storedLead(t, s, a, now.Add(time.Second), "someone@example.com") // a lead of other keys wakes nothing
+		if n := wake(); n != 0 {
+			t.Errorf("a lead of other keys woke %d", n)
+		}
 		storedLead(t, s, a, now.Add(time.Second), "ada@example.com")
-		if n, err := s.WakeCRMDeliveriesForLeads(ctx, now.Add(time.Minute)); err != nil || n != 2 {
-			t.Errorf("wake after a new lead = %d, %v; want the 2 waiting", n, err)
+		if n := wake(); n != 1 {
+			t.Errorf("wake after ada's lead = %d; want her delivery alone", n)
+		}
+		form := lead(a, now.Add(time.Second), "")
+		form.EmailHash, form.ExternalID = "", strp("form-7")
+		if err := s.InsertLead(ctx, &form); err != nil {
+			t.Fatal(err)
+		}
+		if n := wake(); n != 1 {
+			t.Errorf("wake after form-7's lead = %d; want its delivery (by external id)", n)
 		}
 		list, err := s.CRMDeliveries(ctx, a.ID, c.ID, 0, 50)
 		if err != nil || len(list) != 3 || list[0].Key != "c" || list[0].Status != models.DeliveryDone {

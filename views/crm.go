@@ -76,6 +76,9 @@ type CRMPage struct {
 	// More is the id to load the next page before, 0 when there is none.
 	Before int64
 	More   int64
+	// SignIns warns of deliveries that failed authentication in the last
+	// hour; "" when none did.
+	SignIns string
 }
 
 // CRMStageTable is a connection's stage table with the account's stages to
@@ -124,7 +127,10 @@ type CRMDeliveryRow struct {
 	Badge   string
 	// LeadURL links the lead it was recorded for; "" when none.
 	LeadURL string
-	Body    string
+	// Body is its body as readable JSON, its first 2 KB when WholeBody
+	// links the whole.
+	Body      string
+	WholeBody string
 }
 
 // crmStageChoices are a stage table row's choices when it is mapped to

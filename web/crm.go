@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,6 +29,68 @@ func (h *Handler) crmRoutes(g *echo.Group) {
 	g.POST("/stages/crm/:connection/stages", h.mapCRMStages)
 	g.POST("/stages/crm/:connection/stages/load", h.loadCRMStages)
 	g.POST("/stages/crm/:connection/deliveries/:delivery/retry", h.retryCRMDelivery)
+	g.GET("/stages/crm/:connection/deliveries/:delivery/body", h.showCRMDeliveryBody)
+}
+
+// foldedBody is how much of a delivery's body its connection's page shows,
+// as readable JSON: its first foldedBodySize bytes.
+const foldedBodySize = 2048
+
+// foldBody is a delivery's body as its connection's page shows it: whole
+// when it is short, else its first foldedBodySize bytes, cut at a
+// character, and the link to the whole (showCRMDeliveryBody).
+func foldBody(accountID, connectionID int64, d models.CRMDelivery) (shown, whole string) {
+	shown = readableJSON([]byte(d.Body))
+	if len(shown) <= foldedBodySize {
+		return shown, ""
+	}
+	cut := foldedBodySize
+	for cut > 0 && !utf8.RuneStart(shown[cut]) {
+		cut--
+	}
+	return shown[:cut] + "\n…", crmURL(accountID, connectionID, "/deliveries/"+strconv.FormatInt(d.ID, 10)+"/body")
+}
+
+// showCRMDeliveryBody serves one of the connection's deliveries' body
+// whole, as it was stored, as text: the page shows its first 2 KB. Another
+// account's delivery, or another connection's, is 404.
+func (h *Handler) showCRMDeliveryBody(c echo.Context) error {
+	conn, err := h.crmConnectionParam(c)
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(c.Param("delivery"), 10, 64)
+	if err != nil {
+		return store.ErrNotFound
+	}
+	d, err := h.store.CRMDelivery(c.Request().Context(), conn.AccountID, id)
+	if err != nil {
+		return err
+	}
+	if d.ConnectionID != conn.ID {
+		return store.ErrNotFound
+	}
+	// A CRM wrote it: text that no browser renders as a page.
+	c.Response().Header().Set("X-Content-Type-Options", "nosniff")
+	c.Response().Header().Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", []byte(d.Body))
+}
+
+// signInsLine is the connection's page's warning of deliveries that failed
+// authentication in the last hour, as this process saw them; "" when none
+// did.
+func (h *Handler) signInsLine(conn models.CRMConnection, loc *time.Location) string {
+	s := h.hookRefusals.lastHour(conn.ID)
+	if s.Failed+s.Throttled == 0 {
+		return ""
+	}
+	line := views.Plural(int64(s.Failed), "failed sign-in", "failed sign-ins") + " in the last hour, last at " +
+		s.Last.In(loc).Format("15:04:05")
+	if s.Throttled > 0 {
+		line += fmt.Sprintf("; %s refused unchecked (over %d failed in a minute)",
+			views.Plural(int64(s.Throttled), "more delivery", "more deliveries"), hookFailLimit)
+	}
+	return line + ". A sender with a wrong secret, or someone guessing it: check the secret saved in " + crm.Kind(conn.Kind).Title() + "."
 }
 
 // crmURL is the path of one of the account's connection pages; rest is

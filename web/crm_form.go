@@ -1,7 +1,6 @@
 package web
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
@@ -98,6 +97,14 @@ func readCRMForm(c echo.Context, conn *models.CRMConnection) (views.CRMForm, crm
 	f.Name.Value = conn.Name
 	f.Name.Error = validName(conn.Name)
 	f.Secret.Error = secretProblem(in.secret)
+	if f.Secret.Error == "" && in.secret != "" {
+		if msg := crm.SecretTooShort(in.secret); msg != "" {
+			f.Secret.Error = sentence(msg)
+			if kind != crm.HubSpot {
+				f.Secret.Error += " Leave it empty to have one generated."
+			}
+		}
+	}
 	if f.Secret.Error == "" && conn.ID == 0 && in.secret == "" && kind == crm.HubSpot {
 		f.Secret.Error = "Paste the app's client secret: HubSpot signs each delivery with it."
 	}
@@ -192,7 +199,7 @@ func (h *Handler) createCRMConnection(c echo.Context) error {
 	}
 	generated := in.secret == ""
 	if generated {
-		in.secret = rand.Text()
+		in.secret = crm.NewSecret()
 	}
 	// The seal labels name the token, which is made before the insert.
 	conn.Token = store.NewCRMToken()

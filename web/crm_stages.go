@@ -50,6 +50,7 @@ func (h *Handler) crmPageView(c echo.Context, conn models.CRMConnection, before 
 		return v, err
 	}
 	now, loc := h.now(), location(a)
+	v.SignIns = h.signInsLine(conn, loc)
 	v.Stages = views.CRMStageTable{CanLoad: kind != crm.Generic,
 		AddID: views.Field{Name: "new_crm_stage_id", Label: "A stage value your system sends"}}
 	for _, st := range stages {
@@ -82,7 +83,8 @@ func (h *Handler) crmPageView(c echo.Context, conn models.CRMConnection, before 
 	}
 	for _, d := range ds {
 		row := views.CRMDeliveryRow{ID: d.ID, Received: views.NewStamp(d.ReceivedAt, now, loc), StageID: d.CRMStageID,
-			StageLabel: labels[d.CRMStageID], Occurred: views.NewStamp(d.OccurredAt, now, loc), Body: readableJSON([]byte(d.Body))}
+			StageLabel: labels[d.CRMStageID], Occurred: views.NewStamp(d.OccurredAt, now, loc)}
+		row.Body, row.WholeBody = foldBody(a.ID, conn.ID, d)
 		if d.CRMStageID == "" {
 			row.StageLabel = "—" // a body needing attention may carry none
 		}

@@ -125,8 +125,8 @@ func TestCRMConnectionCreateEachKind(t *testing.T) {
 			secret := tt.secret
 			if tt.wantGenerated {
 				secret = page.text("crm-new-secret-value")
-				if len(secret) < 20 {
-					t.Fatalf("%s page shows the generated secret %q", tt.kind, secret)
+				if len(secret) != 64 {
+					t.Fatalf("%s page shows the generated secret %q; want 32 random bytes in hex", tt.kind, secret)
 				}
 				if again := f.b.get(r.location()); again.has("crm-new-secret") || strings.Contains(again.body, secret) {
 					t.Errorf("%s's generated secret is shown a second time", tt.kind)
@@ -204,10 +204,12 @@ func TestCRMConnectionFormProblems(t *testing.T) {
 			field  string
 		}{
 			{"hubspot without its secret", url.Values{"kind": {"hubspot"}, "name": {"Sales team"}}, "error-secret"},
-			{"no name", url.Values{"kind": {"generic"}, "name": {" "}, "secret": {"abc-secret-123"}}, "error-name"},
+			{"no name", url.Values{"kind": {"generic"}, "name": {" "}, "secret": {"abc-secret-123456"}}, "error-name"},
 			{"a secret with a space", url.Values{"kind": {"pipedrive"}, "name": {"Sales team"}, "secret": {"two words"}}, "error-secret"},
-			{"a bad lead id property", url.Values{"kind": {"hubspot"}, "name": {"Sales team"}, "secret": {"abc-secret-123"}, "lead_id_property": {"meta lead id"}}, "error-lead_id_property"},
-			{"a bad field path", url.Values{"kind": {"generic"}, "name": {"Sales team"}, "secret": {"abc-secret-123"}, "field_stage": {"deal..stage"}}, "error-field_stage"},
+			{"a secret of 15 characters", url.Values{"kind": {"generic"}, "name": {"Sales team"}, "secret": {"fifteen-chars15"}}, "error-secret"},
+			{"a short HubSpot secret", url.Values{"kind": {"hubspot"}, "name": {"Sales team"}, "secret": {"éééééééééééééé"}}, "error-secret"},
+			{"a bad lead id property", url.Values{"kind": {"hubspot"}, "name": {"Sales team"}, "secret": {"abc-secret-123456"}, "lead_id_property": {"meta lead id"}}, "error-lead_id_property"},
+			{"a bad field path", url.Values{"kind": {"generic"}, "name": {"Sales team"}, "secret": {"abc-secret-123456"}, "field_stage": {"deal..stage"}}, "error-field_stage"},
 		}
 		for _, p := range problems {
 			r := f.b.post(stagesURL(f.acc, "/crm"), p.values)
@@ -217,6 +219,9 @@ func TestCRMConnectionFormProblems(t *testing.T) {
 			}
 			if got := r.inputValue("name"); got != strings.TrimSpace(p.values.Get("name")) {
 				t.Errorf("%s: name kept as %q", p.name, got)
+			}
+			if msg := r.text("error-secret"); strings.Contains(p.name, "characters") && !strings.Contains(msg, "at least 16 characters (this one has 15)") {
+				t.Errorf("%s: says %q; want at least 16 characters, this one 15", p.name, msg)
 			}
 			if got := r.inputValue("secret"); got != "" {
 				t.Errorf("%s: the secret is put back in the form: %q", p.name, got)
@@ -239,7 +244,7 @@ func TestCRMConnectionFormProblems(t *testing.T) {
 			t.Error("the refused form shows the secret typed")
 		}
 		// Another kind may have the name.
-		if r := f.b.post(stagesURL(f.acc, "/crm"), url.Values{"kind": {"generic"}, "name": {"Sales"}, "secret": {"g-secret-1234"}}); r.status != http.StatusSeeOther {
+		if r := f.b.post(stagesURL(f.acc, "/crm"), url.Values{"kind": {"generic"}, "name": {"Sales"}, "secret": {"g-secret-1234-abcdef"}}); r.status != http.StatusSeeOther {
 			t.Errorf("a generic Sales beside a HubSpot Sales = %d", r.status)
 		}
 

@@ -5,17 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/crm"
+	"github.com/leadsignal/leadsignal/internal/crmsync"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -42,6 +42,10 @@ func (h *Handler) hookURL(c models.CRMConnection) string {
 // maxHookBody bounds a delivery: HubSpot sends up to 100 events, a few
 // hundred bytes each.
 const maxHookBody = 1 << 20
+
+// inboxFullRetry is the Retry-After, in seconds, of a delivery refused
+// because its connection's inbox is full.
+const inboxFullRetry = 60
 
 // maxHookToken bounds the token part of a hook URL that is looked up.
 const maxHookToken = 100
@@ -82,6 +86,13 @@ func (h *Handler) receiveHook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if wait := h.hookRefusals.throttle(conn); wait > 0 {
+		// Refused before the body is read or the secret opened: a
+		// guesser's posts cost a map look-up each.
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+		return apiFail(c, http.StatusTooManyRequests, "too_many_failures",
+			fmt.Sprintf("more than %d deliveries to this connection failed authentication in the last minute: try again later", hookFailLimit), "")
+	}
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxHookBody+1))
 	if err != nil {
 		return apiFail(c, http.StatusBadRequest, "unreadable_body", "the body could not be read", "")
@@ -105,6 +116,7 @@ func (h *Handler) receiveHook(c echo.Context) error {
 	}
 	req := crm.Request{Method: c.Request().Method, URL: h.calledURL(c), Header: c.Request().Header, Body: body}
 	if err := crm.Verify(kind, secret, req, h.now()); err != nil {
+		h.hookRefusals.failed(conn)
 		h.hookRefusals.note(h.log, conn, err.Error())
 		return apiFail(c, http.StatusUnauthorized, "unauthorized", "the delivery's signature or credentials are not the connection's", "")
 	}
@@ -129,7 +141,17 @@ func (h *Handler) receiveHook(c echo.Context) error {
 		return apiFail(c, http.StatusBadRequest, "invalid_body", err.Error(), "")
 	}
 	stored, err := h.inbox.Add(conn, changes, h.now())
-	if err != nil {
+	var big *crmsync.TooLargeError
+	switch {
+	case errors.As(err, &big):
+		return apiFail(c, http.StatusRequestEntityTooLarge, "change_too_large", big.Error(), "")
+	case errors.Is(err, store.ErrInboxFull):
+		// HubSpot and Pipedrive retry a 429; the worker meanwhile
+		// works or gives up what waits.
+		c.Response().Header().Set("Retry-After", strconv.Itoa(inboxFullRetry))
+		return apiFail(c, http.StatusTooManyRequests, "inbox_full",
+			fmt.Sprintf("the connection holds %d deliveries waiting to be processed, the most it may: nothing was stored; try again later", store.MaxWaitingCRMDeliveries), "")
+	case err != nil:
 		return err
 	}
 	reply := hookReply{Received: len(changes), Stored: stored, Ignored: ignored}
@@ -150,43 +172,6 @@ func (h *Handler) calledURL(c echo.Context) string {
 		return h.crm.PublicURL + r.RequestURI
 	}
 	return c.Scheme() + "://" + r.Host + r.RequestURI
-}
-
-// refusals counts the deliveries refused per connection and logs them at
-// most once a minute each: a CRM with a wrong secret retries for a day, and
-// an attacker may post at will, so neither may flood the log.
-type refusals struct {
-	mu   sync.Mutex
-	last map[int64]refusalCount
-	now  func() time.Time
-}
-
-type refusalCount struct {
-	at time.Time
-	n  int
-}
-
-// refusalLogEvery is how often one connection's refusals are logged.
-const refusalLogEvery = time.Minute
-
-func (r *refusals) note(log *slog.Logger, conn models.CRMConnection, reason string) {
-	r.mu.Lock()
-	if r.last == nil {
-		r.last = map[int64]refusalCount{}
-	}
-	now := r.now()
-	rc := r.last[conn.ID]
-	rc.n++
-	if !rc.at.IsZero() && now.Sub(rc.at) < refusalLogEvery {
-		r.last[conn.ID] = rc
-		r.mu.Unlock()
-		return
-	}
-	n := rc.n
-	r.last[conn.ID] = refusalCount{at: now}
-	r.mu.Unlock()
-	log.Warn("crm delivery refused", slog.Int64("account_id", conn.AccountID), slog.Int64("connection_id", conn.ID),
-		slog.String("kind", conn.Kind), slog.String("reason", reason), slog.Int("refused", n))
 }
 
 // crmNotify wakes the CRM worker.

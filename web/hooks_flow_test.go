@@ -209,7 +209,7 @@ func TestGenericChangeWaitsForItsLead(t *testing.T) {
 		if r.status != http.StatusCreated {
 			t.Fatalf("post lead = %d %s", r.status, r.raw)
 		}
-		if n, err := s.WakeCRMDeliveriesForLeads(t.Context(), a.clock()); err != nil || n != 1 {
+		if n, err := a.crm.WakeForLeads(t.Context()); err != nil || n != 1 {
 			t.Fatalf("wake = %d, %v; want the waiting delivery", n, err)
 		}
 		a.work()

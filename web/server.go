@@ -116,7 +116,7 @@ func New(o Options) *echo.Echo {
 		notify:     o.Notify,
 		crm:        o.CRM,
 	}
-	h.hookRefusals = &refusals{now: o.Now}
+	h.hookRefusals = newRefusals(o.Now)
 	h.inbox = crmsync.NewInbox(o.Store, o.CRM.Notify)
 	if h.notify == nil {
 		h.notify = func() {}

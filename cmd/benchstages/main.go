@@ -23,6 +23,17 @@
 //     post until every delivery is done (its change recorded and its
 //     events queued) is reported as a rate against the stage API's; it has
 //     no budget, but a delivery not done fails the run.
+//   - The CRM wake: what a new lead costs while deliveries wait for other
+//     leads. -wake-leads (400) new leads are captured through
+//     POST /api/v1/leads, one every -wake-every (25 ms), while the CRM
+//     worker looks for new leads and drains every -wake-idle (250 ms), as
+//     Run does; first with -wake-small (1,000) deliveries waiting, then
+//     with -wake-large (100,000), over as many generic connections as the
+//     waiting limit needs, each with its lookup key as the worker leaves
+//     it. Its figures: the new leads' capture p99, the worker's time per
+//     new lead and the CPU per new lead (Go and Postgres). Budget: each of
+//     the large run at most -wake-budget (1.5) times the small run's, and
+//     no delivery woken.
 //   - The CSV upload: a -rows (50,000) row CSV of stage changes, from the
 //     uploaded file to all its events queued, against the time Postgres
 //     takes to COPY the same file into a table of its columns (the median
@@ -91,6 +102,13 @@ type config struct {
 	hookDeliveries int
 	hookWait       time.Duration
 
+	// The wake of deliveries by new leads.
+	wakeSmall, wakeLarge int
+	wakeSeed             int
+	wakeLeads            int
+	wakeEvery, wakeIdle  time.Duration
+	wakeBudget           float64
+
 	// The upload.
 	rows         int
 	chunk        int
@@ -101,7 +119,7 @@ type config struct {
 func run() error {
 	var cfg config
 	flag.StringVar(&cfg.database, "database", benchkit.Database(), "Postgres URL (default $TEST_DATABASE_URL, then $DATABASE_URL); a private schema is created in it and dropped afterwards")
-	flag.StringVar(&cfg.only, "only", "", "run one part only: api, hooks or upload")
+	flag.StringVar(&cfg.only, "only", "", "run one part only: api, hooks, wake or upload")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the stage API run (server and clients) to this file, of the webhooks to this file with .hooks added and of the upload with .upload added")
 	flag.StringVar(&cfg.pprof, "pprof", "", "serve net/http/pprof on this address (like 127.0.0.1:6060) while running")
@@ -115,6 +133,13 @@ func run() error {
 	flag.DurationVar(&cfg.p99, "p99", 50*time.Millisecond, "stage API and webhooks: p99 under this")
 	flag.IntVar(&cfg.hookDeliveries, "hook-deliveries", 10_000, "webhooks: measured deliveries, one stage change each")
 	flag.DurationVar(&cfg.hookWait, "hook-wait", 2*time.Minute, "webhooks: longest wait, after the last answer, for every delivery to be done")
+	flag.IntVar(&cfg.wakeSmall, "wake-small", 1000, "wake: deliveries waiting for other leads in the first run")
+	flag.IntVar(&cfg.wakeLarge, "wake-large", 100_000, "wake: deliveries waiting for other leads in the second run")
+	flag.IntVar(&cfg.wakeSeed, "wake-seed", 10_000, "wake: leads in the account before the runs")
+	flag.IntVar(&cfg.wakeLeads, "wake-leads", 400, "wake: measured new leads of each run")
+	flag.DurationVar(&cfg.wakeEvery, "wake-every", 25*time.Millisecond, "wake: one new lead every")
+	flag.DurationVar(&cfg.wakeIdle, "wake-idle", 250*time.Millisecond, "wake: how often the worker looks for new leads and drains")
+	flag.Float64Var(&cfg.wakeBudget, "wake-budget", 1.5, "wake: most the large run's capture p99, worker time and CPU per new lead over the small run's")
 	flag.IntVar(&cfg.rows, "rows", 50_000, "upload: rows of the CSV file, each of another lead")
 	flag.IntVar(&cfg.chunk, "chunk", 1000, "upload: rows a pass works at a time")
 	flag.IntVar(&cfg.copies, "copies", 3, "upload: timed COPY runs, the median is the baseline")
@@ -126,8 +151,11 @@ func run() error {
 	if max(cfg.changes, cfg.hookDeliveries)+cfg.warmup > cfg.leads {
 		return errors.New("-leads must be at least -changes (and -hook-deliveries) plus -warmup: each change is of another lead")
 	}
-	if cfg.only != "" && cfg.only != "api" && cfg.only != "hooks" && cfg.only != "upload" {
-		return errors.New("-only is api, hooks or upload")
+	if cfg.only != "" && cfg.only != "api" && cfg.only != "hooks" && cfg.only != "wake" && cfg.only != "upload" {
+		return errors.New("-only is api, hooks, wake or upload")
+	}
+	if cfg.wakeSmall < 1 || cfg.wakeLarge < cfg.wakeSmall || cfg.wakeLeads < 1 || cfg.wakeEvery <= 0 || cfg.wakeIdle <= 0 {
+		return errors.New("-wake-small and -wake-leads must be positive, -wake-large at least -wake-small, -wake-every and -wake-idle positive")
 	}
 	if cfg.pprof != "" {
 		ln, err := net.Listen("tcp", cfg.pprof)
@@ -164,6 +192,15 @@ func run() error {
 		}
 		if !ok {
 			failed = append(failed, "CRM webhooks")
+		}
+	}
+	if cfg.only == "" || cfg.only == "wake" {
+		ok, err := b.wake(ctx)
+		if err != nil {
+			return fmt.Errorf("CRM wake: %w", err)
+		}
+		if !ok {
+			failed = append(failed, "CRM wake")
 		}
 	}
 	if cfg.only == "" || cfg.only == "upload" {

@@ -46,8 +46,9 @@ type Options struct {
 type Worker struct {
 	o Options
 	// drain works the due deliveries; leads makes due those waiting for a
-	// lead in accounts that captured one since, and wakes drain.
+	// lead that a lead captured since has the keys of, and wakes drain.
 	drain, leads *service.Loop
+	wake         wakeForLeads
 }
 
 // New returns a Worker; Run starts it.
@@ -73,10 +74,7 @@ func New(o Options) *Worker {
 		return err
 	})
 	w.leads = service.New(service.Options{Name: "crm deliveries: wake for new leads", Every: o.Idle, Log: o.Log}, func(ctx context.Context) error {
-		n, err := w.o.Store.WakeCRMDeliveriesForLeads(ctx, w.o.Now())
-		if n > 0 {
-			w.drain.Wake()
-		}
+		_, err := w.WakeForLeads(ctx)
 		return err
 	})
 	return w
@@ -85,9 +83,21 @@ func New(o Options) *Worker {
 // Notify wakes the worker: deliveries arrived.
 func (w *Worker) Notify() { w.drain.Wake() }
 
+// WakeForLeads makes due the deliveries waiting for a lead whose lookup
+// keys a lead captured since the last look has (the first look only
+// notes where the leads are), wakes the worker when there are some, and
+// reports how many. Run calls it every Idle; tests call it directly.
+func (w *Worker) WakeForLeads(ctx context.Context) (int, error) {
+	n, err := w.wake.round(ctx, w)
+	if n > 0 {
+		w.drain.Wake()
+	}
+	return n, err
+}
+
 // Run works until ctx ends: it drains at once, when notified, and every
-// Idle; every Idle too, it makes due the deliveries waiting for a lead in
-// accounts that captured one since. The round in flight when ctx ends
+// Idle; every Idle too, it makes due the deliveries waiting for a lead
+// that a lead captured since has the keys of. The round in flight when ctx ends
 // writes what became of its deliveries before Run returns.
 func (w *Worker) Run(ctx context.Context) error {
 	w.leads.Start(ctx)
@@ -98,6 +108,11 @@ func (w *Worker) Run(ctx context.Context) error {
 // Drain works rounds until no delivery is due, and returns how many it
 // took. Tests call it directly.
 func (w *Worker) Drain(ctx context.Context) (int, error) {
+	// The leads captured from now on wake the deliveries this drain
+	// leaves waiting for theirs.
+	if err := w.wake.start(ctx, w); err != nil {
+		return 0, err
+	}
 	total := 0
 	for {
 		n, err := w.round(ctx)
@@ -116,7 +131,8 @@ func (w *Worker) round(ctx context.Context) (int, error) {
 	if err != nil || len(ds) == 0 {
 		return 0, err
 	}
-	r := &round{w: w, now: now, started: time.Now(), conns: map[int64]*connection{}, accounts: map[int64]*models.Account{}}
+	r := &round{w: w, now: now, started: time.Now(), conns: map[int64]*connection{}, accounts: map[int64]*models.Account{},
+		keys: map[int64][]store.LeadKey{}}
 	byAccount := map[int64][]*work{}
 	var order []int64
 	for i := range ds {
@@ -140,6 +156,10 @@ func (w *Worker) round(ctx context.Context) (int, error) {
 		// its deliveries over: what became of those is that one's to say.
 		w.o.Log.Warn("crm deliveries: lease lost", slog.Any("error", err))
 		err = nil
+	}
+	if err == nil {
+		// The keys a new lead wakes the deliveries waiting for theirs by.
+		_, err = w.o.Store.SetCRMDeliveryKeys(context.WithoutCancel(ctx), ds, r.keys, now)
 	}
 	return len(ds), err
 }
@@ -170,6 +190,9 @@ type round struct {
 	started  time.Time
 	conns    map[int64]*connection
 	accounts map[int64]*models.Account
+	// keys are the lookup keys of the deliveries whose lead was not
+	// found, by delivery id.
+	keys map[int64][]store.LeadKey
 }
 
 type connection struct {
@@ -355,6 +378,7 @@ func (r *round) record(ctx context.Context, accountID int64, ws []*work) {
 		switch {
 		case o.Refused != nil && o.Refused.Code == decide.LeadNotFound:
 			r.wait(d, models.WaitingLead, fmt.Sprintf("no lead of the account matches %s", describe(wk.refs)))
+			r.keys[d.ID] = wk.keys
 			continue
 		case o.Refused != nil:
 			r.waitForMapping(d, "the stage change cannot be recorded: "+o.Refused.Message)

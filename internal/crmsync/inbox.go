@@ -2,6 +2,8 @@ package crmsync
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/crm"
@@ -19,7 +21,15 @@ type Inbox struct {
 	store  *store.Store
 	notify func()
 	lines  *lines.Lines[*inboxJob]
+	// full holds, by connection id, until when a connection found full
+	// is refused without counting again: a sender that floods a full
+	// inbox costs no count per post.
+	mu   sync.Mutex
+	full map[int64]time.Time
 }
+
+// fullFor is how long a connection found full is taken as full.
+const fullFor = time.Second
 
 // maxInboxJobs bounds the deliveries one statement stores.
 const maxInboxJobs = 64
@@ -37,17 +47,46 @@ type inboxDone struct {
 // NewInbox returns the inbox of s; notify, when not nil, wakes the
 // worker after deliveries were stored (Worker.Notify).
 func NewInbox(s *store.Store, notify func()) *Inbox {
-	in := &Inbox{store: s, notify: notify}
+	in := &Inbox{store: s, notify: notify, full: map[int64]time.Time{}}
 	in.lines = &lines.Lines[*inboxJob]{Max: maxInboxJobs, Write: in.write}
 	return in
+}
+
+// MaxChangeBody bounds the body of one stage change the inbox stores
+// (docs/crm.md, "Limits"): a CRM's change is a few hundred bytes, and the
+// inbox keeps every body until its change is recorded.
+const MaxChangeBody = 64 << 10
+
+// TooLargeError is a delivery refused because one of its changes' body is
+// over MaxChangeBody.
+type TooLargeError struct {
+	// Index is the change's place in the delivery, from 0; Size its
+	// body's length in bytes.
+	Index, Size int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("a stage change's body is at most %d bytes (64 KiB); change %d of the delivery has %d: nothing was stored",
+		MaxChangeBody, e.Index+1, e.Size)
 }
 
 // Add stores the stage changes of one delivery to conn, received at now,
 // each once per the CRM's idempotency key, with those of the connection's
 // other deliveries waiting in its line, and returns how many of its own
 // were new (the rest were stored before). A change that tells no time of
-// its own happened when it was received.
+// its own happened when it was received. A delivery is stored whole or
+// not at all: a *TooLargeError when a change's body is over
+// MaxChangeBody, store.ErrInboxFull when its changes would take the
+// connection past store.MaxWaitingCRMDeliveries waiting.
 func (in *Inbox) Add(conn models.CRMConnection, changes []crm.Change, now time.Time) (int, error) {
+	for i, ch := range changes {
+		if len(ch.Body) > MaxChangeBody {
+			return 0, &TooLargeError{Index: i, Size: len(ch.Body)}
+		}
+	}
+	if in.isFull(conn.ID, now) {
+		return 0, store.ErrInboxFull
+	}
 	now = now.UTC()
 	ds := make([]models.CRMDelivery, len(changes))
 	for i, ch := range changes {
@@ -67,9 +106,57 @@ func (in *Inbox) Add(conn models.CRMConnection, changes []crm.Change, now time.T
 	return r.stored, r.err
 }
 
-// write stores a batch of deliveries and answers each. If the batch
-// fails, each is tried alone: one that fails never costs the others.
-func (in *Inbox) write(_ int64, batch []*inboxJob) {
+// write stores a batch of one connection's deliveries and answers each.
+// A delivery that would take the connection past
+// store.MaxWaitingCRMDeliveries waiting is answered store.ErrInboxFull,
+// nothing of it stored. If the batch fails, each is tried alone: one that
+// fails never costs the others.
+func (in *Inbox) write(connectionID int64, batch []*inboxJob) {
+	room, err := in.store.CRMWaitingRoom(context.Background(), connectionID, store.MaxWaitingCRMDeliveries)
+	if err != nil {
+		for _, j := range batch {
+			j.done <- inboxDone{err: err}
+		}
+		return
+	}
+	fits := batch[:0:0]
+	for _, j := range batch {
+		// Counted as if each change were new: a retry of changes stored
+		// already may be refused when the inbox is full, and is taken
+		// once it has room.
+		if len(j.ds) > room {
+			if room == 0 {
+				in.mu.Lock()
+				in.full[connectionID] = j.ds[0].ReceivedAt.Add(fullFor)
+				in.mu.Unlock()
+			}
+			j.done <- inboxDone{err: store.ErrInboxFull}
+			continue
+		}
+		room -= len(j.ds)
+		fits = append(fits, j)
+	}
+	in.save(fits)
+}
+
+// isFull reports whether the connection was found full within fullFor
+// of now.
+func (in *Inbox) isFull(connectionID int64, now time.Time) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	until, ok := in.full[connectionID]
+	if ok && !now.Before(until) {
+		delete(in.full, connectionID)
+		return false
+	}
+	return ok
+}
+
+// save stores the batch's deliveries and answers each.
+func (in *Inbox) save(batch []*inboxJob) {
+	if len(batch) == 0 {
+		return
+	}
 	var all []models.CRMDelivery
 	for _, j := range batch {
 		all = append(all, j.ds...)
@@ -77,7 +164,7 @@ func (in *Inbox) write(_ int64, batch []*inboxJob) {
 	_, err := in.store.AddCRMDeliveries(context.Background(), all)
 	if err != nil && len(batch) > 1 {
 		for _, j := range batch {
-			in.write(0, []*inboxJob{j})
+			in.save([]*inboxJob{j})
 		}
 		return
 	}

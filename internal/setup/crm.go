@@ -236,6 +236,10 @@ func (f File) crmProblems(getenv func(string) string, k *known) []Problem {
 		case c.SecretEnv != "":
 			if msg := secretEnvProblem(c.SecretEnv, getenv); msg != "" {
 				add(p+".secret_env", "%s", msg)
+			} else if getenv != nil {
+				if msg := crm.SecretTooShort(strings.TrimSpace(getenv(c.SecretEnv))); msg != "" {
+					add(p+".secret_env", "environment variable %s: %s", c.SecretEnv, msg)
+				}
 			}
 		case isNew && c.Kind.Valid():
 			add(p+".secret_env", "required for a new connection: the name of the environment variable that holds %s, like %s",

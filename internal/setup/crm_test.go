@@ -172,9 +172,10 @@ func TestValidateCRM(t *testing.T) {
 		{Kind: crm.HubSpot, Name: "sales", SecretEnv: "S", StageIDs: map[string]string{"": "won", "x": "junk", "y": "", spaced: "won"}},
 		{Kind: crm.Generic, Name: "Zap", SecretEnv: "S", APITokenEnv: "T", Fields: map[string]string{"colour": "deal.colour"}},
 		{Kind: crm.Pipedrive, Name: "Sales", SecretEnv: "S", StageIDs: map[string]string{strings.Repeat("1", 201): "won"}},
+		{Kind: crm.Generic, Name: "Short", SecretEnv: "SHORT"},
 	}
 	vars := acmeEnv()
-	vars["S"], vars["T"] = "secret", "token"
+	vars["S"], vars["T"], vars["SHORT"] = "secret-of-16-chr", "token", " short-secret "
 	var got []string
 	for _, p := range f.Validate(env(vars)) {
 		got = append(got, p.String())
@@ -194,6 +195,7 @@ func TestValidateCRM(t *testing.T) {
 		"crm_connections[4].api_token_env: a generic connection calls no CRM API",
 		`crm_connections[4].fields: "colour" is not a field leadsignal reads`,
 		"crm_connections[5].stage_ids: a CRM stage id has at most 200 characters",
+		"crm_connections[6].secret_env: environment variable SHORT: a secret has at least 16 characters (this one has 12)",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Validate = %d problems:\n%s\nwant %d starting with:\n%s", len(got), strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))

@@ -1,0 +1,71 @@
+package crmsync_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/leadsignal/leadsignal/internal/crm"
+	"github.com/leadsignal/leadsignal/internal/crmsync"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// A connection holds at most store.MaxWaitingCRMDeliveries waiting
+// deliveries: past it a delivery is refused whole (ErrInboxFull) and
+// nothing of it is stored; once some are done, deliveries are taken again.
+func TestInboxRefusesPastTheWaitingLimit(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := models.CRMConnection{AccountID: acc.ID, Kind: string(crm.Generic), Name: "Zap", Token: store.NewCRMToken()}
+		if err := s.CreateCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		ds := make([]models.CRMDelivery, store.MaxWaitingCRMDeliveries-1)
+		for i := range ds {
+			ds[i] = models.CRMDelivery{AccountID: acc.ID, ConnectionID: c.ID, Key: fmt.Sprintf("k%d", i), Body: "{}",
+				ReceivedAt: now, OccurredAt: now, CRMStageID: "won"}
+		}
+		if _, err := s.AddCRMDeliveries(ctx, ds); err != nil {
+			t.Fatal(err)
+		}
+		in := crmsync.NewInbox(s, nil)
+		two := []crm.Change{genericChange(t, "a@example.com", now), genericChange(t, "b@example.com", now)}
+		if n, err := in.Add(c, two, now); !errors.Is(err, store.ErrInboxFull) || n != 0 {
+			t.Errorf("two changes with room for one: %d, %v; want ErrInboxFull", n, err)
+		}
+		if n, err := in.Add(c, two[:1], now); err != nil || n != 1 {
+			t.Errorf("one change with room for one: %d, %v; want stored", n, err)
+		}
+		if n, err := in.Add(c, two[1:], now); !errors.Is(err, store.ErrInboxFull) || n != 0 {
+			t.Errorf("one more when full: %d, %v; want ErrInboxFull", n, err)
+		}
+		if room, err := s.CRMWaitingRoom(ctx, c.ID, store.MaxWaitingCRMDeliveries); err != nil || room != 0 {
+			t.Errorf("room = %d, %v; want 0: nothing of the refused stored", room, err)
+		}
+		claimed, err := s.ClaimCRMDeliveries(ctx, now, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range claimed {
+			claimed[i].Status = models.DeliveryDone
+		}
+		if err := s.FinishCRMDeliveries(ctx, claimed); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := in.Add(c, two, now); !errors.Is(err, store.ErrInboxFull) || n != 0 {
+			t.Errorf("after 10 done, at once: %d, %v; want ErrInboxFull: found full a moment ago", n, err)
+		}
+		if n, err := in.Add(c, two, now.Add(time.Second)); err != nil || n != 1 {
+			t.Errorf("after 10 done, a second later: %d, %v; want b's change stored (a's was before)", n, err)
+		}
+	})
+}
