@@ -233,7 +233,7 @@ func (cs *changeSources) of(ctx context.Context, sc models.StageChange) (string,
 			return "", "", err
 		}
 		return "from the CRM connection " + strconv.Quote(conn.Name) + ", delivery #" + strconv.FormatInt(d.ID, 10),
-			crmURL(cs.a.ID, conn.ID, "#delivery-"+strconv.FormatInt(d.ID, 10)), nil
+			crmURL(cs.a.ID, conn.ID, "?before="+strconv.FormatInt(d.ID+1, 10)+"#delivery-"+strconv.FormatInt(d.ID, 10)), nil
 	case sc.Via == models.ViaDemo:
 		return "by the demo", "", nil
 	case sc.Source != "":

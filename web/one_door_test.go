@@ -206,8 +206,17 @@ func TestOneDoorForEveryStageChange(t *testing.T) {
 				// The lead page says where each recorded change came from.
 				if source := sources[door]; strings.HasPrefix(got, "recorded") && source != "" {
 					page := b.get(views.AccountURL(st.acc.ID, fmt.Sprintf("/leads/%d", leadID)))
-					if text := page.doc.Find(`[data-testid="timeline-stage"]`).Last().Text(); !strings.Contains(text, source) {
+					item := page.doc.Find(`[data-testid="timeline-stage"]`).Last()
+					if text := item.Text(); !strings.Contains(text, source) {
 						t.Errorf("%s, through the %s: the lead page's change reads %q; want it to say %q", tt.rule, door, text, source)
+					}
+					// An upload's and a delivery's change links to where it came from.
+					if href, _ := item.Find("a.detail").Attr("href"); door == "upload" || door == "crm" {
+						page, anchor, _ := strings.Cut(href, "#")
+						target := b.get(page)
+						if href == "" || target.status != http.StatusOK || (door == "crm" && target.doc.Find("#"+anchor).Length() != 1) {
+							t.Errorf("%s, through the %s: the change's link %q answers %d without its row", tt.rule, door, href, target.status)
+						}
 					}
 				}
 			}
