@@ -295,6 +295,9 @@ type StuckCRM struct {
 	Kind         string
 	Mapping      int
 	CRM          int
+	// Attention counts the deliveries that cannot become a change as they
+	// are (models.WaitingAttention): a person must look.
+	Attention int
 }
 
 // stuckTries is how many failed tries make a delivery waiting for its CRM
@@ -302,8 +305,9 @@ type StuckCRM struct {
 const stuckTries = 3
 
 // StuckCRMConnections lists the accounts' connections with deliveries that
-// wait for a stage mapping or for a failing CRM, for their alerts, by
-// account, kind and name.
+// wait for a stage mapping, for a failing CRM or for a person to look at
+// a body that cannot become a change, for their alerts, by account, kind
+// and name.
 func (s *Store) StuckCRMConnections(ctx context.Context, accountIDs []int64) ([]StuckCRM, error) {
 	var out []StuckCRM
 	if len(accountIDs) == 0 {
@@ -311,14 +315,16 @@ func (s *Store) StuckCRMConnections(ctx context.Context, accountIDs []int64) ([]
 	}
 	err := s.q(ctx).Raw(`SELECT d.account_id, c.id AS connection_id, c.name, c.kind,
 			COUNT(*) FILTER (WHERE d.waiting_for = ?) AS mapping,
-			COUNT(*) FILTER (WHERE d.waiting_for = ? AND d.attempts >= ?) AS crm
+			COUNT(*) FILTER (WHERE d.waiting_for = ? AND d.attempts >= ?) AS crm,
+			COUNT(*) FILTER (WHERE d.waiting_for = ?) AS attention
 		FROM crm_deliveries d JOIN crm_connections c ON c.id = d.connection_id
-		WHERE d.account_id IN ? AND d.status = ? AND d.waiting_for IN (?, ?)
+		WHERE d.account_id IN ? AND d.status = ? AND d.waiting_for IN (?, ?, ?)
 		GROUP BY d.account_id, c.id, c.name, c.kind
-		HAVING COUNT(*) FILTER (WHERE d.waiting_for = ?) > 0 OR COUNT(*) FILTER (WHERE d.waiting_for = ? AND d.attempts >= ?) > 0
+		HAVING COUNT(*) FILTER (WHERE d.waiting_for IN (?, ?)) > 0 OR COUNT(*) FILTER (WHERE d.waiting_for = ? AND d.attempts >= ?) > 0
 		ORDER BY d.account_id, c.kind, lower(c.name), c.id`,
-		models.WaitingMapping, models.WaitingCRM, stuckTries, accountIDs, models.DeliveryWaiting, models.WaitingMapping, models.WaitingCRM,
-		models.WaitingMapping, models.WaitingCRM, stuckTries).Scan(&out).Error
+		models.WaitingMapping, models.WaitingCRM, stuckTries, models.WaitingAttention, accountIDs, models.DeliveryWaiting,
+		models.WaitingMapping, models.WaitingCRM, models.WaitingAttention,
+		models.WaitingMapping, models.WaitingAttention, models.WaitingCRM, stuckTries).Scan(&out).Error
 	return out, wrap("stuck crm connections", err)
 }
 

@@ -223,6 +223,11 @@ func (h *Handler) crmAlerts(c echo.Context, a models.Account) []views.Alert {
 				Message: fmt.Sprintf("%s connection %s: %s for a stage mapping; their stage changes reach nobody until then.",
 					title, s.Name, views.Plural(int64(s.Mapping), "delivery waits", "deliveries wait"))})
 		}
+		if s.Attention > 0 {
+			out = append(out, views.Alert{Link: page + "#deliveries", LinkText: "See why",
+				Message: fmt.Sprintf("%s connection %s: %s attention: what it sent cannot become a stage change as it is.",
+					title, s.Name, views.Plural(int64(s.Attention), "delivery needs", "deliveries need"))})
+		}
 		if s.CRM > 0 {
 			out = append(out, views.Alert{Link: page + "#deliveries", LinkText: "See why",
 				Message: fmt.Sprintf("%s connection %s: %s because the %s API keeps failing them.",
@@ -237,6 +242,9 @@ func stuckText(s store.StuckCRM) string {
 	var parts []string
 	if s.Mapping > 0 {
 		parts = append(parts, views.Plural(int64(s.Mapping), "delivery waits", "deliveries wait")+" for a stage mapping")
+	}
+	if s.Attention > 0 {
+		parts = append(parts, views.Plural(int64(s.Attention), "delivery needs", "deliveries need")+" attention")
 	}
 	if s.CRM > 0 {
 		parts = append(parts, views.Plural(int64(s.CRM), "delivery waits", "deliveries wait")+" for a failing API")

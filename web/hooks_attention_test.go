@@ -75,6 +75,11 @@ func TestHookBodiesNeedingAttention(t *testing.T) {
 
 		b := a.browser()
 		b.login("crm-owner@example.com")
+		// Every page of the account says so, for editors.
+		if got := strings.Join(strings.Fields(b.get(stagesURL(acc, "")).doc.Find(".alert, [role=alert]").Text()), " "); !strings.Contains(got,
+			"Generic webhook connection Zapier: 2 deliveries need attention") {
+			t.Errorf("the Stages page's alerts: %q; want Zapier's 2 deliveries needing attention", got)
+		}
 		for _, tt := range tests {
 			var found []string
 			for _, d := range a.deliveries(acc, tt.c) {
