@@ -36,6 +36,7 @@ func runMember(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("%s: unexpected argument %q", cmd, fs.Arg(0))
 	}
 	*email = strings.TrimSpace(*email)
+	role = strings.ToLower(strings.TrimSpace(role))
 	if *slug == "" || *email == "" || (args[0] == "add" && role == "") {
 		if args[0] == "add" {
 			return errors.New("member add: --account, --email and --role are required")

@@ -46,7 +46,7 @@ func TestMember(t *testing.T) {
 		if !strings.Contains(r.stdout, "nothing changed") {
 			t.Errorf("second member add stdout = %q; want nothing changed", r.stdout)
 		}
-		d.mustRun(t, "", "member", "add", "--account", "acme", "--email", "sam@example.com", "--role", "viewer")
+		d.mustRun(t, "", "member", "add", "--account", "acme", "--email", "sam@example.com", "--role", " Viewer ")
 		if got := role(); got != models.RoleViewer {
 			t.Errorf("after member add --role viewer, role = %q; want viewer", got)
 		}
