@@ -366,3 +366,39 @@ func TestStagePurchaseConfirm(t *testing.T) {
 		}
 	})
 }
+
+// The Members page offers the four roles and sets sales like any other;
+// a made-up role is refused.
+func TestMembersSalesRole(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newRolesFixture(t, s)
+		r := f.b.get(f.path("/settings/members"))
+		wantStatus(t, "members page", r, http.StatusOK)
+		opts := r.doc.Find(`[data-testid="member-form"] select[name="role"] option`).Map(func(_ int, o *goquery.Selection) string {
+			v, _ := o.Attr("value")
+			return v
+		})
+		if got := strings.Join(opts, ","); got != "owner,editor,sales,viewer" {
+			t.Errorf("invite roles = %s; want owner,editor,sales,viewer", got)
+		}
+		viewer, err := s.UserByEmail(t.Context(), "viewer@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		role := f.path("/members/" + itoa(viewer.ID) + "/role")
+		wantStatus(t, "make the viewer sales", f.b.post(role, url.Values{"role": {"sales"}}), http.StatusSeeOther)
+		if a, _ := s.AccountForUser(t.Context(), viewer.ID, f.acc.ID); a.Role != models.RoleSales {
+			t.Errorf("role = %q; want sales", a.Role)
+		}
+		wantStatus(t, "a made-up role", f.b.post(role, url.Values{"role": {"Sales\x00"}}), http.StatusBadRequest)
+		wantStatus(t, "another made-up role", f.b.post(role, url.Values{"role": {"admin"}}), http.StatusBadRequest)
+		if a, _ := s.AccountForUser(t.Context(), viewer.ID, f.acc.ID); a.Role != models.RoleSales {
+			t.Errorf("role after refusals = %q; want sales", a.Role)
+		}
+		// Now sales, the former viewer marks a stage.
+		vb := f.members[models.RoleViewer]
+		vb.get(f.path("/leads/:lead"))
+		wantStatus(t, "the new sales member marks qualified", vb.post(f.path("/leads/:lead/stages"), url.Values{"stage": {"qualified"}}), http.StatusSeeOther)
+	})
+}
