@@ -351,8 +351,8 @@ func TestCRMConnectionAccess(t *testing.T) {
 			t.Errorf("their connection after my posts: %+v, %v", got, err)
 		}
 
-		viewer := f.a.user("vera@example.com", false)
-		if err := s.SetMember(ctx, f.acc.ID, viewer.ID, models.RoleViewer); err != nil {
+		viewer := f.a.user("vera@example.com", false) // sales: reads the Stages page, changes none of it
+		if err := s.SetMember(ctx, f.acc.ID, viewer.ID, models.RoleSales); err != nil {
 			t.Fatal(err)
 		}
 		b := f.a.browser()

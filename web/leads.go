@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -282,26 +283,69 @@ func (h *Handler) exportLeads(c echo.Context) error {
 	}
 	f, _ := parseLeadFilter(c, a.Account, stages, written)
 	w := startCSV(c, fmt.Sprintf("leads-%s-%s.csv", a.Slug, h.now().In(location(a.Account)).Format("2006-01-02")))
-	header := []string{"lead_id", "created_at", "external_id", "source", "partial", "email", "phone", "first_name", "last_name",
-		"city", "state", "zip", "country", "stage", "junk", "junk_reasons", "message", "event_source_url", "meta_lead_id"}
+	cols := leadColumns
+	if !a.Role.DownloadsContacts() {
+		cols = slices.DeleteFunc(slices.Clone(cols), func(col leadColumn) bool { return col.contact })
+	}
+	header := make([]string, len(cols))
+	for i, col := range cols {
+		header[i] = col.name
+	}
 	if err := w.Write(header); err != nil {
 		return err
 	}
 	err = h.store.EachLead(c.Request().Context(), a.ID, f, func(l models.Lead) error {
+		rec := make([]string, len(cols))
+		for i, col := range cols {
+			rec[i] = col.value(l)
+		}
+		return w.Write(rec)
+	})
+	return w.Close(err)
+}
+
+// leadColumn is one column of the leads CSV. A contact column holds raw
+// contact data (or may: an external_id is often an email), which leaves
+// the server only in owners' and editors' downloads
+// (models.Role.DownloadsContacts).
+type leadColumn struct {
+	name    string
+	contact bool
+	value   func(models.Lead) string
+}
+
+// leadColumns are the leads CSV's columns, in order.
+var leadColumns = []leadColumn{
+	{"lead_id", false, func(l models.Lead) string { return strconv.FormatInt(l.ID, 10) }},
+	{"created_at", false, func(l models.Lead) string { return l.CreatedAt.UTC().Format(time.RFC3339) }},
+	{"external_id", true, func(l models.Lead) string {
+		if l.ExternalID == nil {
+			return ""
+		}
+		return *l.ExternalID
+	}},
+	{"source", false, func(l models.Lead) string { return string(l.Source) }},
+	{"partial", false, func(l models.Lead) string { return strconv.FormatBool(l.Partial) }},
+	{"email", true, func(l models.Lead) string { return l.Email }},
+	{"phone", true, func(l models.Lead) string { return l.Phone }},
+	{"first_name", true, func(l models.Lead) string { return l.FirstName }},
+	{"last_name", true, func(l models.Lead) string { return l.LastName }},
+	{"city", true, func(l models.Lead) string { return l.City }},
+	{"state", true, func(l models.Lead) string { return l.State }},
+	{"zip", true, func(l models.Lead) string { return l.Zip }},
+	{"country", true, func(l models.Lead) string { return l.Country }},
+	{"stage", false, func(l models.Lead) string { return l.Stage }},
+	{"junk", false, func(l models.Lead) string { return strconv.FormatBool(l.Junk) }},
+	{"junk_reasons", false, func(l models.Lead) string {
 		var reasons []junk.Reason
 		_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
 		names := make([]string, 0, len(reasons))
 		for _, r := range reasons {
 			names = append(names, string(r.Signal))
 		}
-		ext := ""
-		if l.ExternalID != nil {
-			ext = *l.ExternalID
-		}
-		rec := []string{strconv.FormatInt(l.ID, 10), l.CreatedAt.UTC().Format(time.RFC3339), ext, string(l.Source),
-			strconv.FormatBool(l.Partial), l.Email, l.Phone, l.FirstName, l.LastName, l.City, l.State, l.Zip, l.Country,
-			l.Stage, strconv.FormatBool(l.Junk), strings.Join(names, " "), l.Message, l.EventSourceURL, l.MetaLeadID}
-		return w.Write(rec)
-	})
-	return w.Close(err)
+		return strings.Join(names, " ")
+	}},
+	{"message", true, func(l models.Lead) string { return l.Message }},
+	{"event_source_url", true, func(l models.Lead) string { return l.EventSourceURL }},
+	{"meta_lead_id", true, func(l models.Lead) string { return l.MetaLeadID }},
 }

@@ -65,6 +65,8 @@ type overviewLinks struct {
 	base string // the account's URL
 	f    overviewFilter
 	loc  *time.Location
+	// sendLog: the reader may open the send log; its numbers link there.
+	sendLog bool
 }
 
 // leads links to the leads captured in [from, to) with the filters, and
@@ -80,6 +82,9 @@ func (l overviewLinks) leads(from, to time.Time, kv ...string) string {
 // events links to the send log's events of the leads captured in
 // [from, to), with the filters, and the extra parameters kv.
 func (l overviewLinks) events(from, to time.Time, kv ...string) string {
+	if !l.sendLog {
+		return ""
+	}
 	q := l.query("lead_from", "lead_to", from, to)
 	for i := 0; i+1 < len(kv); i += 2 {
 		q.Set(kv[i], kv[i+1])
@@ -133,7 +138,7 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 	d := overviewData{loc: location(a.Account)}
 	now := h.now()
 	d.filter, d.vf = parseOverviewFilter(c, d.loc, now)
-	d.links = overviewLinks{base: views.AccountURL(a.ID, ""), f: d.filter, loc: d.loc}
+	d.links = overviewLinks{base: views.AccountURL(a.ID, ""), f: d.filter, loc: d.loc, sendLog: a.Role.AtLeast(models.RoleSales)}
 	var err error
 	if d.stages, err = h.accountStages(ctx, a.ID); err != nil {
 		return d, err
