@@ -185,6 +185,8 @@ func New(o Options) *echo.Echo {
 	admin.POST("/admin/users", h.createUser)
 	admin.POST("/admin/users/:user/remove", h.removeUser)
 	admin.POST("/admin/users/:user/link", h.createUserLink)
+	admin.GET("/admin/settings", h.showServerSettings)
+	admin.POST("/admin/settings", h.saveServerSettings)
 
 	acc := in.Group("/accounts/:account", h.requireAccount)
 	acc.GET("", h.showOverview)
