@@ -170,7 +170,7 @@ func (h *Handler) saveServerSettings(c echo.Context) error {
 	typed := c.FormValue("public_url")
 	clean, err := config.PublicURL(typed)
 	if err != nil {
-		v.PublicURL.Value, v.PublicURL.Error = typed, sentence(err.Error())
+		v.PublicURL.Value, v.PublicURL.Error = strings.ToValidUTF8(typed, "\uFFFD"), sentence(err.Error())
 		if len(typed) > maxEchoedURL {
 			v.PublicURL.Value = "" // a pasted page is not shown back whole
 		}
