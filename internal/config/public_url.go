@@ -37,13 +37,15 @@ func PublicURL(s string) (string, error) {
 		}
 	}
 	u, err := url.Parse(s)
-	if err != nil || u.Opaque != "" {
+	if err != nil {
 		return "", errors.New("write a whole address, like https://leads.example.com")
 	}
 	scheme := strings.ToLower(u.Scheme)
 	switch {
 	case scheme != "https" && scheme != "http":
 		return "", errors.New("the address starts with https:// (or http://), like https://leads.example.com")
+	case u.Opaque != "":
+		return "", errors.New("write a whole address, with // after the colon, like https://leads.example.com")
 	case u.User != nil:
 		return "", errors.New("the address carries no user name or password")
 	case u.Host == "":
