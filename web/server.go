@@ -186,6 +186,8 @@ func New(o Options) *echo.Echo {
 	admin.POST("/admin/users", h.createUser)
 	admin.POST("/admin/users/:user/remove", h.removeUser)
 	admin.POST("/admin/users/:user/link", h.createUserLink)
+	admin.GET("/admin/settings", h.showServerSettings)
+	admin.POST("/admin/settings", h.saveServerSettings)
 
 	// The roles' groups (docs/operations.md, "Roles"): every member reads
 	// the Overview and the leads; sales read what editors read and mark

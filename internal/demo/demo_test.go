@@ -204,6 +204,66 @@ func TestSeed(t *testing.T) {
 	})
 }
 
+// TestDemoKeyLastUsed: the demo's leads come with its key, whose "Last
+// used" follows its ticks as a website's key follows its posts, written at
+// most once a minute; a revoked key is never noted.
+func TestDemoKeyLastUsed(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		seeded := time.Now().Truncate(time.Second)
+		d, err := demo.Seed(ctx, s, demo.Options{Now: seeded, Rand: rand.New(rand.NewPCG(3, 4))})
+		if err != nil {
+			t.Fatalf("Seed: %v", err)
+		}
+		lastUsed := func() *time.Time {
+			t.Helper()
+			keys, err := s.IngestKeys(ctx, d.Account.ID)
+			if err != nil || len(keys) != 1 {
+				t.Fatalf("IngestKeys = %d, %v; want the demo's one", len(keys), err)
+			}
+			return keys[0].LastUsedAt
+		}
+		wantUsed := func(when string, at time.Time) {
+			t.Helper()
+			if got := lastUsed(); got == nil || !got.Equal(at) {
+				t.Errorf("%s: key last used %v; want %v", when, got, at)
+			}
+		}
+		wantUsed("after Seed", seeded)
+
+		again, err := demo.Seed(ctx, s, demo.Options{Now: seeded})
+		if err != nil {
+			t.Fatalf("second Seed: %v", err)
+		}
+		for _, tt := range []struct {
+			after, used time.Duration
+		}{
+			{30 * time.Second, 0},                           // within the minute: not written again
+			{61 * time.Second, 61 * time.Second},            // past it: written
+			{61*time.Second + demo.Every, 61 * time.Second}, // the next tick
+		} {
+			if _, err := again.Tick(ctx, seeded.Add(tt.after)); err != nil {
+				t.Fatalf("Tick: %v", err)
+			}
+			wantUsed("a tick "+tt.after.String()+" after the seed", seeded.Add(tt.used))
+		}
+
+		keys, _ := s.IngestKeys(ctx, d.Account.ID)
+		if err := s.RevokeIngestKey(ctx, d.Account.ID, keys[0].ID, seeded.Add(2*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		revoked, err := demo.Seed(ctx, s, demo.Options{Now: seeded})
+		if err != nil {
+			t.Fatalf("Seed after the key was revoked: %v", err)
+		}
+		if _, err := revoked.Tick(ctx, seeded.Add(5*time.Minute)); err != nil {
+			t.Fatalf("Tick: %v", err)
+		}
+		wantUsed("a tick after the key was revoked", seeded.Add(61*time.Second))
+	})
+}
+
 func TestBar(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
