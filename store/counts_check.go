@@ -32,11 +32,16 @@ var countTables = []countTable{{
 	name: "stage_counts",
 	keys: []string{"source", "campaign", "stage", "hours"},
 	sums: []string{"n"},
-	definition: `SELECT l.account_id, local_day(count_bucket(l.created_at), a.timezone) AS day, l.source,
+	// A lead's first change to each stage, by the change's own time
+	// (migration 0033).
+	definition: `SELECT l.account_id, local_day(count_bucket(sc.occurred_at), a.timezone) AS day, l.source,
 		utm_campaign(l.event_source_url) AS campaign, sc.stage,
 		(whole_seconds(sc.occurred_at) - whole_seconds(l.created_at)) / 3600 AS hours, COUNT(*) AS n
 		FROM stage_changes sc JOIN leads l ON l.id = sc.lead_id JOIN accounts a ON a.id = l.account_id
-		WHERE sc.stage NOT IN ('junk', 'not_junk') AND %s GROUP BY 1, 2, 3, 4, 5, 6`,
+		WHERE sc.stage NOT IN ('junk', 'not_junk') AND %s
+		AND NOT EXISTS (SELECT 1 FROM stage_changes p WHERE p.lead_id = sc.lead_id AND p.stage = sc.stage
+			AND (p.occurred_at, p.id) < (sc.occurred_at, sc.id))
+		GROUP BY 1, 2, 3, 4, 5, 6`,
 }, {
 	name: "event_counts",
 	keys: []string{"source", "campaign", "event_name", "status"},
