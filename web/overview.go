@@ -358,11 +358,11 @@ func funnelViews(c echo.Context, d overviewData) []views.Choice {
 		if cohort {
 			q.Set("funnel", "cohort")
 		}
-		return views.AccountURL(currentAccount(c).ID, "") + "?" + q.Encode() + "#funnel-title"
+		return views.AccountURL(currentAccount(c).ID, "") + "?" + q.Encode() + "#funnel-section"
 	}
 	return []views.Choice{
-		{Label: "By when they reached it", Href: link(false), Current: !d.filter.cohort},
-		{Label: "Leads captured in the range", Href: link(true), Current: d.filter.cohort},
+		{Label: "stages by when they were reached", Href: link(false), Current: !d.filter.cohort},
+		{Label: "the leads captured in the range", Href: link(true), Current: d.filter.cohort},
 	}
 }
 
