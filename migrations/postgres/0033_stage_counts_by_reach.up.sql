@@ -54,21 +54,23 @@ END $$;
 
 -- New changes that are first reaches count; a change dated before its
 -- lead's first to the same stage (an upload of older history) takes that
--- one's place, which stops counting. The lookups walk the index
--- stage_changes_natural_idx (lead_id, stage, occurred_at).
+-- one's place, which stops counting. Each lookup is a probe of the index
+-- stage_changes_natural_idx (lead_id, stage, occurred_at) per new change.
 CREATE OR REPLACE FUNCTION stage_changes_count_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     ls leads[];
 BEGIN
     ls := ARRAY(SELECT l FROM leads l WHERE l.id IN (SELECT lead_id FROM new_rows));
     PERFORM count_stage_changes(ls, ARRAY(
-        SELECT p FROM stage_changes p
-        WHERE (p.lead_id, p.stage) IN (SELECT lead_id, stage FROM new_rows)
-          AND p.id NOT IN (SELECT id FROM new_rows)
-          AND NOT first_reach(p)
-          AND NOT EXISTS (SELECT 1 FROM stage_changes q WHERE q.lead_id = p.lead_id AND q.stage = p.stage
-                          AND (q.occurred_at, q.id) < (p.occurred_at, p.id) AND q.id NOT IN (SELECT id FROM new_rows))), -1);
-    PERFORM count_stage_changes(ls, ARRAY(SELECT n FROM (SELECT ROW(r.*)::stage_changes AS n FROM new_rows r) x WHERE first_reach(x.n)), 1);
+        SELECT o.sc
+        FROM (SELECT DISTINCT lead_id, stage FROM new_rows WHERE stage NOT IN ('junk', 'not_junk')) k
+        CROSS JOIN LATERAL (
+            SELECT p AS sc FROM stage_changes p
+            WHERE p.lead_id = k.lead_id AND p.stage = k.stage AND p.id NOT IN (SELECT id FROM new_rows)
+            ORDER BY p.occurred_at, p.id LIMIT 1) o
+        WHERE NOT first_reach(o.sc)), -1);
+    PERFORM count_stage_changes(ls, ARRAY(
+        SELECT x.sc FROM (SELECT ROW(r.*)::stage_changes AS sc FROM new_rows r) x WHERE first_reach(x.sc)), 1);
     RETURN NULL;
 END $$;
 
