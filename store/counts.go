@@ -386,6 +386,22 @@ func (s *Store) LeadStages(ctx context.Context, accountID int64) ([]string, erro
 	return out, wrap("lead stages", err)
 }
 
+// Reach is a stage reached in a time range: its labels as stage changes
+// wrote them (ReachedLabels lists those there are), and [From, To).
+type Reach struct {
+	Labels   []string
+	From, To time.Time
+}
+
+// ReachedLabels lists the stages an account's leads have reached, as
+// their changes wrote them (a CRM's label before it became an alias, say).
+func (s *Store) ReachedLabels(ctx context.Context, accountID int64) ([]string, error) {
+	var out []string
+	err := s.q(ctx).Raw(`SELECT stage FROM stage_counts WHERE account_id = ? GROUP BY stage HAVING SUM(n) > 0 ORDER BY stage`,
+		accountID).Scan(&out).Error
+	return out, wrap("reached labels", err)
+}
+
 // Campaigns lists the campaigns of an account's leads captured since
 // since (or a day before it, in some zone), most leads first.
 func (s *Store) Campaigns(ctx context.Context, accountID int64, since time.Time, limit int) ([]string, error) {

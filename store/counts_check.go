@@ -6,6 +6,12 @@ import (
 	"strings"
 )
 
+// firstReachSQL keeps a stage change sc that is its lead's first to its
+// stage (by occurred_at, then id): what stage_counts counts, as migration
+// 0033's first_reach (Postgres) and first_reaches (SQLite) have it.
+const firstReachSQL = `NOT EXISTS (SELECT 1 FROM stage_changes p WHERE p.lead_id = sc.lead_id AND p.stage = sc.stage
+	AND (p.occurred_at, p.id) < (sc.occurred_at, sc.id))`
+
 // countTable is a counts table and its definition as a plain GROUP BY over
 // the counted tables, by the date in each account's zone: what
 // CountsDrift compares the table with, and what RecountAccount counts an
@@ -38,9 +44,7 @@ var countTables = []countTable{{
 		utm_campaign(l.event_source_url) AS campaign, sc.stage,
 		(whole_seconds(sc.occurred_at) - whole_seconds(l.created_at)) / 3600 AS hours, COUNT(*) AS n
 		FROM stage_changes sc JOIN leads l ON l.id = sc.lead_id JOIN accounts a ON a.id = l.account_id
-		WHERE sc.stage NOT IN ('junk', 'not_junk') AND %s
-		AND NOT EXISTS (SELECT 1 FROM stage_changes p WHERE p.lead_id = sc.lead_id AND p.stage = sc.stage
-			AND (p.occurred_at, p.id) < (sc.occurred_at, sc.id))
+		WHERE sc.stage NOT IN ('junk', 'not_junk') AND %s AND ` + firstReachSQL + `
 		GROUP BY 1, 2, 3, 4, 5, 6`,
 }, {
 	name: "event_counts",

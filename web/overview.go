@@ -82,6 +82,14 @@ func (l overviewLinks) leads(from, to time.Time, kv ...string) string {
 	return l.base + "/leads?" + q.Encode()
 }
 
+// reached links to the leads that first reached stage in [from, to),
+// with the filters: what a stage row counts.
+func (l overviewLinks) reached(from, to time.Time, stage string) string {
+	q := l.query("reached_from", "reached_to", from, to)
+	q.Set("reached", stage)
+	return l.base + "/leads?" + q.Encode()
+}
+
 // events links to the send log's events of the leads captured in
 // [from, to), with the filters, and the extra parameters kv.
 func (l overviewLinks) events(from, to time.Time, kv ...string) string {
@@ -267,8 +275,8 @@ func headline(d overviewData) (cols []string, captured, reached []views.Headline
 		}
 		r := views.HeadlineRow{Key: "reached-" + strings.ToLower(st.Name), Label: st.Name,
 			Hint: "Leads that first reached " + st.Name + " in the period, whenever they were captured"}
-		for p := range spans {
-			r.Counts = append(r.Counts, views.Count{N: byTime[p][i]})
+		for p, sp := range spans {
+			r.Counts = append(r.Counts, views.Count{N: byTime[p][i], Href: d.links.reached(sp.From, sp.To, st.Name)})
 		}
 		reached = append(reached, r)
 	}
@@ -308,7 +316,7 @@ func weeklyChart(d overviewData) views.WeeklyCounts {
 		junkS.Links = append(junkS.Links, d.links.leads(w.From, w.To, "junk", "junk"))
 		if q >= 0 {
 			qual.Values = append(qual.Values, overview.ReachedIn(d.byWeek, i, d.stages)[q])
-			qual.Links = append(qual.Links, "")
+			qual.Links = append(qual.Links, d.links.reached(w.From, w.To, d.stages[q].Name))
 		}
 	}
 	c.Series = []views.ChartSeries{leads, junkS}
@@ -340,7 +348,8 @@ func funnel(d overviewData) views.FunnelChart {
 			continue
 		}
 		med, ok := overview.Median(d.inRange, 0, st)
-		f.Steps = append(f.Steps, views.FunnelStep{Name: st.Name, Count: byTime[i], Median: med, HasMedian: ok})
+		f.Steps = append(f.Steps, views.FunnelStep{Name: st.Name, Count: byTime[i],
+			Href: d.links.reached(d.filter.from, d.filter.to, st.Name), Median: med, HasMedian: ok})
 	}
 	if len(d.mapped) == 0 {
 		f.Empty = "Map your CRM's stages to events on the Stages page to see the funnel."

@@ -102,6 +102,23 @@ func AtOrAfter(stages []Stage, name string, written []string) []string {
 	return out
 }
 
+// Named keeps, of the stages written, those that name the stage called
+// name (its name or an alias, however spelled). None when the account has
+// no such stage.
+func Named(stages []Stage, name string, written []string) []string {
+	i := position(stages, name)
+	if i < 0 {
+		return nil
+	}
+	var out []string
+	for _, w := range written {
+		if stages[i].Is(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // Figures are the headline numbers of one span's leads.
 type Figures struct {
 	Leads, Junk, Partial int64
