@@ -269,8 +269,11 @@ func headline(d overviewData) (cols []string, captured, reached []views.Headline
 	for i := range spans {
 		byTime[i] = overview.ReachedIn(counts[i], idx[i], d.stages)
 	}
+	// The mapped stages, and the chart's "qualified" even when it is not
+	// mapped: the chart's legend never names a figure the table lacks.
+	q := overview.Qualified(d.stages)
 	for i, st := range d.stages {
-		if !st.Mapped() {
+		if !st.Mapped() && i != q {
 			continue
 		}
 		r := views.HeadlineRow{Key: "reached-" + strings.ToLower(st.Name), Label: st.Name,

@@ -9,6 +9,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
@@ -54,6 +55,34 @@ func TestOverviewReadinessCountsEveryWayIn(t *testing.T) {
 		record(models.StageBooked, time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC), decide.FromAPI, models.ViaUpload)
 		if got := figure(); !strings.Contains(got, "stage changes on 2 of the last 7 full days") {
 			t.Errorf("after an upload's change the day before: %q", got)
+		}
+	})
+}
+
+// An account whose qualified stage sends nothing yet still has its row
+// under "Reached": the chart's legend names no figure the table lacks.
+func TestOverviewShowsTheChartsStageUnmapped(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc, key := a.ingestAccount("acme", "US")
+		r := a.postLead(key, `{"email":"ann@example.com"}`)
+		if r.status != http.StatusCreated {
+			t.Fatalf("post lead = %d %s", r.status, r.raw)
+		}
+		if _, err := decidetest.Mark(t.Context(), s, models.StageChange{AccountID: acc.ID, LeadID: r.LeadID,
+			Stage: models.StageQualified, OccurredAt: a.clock()}); err != nil {
+			t.Fatal(err)
+		}
+		b := a.browser()
+		b.login("acme-owner@example.com")
+		page := b.get(views.AccountURL(acc.ID, ""))
+		wantStatus(t, "overview", page, http.StatusOK)
+		if got := page.text("count-reached-qualified-0"); got != "1" {
+			t.Errorf("reached qualified this week = %q; want 1", got)
+		}
+		if legend := page.doc.Find(`[data-testid="weekly-chart"]`).Text(); !strings.Contains(legend, "Reached qualified") {
+			t.Errorf("chart legend = %q; want Reached qualified", legend)
 		}
 	})
 }
