@@ -97,6 +97,28 @@ func TestStageCountsByWhenReached(t *testing.T) {
 			t.Errorf("merged again: %v; want %v", got, want)
 		}
 
+		// A batch (as an upload or a CRM sync writes one, in one
+		// statement) with two older changes to the same stage of a lead
+		// already there: the oldest counts, once.
+		l2 := storedLead(t, s, a, now.Add(-20*24*time.Hour), "batch@example.com")
+		record(a, l2.ID, now, decide.FromAPI, models.ViaAPI)
+		var batch []decide.Change
+		for _, ago := range []int{3, 5} {
+			batch = append(batch, decide.Change{Keys: decide.ByID(l2.ID), Stage: models.StageQualified,
+				OccurredAt: now.Add(-time.Duration(ago) * 24 * time.Hour), Origin: decide.FromAPI, Via: models.ViaUpload})
+		}
+		if out, err := decide.New(s, nil, nil).RecordAll(ctx, a.ID, batch); err != nil || out[0].Refused != nil || out[1].Refused != nil {
+			t.Fatalf("record the batch: %v, %+v", err, out)
+		}
+		for i, sp := range spans {
+			if at := now.Add(-5 * 24 * time.Hour); !at.Before(sp.From) && at.Before(sp.To) {
+				want[i]++
+			}
+		}
+		if got := reached("a batch of older changes"); got != want {
+			t.Errorf("after a batch of older changes: %v; want %v", got, want)
+		}
+
 		// The lead's capture time moves (a partial lead completed): its
 		// reach stays where it happened.
 		l, err := s.Lead(ctx, a.ID, l.ID)
