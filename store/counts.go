@@ -393,12 +393,19 @@ type Reach struct {
 	From, To time.Time
 }
 
-// ReachedLabels lists the stages an account's leads have reached, as
-// their changes wrote them (a CRM's label before it became an alias, say).
-func (s *Store) ReachedLabels(ctx context.Context, accountID int64) ([]string, error) {
+// ReachedLabels lists the stages an account's leads reached in
+// [from, to) (or a day either side of it, in some zone), as their changes
+// wrote them (a CRM's label before it became an alias, say). A zero to is
+// no end.
+func (s *Store) ReachedLabels(ctx context.Context, accountID int64, from, to time.Time) ([]string, error) {
+	if to.IsZero() {
+		to = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
 	var out []string
-	err := s.q(ctx).Raw(`SELECT stage FROM stage_counts WHERE account_id = ? GROUP BY stage HAVING SUM(n) > 0 ORDER BY stage`,
-		accountID).Scan(&out).Error
+	err := s.q(ctx).Raw(`SELECT stage FROM stage_counts WHERE account_id = ?
+		AND (NOT delta AND day >= ? AND day <= ? OR delta AND bucket >= ? AND bucket < ?)
+		GROUP BY stage HAVING SUM(n) > 0 ORDER BY stage`,
+		accountID, Day(from, time.UTC)-1, Day(to, time.UTC)+1, Bucket(from), Bucket(to)).Scan(&out).Error
 	return out, wrap("reached labels", err)
 }
 

@@ -103,8 +103,9 @@ func (h *Handler) reachedStages(c echo.Context) ([]overview.Stage, []string, err
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.QueryParam("reached_from") != "" || c.QueryParam("reached_to") != "" {
-		written, err := h.store.ReachedLabels(ctx, currentAccount(c).ID)
+	if from, to := c.QueryParam("reached_from"), c.QueryParam("reached_to"); from != "" || to != "" {
+		f, t, _ := dayRange(from, to, location(currentAccount(c).Account))
+		written, err := h.store.ReachedLabels(ctx, currentAccount(c).ID, f, t)
 		return stages, written, err
 	}
 	written, err := h.store.LeadStages(ctx, currentAccount(c).ID)
