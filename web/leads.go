@@ -47,6 +47,7 @@ func parseLeadFilter(c echo.Context, a models.Account, stages []overview.Stage, 
 		From: q.Get("from"), To: q.Get("to"), Junk: q.Get("junk"), Source: q.Get("source"),
 		Partial: q.Get("partial"), Stage: q.Get("stage"), Query: strings.TrimSpace(q.Get("q")),
 		Campaign: q.Get("campaign"), Reached: q.Get("reached"),
+		ReachedFrom: q.Get("reached_from"), ReachedTo: q.Get("reached_to"),
 	}
 	f := store.LeadFilter{Query: vf.Query}
 	// A whole email address finds its leads by the email's hash, from an
@@ -70,7 +71,21 @@ func parseLeadFilter(c echo.Context, a models.Account, stages []overview.Stage, 
 		f.Stage = vf.Stage
 	}
 	f.Campaign = vf.Campaign
-	if vf.Reached != "" {
+	switch {
+	case vf.Reached != "" && (vf.ReachedFrom != "" || vf.ReachedTo != ""):
+		// The leads that first reached the stage in those days, as the
+		// Overview's stage rows count them.
+		r := store.Reach{Labels: overview.Named(stages, vf.Reached, written)}
+		var problem string
+		r.From, r.To, problem = dayRange(vf.ReachedFrom, vf.ReachedTo, location(a))
+		if problem != "" && vf.Error == "" {
+			vf.Error = problem
+		}
+		if r.To.IsZero() {
+			r.To = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
+		f.Reached = &r
+	case vf.Reached != "":
 		// None (not nil) when no lead reached it: the list is empty.
 		f.Stages = append([]string{}, overview.AtOrAfter(stages, vf.Reached, written)...)
 	}
@@ -88,6 +103,11 @@ func (h *Handler) reachedStages(c echo.Context) ([]overview.Stage, []string, err
 	stages, err := h.accountStages(ctx, currentAccount(c).ID)
 	if err != nil {
 		return nil, nil, err
+	}
+	if from, to := c.QueryParam("reached_from"), c.QueryParam("reached_to"); from != "" || to != "" {
+		f, t, _ := dayRange(from, to, location(currentAccount(c).Account))
+		written, err := h.store.ReachedLabels(ctx, currentAccount(c).ID, f, t)
+		return stages, written, err
 	}
 	written, err := h.store.LeadStages(ctx, currentAccount(c).ID)
 	return stages, written, err
@@ -152,7 +172,7 @@ func dayRange(fromS, toS string, loc *time.Location) (from, to time.Time, proble
 // filterQuery is the query string of the current filters, without paging.
 func filterQuery(c echo.Context) url.Values {
 	q := url.Values{}
-	for _, k := range []string{"from", "to", "junk", "source", "partial", "stage", "q", "campaign", "reached"} {
+	for _, k := range []string{"from", "to", "junk", "source", "partial", "stage", "q", "campaign", "reached", "reached_from", "reached_to"} {
 		if v := c.QueryParam(k); v != "" {
 			q.Set(k, v)
 		}

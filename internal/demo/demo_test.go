@@ -296,3 +296,68 @@ func TestBar(t *testing.T) {
 		})
 	}
 }
+
+// The demo's deals reach their stages over its four weeks, by when they
+// reached them, on every day of the last week (so the Overview's "Stage
+// updates arrive daily" passes), and a running demo keeps moving them:
+// each tick's changes count today. The counts follow every write.
+func TestDemoStagesSpreadAndKeepMoving(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		now := time.Now()
+		d, err := demo.Seed(ctx, s, demo.Options{Now: now, Rand: rand.New(rand.NewPCG(3, 4))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc, err := time.LoadLocation(demo.Timezone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tomorrow := store.AddDays(now, 1, loc)
+		var spans []store.Span
+		for i := demo.Days; i >= 1; i-- {
+			spans = append(spans, store.Span{AccountID: d.Account.ID, From: store.AddDays(tomorrow, -i-1, loc),
+				To: store.AddDays(tomorrow, -i, loc), Loc: loc})
+		}
+		today := store.Span{AccountID: d.Account.ID, From: store.AddDays(tomorrow, -1, loc), To: tomorrow, Loc: loc}
+		reached := func(spans []store.Span) []int64 {
+			t.Helper()
+			c, err := s.Counts(ctx, spans, store.CountFilter{NoDelays: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([]int64, len(spans))
+			for _, r := range c.Stages {
+				out[r.Span] += r.N
+			}
+			return out
+		}
+		byDay := reached(spans)
+		for w := range 4 {
+			var n int64
+			for _, v := range byDay[w*7 : w*7+7] {
+				n += v
+			}
+			if n == 0 {
+				t.Errorf("week %d of the demo's four: no stage reached; want some (by day %v)", w+1, byDay)
+			}
+		}
+		for i, v := range byDay[len(byDay)-7:] {
+			if v == 0 {
+				t.Errorf("day %d of the last 7 full days: no stage reached; want some every day", i+1)
+			}
+		}
+		before := reached([]store.Span{today})[0]
+		tick, err := d.Tick(ctx, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := reached([]store.Span{today})[0]; got != before+int64(len(tick.Moved)) || len(tick.Moved) == 0 {
+			t.Errorf("stages reached today after a tick = %d; want %d and %d moved", got, before+int64(len(tick.Moved)), len(tick.Moved))
+		}
+		if drift, err := s.CountsDrift(ctx); err != nil || len(drift) > 0 {
+			t.Errorf("counts drift after the demo: %v, %v", drift, err)
+		}
+	})
+}
