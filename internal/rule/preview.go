@@ -24,9 +24,9 @@ type Preview struct {
 	// Without it no match is counted sendable.
 	CanSend func(l *models.Lead, v *Lead, now time.Time) bool
 
-	m    *Matcher
-	now  time.Time
-	view Lead
+	m     *Matcher
+	now   time.Time
+	view  Lead
 	held  []bool
 	items []bool // each item's verdict on the lead being counted
 	res   PreviewResult
