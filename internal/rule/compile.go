@@ -75,7 +75,7 @@ func Compile(s Spec, schema Schema) (*Matcher, []Problem) {
 	case n > 0 && m.mode == AutomaticCompleted:
 		c.add("conditions", "%s sends every completed lead, so it takes no conditions: "+
 			"choose %s to send only the leads that meet them", c.mode(AutomaticCompleted), c.mode(AutomaticMatch))
-	case n == 0 && m.mode == AutomaticMatch:
+	case n == 0 && len(s.Groups) == 0 && m.mode == AutomaticMatch:
 		c.add("conditions", "%s needs at least one condition", c.mode(AutomaticMatch))
 	}
 	for i, cd := range s.Conditions {
