@@ -95,13 +95,15 @@ func (h *Handler) ruleConditionGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	key := strings.ToLower(rand.Text()[:8])
+	row := views.RuleCondition{Key: key + "c0", Group: key, MatchType: string(rule.Equals)}
 	ch := env.ruleChoices()
 	if c.QueryParam("form") == "mapping" {
 		ch = mappingChoices(env)
+		fitRow(&row, env.schema)
+	} else {
+		fitCondition(&row, rule.Field{}, false)
 	}
-	key := strings.ToLower(rand.Text()[:8])
-	row := views.RuleCondition{Key: key + "c0", Group: key, MatchType: string(rule.Equals)}
-	fitCondition(&row, rule.Field{}, false)
 	c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
 	return render(c, http.StatusOK, views.RuleGroupView(fragmentPage(c), ch, views.RuleGroup{Key: key, Combinator: string(rule.Or),
 		Conditions: []views.RuleCondition{row}}))
