@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,21 +149,6 @@ type ruleInput struct {
 	Groups        []groupInput
 }
 
-// groupInput is one condition group of the rule form.
-type groupInput struct {
-	Combinator string
-	Conditions []rule.Condition
-}
-
-// spec is the conditions part of the form as a rule.Spec.
-func (in ruleInput) spec() rule.Spec {
-	s := rule.Spec{Mode: rule.Mode(in.Mode), EventName: in.EventName, Combinator: rule.Combinator(in.Combinator), Conditions: in.Conditions}
-	for _, g := range in.Groups {
-		s.Groups = append(s.Groups, rule.Group{Combinator: rule.Combinator(g.Combinator), Conditions: g.Conditions})
-	}
-	return s
-}
-
 // readRuleInput reads the posted rule form. Condition rows are the
 // repeated cond_field, cond_match_type, cond_pattern and cond_group
 // values, in order; groups the repeated group_key and group_combinator.
@@ -285,15 +269,6 @@ func (in ruleInput) sendRule(accountID int64) models.SendRule {
 	return r
 }
 
-// conditionPath matches the path of one input of a condition row: the
-// group's index (empty for the rule's own conditions), the row's, and the
-// input.
-var conditionPath = regexp.MustCompile(`^(?:groups\[(\d+)\]\.)?conditions\[(\d+)\]\.(field|match_type|pattern)$`)
-
-// groupPath matches the path of a group's problem: its index, and
-// "combinator" or "conditions".
-var groupPath = regexp.MustCompile(`^groups\[(\d+)\]\.(combinator|conditions)$`)
-
 // ruleForm shows the form as typed, with each problem at its input.
 func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm {
 	f := views.RuleForm{
@@ -377,39 +352,6 @@ func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm
 		f.Error = strings.TrimSpace(f.Error + " " + msg)
 	}
 	return f
-}
-
-// formRow is the condition row of the form at a problem's path
-// (conditions[i].x, groups[g].conditions[i].x); nil for none.
-func formRow(f *views.RuleForm, path string) *views.RuleCondition {
-	m := conditionPath.FindStringSubmatch(path)
-	if m == nil {
-		return nil
-	}
-	rows := f.Conditions
-	if m[1] != "" {
-		g, _ := strconv.Atoi(m[1])
-		if g >= len(f.Groups) {
-			return nil
-		}
-		rows = f.Groups[g].Conditions
-	}
-	if i, _ := strconv.Atoi(m[2]); i < len(rows) {
-		return &rows[i]
-	}
-	return nil
-}
-
-// eachRow calls fn with each condition row of f, the groups' too.
-func eachRow(f *views.RuleForm, fn func(c *views.RuleCondition)) {
-	for i := range f.Conditions {
-		fn(&f.Conditions[i])
-	}
-	for g := range f.Groups {
-		for i := range f.Groups[g].Conditions {
-			fn(&f.Groups[g].Conditions[i])
-		}
-	}
 }
 
 // sendRuleForm is ruleForm for a send rule: each condition row offers

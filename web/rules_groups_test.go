@@ -148,6 +148,16 @@ func TestRuleGroupsProblems(t *testing.T) {
 			}
 		}
 
+		// The preview says which group a problem is about, as the form
+		// numbers them.
+		pr := f.b.postWith(f.url("/preview"), v, http.Header{"Hx-Request": {"true"}})
+		problems := pr.doc.Find(`[data-testid="preview-problems"] li`).Text()
+		for _, want := range []string{"Group 1, condition 1: This regular expression does not compile", "Group 2: A group needs at least one condition"} {
+			if !strings.Contains(problems, want) {
+				t.Errorf("preview problems %q; want %q", problems, want)
+			}
+		}
+
 		// Eleven groups: refused, in words.
 		many := base()
 		for i := range rule.MaxGroups + 1 {

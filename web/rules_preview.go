@@ -123,6 +123,7 @@ const previewEventName = "UnnamedEvent"
 type previewRows struct {
 	kept       []string   // of the rule's own conditions
 	groups     [][]string // of each kept group's
+	groupNames []string   // of each kept group: "Group 2"
 	unfinished []string
 }
 
@@ -130,6 +131,11 @@ type previewRows struct {
 // as the form numbers them.
 func (pr previewRows) where(p rule.Problem) string {
 	msg := sentence(p.Message)
+	if m := groupPath.FindStringSubmatch(p.Path); m != nil {
+		if g, _ := strconv.Atoi(m[1]); g < len(pr.groupNames) {
+			return pr.groupNames[g] + ": " + msg
+		}
+	}
 	m := conditionPath.FindStringSubmatch(p.Path)
 	if m == nil {
 		return msg
@@ -180,6 +186,7 @@ func finishedInput(in ruleInput) (ruleInput, previewRows) {
 		if len(kept) > 0 || len(gi.Conditions) == 0 {
 			groups = append(groups, groupInput{Combinator: gi.Combinator, Conditions: kept})
 			pr.groups = append(pr.groups, names)
+			pr.groupNames = append(pr.groupNames, fmt.Sprintf("Group %d", g+1))
 		}
 	}
 	in.Conditions, in.Groups = conds, groups

@@ -115,3 +115,84 @@ func and(words []string) string {
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
+
+// Explain says in plain words why r, a result of m, came out as it did,
+// for the lead page: `condition 2 (Email domain is "gmail.com") did not
+// match`, `group 1 held: its condition 2 (Phone is valid is true)
+// matched`. Conditions and groups are counted from 1; a group's
+// conditions within their group.
+func (m *Matcher) Explain(r Result) string {
+	if r.Group >= 0 && r.Group < len(m.groups) {
+		return m.explainGroup(r)
+	}
+	cond := func(verdict string) string {
+		if r.Condition < 0 || r.Condition >= m.plain {
+			return "a condition " + verdict
+		}
+		return m.condName(r.Condition) + " " + verdict
+	}
+	switch {
+	case r.Matched && r.Condition >= 0:
+		return cond("matched")
+	case r.Matched && len(m.conds) == 0:
+		return "the rule has no conditions"
+	case r.Matched && len(m.conds) == 1:
+		return "the condition matched"
+	case r.Matched:
+		return "all conditions matched"
+	}
+	switch r.Reason {
+	case ReasonJunk:
+		return "the lead is junk, and the rule does not require junk"
+	case ReasonPartial:
+		return "the lead is partial, and this rule sends completed leads"
+	case ReasonCompleted:
+		return "the lead is completed, and this rule sends partial leads"
+	case ReasonCondition:
+		return cond("did not match")
+	case ReasonNoCondition:
+		if len(m.groups) > 0 {
+			return "no condition or group held"
+		}
+		return "none of the conditions matched"
+	}
+	return "the lead did not match"
+}
+
+// explainGroup is Explain for a result a group decided.
+func (m *Matcher) explainGroup(r Result) string {
+	g := r.Group
+	name := fmt.Sprintf("group %d", g+1)
+	switch {
+	case r.Matched && r.Condition >= 0:
+		return name + " held: its " + m.condName(r.Condition) + " matched"
+	case r.Matched:
+		return name + " (" + m.groupText(g) + ") held"
+	case r.Condition >= 0:
+		return name + " did not hold: its " + m.condName(r.Condition) + " did not match"
+	}
+	return name + " did not hold: none of its conditions (" + m.groupText(g) + ") matched"
+}
+
+// condName names the condition at index i (Spec.All's order) with its
+// words: "condition 2 (City is "Berlin")", counted in its group for a
+// group's.
+func (m *Matcher) condName(i int) string {
+	all := m.spec.All()
+	if i < 0 || i >= len(all) {
+		return "a condition"
+	}
+	n := i + 1
+	for _, g := range m.groups {
+		if i >= g.from && i < g.to {
+			n = i - g.from + 1
+		}
+	}
+	return fmt.Sprintf("condition %d (%s)", n, all[i])
+}
+
+// groupText says group g's conditions in words, joined by its combinator.
+func (m *Matcher) groupText(g int) string {
+	gr := m.spec.Groups[g]
+	return ConditionsText(gr.Combinator, gr.Conditions)
+}
