@@ -248,9 +248,10 @@ func replyEventNames(t *testing.T, r apiReply) string {
 	return strings.Join(names, " ")
 }
 
-// TestBrowserRulesWarningDeadlineApply shows, on the new rule form, the
-// warning that the rule shares its event with the dataset's default rule,
-// live as the event name changes; the preview of a costly rule ending
+// TestBrowserRulesWarningDeadlineApply shows, on the new rule form, no
+// event name chosen and no warning, then the warning that the rule shares
+// its event with the dataset's default rule, live as the event name
+// changes; the preview of a costly rule ending
 // with the deadline's message, at 1280 and 390 px; and the apply
 // confirmation's words, then what applying did.
 func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
@@ -266,12 +267,16 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 		b.do(
 			chromedp.Navigate(base+"/rules/new"),
 			visible(`[data-testid="rule-form"]`),
-			visible(warning),
 			markNoReload(),
 		)
-		// The form previews as it loads, and the preview brings the
-		// warning anew: read it once that has settled.
-		b.waitJS("the warning after the first preview", `document.querySelectorAll('[data-testid="rule-warning"]').length === 1`)
+		// A new rule has no event name yet, so it shares none: the form,
+		// once its first preview has settled, warns of nothing.
+		b.waitJS("the first preview", `!!document.querySelector('[data-testid="preview-summary"] a, [data-testid="preview-waiting"]')`)
+		if n := b.count(warning); n != 0 || b.value(`#f-event_name`) != "" {
+			t.Errorf("new rule form: %d warnings, event name %q; want none chosen and no warning", n, b.value(`#f-event_name`))
+		}
+		b.do(fill(`#f-event_name`, "Lead"))
+		b.waitJS("the warning once Lead is chosen", `document.querySelectorAll('[data-testid="rule-warning"]').length === 1`)
 		want := "Leads that match both this rule and Completed leads to Main get one Lead event, owned by Completed leads to Main"
 		if got := b.text(warning); !strings.Contains(got, want) {
 			t.Errorf("warning %q; want %q", got, want)
@@ -301,7 +306,8 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 		b.do(shot("rules-form-warning-deadline"))
 
 		// On a phone.
-		b.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Reload(), visible(warning))
+		b.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)), chromedp.Reload(), visible(`[data-testid="rule-form"]`),
+			fill(`#f-event_name`, "Lead"), visible(warning))
 		b.pickCond(`[data-testid="condition-row"]`, "cond_field", "message")
 		b.pickCond(`[data-testid="condition-row"]`, "cond_match_type", "regex")
 		b.do(

@@ -20,6 +20,7 @@ func (h *Handler) ruleRoutes(g *echo.Group) {
 	g.GET("/rules/new", h.showNewRule)
 	g.POST("/rules", h.createRule)
 	g.GET("/rules/condition-row", h.ruleConditionRow)
+	g.GET("/rules/condition-group", h.ruleConditionGroup)
 	g.POST("/rules/preview", h.previewRule)
 	g.GET("/rules/:rule", h.showRule)
 	g.POST("/rules/:rule", h.updateRule)
@@ -77,10 +78,10 @@ func ruleSummary(r models.SendRule) string {
 		return "conditions that cannot be read"
 	}
 	start := modeOf(r.Mode).leads
-	if len(spec.Conditions) == 0 {
+	if spec.Count() == 0 {
 		return start
 	}
-	return start + " where " + rule.ConditionsText(spec.Combinator, spec.Conditions)
+	return start + " where " + spec.Text()
 }
 
 // ruleParam is the account's rule named in the URL: ErrNotFound (404) for

@@ -89,6 +89,12 @@ func (in ruleInput) texts() []typed {
 	for i, c := range in.Conditions {
 		t = append(t, typed{fmt.Sprintf("conditions[%d].field", i), c.Field}, typed{fmt.Sprintf("conditions[%d].pattern", i), c.Pattern})
 	}
+	for g, gr := range in.Groups {
+		for i, c := range gr.Conditions {
+			p := fmt.Sprintf("groups[%d].conditions[%d]", g, i)
+			t = append(t, typed{p + ".field", c.Field}, typed{p + ".pattern", c.Pattern})
+		}
+	}
 	return append(t, typed{"value", in.Value}, typed{"value_field", in.ValueField}, typed{"currency", in.Currency},
 		typed{"currency_field", in.CurrencyField}, typed{"test_event_code", in.TestEventCode})
 }

@@ -76,6 +76,39 @@ func isYesNo(p string) bool {
 	return p == "" || p == "true" || p == "false"
 }
 
+// groupKey is the group key a row request names, when it can be one (at
+// most 16 lower-case letters and digits, as the form makes them); "" (the
+// rule's own conditions) otherwise. It lands in an id and a CSS selector.
+func groupKey(k string) string {
+	if k == "" || len(k) > 16 || strings.Trim(k, "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
+		return ""
+	}
+	return k
+}
+
+// ruleConditionGroup answers the form's "Add group" with a new group, its
+// conditions joined by OR (what a group is mostly for), with one empty
+// row. The stage mapping form's (form=mapping) offers the stage change's
+// fields too.
+func (h *Handler) ruleConditionGroup(c echo.Context) error {
+	env, err := h.ruleEnv(c.Request().Context(), currentAccount(c).Account, 0)
+	if err != nil {
+		return err
+	}
+	key := strings.ToLower(rand.Text()[:8])
+	row := views.RuleCondition{Key: key + "c0", Group: key, MatchType: string(rule.Equals)}
+	ch := env.ruleChoices()
+	if c.QueryParam("form") == "mapping" {
+		ch = mappingChoices(env)
+		fitRow(&row, env.schema)
+	} else {
+		fitCondition(&row, rule.Field{}, false)
+	}
+	c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
+	return render(c, http.StatusOK, views.RuleGroupView(fragmentPage(c), ch, views.RuleGroup{Key: key, Combinator: string(rule.Or),
+		Conditions: []views.RuleCondition{row}}))
+}
+
 // ruleConditionRow answers the form's "Add condition" with a new empty
 // row; a row whose field or match type changed (its inputs in the query)
 // with the row again, fitted to its field: its match type kept when the
@@ -119,7 +152,8 @@ func (h *Handler) ruleConditionRow(c echo.Context) error {
 		}
 	}
 	c.Response().Header().Set("HX-Trigger-After-Swap", "rule-changed")
-	row := views.RuleCondition{Key: strings.ToLower(rand.Text()[:8]), Field: cd.Field, MatchType: string(cd.MatchType), Pattern: cd.Pattern}
+	row := views.RuleCondition{Key: strings.ToLower(rand.Text()[:8]), Group: groupKey(c.QueryParam("cond_group")), Field: cd.Field,
+		MatchType: string(cd.MatchType), Pattern: cd.Pattern}
 	f, known := env.schema.Field(cd.Field)
 	fitCondition(&row, f, known)
 	return render(c, http.StatusOK, views.RuleConditionRow(fragmentPage(c), env.ruleChoices(), row))

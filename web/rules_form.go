@@ -2,10 +2,8 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,7 +56,7 @@ func (h *Handler) ruleEnv(ctx context.Context, a models.Account, ruleID int64) (
 		}
 		saved := env.rules[i]
 		spec, _ := rule.SpecOf(saved)
-		for _, c := range spec.Conditions {
+		for _, c := range spec.All() {
 			if name, ok := strings.CutPrefix(c.Field, rule.CustomPrefix); ok {
 				env.schema.Custom = append(env.schema.Custom, name)
 			}
@@ -148,10 +146,14 @@ type ruleInput struct {
 	Enabled       bool
 	Combinator    string
 	Conditions    []rule.Condition
+	Groups        []groupInput
 }
 
 // readRuleInput reads the posted rule form. Condition rows are the
-// repeated cond_field, cond_match_type and cond_pattern values, in order.
+// repeated cond_field, cond_match_type, cond_pattern and cond_group
+// values, in order; groups the repeated group_key and group_combinator.
+// A row whose cond_group is the key of a group is that group's, any
+// other the rule's own.
 func readRuleInput(c echo.Context) ruleInput {
 	form, _ := c.FormParams()
 	in := ruleInput{
@@ -171,18 +173,31 @@ func readRuleInput(c echo.Context) ruleInput {
 		Combinator:    form.Get("combinator"),
 	}
 	in.ID, _ = strconv.ParseInt(form.Get("rule_id"), 10, 64)
-	fields, types, patterns := form["cond_field"], form["cond_match_type"], form["cond_pattern"]
-	// One more than a rule may have, so that Compile says so.
-	rows := min(max(len(fields), len(types), len(patterns)), rule.MaxConditions+1)
 	at := func(vs []string, i int) string {
 		if i < len(vs) {
 			return vs[i]
 		}
 		return ""
 	}
+	keys, combinators := form["group_key"], form["group_combinator"]
+	group := map[string]int{}
+	// One more than a rule may have, so that Compile says so.
+	for i := range min(len(keys), rule.MaxGroups+1) {
+		if _, dup := group[keys[i]]; dup || keys[i] == "" {
+			continue
+		}
+		group[keys[i]] = len(in.Groups)
+		in.Groups = append(in.Groups, groupInput{Combinator: at(combinators, i)})
+	}
+	fields, types, patterns, groups := form["cond_field"], form["cond_match_type"], form["cond_pattern"], form["cond_group"]
+	rows := min(max(len(fields), len(types), len(patterns)), rule.MaxConditions+1)
 	for i := range rows {
-		in.Conditions = append(in.Conditions, rule.Condition{Field: at(fields, i), MatchType: rule.MatchType(at(types, i)),
-			Pattern: at(patterns, i)})
+		c := rule.Condition{Field: at(fields, i), MatchType: rule.MatchType(at(types, i)), Pattern: at(patterns, i)}
+		if g, ok := group[at(groups, i)]; ok {
+			in.Groups[g].Conditions = append(in.Groups[g].Conditions, c)
+			continue
+		}
+		in.Conditions = append(in.Conditions, c)
 	}
 	return in
 }
@@ -194,6 +209,9 @@ func ruleInputOf(r models.SendRule) ruleInput {
 		ActionSource: r.ActionSource, ValueMode: "none", ValueField: r.ValueField, CurrencyMode: "account", Currency: r.Currency,
 		CurrencyField: r.CurrencyField, TestEventCode: r.TestEventCode, Enabled: r.Enabled, Combinator: r.Combinator,
 		Conditions: spec.Conditions}
+	for _, g := range spec.Groups {
+		in.Groups = append(in.Groups, groupInput{Combinator: string(g.Combinator), Conditions: g.Conditions})
+	}
 	switch {
 	case r.Value != nil:
 		in.ValueMode, in.Value = "fixed", strconv.FormatFloat(*r.Value, 'f', -1, 64)
@@ -210,9 +228,10 @@ func ruleInputOf(r models.SendRule) ruleInput {
 }
 
 // newRuleInput is the form of a new rule: conditions on the account's
-// first dataset, with one condition to fill in.
+// first dataset, with one condition to fill in, and no event name chosen
+// yet (a default would be one more rule sending Lead).
 func newRuleInput(env ruleEnv) ruleInput {
-	in := ruleInput{Mode: string(rule.AutomaticMatch), EventName: "Lead", ValueMode: "none", CurrencyMode: "account",
+	in := ruleInput{Mode: string(rule.AutomaticMatch), ValueMode: "none", CurrencyMode: "account",
 		Enabled: true, Combinator: string(rule.And), Conditions: []rule.Condition{{MatchType: rule.Equals}}}
 	if len(env.datasets) > 0 {
 		in.DatasetID = strconv.FormatInt(env.datasets[0].ID, 10)
@@ -230,12 +249,7 @@ func (in ruleInput) sendRule(accountID int64) models.SendRule {
 		r.Combinator = string(rule.And)
 	}
 	r.DatasetID, _ = strconv.ParseInt(in.DatasetID, 10, 64)
-	conds := in.Conditions
-	if conds == nil {
-		conds = []rule.Condition{}
-	}
-	b, _ := json.Marshal(conds)
-	r.Conditions = string(b)
+	r.Conditions = in.spec().StoredConditions()
 	switch in.ValueMode {
 	case "fixed":
 		if v, ok := rule.Amount(in.Value); ok {
@@ -254,9 +268,6 @@ func (in ruleInput) sendRule(accountID int64) models.SendRule {
 	}
 	return r
 }
-
-// conditionPath matches the path of one input of a condition row.
-var conditionPath = regexp.MustCompile(`^conditions\[(\d+)\]\.(field|match_type|pattern)$`)
 
 // ruleForm shows the form as typed, with each problem at its input.
 func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm {
@@ -280,14 +291,25 @@ func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm
 			Hint: "A lead field holding a code like EUR; other values send the account's currency."},
 		TestEventCode: views.Field{Name: "test_event_code", Label: "Test event code for this rule only", Value: in.TestEventCode,
 			Hint: "Sends this rule's events to Events Manager's Test Events tab only, whatever the dataset's mode. Leave empty to send for real."},
-		Combinator: views.Field{Name: "combinator", Label: "Combine conditions", Value: in.Combinator},
-		Enabled:    in.Enabled,
-		Choices:    env.choices(),
-		Warnings:   sharedEvents(in.sendRule(env.account.ID), env.rules),
+		Combinator:   views.Field{Name: "combinator", Label: "Combine conditions", Value: in.Combinator},
+		Enabled:      in.Enabled,
+		Choices:      env.choices(),
+		Warnings:     sharedEvents(in.sendRule(env.account.ID), env.rules),
+		JunkWarnings: rule.JunkInOr(in.spec()),
 	}
 	for i, c := range in.Conditions {
 		f.Conditions = append(f.Conditions, views.RuleCondition{Key: strconv.Itoa(i), Field: c.Field,
 			MatchType: string(c.MatchType), Pattern: c.Pattern})
+	}
+	// Groups are keyed by their place, whatever keys the page gave them.
+	for g, gi := range in.Groups {
+		key := "g" + strconv.Itoa(g)
+		vg := views.RuleGroup{Key: key, Combinator: gi.Combinator}
+		for i, c := range gi.Conditions {
+			vg.Conditions = append(vg.Conditions, views.RuleCondition{Key: key + "c" + strconv.Itoa(i), Group: key, Field: c.Field,
+				MatchType: string(c.MatchType), Pattern: c.Pattern})
+		}
+		f.Groups = append(f.Groups, vg)
 	}
 	fields := map[string]*views.Field{"name": &f.Name, "dataset_id": &f.Dataset, "mode": &f.Mode, "event_name": &f.EventName,
 		"action_source": &f.ActionSource, "value_mode": &f.ValueMode, "value": &f.Value, "value_field": &f.ValueField,
@@ -301,18 +323,30 @@ func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm
 			}
 			continue
 		}
-		if m := conditionPath.FindStringSubmatch(p.Path); m != nil {
-			if i, _ := strconv.Atoi(m[1]); i < len(f.Conditions) {
-				c := &f.Conditions[i]
-				target := map[string]*string{"field": &c.FieldError, "match_type": &c.MatchError, "pattern": &c.PatternError}[m[2]]
-				if *target == "" {
-					*target = msg
+		if c := formRow(&f, p.Path); c != nil {
+			m := conditionPath.FindStringSubmatch(p.Path)
+			target := map[string]*string{"field": &c.FieldError, "match_type": &c.MatchError, "pattern": &c.PatternError}[m[3]]
+			if *target == "" {
+				*target = msg
+			}
+			continue
+		}
+		if m := groupPath.FindStringSubmatch(p.Path); m != nil {
+			if g, _ := strconv.Atoi(m[1]); g < len(f.Groups) {
+				target := &f.Groups[g].Error
+				if m[2] == "combinator" {
+					target = &f.Groups[g].CombinatorError
 				}
+				*target = msg
 				continue
 			}
 		}
-		if p.Path == "conditions" {
+		switch p.Path {
+		case "conditions":
 			f.ConditionsError = msg
+			continue
+		case "groups":
+			f.GroupsError = msg
 			continue
 		}
 		f.Error = strings.TrimSpace(f.Error + " " + msg)
@@ -326,11 +360,10 @@ func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm
 func sendRuleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm {
 	f := ruleForm(in, env, problems)
 	f.Choices = env.ruleChoices()
-	for i := range f.Conditions {
-		c := &f.Conditions[i]
+	eachRow(&f, func(c *views.RuleCondition) {
 		field, known := env.schema.Field(c.Field)
 		fitCondition(c, field, known)
-	}
+	})
 	return f
 }
 

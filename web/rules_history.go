@@ -27,7 +27,7 @@ func ruleSettings(r models.SendRule, datasets []models.Dataset) [][2]string {
 	}
 	conditions := "conditions that cannot be read"
 	if spec, problems := rule.SpecOf(r); len(problems) == 0 {
-		conditions = rule.ConditionsText(spec.Combinator, spec.Conditions)
+		conditions = spec.Text()
 	}
 	if conditions == "" {
 		conditions = "none"

@@ -72,26 +72,25 @@ func (h *Handler) countPreview(c echo.Context) error {
 	}
 	// Rows not filled in yet are being typed: the preview counts without
 	// them rather than call them wrong.
-	var kept, unfinished []int
-	in.Conditions, kept, unfinished = finishedConditions(in.Conditions)
+	junkWarnings := rule.JunkInOr(in.spec())
+	in, rows := finishedInput(in)
 	r := in.sendRule(a.ID)
 	warnings := sharedEvents(r, env.rules)
+	// The numbers do not depend on the event's name: a new rule, which
+	// has none yet, is counted under a stand-in.
+	noName := strings.TrimSpace(r.EventName) == ""
+	if noName {
+		r.EventName = previewEventName
+	}
 	m, problems := rule.CompileRule(r, env.schema)
 	if len(problems) > 0 {
-		v := views.RulePreview{Warnings: warnings}
-		if len(unfinished) > 0 && onlyAt(problems, "conditions") {
+		v := views.RulePreview{Warnings: warnings, JunkWarnings: junkWarnings}
+		if len(rows.unfinished) > 0 && onlyAt(problems, "conditions") {
 			v.Waiting = "Choose a field and type a value for a condition to see the leads it matches."
 			return render(c, http.StatusOK, views.RulePreviewView(v))
 		}
 		for _, p := range problems {
-			msg := sentence(p.Message)
-			// Which row, as the form numbers them.
-			if m := conditionPath.FindStringSubmatch(p.Path); m != nil {
-				if i, _ := strconv.Atoi(m[1]); i < len(kept) {
-					msg = "Condition " + strconv.Itoa(kept[i]) + ": " + msg
-				}
-			}
-			v.Problems = append(v.Problems, msg)
+			v.Problems = append(v.Problems, rows.where(p))
 		}
 		return render(c, http.StatusOK, views.RulePreviewView(v))
 	}
@@ -105,23 +104,93 @@ func (h *Handler) countPreview(c echo.Context) error {
 	default:
 		v = h.previewView(a.Account, m, res)
 	}
-	v.Warnings = warnings
-	v.Unfinished = unfinishedNote(unfinished)
+	v.Warnings, v.JunkWarnings = warnings, junkWarnings
+	v.Unfinished = unfinishedNote(rows.unfinished)
+	if noName {
+		v.Note = strings.TrimSpace(v.Note + " Choose the event name before you save: the numbers do not depend on it.")
+	}
 	return render(c, http.StatusOK, views.RulePreviewView(v))
 }
 
-// finishedConditions are the conditions of rows filled in: a field chosen
-// and, for a match type that takes one, a value typed. kept are their
-// rows' numbers, unfinished the other rows', counted from 1.
-func finishedConditions(rows []rule.Condition) (finished []rule.Condition, kept, unfinished []int) {
-	for i, cd := range rows {
-		if cd.Field == "" || cd.MatchType.TakesPattern() && strings.TrimSpace(cd.Pattern) == "" {
-			unfinished = append(unfinished, i+1)
+// previewEventName stands in for the event name of a rule that has none
+// yet, in the preview only: a custom name, which every mode takes.
+const previewEventName = "UnnamedEvent"
+
+// previewRows says which of the form's condition rows the preview counts:
+// for each condition it kept, the row's name as the form numbers it
+// ("Condition 2", "Group 1, condition 2"), and the names of the rows it
+// left out as not filled in yet.
+type previewRows struct {
+	kept       []string   // of the rule's own conditions
+	groups     [][]string // of each kept group's
+	groupNames []string   // of each kept group: "Group 2"
+	unfinished []string
+}
+
+// where says problem p of the previewed rule with the row it is about,
+// as the form numbers them.
+func (pr previewRows) where(p rule.Problem) string {
+	msg := sentence(p.Message)
+	if m := groupPath.FindStringSubmatch(p.Path); m != nil {
+		if g, _ := strconv.Atoi(m[1]); g < len(pr.groupNames) {
+			return pr.groupNames[g] + ": " + msg
+		}
+	}
+	m := conditionPath.FindStringSubmatch(p.Path)
+	if m == nil {
+		return msg
+	}
+	names := pr.kept
+	if m[1] != "" {
+		g, _ := strconv.Atoi(m[1])
+		if g >= len(pr.groups) {
+			return msg
+		}
+		names = pr.groups[g]
+	}
+	if i, _ := strconv.Atoi(m[2]); i < len(names) {
+		return names[i] + ": " + msg
+	}
+	return msg
+}
+
+// finishedInput is the form with only its rows filled in: a field chosen
+// and, for a match type that takes one, a value typed. A group none of
+// whose rows is filled in is left out too.
+func finishedInput(in ruleInput) (ruleInput, previewRows) {
+	var pr previewRows
+	filled := func(cd rule.Condition) bool {
+		return cd.Field != "" && (!cd.MatchType.TakesPattern() || strings.TrimSpace(cd.Pattern) != "")
+	}
+	var conds []rule.Condition
+	for i, cd := range in.Conditions {
+		name := "Condition " + strconv.Itoa(i+1)
+		if !filled(cd) {
+			pr.unfinished = append(pr.unfinished, name)
 			continue
 		}
-		finished, kept = append(finished, cd), append(kept, i+1)
+		conds, pr.kept = append(conds, cd), append(pr.kept, name)
 	}
-	return finished, kept, unfinished
+	var groups []groupInput
+	for g, gi := range in.Groups {
+		var kept []rule.Condition
+		var names []string
+		for i, cd := range gi.Conditions {
+			name := fmt.Sprintf("Group %d, condition %d", g+1, i+1)
+			if !filled(cd) {
+				pr.unfinished = append(pr.unfinished, name)
+				continue
+			}
+			kept, names = append(kept, cd), append(names, name)
+		}
+		if len(kept) > 0 || len(gi.Conditions) == 0 {
+			groups = append(groups, groupInput{Combinator: gi.Combinator, Conditions: kept})
+			pr.groups = append(pr.groups, names)
+			pr.groupNames = append(pr.groupNames, fmt.Sprintf("Group %d", g+1))
+		}
+	}
+	in.Conditions, in.Groups = conds, groups
+	return in, pr
 }
 
 // onlyAt reports whether every problem is at path.
@@ -136,18 +205,25 @@ func onlyAt(problems []rule.Problem, path string) bool {
 
 // unfinishedNote says which condition rows the preview leaves out as not
 // filled in yet; "" for none.
-func unfinishedNote(rows []int) string {
+func unfinishedNote(rows []string) string {
 	switch len(rows) {
 	case 0:
 		return ""
 	case 1:
-		return "Condition " + strconv.Itoa(rows[0]) + " is not filled in yet: the numbers leave it out."
+		return rows[0] + " is not filled in yet: the numbers leave it out."
 	}
-	words := make([]string, len(rows))
-	for i, n := range rows {
-		words[i] = strconv.Itoa(n)
+	plain := true
+	for _, r := range rows {
+		plain = plain && strings.HasPrefix(r, "Condition ")
 	}
-	return "Conditions " + strings.Join(words, ", ") + " are not filled in yet: the numbers leave them out."
+	if plain {
+		nums := make([]string, len(rows))
+		for i, r := range rows {
+			nums[i] = strings.TrimPrefix(r, "Condition ")
+		}
+		return "Conditions " + strings.Join(nums, ", ") + " are not filled in yet: the numbers leave them out."
+	}
+	return strings.Join(rows, "; ") + " are not filled in yet: the numbers leave them out."
 }
 
 // errPreviewTooLong is preview's answer when it ran past previewDeadline.
@@ -177,6 +253,15 @@ func (h *Handler) previewView(a models.Account, m *rule.Matcher, res rule.Previe
 	for _, cc := range res.Conditions {
 		v.Conditions = append(v.Conditions, views.RulePreviewCondition{Text: cc.Condition.String(), Holds: cc.Holds,
 			RulesOut: considered - cc.Holds, Alone: cc.Alone})
+	}
+	for _, gc := range res.Groups {
+		g := views.RulePreviewGroup{Text: rule.ConditionsText(gc.Group.Combinator, gc.Group.Conditions), Or: gc.Group.Combinator == rule.Or,
+			Holds: gc.Holds, RulesOut: considered - gc.Holds, Alone: gc.Alone}
+		for _, cc := range gc.Conditions {
+			g.Conditions = append(g.Conditions, views.RulePreviewCondition{Text: cc.Condition.String(), Holds: cc.Holds,
+				RulesOut: considered - cc.Holds, Alone: cc.Alone})
+		}
+		v.Groups = append(v.Groups, g)
 	}
 	k := res.Keys
 	v.Keys = []views.RuleKeyShare{

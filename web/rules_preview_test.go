@@ -182,6 +182,18 @@ func TestRulePreviewApplyAgree(t *testing.T) {
 			{"not junk: junk leads stay out", ruleValues("Clean", f.d, "automatic_match", "CleanLead", "and", [3]string{"junk", "equals", "false"}), 3},
 			{"partial", ruleValues("Started", f.d, "automatic_partial", "PartialLead", "and"), 1},
 			{"stage a person set", ruleValues("Qualified", f.d, "automatic_match", "QualifiedLead", "and", [3]string{"stage", "equals", "qualified"}), 1},
+			// (Paris OR gmail) AND not junk: bob and cy; as one OR list
+			// "Junk is false" would let ann in too.
+			{"an or group beside junk", withGroup(ruleValues("Paris or gmail, clean", f.d, "automatic_match", "GroupedLead", "and",
+				[3]string{"junk", "equals", "false"}), "k1", "or", [3]string{"city", "equals", "paris"}, [3]string{"email_domain", "equals", "gmail.com"}), 2},
+			// Berlin OR (budget over 5000 AND a company address): ann, bob, cy.
+			{"an and group in an or rule", withGroup(ruleValues("Berlin or big company", f.d, "automatic_match", "BerlinOrBig", "or",
+				[3]string{"city", "equals", "berlin"}), "k2", "and", [3]string{"fields.budget", "gt", "5000"},
+				[3]string{"email_domain", "equals", "acme-roofing.com"}), 3},
+			// A group that requires junk lets the junk lead in: dee.
+			{"a group requiring junk", withGroup(ruleValues("Junk in Berlin", f.d, "automatic_match", "JunkBerlin", "and",
+				[3]string{"city", "equals", "berlin"}), "k3", "or", [3]string{"junk", "equals", "true"},
+				[3]string{"junk_reason.honeypot", "equals", "true"}), 1},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				pr := f.b.postWith(f.url("/preview"), tt.values, htmx)
@@ -246,6 +258,20 @@ func TestRulePreviewApplyAgree(t *testing.T) {
 			})
 		}
 	})
+}
+
+// withGroup adds a condition group to the form values v: its key, its
+// combinator and its rows.
+func withGroup(v url.Values, key, combinator string, conds ...[3]string) url.Values {
+	v.Add("group_key", key)
+	v.Add("group_combinator", combinator)
+	for _, c := range conds {
+		v.Add("cond_field", c[0])
+		v.Add("cond_match_type", c[1])
+		v.Add("cond_pattern", c[2])
+		v.Add("cond_group", key)
+	}
+	return v
 }
 
 // eventCount is how many events of the account have this name.

@@ -54,6 +54,7 @@ func ruleValues(name string, d models.Dataset, mode, event, combinator string, c
 		v.Add("cond_field", c[0])
 		v.Add("cond_match_type", c[1])
 		v.Add("cond_pattern", c[2])
+		v.Add("cond_group", "")
 	}
 	return v
 }
@@ -812,10 +813,14 @@ func TestRuleSharedEventWarning(t *testing.T) {
 			})
 			return out
 		}
-		// The new rule form's defaults: conditions, Lead, the first dataset.
+		// The new rule form's defaults: conditions, the first dataset, and
+		// no event name yet, so no warning before one is chosen.
 		page := f.b.get(f.url("/new"))
-		if w := warnings(page); len(w) != 1 || !strings.HasSuffix(w[0], want) {
-			t.Errorf("new rule form warns %q; want %q", w, want)
+		if w := warnings(page); len(w) != 0 {
+			t.Errorf("new rule form warns %q; want nothing before an event name is chosen", w)
+		}
+		if v, _ := page.doc.Find(`input[name="event_name"]`).Attr("value"); v != "" {
+			t.Errorf("new rule form's event name = %q; want none chosen", v)
 		}
 
 		htmx := http.Header{"Hx-Request": {"true"}}

@@ -200,8 +200,8 @@ func mappingItems(a models.Account, rules []models.SendRule, datasets []models.D
 		}
 		if spec, problems := rule.SpecOf(r); len(problems) > 0 {
 			it.Conditions = "conditions that cannot be read"
-		} else if len(spec.Conditions) > 0 {
-			it.Conditions = "leads where " + rule.ConditionsText(spec.Combinator, spec.Conditions)
+		} else if spec.Count() > 0 {
+			it.Conditions = "leads where " + spec.Text()
 		}
 		out = append(out, it)
 	}

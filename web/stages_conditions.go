@@ -28,6 +28,7 @@ func mappingChoices(env ruleEnv) views.RuleChoices {
 	}
 	ch.Fields = append([]views.OptionGroup{g}, ch.Fields...)
 	ch.RowURL = views.AccountURL(env.account.ID, "/rules/condition-row?form=mapping")
+	ch.GroupURL = views.AccountURL(env.account.ID, "/rules/condition-group?form=mapping")
 	return ch
 }
 
@@ -80,7 +81,7 @@ func (h *Handler) mappingConditionRow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	row := views.RuleCondition{Key: strings.ToLower(rand.Text()[:8]), Field: c.QueryParam("cond_field"),
+	row := views.RuleCondition{Key: strings.ToLower(rand.Text()[:8]), Group: groupKey(c.QueryParam("cond_group")), Field: c.QueryParam("cond_field"),
 		MatchType: c.QueryParam("cond_match_type"), Pattern: c.QueryParam("cond_pattern")}
 	if row.MatchType == "" {
 		row.MatchType = string(rule.Equals)

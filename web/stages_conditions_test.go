@@ -130,3 +130,42 @@ func TestStageMappingChangeConditions(t *testing.T) {
 		}
 	})
 }
+
+// A stage mapping takes groups as a rule does: "won deals (over 499.99 OR
+// in EUR) AND with an email", saved from the form, listed in words and
+// shown again with its group; Add group fetches the mapping's own group.
+func TestStageMappingGroups(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newRulesFixture(t, s)
+		won := stageID(t, s, f.acc, "won")
+		page := f.b.get(stagesURL(f.acc, "/mappings/new?stage="+itoa(won)))
+		addGroup := page.doc.Find(`[data-testid="add-group"]`).AttrOr("hx-get", "")
+		if addGroup != f.url("/condition-group?form=mapping") {
+			t.Errorf("Add group fetches %q; want the mapping's own group", addGroup)
+		}
+		g := f.b.getWith(addGroup, htmx)
+		wantStatus(t, "new group", g, http.StatusOK)
+		if first := g.doc.Find(`select[name="cond_field"] optgroup`).First().AttrOr("label", ""); first != "Stage change" {
+			t.Errorf("a new mapping group's row offers %q first; want the stage change's fields", first)
+		}
+
+		v := mappingValues("won", f.d, "Purchase", "change", [3]string{"email", "not_empty", ""})
+		v.Add("cond_group", "") // the mapping's own condition, as the form posts it
+		v = withGroup(v, "g", "or",
+			[3]string{"change.value", "gt", "499.99"}, [3]string{"change.currency", "equals", "EUR"})
+		m := createMappingForm(t, f, v)
+		spec, _ := rule.SpecOf(m)
+		want := `Email is not empty AND (Deal value is greater than 499.99 OR Deal currency is "EUR")`
+		if spec.Text() != want {
+			t.Errorf("stored mapping %q; want %q", spec.Text(), want)
+		}
+		if got := mappingLines(f.b.get(stagesURL(f.acc, "")), "won"); len(got) != 1 || !strings.Contains(got[0], want) {
+			t.Errorf("the list shows %q; want %q", got, want)
+		}
+		page = f.b.get(stagesURL(f.acc, "/mappings/"+itoa(m.ID)))
+		if n := page.doc.Find(`[data-testid="condition-group"] [data-testid="condition-row"]`).Length(); n != 2 {
+			t.Errorf("the edit page shows %d rows in a group; want 2", n)
+		}
+	})
+}

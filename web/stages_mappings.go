@@ -56,9 +56,7 @@ func mappingForm(in mappingInput, env ruleEnv, stages []models.Stage, problems [
 	}
 	f.Rule = ruleForm(in.ruleInput, env, rest)
 	f.Rule.Choices = mappingChoices(env)
-	for i := range f.Rule.Conditions {
-		fitRow(&f.Rule.Conditions[i], env.schema)
-	}
+	eachRow(&f.Rule, func(c *views.RuleCondition) { fitRow(c, env.schema) })
 	f.Rule.Warnings = sharedMappings(in.mapping(env.account.ID), env.rules)
 	f.Rule.Dataset.Hint = "The Meta dataset (pixel) the event goes to."
 	f.Rule.EventName.Hint = "One of Meta's standard events (Schedule, Purchase, ...) or a custom name such as QualifiedLead."

@@ -19,7 +19,10 @@ import (
 // Limits of a Spec. They keep one rule from costing the server much to
 // compile, or to evaluate over the preview's week of leads.
 const (
+	// MaxConditions bounds a rule's conditions, its groups' included.
 	MaxConditions = 50
+	// MaxGroups bounds a rule's groups.
+	MaxGroups = 10
 	// MaxPatternLen is the longest pattern but a list, in characters.
 	MaxPatternLen = 2000
 	// MaxListLen is the longest in_list or not_in_list pattern, in
@@ -58,36 +61,64 @@ func Compile(s Spec, schema Schema) (*Matcher, []Problem) {
 		c.add("event_name", "partial leads need a custom event name, like PartialLead: under the standard %s event, "+
 			"Meta would count unfinished forms as conversions and look for more people who leave forms unfinished", s.EventName)
 	}
-	switch s.Combinator {
-	case "", And:
-	case Or:
-		m.or = true
-	default:
-		if schema.Words {
-			c.add("combinator", "choose whether every condition must hold or one is enough")
-		} else {
-			c.add("combinator", "%q is not a combinator; use and (every condition must match) or or (one is enough)", s.Combinator)
-		}
-	}
+	m.or = c.combinator("combinator", s.Combinator, "whether every condition must hold or one is enough",
+		"and (every condition must match) or or (one is enough)")
 
-	switch n := len(s.Conditions); {
+	n := s.Count()
+	switch {
 	case n > MaxConditions:
 		c.add("conditions", "use at most %d conditions, not %d", MaxConditions, n)
+		return nil, c.problems
+	case len(s.Groups) > MaxGroups:
+		c.add("groups", "use at most %d groups, not %d", MaxGroups, len(s.Groups))
 		return nil, c.problems
 	case n > 0 && m.mode == AutomaticCompleted:
 		c.add("conditions", "%s sends every completed lead, so it takes no conditions: "+
 			"choose %s to send only the leads that meet them", c.mode(AutomaticCompleted), c.mode(AutomaticMatch))
-	case n == 0 && m.mode == AutomaticMatch:
+	case n == 0 && len(s.Groups) == 0 && m.mode == AutomaticMatch:
 		c.add("conditions", "%s needs at least one condition", c.mode(AutomaticMatch))
 	}
 	for i, cd := range s.Conditions {
 		m.conds = append(m.conds, c.condition(fmt.Sprintf("conditions[%d]", i), cd))
 	}
-	m.requiresJunk = requiresJunk(m.or, m.conds)
+	for g, gr := range s.Groups {
+		path := fmt.Sprintf("groups[%d]", g)
+		k := group{from: len(m.conds)}
+		k.or = c.combinator(path+".combinator", gr.Combinator, "whether every condition of the group must hold or one is enough",
+			"and (every condition of the group must match) or or (one is enough)")
+		if len(gr.Conditions) == 0 {
+			c.add(path+".conditions", "a group needs at least one condition: add one, or remove the group")
+		}
+		for i, cd := range gr.Conditions {
+			m.conds = append(m.conds, c.condition(fmt.Sprintf("%s.conditions[%d]", path, i), cd))
+		}
+		k.to = len(m.conds)
+		m.groups = append(m.groups, k)
+	}
+	m.plain = len(s.Conditions)
+	m.requiresJunk = m.itemsRequireJunk()
 	if len(c.problems) > 0 {
 		return nil, c.problems
 	}
 	return m, nil
+}
+
+// combinator reads a rule's or a group's combinator: true for or. An
+// unknown one is a problem at path, said in words (Schema.Words) or as a
+// setup file writes it.
+func (c *compiler) combinator(path string, cb Combinator, words, names string) bool {
+	switch cb {
+	case "", And:
+	case Or:
+		return true
+	default:
+		if c.schema.Words {
+			c.add(path, "choose %s", words)
+		} else {
+			c.add(path, "%q is not a combinator; use %s", cb, names)
+		}
+	}
+	return false
 }
 
 // compiler collects the problems of one Spec.

@@ -3,7 +3,12 @@
 // pure: no I/O, no clock.
 //
 // A Spec is a rule as a person writes it: a mode, an event name, and
-// conditions joined by "and" or "or". Compile checks every part at once,
+// conditions joined by "and" or "or". Its conditions may be groups, one
+// level deep: the rule's combinator joins its plain conditions and its
+// groups, each group joins its own conditions with its own combinator, so
+// "(campaign A OR a valid phone) AND not junk" is one rule. A rule stores
+// them as one JSON array (Spec.StoredConditions), groups as
+// {"combinator", "conditions"} items after the plain conditions. Compile checks every part at once,
 // returning each Problem with its path, and turns a valid Spec into a
 // Matcher. A Matcher reads a Lead, a view of models.Lead that works out
 // derived fields on first use and keeps them, so that many rules on one

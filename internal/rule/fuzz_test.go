@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -63,6 +64,56 @@ func FuzzCompileAndMatch(f *testing.F) {
 			if m.Explain(r) == "" {
 				t.Errorf("Explain(%+v) is empty", r)
 			}
+		}
+	})
+}
+
+// FuzzStoredGroups reads any conditions column: nothing may panic, what
+// reads back stores the same, and what compiles matches, explains and
+// previews alike, groups included.
+func FuzzStoredGroups(f *testing.F) {
+	f.Add(`[{"field":"junk","match_type":"equals","pattern":"false"},{"combinator":"or","conditions":[{"field":"city","match_type":"equals","pattern":"a"},{"field":"email","match_type":"not_empty"}]}]`, "and", "a")
+	f.Add(`[{"combinator":"and","conditions":[]}]`, "or", "")
+	f.Add(`[{"combinator":"or","conditions":[{"combinator":"or","conditions":[]}]}]`, "or", "x")
+	f.Add(`[{"conditions":null},{"field":"fields.x","match_type":"gt","pattern":"1"}]`, "", "2")
+	f.Add(`{"conditions":[]}`, "and", "")
+	f.Fuzz(func(t *testing.T, stored, combinator, value string) {
+		spec, problems := SpecOf(models.SendRule{Mode: string(AutomaticMatch), EventName: "Lead", Combinator: combinator, Conditions: stored})
+		if problems != nil {
+			return
+		}
+		back, problems := SpecOf(models.SendRule{Mode: string(AutomaticMatch), EventName: "Lead", Combinator: combinator, Conditions: spec.StoredConditions()})
+		if problems != nil || back.StoredConditions() != spec.StoredConditions() {
+			t.Fatalf("stored %s reads back as %s, %v", spec.StoredConditions(), back.StoredConditions(), problems)
+		}
+		_ = spec.Text()
+		_ = JunkInOr(spec)
+		m, problems := Compile(spec, Schema{Open: true})
+		if m == nil {
+			if problems == nil {
+				t.Fatal("no Matcher and no problems")
+			}
+			return
+		}
+		fields, _ := json.Marshal(map[string]string{"x": value})
+		leads := []models.Lead{{City: value, Email: value, Fields: string(fields), JunkReasons: "[]"}, {Junk: true, City: value, Fields: "{}"}}
+		p := NewPreview(m, time.Time{})
+		for i := range leads {
+			r := m.Match(NewLead(&leads[i]))
+			each, held := m.MatchEach(NewLead(&leads[i]), nil)
+			if r != each {
+				t.Errorf("Match = %+v; MatchEach = %+v", r, each)
+			}
+			if r.Group < -1 || r.Group >= len(spec.Groups) || r.Condition < -1 || r.Condition >= spec.Count() {
+				t.Errorf("Match = %+v: out of range", r)
+			}
+			if m.Explain(r) == "" || m.ExplainEach(r, held) == "" {
+				t.Errorf("no explanation of %+v", r)
+			}
+			p.Add(&leads[i])
+		}
+		if res := p.Result(); len(res.Groups) != len(spec.Groups) {
+			t.Errorf("preview counts %d groups; want %d", len(res.Groups), len(spec.Groups))
 		}
 	})
 }

@@ -14,12 +14,26 @@ import (
 // Matcher is a compiled Spec: it decides which leads the rule sends. It is
 // safe for concurrent use.
 type Matcher struct {
-	spec         Spec
-	mode         Mode
-	or           bool
+	spec Spec
+	mode Mode
+	or   bool
+	// conds are every condition, in Spec.All's order: the first plain
+	// are the rule's own, then each group's, at its span.
 	conds        []cond
+	plain        int
+	groups       []group
 	requiresJunk bool
 }
+
+// group is a compiled Group: its conditions are conds[from:to].
+type group struct {
+	or       bool
+	from, to int
+}
+
+// items is how many items the rule's combinator joins: each plain
+// condition and each group.
+func (m *Matcher) items() int { return m.plain + len(m.groups) }
 
 // Spec returns the Spec m was compiled from.
 func (m *Matcher) Spec() Spec { return m.spec }
@@ -29,19 +43,37 @@ func (m *Matcher) Spec() Spec { return m.spec }
 func (m *Matcher) Mode() Mode { return m.mode }
 
 // RequiresJunk reports whether the rule's conditions require a junk lead:
-// for an "and" rule one condition, for an "or" rule every one, that junk
-// or a junk signal is true. Junk leads match only rules that do: a rule
+// for an "and" rule one item, for an "or" rule every one, that junk or a
+// junk signal is true, where a group is such an item when its own
+// conditions require junk by the same measure. Junk leads match only rules that do: a rule
 // has to ask for junk to get it ("junk equals false" does not).
 func (m *Matcher) RequiresJunk() bool { return m.requiresJunk }
 
-// requiresJunk decides RequiresJunk for compiled conditions.
-func requiresJunk(or bool, conds []cond) bool {
-	if len(conds) == 0 {
+// itemsRequireJunk decides RequiresJunk for the compiled conditions.
+func (m *Matcher) itemsRequireJunk() bool {
+	item := make([]bool, 0, m.items())
+	for i := range m.plain {
+		item = append(item, m.conds[i].requiresJunk())
+	}
+	for _, g := range m.groups {
+		inner := make([]bool, 0, g.to-g.from)
+		for i := g.from; i < g.to; i++ {
+			inner = append(inner, m.conds[i].requiresJunk())
+		}
+		item = append(item, requiresJunk(g.or, inner))
+	}
+	return requiresJunk(m.or, item)
+}
+
+// requiresJunk joins whether each item requires junk: one of an "and"
+// list, every one of an "or" list.
+func requiresJunk(or bool, items []bool) bool {
+	if len(items) == 0 {
 		return false
 	}
-	for _, c := range conds {
-		if c.requiresJunk() != or {
-			return c.requiresJunk()
+	for _, r := range items {
+		if r != or {
+			return r
 		}
 	}
 	return or
@@ -60,9 +92,10 @@ const (
 	// ReasonCompleted: the lead is completed and the rule sends partial
 	// leads (automatic_partial).
 	ReasonCompleted Reason = "completed"
-	// ReasonCondition: a condition of an "and" rule did not hold.
+	// ReasonCondition: a condition or a group of an "and" rule did not
+	// hold.
 	ReasonCondition Reason = "condition"
-	// ReasonNoCondition: no condition of an "or" rule held.
+	// ReasonNoCondition: no condition or group of an "or" rule held.
 	ReasonNoCondition Reason = "no_condition"
 )
 
@@ -71,11 +104,16 @@ type Result struct {
 	Matched bool
 	// Reason says why the lead did not match; "" when it did.
 	Reason Reason
-	// Condition is the index of the condition that decided: for an "and"
-	// rule the first that did not hold (Reason is ReasonCondition), for an
-	// "or" rule the first that held (Matched). It is -1 when no single
-	// condition decided.
+	// Condition is the index of the condition that decided, in
+	// Spec.All's order: for an "and" rule the first that did not hold
+	// (Reason is ReasonCondition), for an "or" rule the first that held
+	// (Matched). When a group decided, it is the condition that decided
+	// the group: the first that failed in an "and" group, the first that
+	// held in an "or" group. It is -1 when no single condition decided.
 	Condition int
+	// Group is the index of the group that decided (in Spec.Groups), as
+	// Condition says for a condition; -1 when none did.
+	Group int
 }
 
 // Match decides whether the rule sends lead v. It reads only the fields
@@ -97,41 +135,77 @@ func (m *Matcher) MatchEach(v *Lead, held []bool) (Result, []bool) {
 }
 
 func (m *Matcher) eval(v *Lead, held []bool) Result {
-	r := Result{Condition: -1}
+	r := Result{Condition: -1, Group: -1}
 	gate := m.gate(v)
 	if gate != "" && held == nil {
 		r.Reason = gate
 		return r
 	}
-	// An "and" rule is decided by the first condition that fails, an "or"
-	// rule by the first that holds.
+	// An "and" list is decided by the first item that fails, an "or" list
+	// by the first that holds; with held every condition is evaluated all
+	// the same.
+	decided, decidedCond := -1, -1
+	for k := range m.items() {
+		ok, cond := m.item(v, k, held)
+		if decided < 0 && ok == m.or {
+			decided, decidedCond = k, cond
+			if held == nil {
+				break
+			}
+		}
+	}
+	if decided >= m.plain {
+		r.Group = decided - m.plain
+	}
+	switch {
+	case gate != "":
+		r.Reason = gate
+		r.Group = -1
+	case m.items() == 0 || (decided >= 0) == m.or:
+		r.Matched = true
+		if m.or {
+			r.Condition = decidedCond
+		} else {
+			r.Group = -1
+		}
+	case m.or:
+		r.Reason = ReasonNoCondition
+	default:
+		r.Reason, r.Condition = ReasonCondition, decidedCond
+	}
+	return r
+}
+
+// item evaluates item k of the rule: a plain condition, or a group. It
+// returns whether the item holds and the condition that decided it (-1
+// for none: an "and" group that holds, an "or" group that fails). With
+// held, every condition of a group is evaluated and recorded.
+func (m *Matcher) item(v *Lead, k int, held []bool) (bool, int) {
+	if k < m.plain {
+		ok := m.conds[k].match(v)
+		if held != nil {
+			held[k] = ok
+		}
+		return ok, k
+	}
+	g := m.groups[k-m.plain]
 	decided := -1
-	for i := range m.conds {
+	for i := g.from; i < g.to; i++ {
 		ok := m.conds[i].match(v)
 		if held != nil {
 			held[i] = ok
 		}
-		if decided < 0 && ok == m.or {
+		if decided < 0 && ok == g.or {
 			decided = i
 			if held == nil {
 				break
 			}
 		}
 	}
-	switch {
-	case gate != "":
-		r.Reason = gate
-	case len(m.conds) == 0 || (decided >= 0) == m.or:
-		r.Matched = true
-		if m.or {
-			r.Condition = decided
-		}
-	case m.or:
-		r.Reason = ReasonNoCondition
-	default:
-		r.Reason, r.Condition = ReasonCondition, decided
+	if g.from == g.to {
+		return !g.or, -1 // no group compiles empty; as "and" of nothing
 	}
-	return r
+	return (decided >= 0) == g.or, decided
 }
 
 func (m *Matcher) gate(v *Lead) Reason {
@@ -144,41 +218,6 @@ func (m *Matcher) gate(v *Lead) Reason {
 		return ReasonPartial
 	}
 	return ""
-}
-
-// Explain says in plain words why r, a result of m, came out as it did,
-// for the lead page: `condition 2 (Email domain is "gmail.com") did not
-// match`. Conditions are counted from 1.
-func (m *Matcher) Explain(r Result) string {
-	cond := func(verdict string) string {
-		if r.Condition < 0 || r.Condition >= len(m.spec.Conditions) {
-			return "a condition " + verdict
-		}
-		return fmt.Sprintf("condition %d (%s) %s", r.Condition+1, m.spec.Conditions[r.Condition], verdict)
-	}
-	switch {
-	case r.Matched && r.Condition >= 0:
-		return cond("matched")
-	case r.Matched && len(m.conds) == 0:
-		return "the rule has no conditions"
-	case r.Matched && len(m.conds) == 1:
-		return "the condition matched"
-	case r.Matched:
-		return "all conditions matched"
-	}
-	switch r.Reason {
-	case ReasonJunk:
-		return "the lead is junk, and the rule does not require junk"
-	case ReasonPartial:
-		return "the lead is partial, and this rule sends completed leads"
-	case ReasonCompleted:
-		return "the lead is completed, and this rule sends partial leads"
-	case ReasonCondition:
-		return cond("did not match")
-	case ReasonNoCondition:
-		return "none of the conditions matched"
-	}
-	return "the lead did not match"
 }
 
 // cond is a compiled Condition.

@@ -228,16 +228,16 @@ func TestMatchCombinators(t *testing.T) {
 		want       Result
 		explain    string
 	}{
-		{"and all hold", And, []int{0, 2}, Result{Matched: true, Condition: -1}, "all conditions matched"},
-		{"and one holds", And, []int{0}, Result{Matched: true, Condition: -1}, "the condition matched"},
-		{"and first failure decides", And, []int{0, 1, 2, 3}, Result{Reason: ReasonCondition, Condition: 1},
+		{"and all hold", And, []int{0, 2}, Result{Matched: true, Condition: -1, Group: -1}, "all conditions matched"},
+		{"and one holds", And, []int{0}, Result{Matched: true, Condition: -1, Group: -1}, "the condition matched"},
+		{"and first failure decides", And, []int{0, 1, 2, 3}, Result{Reason: ReasonCondition, Condition: 1, Group: -1},
 			`condition 2 (UTM source is "google") did not match`},
-		{"empty combinator is and", "", []int{2, 3}, Result{Reason: ReasonCondition, Condition: 1},
+		{"empty combinator is and", "", []int{2, 3}, Result{Reason: ReasonCondition, Condition: 1, Group: -1},
 			`condition 2 (City is "Berlin") did not match`},
-		{"or first hold decides", Or, []int{1, 3, 2, 0}, Result{Matched: true, Condition: 2},
+		{"or first hold decides", Or, []int{1, 3, 2, 0}, Result{Matched: true, Condition: 2, Group: -1},
 			"condition 3 (Form field budget is greater than 5000) matched"},
-		{"or none holds", Or, []int{1, 3}, Result{Reason: ReasonNoCondition, Condition: -1}, "none of the conditions matched"},
-		{"or one fails", Or, []int{1}, Result{Reason: ReasonNoCondition, Condition: -1}, "none of the conditions matched"},
+		{"or none holds", Or, []int{1, 3}, Result{Reason: ReasonNoCondition, Condition: -1, Group: -1}, "none of the conditions matched"},
+		{"or one fails", Or, []int{1}, Result{Reason: ReasonNoCondition, Condition: -1, Group: -1}, "none of the conditions matched"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -287,27 +287,27 @@ func TestMatchGates(t *testing.T) {
 		want    Result
 		explain string
 	}{
-		{"completed takes completed", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, l, Result{Matched: true, Condition: -1}, "the rule has no conditions"},
-		{"completed skips junk", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, junk, Result{Reason: ReasonJunk, Condition: -1},
+		{"completed takes completed", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, l, Result{Matched: true, Condition: -1, Group: -1}, "the rule has no conditions"},
+		{"completed skips junk", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, junk, Result{Reason: ReasonJunk, Condition: -1, Group: -1},
 			"the lead is junk, and the rule does not require junk"},
-		{"completed skips partial", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, partial, Result{Reason: ReasonPartial, Condition: -1},
+		{"completed skips partial", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, partial, Result{Reason: ReasonPartial, Condition: -1, Group: -1},
 			"the lead is partial, and this rule sends completed leads"},
-		{"junk comes first", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, both, Result{Reason: ReasonJunk, Condition: -1},
+		{"junk comes first", Spec{Mode: AutomaticCompleted, EventName: "Lead"}, both, Result{Reason: ReasonJunk, Condition: -1, Group: -1},
 			"the lead is junk, and the rule does not require junk"},
-		{"match skips partial", Spec{Mode: AutomaticMatch, EventName: "Lead", Conditions: anyLead}, partial, Result{Reason: ReasonPartial, Condition: -1},
+		{"match skips partial", Spec{Mode: AutomaticMatch, EventName: "Lead", Conditions: anyLead}, partial, Result{Reason: ReasonPartial, Condition: -1, Group: -1},
 			"the lead is partial, and this rule sends completed leads"},
-		{"match naming junk takes junk", Spec{Mode: AutomaticMatch, EventName: "JunkLead", Conditions: junkOnly}, junk, Result{Matched: true, Condition: -1},
+		{"match naming junk takes junk", Spec{Mode: AutomaticMatch, EventName: "JunkLead", Conditions: junkOnly}, junk, Result{Matched: true, Condition: -1, Group: -1},
 			"the condition matched"},
-		{"match naming junk decides on it", Spec{Mode: AutomaticMatch, EventName: "JunkLead", Conditions: junkOnly}, l, Result{Reason: ReasonCondition, Condition: 0},
+		{"match naming junk decides on it", Spec{Mode: AutomaticMatch, EventName: "JunkLead", Conditions: junkOnly}, l, Result{Reason: ReasonCondition, Condition: 0, Group: -1},
 			"condition 1 (Junk signal: Filled too fast is true) did not match"},
-		{"partial takes partial", Spec{Mode: AutomaticPartial, EventName: "PartialLead"}, partial, Result{Matched: true, Condition: -1}, "the rule has no conditions"},
-		{"partial skips completed", Spec{Mode: AutomaticPartial, EventName: "PartialLead"}, l, Result{Reason: ReasonCompleted, Condition: -1},
+		{"partial takes partial", Spec{Mode: AutomaticPartial, EventName: "PartialLead"}, partial, Result{Matched: true, Condition: -1, Group: -1}, "the rule has no conditions"},
+		{"partial skips completed", Spec{Mode: AutomaticPartial, EventName: "PartialLead"}, l, Result{Reason: ReasonCompleted, Condition: -1, Group: -1},
 			"the lead is completed, and this rule sends partial leads"},
-		{"partial skips junk", Spec{Mode: AutomaticPartial, EventName: "PartialLead"}, both, Result{Reason: ReasonJunk, Condition: -1},
+		{"partial skips junk", Spec{Mode: AutomaticPartial, EventName: "PartialLead"}, both, Result{Reason: ReasonJunk, Condition: -1, Group: -1},
 			"the lead is junk, and the rule does not require junk"},
-		{"stage mapping takes partial", Spec{Mode: Stage, EventName: "Schedule"}, partial, Result{Matched: true, Condition: -1}, "the rule has no conditions"},
-		{"manual takes completed", Spec{Mode: Manual, EventName: "Contact", Conditions: anyLead}, l, Result{Matched: true, Condition: -1}, "the condition matched"},
-		{"manual skips junk", Spec{Mode: Manual, EventName: "Contact"}, junk, Result{Reason: ReasonJunk, Condition: -1},
+		{"stage mapping takes partial", Spec{Mode: Stage, EventName: "Schedule"}, partial, Result{Matched: true, Condition: -1, Group: -1}, "the rule has no conditions"},
+		{"manual takes completed", Spec{Mode: Manual, EventName: "Contact", Conditions: anyLead}, l, Result{Matched: true, Condition: -1, Group: -1}, "the condition matched"},
+		{"manual skips junk", Spec{Mode: Manual, EventName: "Contact"}, junk, Result{Reason: ReasonJunk, Condition: -1, Group: -1},
 			"the lead is junk, and the rule does not require junk"},
 	}
 	for _, tt := range tests {
@@ -353,7 +353,7 @@ func TestMatchEachGatedAndReused(t *testing.T) {
 
 func TestExplainForeignResult(t *testing.T) {
 	m, _ := Compile(valid(), schema)
-	if got := m.Explain(Result{Reason: ReasonCondition, Condition: 7}); got != "a condition did not match" {
+	if got := m.Explain(Result{Reason: ReasonCondition, Condition: 7, Group: -1}); got != "a condition did not match" {
 		t.Errorf("Explain(result naming condition 7 of 1) = %q", got)
 	}
 }

@@ -24,11 +24,12 @@ type Preview struct {
 	// Without it no match is counted sendable.
 	CanSend func(l *models.Lead, v *Lead, now time.Time) bool
 
-	m    *Matcher
-	now  time.Time
-	view Lead
-	held []bool
-	res  PreviewResult
+	m     *Matcher
+	now   time.Time
+	view  Lead
+	held  []bool
+	items []bool // each item's verdict on the lead being counted
+	res   PreviewResult
 }
 
 // PreviewResult is what a Preview counted.
@@ -46,9 +47,10 @@ type PreviewResult struct {
 	OutJunk      int
 	OutPartial   int
 	OutCompleted int
-	// Conditions counts each condition of the rule, in order, over the
-	// leads past the gates (Considered).
+	// Conditions counts each plain condition of the rule, in order, over
+	// the leads past the gates (Considered), and Groups each group.
 	Conditions []ConditionCount
+	Groups     []GroupCount
 	// Keys counts the matches that carry each match key.
 	Keys KeyCounts
 	// Sendable is how many matches could be sent now, as CanSend decides.
@@ -75,6 +77,17 @@ type ConditionCount struct {
 	// which would match without it. In an "or" rule: the leads it lets in
 	// while no other condition holds, which would not match without it.
 	Alone int
+}
+
+// GroupCount is what one group did over the leads past the gates: as an
+// item of the rule, beside its plain conditions (Holds and Alone, as a
+// ConditionCount's), and each of its conditions within the group (their
+// Alone: the leads the group decides by that condition alone).
+type GroupCount struct {
+	Group      Group
+	Holds      int
+	Alone      int
+	Conditions []ConditionCount
 }
 
 // KeyCounts counts leads by the match keys they carry: the hashed email
@@ -107,11 +120,20 @@ type PreviewLead struct {
 // matches at.
 func NewPreview(m *Matcher, now time.Time) *Preview {
 	p := &Preview{m: m, now: now}
-	p.res.Conditions = make([]ConditionCount, len(m.spec.Conditions))
-	for i, c := range m.spec.Conditions {
-		p.res.Conditions[i].Condition = c
+	p.res.Conditions = counts(m.spec.Conditions)
+	for _, g := range m.spec.Groups {
+		p.res.Groups = append(p.res.Groups, GroupCount{Group: g, Conditions: counts(g.Conditions)})
 	}
+	p.items = make([]bool, m.items())
 	return p
+}
+
+func counts(cs []Condition) []ConditionCount {
+	out := make([]ConditionCount, len(cs))
+	for i, c := range cs {
+		out[i].Condition = c
+	}
+	return out
 }
 
 // Add counts one lead. l is read during the call only: the caller may
@@ -162,34 +184,52 @@ func (p *Preview) Add(l *models.Lead) {
 	p.res.Matches = p.example(p.res.Matches, l, r)
 }
 
-// countConditions counts the conditions' verdicts on a lead past the
-// gates, from p.held.
+// countConditions counts the verdicts of the rule's items, and of each
+// group's conditions within it, on a lead past the gates, from p.held.
 func (p *Preview) countConditions() {
-	held, cs := p.held, p.res.Conditions
+	m := p.m
+	for k := range p.items {
+		p.items[k] = m.holds(k, p.held)
+	}
+	holds, alone := tally(m.or, p.items)
+	for k := range p.items {
+		h, a := b2i(holds(k)), b2i(alone(k))
+		if k < m.plain {
+			p.res.Conditions[k].Holds += h
+			p.res.Conditions[k].Alone += a
+			continue
+		}
+		gc := &p.res.Groups[k-m.plain]
+		gc.Holds += h
+		gc.Alone += a
+		g := m.groups[k-m.plain]
+		inHolds, inAlone := tally(g.or, p.held[g.from:g.to])
+		for i := range gc.Conditions {
+			gc.Conditions[i].Holds += b2i(inHolds(i))
+			gc.Conditions[i].Alone += b2i(inAlone(i))
+		}
+	}
+}
+
+// tally reads the verdicts of a list joined by "and" or "or" (or): whether
+// each holds, and whether it alone decides the list: in an "and" list the
+// one that fails while the others hold, in an "or" list the one that
+// holds while the others fail.
+func tally(or bool, verdicts []bool) (holds, alone func(int) bool) {
 	n := 0
-	for i, ok := range held {
+	for _, ok := range verdicts {
 		if ok {
-			cs[i].Holds++
 			n++
 		}
 	}
-	// In an "and" rule a condition alone rules a lead out when it is the
-	// one that fails; in an "or" rule it alone lets one in when it is the
-	// one that holds.
-	switch {
-	case !p.m.or && n == len(held)-1:
-		for i, ok := range held {
-			if !ok {
-				cs[i].Alone++
-			}
+	holds = func(i int) bool { return verdicts[i] }
+	alone = func(i int) bool {
+		if or {
+			return n == 1 && verdicts[i]
 		}
-	case p.m.or && n == 1:
-		for i, ok := range held {
-			if ok {
-				cs[i].Alone++
-			}
-		}
+		return n == len(verdicts)-1 && !verdicts[i]
 	}
+	return holds, alone
 }
 
 // example adds l to list, the newest leads first, when it is among the
@@ -235,6 +275,10 @@ func joinName(first, last string) string {
 func (p *Preview) Result() PreviewResult {
 	r := p.res
 	r.Conditions = slices.Clone(p.res.Conditions)
+	r.Groups = slices.Clone(p.res.Groups)
+	for i := range r.Groups {
+		r.Groups[i].Conditions = slices.Clone(r.Groups[i].Conditions)
+	}
 	r.Matches = slices.Clone(p.res.Matches)
 	r.Misses = slices.Clone(p.res.Misses)
 	return r

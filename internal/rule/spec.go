@@ -182,9 +182,90 @@ type Spec struct {
 	Mode Mode `json:"mode"`
 	// EventName is the Meta event the rule sends: one of StandardEvents or
 	// a custom name (see EventNameProblem).
-	EventName  string      `json:"event_name"`
+	EventName string `json:"event_name"`
+	// Combinator joins the rule's items: each of Conditions, and each of
+	// Groups.
 	Combinator Combinator  `json:"combinator"`
 	Conditions []Condition `json:"conditions"`
+	// Groups are conditions joined by their own combinator, one level
+	// deep: "(campaign A OR a valid phone) AND not junk" is the condition
+	// "not junk" and one "or" group, joined by "and".
+	Groups []Group `json:"groups,omitempty"`
+}
+
+// Group is conditions joined by their own combinator: one item of a
+// rule's conditions, beside its plain ones. Groups hold conditions only,
+// never groups.
+type Group struct {
+	Combinator Combinator  `json:"combinator"`
+	Conditions []Condition `json:"conditions"`
+}
+
+// Count is how many conditions s has, its groups' included.
+func (s Spec) Count() int {
+	n := len(s.Conditions)
+	for _, g := range s.Groups {
+		n += len(g.Conditions)
+	}
+	return n
+}
+
+// All is every condition of s, in order: its plain conditions, then each
+// group's. A Matcher's condition indexes (Result.Condition, held) count
+// in this order.
+func (s Spec) All() []Condition {
+	all := make([]Condition, 0, s.Count())
+	all = append(all, s.Conditions...)
+	for _, g := range s.Groups {
+		all = append(all, g.Conditions...)
+	}
+	return all
+}
+
+// StoredConditions is the JSON a send rule's conditions column keeps of
+// s's conditions and groups: an array of its plain conditions, then one
+// {"combinator", "conditions"} object per group. A rule without groups
+// keeps the plain array it always kept.
+func (s Spec) StoredConditions() string {
+	items := make([]any, 0, len(s.Conditions)+len(s.Groups))
+	for _, c := range s.Conditions {
+		items = append(items, c)
+	}
+	for _, g := range s.Groups {
+		if g.Conditions == nil {
+			g.Conditions = []Condition{}
+		}
+		items = append(items, g)
+	}
+	b, _ := json.Marshal(items)
+	return string(b)
+}
+
+// decodeConditions reads a conditions column (Spec.StoredConditions): an
+// item with a "conditions" key is a group, any other a condition.
+func decodeConditions(text string) ([]Condition, []Group, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal([]byte(text), &items); err != nil {
+		return nil, nil, err
+	}
+	conds := make([]Condition, 0, len(items))
+	var groups []Group
+	for _, raw := range items {
+		var it struct {
+			Condition
+			Combinator Combinator   `json:"combinator"`
+			Conditions *[]Condition `json:"conditions"`
+		}
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return nil, nil, err
+		}
+		if it.Conditions != nil {
+			groups = append(groups, Group{Combinator: it.Combinator, Conditions: *it.Conditions})
+			continue
+		}
+		conds = append(conds, it.Condition)
+	}
+	return conds, groups, nil
 }
 
 // Problem is one reason a Spec does not compile: the path of the part at
@@ -204,9 +285,11 @@ func (p Problem) String() string { return p.Path + ": " + p.Message }
 func SpecOf(r models.SendRule) (Spec, []Problem) {
 	s := Spec{Mode: Mode(r.Mode), EventName: r.EventName, Combinator: Combinator(r.Combinator)}
 	if strings.TrimSpace(r.Conditions) != "" {
-		if err := json.Unmarshal([]byte(r.Conditions), &s.Conditions); err != nil {
+		conds, groups, err := decodeConditions(r.Conditions)
+		if err != nil {
 			return s, []Problem{{Path: "conditions", Message: "the stored conditions cannot be read: " + err.Error()}}
 		}
+		s.Conditions, s.Groups = conds, groups
 	}
 	return s, nil
 }

@@ -11,18 +11,35 @@ import (
 // the setup file's list of changes show them.
 
 // ConditionsText says conditions in words joined by AND or OR: `City is
-// "Berlin" OR Form field budget is greater than 5000`; "" for none.
-func ConditionsText(c Combinator, cs []Condition) string {
-	join := " AND "
-	if c == Or {
-		join = " OR "
+// "Berlin" OR Form field budget is greater than 5000`; "" for none. Groups
+// follow the plain conditions, each in parentheses with its own
+// combinator: `Junk is false AND (City is "Berlin" OR Phone is valid is
+// true)`.
+func ConditionsText(c Combinator, cs []Condition, gs ...Group) string {
+	words := make([]string, 0, len(cs)+len(gs))
+	for _, cd := range cs {
+		words = append(words, cd.String())
 	}
-	words := make([]string, len(cs))
-	for i, cd := range cs {
-		words[i] = cd.String()
+	for _, g := range gs {
+		text := ConditionsText(g.Combinator, g.Conditions)
+		if len(g.Conditions) > 1 && len(cs)+len(gs) > 1 {
+			text = "(" + text + ")"
+		}
+		words = append(words, text)
 	}
-	return strings.Join(words, join)
+	return strings.Join(words, joiner(c))
 }
+
+// joiner is how combinator c joins conditions in words.
+func joiner(c Combinator) string {
+	if c == Or {
+		return " OR "
+	}
+	return " AND "
+}
+
+// Text says s's conditions and groups in words, as ConditionsText.
+func (s Spec) Text() string { return ConditionsText(s.Combinator, s.Conditions, s.Groups...) }
 
 // ValueText says the value a rule gives its events: a fixed amount, "from
 // <field>", or "none".

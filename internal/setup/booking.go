@@ -35,7 +35,7 @@ func (r RuleSpec) isBooking() bool { return r.Mode == rule.Booking }
 // dataset datasetID, sending once per lead, with all the rule says.
 func bookingMappingOf(old models.SendRule, spec RuleSpec, datasetID int64, stage string) models.SendRule {
 	return mappingRuleOf(old, MappingSpec{Name: spec.Name, Stage: stage, Dataset: spec.Dataset, EventName: spec.EventName,
-		Combinator: spec.Combinator, Conditions: spec.Conditions, Value: spec.Value, Currency: spec.Currency,
+		Combinator: spec.Combinator, Conditions: spec.Conditions, Groups: spec.Groups, Value: spec.Value, Currency: spec.Currency,
 		ActionSource: spec.ActionSource, TestEventCode: spec.TestEventCode, Enabled: spec.Enabled}, datasetID, stage)
 }
 

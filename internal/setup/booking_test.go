@@ -65,7 +65,7 @@ func TestApplyOldBookingRule(t *testing.T) {
 		}
 		m := ms[0]
 		if m.Name != "Booked calls" || m.Stage != "booked" || m.EventName != "Schedule" || m.Value == nil || *m.Value != 150 ||
-			m.TestEventCode != "TEST1" || m.Repeatable || !m.Enabled || len(conditionsOf(m)) != 1 {
+			m.TestEventCode != "TEST1" || m.Repeatable || !m.Enabled || conditionsOf(m).Count() != 1 {
 			t.Errorf("mapping = %+v; want the booking rule's settings at booked", m)
 		}
 		if r := mustApply(t, s, box, nil, f); len(r.Changes) != 0 || len(r.Warnings) != 1 {

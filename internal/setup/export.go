@@ -140,7 +140,7 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 func ruleSpecOf(r models.SendRule, spec rule.Spec, dataset string) RuleSpec {
 	out := RuleSpec{
 		Name: r.Name, Dataset: dataset, Mode: spec.Mode, EventName: r.EventName, ActionSource: r.ActionSource,
-		Combinator: spec.Combinator, Conditions: spec.Conditions, TestEventCode: r.TestEventCode, Enabled: r.Enabled,
+		Combinator: spec.Combinator, Conditions: spec.Conditions, Groups: spec.Groups, TestEventCode: r.TestEventCode, Enabled: r.Enabled,
 	}
 	if out.Mode == "" {
 		out.Mode = rule.AutomaticCompleted

@@ -95,9 +95,12 @@ type RuleSpec struct {
 	// ActionSource, when set, replaces the action_source the lead's source
 	// gives (one of capi.ActionSources).
 	ActionSource string `json:"action_source,omitempty"`
-	// Combinator joins the conditions; empty means and.
+	// Combinator joins the conditions and groups; empty means and.
 	Combinator rule.Combinator  `json:"combinator"`
 	Conditions []rule.Condition `json:"conditions"`
+	// Groups are conditions joined by their own combinator, beside or
+	// instead of Conditions (a plain conditions list is one group).
+	Groups []rule.Group `json:"groups,omitempty"`
 	// Value and Currency are nil when the rule sets none (no value; the
 	// account's currency).
 	Value    *ValueSpec    `json:"value,omitempty"`
@@ -463,7 +466,7 @@ func (d *decoder) rules(path string, raw json.RawMessage) []RuleSpec {
 	for i, item := range items {
 		r := &out[i]
 		p := fmt.Sprintf("%s[%d]", path, i)
-		var conditions []json.RawMessage
+		var conditions, groups []json.RawMessage
 		var value, currency json.RawMessage
 		var enabled *bool
 		d.fields(p, item, `must be an object like {"name": "Qualified leads", "dataset": "Main", "mode": "automatic_match", "event_name": "Lead", ...}`, []field{
@@ -474,6 +477,7 @@ func (d *decoder) rules(path string, raw json.RawMessage) []RuleSpec {
 			{"action_source", &r.ActionSource, "a string like website or system_generated"},
 			{"combinator", &r.Combinator, "a string: and or or"},
 			{"conditions", &conditions, "a list of conditions"},
+			{"groups", &groups, `a list of groups like {"combinator": "or", "conditions": [...]}`},
 			{"value", &value, "a number"},
 			{"currency", &currency, "a string"},
 			{"test_event_code", &r.TestEventCode, "a string"},
@@ -481,6 +485,7 @@ func (d *decoder) rules(path string, raw json.RawMessage) []RuleSpec {
 		})
 		r.Enabled = enabled == nil || *enabled
 		r.Conditions = d.conditions(join(p, "conditions"), conditions)
+		r.Groups = d.groups(join(p, "groups"), groups)
 		r.Value = d.value(join(p, "value"), value, false)
 		r.Currency = d.currency(join(p, "currency"), currency, false)
 	}
@@ -504,6 +509,25 @@ func (d *decoder) conditions(path string, items []json.RawMessage) []rule.Condit
 			{"match_type", &c.MatchType, "a string like equals or contains"},
 			{"pattern", &c.Pattern, "a string (numbers too: \"5000\")"},
 		})
+	}
+	return out
+}
+
+// groups reads a rule's groups: each {"combinator", "conditions"}.
+func (d *decoder) groups(path string, items []json.RawMessage) []rule.Group {
+	if items == nil {
+		return nil
+	}
+	out := make([]rule.Group, len(items))
+	for i, item := range items {
+		g := &out[i]
+		p := fmt.Sprintf("%s[%d]", path, i)
+		var conditions []json.RawMessage
+		d.fields(p, item, `must be an object like {"combinator": "or", "conditions": [{"field": "utm_campaign", "match_type": "equals", "pattern": "spring"}]}`, []field{
+			{"combinator", &g.Combinator, "a string: and or or"},
+			{"conditions", &conditions, "a list of conditions"},
+		})
+		g.Conditions = d.conditions(join(p, "conditions"), conditions)
 	}
 	return out
 }

@@ -28,9 +28,11 @@ type MappingSpec struct {
 	// orders the list's. 0 (none given) is the mapping's place in the
 	// list, counting from 1.
 	Order int `json:"order,omitempty"`
-	// Combinator joins the conditions; empty means and.
+	// Combinator joins the conditions and groups; empty means and.
 	Combinator rule.Combinator  `json:"combinator"`
 	Conditions []rule.Condition `json:"conditions"`
+	// Groups are as a send rule's.
+	Groups []rule.Group `json:"groups,omitempty"`
 	// Value and Currency are nil when the mapping sets none (no value;
 	// the stage change's currency when the value is the change's, else
 	// the account's). FromChange takes the stage change's own.
@@ -97,7 +99,7 @@ func (d *decoder) mappings(path string, raw json.RawMessage) []MappingSpec {
 	for i, item := range items {
 		m := &out[i]
 		p := fmt.Sprintf("%s[%d]", path, i)
-		var conditions []json.RawMessage
+		var conditions, groups []json.RawMessage
 		var value, currency json.RawMessage
 		var enabled *bool
 		var order json.RawMessage
@@ -109,6 +111,7 @@ func (d *decoder) mappings(path string, raw json.RawMessage) []MappingSpec {
 			{"order", &order, "a whole number from 1: the mapping's place among the stage mappings"},
 			{"combinator", &m.Combinator, "a string: and or or"},
 			{"conditions", &conditions, "a list of conditions"},
+			{"groups", &groups, `a list of groups like {"combinator": "or", "conditions": [...]}`},
 			{"value", &value, "a number"},
 			{"currency", &currency, "a string"},
 			{"repeatable", &m.Repeatable, "true or false"},
@@ -119,6 +122,7 @@ func (d *decoder) mappings(path string, raw json.RawMessage) []MappingSpec {
 		m.Enabled = enabled == nil || *enabled
 		m.Order = d.order(join(p, "order"), order)
 		m.Conditions = d.conditions(join(p, "conditions"), conditions)
+		m.Groups = d.groups(join(p, "groups"), groups)
 		m.Value = d.value(join(p, "value"), value, true)
 		m.Currency = d.currency(join(p, "currency"), currency, true)
 	}
@@ -163,7 +167,7 @@ func cleanMappings(ms []MappingSpec) []MappingSpec {
 		if m.Order == 0 {
 			m.Order = i + 1
 		}
-		m.Conditions = cleanConditions(m.Conditions)
+		m.Conditions, m.Groups = cleanConditions(m.Conditions), cleanGroups(m.Groups)
 		m.Value, m.Currency = cleanValue(m.Value), cleanCurrency(m.Currency)
 		out[i] = m
 	}
@@ -176,6 +180,22 @@ func cleanConditions(cs []rule.Condition) []rule.Condition {
 	out := make([]rule.Condition, len(cs))
 	for j, c := range cs {
 		out[j] = rule.Condition{Field: strings.TrimSpace(c.Field), MatchType: rule.MatchType(strings.TrimSpace(string(c.MatchType))), Pattern: c.Pattern}
+	}
+	return out
+}
+
+// cleanGroups cleans each group's conditions, and its combinator as a
+// rule's: trimmed, and "and" when empty.
+func cleanGroups(gs []rule.Group) []rule.Group {
+	if gs == nil {
+		return nil
+	}
+	out := make([]rule.Group, len(gs))
+	for i, g := range gs {
+		out[i] = rule.Group{Combinator: rule.Combinator(strings.TrimSpace(string(g.Combinator))), Conditions: cleanConditions(g.Conditions)}
+		if out[i].Combinator == "" {
+			out[i].Combinator = rule.And
+		}
 	}
 	return out
 }
@@ -223,7 +243,7 @@ func mappingRuleOf(old models.SendRule, spec MappingSpec, datasetID int64, stage
 	r.ActionSource, r.TestEventCode, r.Combinator = spec.ActionSource, spec.TestEventCode, string(spec.Combinator)
 	r.Repeatable, r.Enabled = spec.Repeatable, spec.Enabled
 	setValue(&r, spec.Value, spec.Currency)
-	setConditions(&r, old, spec.Conditions)
+	setConditions(&r, old, spec.Conditions, spec.Groups)
 	return r
 }
 
@@ -250,17 +270,14 @@ func setValue(r *models.SendRule, v *ValueSpec, c *CurrencySpec) {
 	}
 }
 
-// setConditions sets r's conditions to cs, keeping old's stored JSON
-// when they are equal.
-func setConditions(r *models.SendRule, old models.SendRule, cs []rule.Condition) {
-	if slices.Equal(conditionsOf(old), cs) && old.Conditions != "" {
+// setConditions sets r's conditions to cs and gs, keeping old's stored
+// JSON when they are equal.
+func setConditions(r *models.SendRule, old models.SendRule, cs []rule.Condition, gs []rule.Group) {
+	stored := rule.Spec{Conditions: cs, Groups: gs}.StoredConditions()
+	if conditionsOf(old).StoredConditions() == stored && old.Conditions != "" {
 		return
 	}
-	if cs == nil {
-		cs = []rule.Condition{}
-	}
-	b, _ := json.Marshal(cs) // plain strings: cannot fail
-	r.Conditions = string(b)
+	r.Conditions = stored
 }
 
 // mappingSpecOf is a stored stage mapping as the file writes it, at
@@ -268,7 +285,7 @@ func setConditions(r *models.SendRule, old models.SendRule, cs []rule.Condition)
 func mappingSpecOf(r models.SendRule, spec rule.Spec, dataset string, order int) MappingSpec {
 	out := MappingSpec{
 		Name: r.Name, Stage: r.Stage, Dataset: dataset, EventName: r.EventName, Order: order,
-		Combinator: spec.Combinator, Conditions: spec.Conditions, Repeatable: r.Repeatable, Enabled: r.Enabled,
+		Combinator: spec.Combinator, Conditions: spec.Conditions, Groups: spec.Groups, Repeatable: r.Repeatable, Enabled: r.Enabled,
 		ActionSource: r.ActionSource, TestEventCode: r.TestEventCode,
 	}
 	if out.Name == DefaultMappingName(r.Stage, r.EventName) {

@@ -186,8 +186,8 @@ func (a *applier) mappingChanges(path string, old, want models.SendRule, dataset
 	if old.Combinator != want.Combinator {
 		a.change(path+".combinator", "%s → %s", show(old.Combinator), want.Combinator)
 	}
-	if oc, wc := conditionsOf(old), conditionsOf(want); !slices.Equal(oc, wc) {
-		a.change(path+".conditions", "%s → %s", conditionsText(old.Combinator, oc), conditionsText(want.Combinator, wc))
+	if oc, wc := conditionsOf(old), conditionsOf(want); oc.StoredConditions() != wc.StoredConditions() {
+		a.change(path+".conditions", "%s → %s", conditionsText(oc), conditionsText(wc))
 	}
 	if from, to := mappingValueText(old), mappingValueText(want); from != to {
 		a.change(path+".value", "%s → %s", from, to)
@@ -215,7 +215,7 @@ func mappingSummary(r models.SendRule, datasetName map[int64]string) string {
 	if v := mappingValueText(r); v != "none" {
 		s += ", value " + v
 	}
-	if n := len(conditionsOf(r)); n > 0 {
+	if n := conditionsOf(r).Count(); n > 0 {
 		s += ", " + plural(n, "condition")
 	}
 	if r.Repeatable {

@@ -40,7 +40,7 @@ func TestApplyMappingChangeConditions(t *testing.T) {
 		ms := mappingsOf(t, s, "acme")
 		want := []rule.Condition{{Field: "change.value", MatchType: rule.GT, Pattern: "499.99"},
 			{Field: "change.currency", MatchType: rule.Equals, Pattern: "EUR"}}
-		if len(ms) != 1 || !slices.Equal(conditionsOf(ms[0]), want) {
+		if len(ms) != 1 || !slices.Equal(conditionsOf(ms[0]).Conditions, want) {
 			t.Fatalf("mappings = %+v; want won to Purchase with the change's conditions", ms)
 		}
 		back, _, err := Export(t.Context(), s, "acme", "")

@@ -94,7 +94,7 @@ func TestApplyMappingsCreatesThenChangesNothing(t *testing.T) {
 		main, demo := datasetNamed(t, st.Datasets, "Main"), datasetNamed(t, st.Datasets, "Demo")
 		if big := rs[5]; big.Mode != string(rule.Stage) || big.Stage != "won" || big.DatasetID != main.ID || big.EventName != "Purchase" ||
 			big.ValueField != models.StageValueFromChange || big.Value != nil || big.CurrencyField != models.StageValueFromChange ||
-			big.Currency != "" || !big.Repeatable || !big.Enabled || big.Combinator != "and" || len(conditionsOf(big)) != 1 {
+			big.Currency != "" || !big.Repeatable || !big.Enabled || big.Combinator != "and" || conditionsOf(big).Count() != 1 {
 			t.Errorf("Big wins = %+v; want the file's mapping, of the account's stage won", big)
 		}
 		if p := rs[6]; p.Stage != "Proposal" || p.DatasetID != demo.ID || p.Value == nil || *p.Value != 100 || p.Currency != "USD" || p.Enabled || p.Repeatable {

@@ -105,15 +105,15 @@ func ruleOf(old models.SendRule, spec RuleSpec, datasetID int64) models.SendRule
 	r.DatasetID, r.Name, r.Mode, r.EventName = datasetID, spec.Name, string(spec.Mode), spec.EventName
 	r.ActionSource, r.TestEventCode, r.Combinator, r.Enabled = spec.ActionSource, spec.TestEventCode, string(spec.Combinator), spec.Enabled
 	setValue(&r, spec.Value, spec.Currency)
-	setConditions(&r, old, spec.Conditions)
+	setConditions(&r, old, spec.Conditions, spec.Groups)
 	return r
 }
 
-// conditionsOf reads a stored rule's conditions; unreadable ones read as
-// none, which no file asks for when the rule has any.
-func conditionsOf(r models.SendRule) []rule.Condition {
+// conditionsOf reads a stored rule's conditions and groups; unreadable
+// ones read as none, which no file asks for when the rule has any.
+func conditionsOf(r models.SendRule) rule.Spec {
 	s, _ := rule.SpecOf(r)
-	return s.Conditions
+	return rule.Spec{Combinator: rule.Combinator(r.Combinator), Conditions: s.Conditions, Groups: s.Groups}
 }
 
 // saveRule stores want, a rule or mapping of the file, over old, the
@@ -145,8 +145,8 @@ func (a *applier) ruleChanges(path string, old, want models.SendRule, datasetNam
 	if old.Combinator != want.Combinator {
 		a.change(path+".combinator", "%s → %s", show(old.Combinator), want.Combinator)
 	}
-	if oc, wc := conditionsOf(old), conditionsOf(want); !slices.Equal(oc, wc) {
-		a.change(path+".conditions", "%s → %s", conditionsText(old.Combinator, oc), conditionsText(want.Combinator, wc))
+	if oc, wc := conditionsOf(old), conditionsOf(want); oc.StoredConditions() != wc.StoredConditions() {
+		a.change(path+".conditions", "%s → %s", conditionsText(oc), conditionsText(wc))
 	}
 	if from, to := rule.ValueText(old), rule.ValueText(want); from != to {
 		a.change(path+".value", "%s → %s", from, to)
@@ -198,7 +198,7 @@ func ruleNames(rs []models.SendRule) string {
 // Main, automatic_match, 2 conditions`.
 func ruleSummary(r models.SendRule, datasetName map[int64]string) string {
 	s := fmt.Sprintf("%s to %s, %s", r.EventName, datasetName[r.DatasetID], r.Mode)
-	if n := len(conditionsOf(r)); n > 0 {
+	if n := conditionsOf(r).Count(); n > 0 {
 		s += ", " + plural(n, "condition")
 	}
 	if !r.Enabled {
@@ -207,12 +207,13 @@ func ruleSummary(r models.SendRule, datasetName map[int64]string) string {
 	return s
 }
 
-// conditionsText says a rule's conditions in words; "none" for none.
-func conditionsText(combinator string, cs []rule.Condition) string {
-	if len(cs) == 0 {
+// conditionsText says a rule's conditions and groups in words; "none"
+// for none.
+func conditionsText(s rule.Spec) string {
+	if s.Count() == 0 && len(s.Groups) == 0 {
 		return "none"
 	}
-	return rule.ConditionsText(rule.Combinator(combinator), cs)
+	return s.Text()
 }
 
 func enabledText(on bool) string {

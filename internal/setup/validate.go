@@ -452,7 +452,7 @@ func (f File) clean() File {
 			if r.Combinator == "" {
 				r.Combinator = rule.And
 			}
-			r.Conditions = cleanConditions(r.Conditions)
+			r.Conditions, r.Groups = cleanConditions(r.Conditions), cleanGroups(r.Groups)
 			r.Value, r.Currency = cleanValue(r.Value), cleanCurrency(r.Currency)
 			rs[i] = r
 		}
