@@ -33,6 +33,11 @@ func parseEventFilter(c echo.Context, a models.Account) (store.EventFilter, view
 			f.Status = s
 		}
 	}
+	// The events stored failed, whatever each reads as: the Overview's
+	// "Events failed" links.
+	if q.Get("stored") == string(models.EventFailed) {
+		f.Stored, vf.Stored = models.EventFailed, q.Get("stored")
+	}
 	if id, err := strconv.ParseInt(vf.Dataset, 10, 64); err == nil {
 		f.DatasetID = id
 	}
@@ -56,7 +61,7 @@ func parseEventFilter(c echo.Context, a models.Account) (store.EventFilter, view
 
 func eventQuery(c echo.Context) url.Values {
 	q := url.Values{}
-	for _, k := range []string{"status", "event", "dataset", "from", "to", "lead_from", "lead_to", "source", "campaign"} {
+	for _, k := range []string{"status", "stored", "event", "dataset", "from", "to", "lead_from", "lead_to", "source", "campaign"} {
 		if v := c.QueryParam(k); v != "" {
 			q.Set(k, v)
 		}
