@@ -135,6 +135,22 @@ func TestEachEventStateReadsOneWordEverywhere(t *testing.T) {
 				t.Errorf("%s: the lead's page reads %q; want %q", st, got, word)
 			}
 		}
+		// A status the log does not know filters nothing and is no error; a
+		// NUL is refused with the reason; "stored" keeps only what the
+		// Overview links to.
+		if r := b.get(log + "?status=held_back%00"); r.status != http.StatusBadRequest || !strings.Contains(r.text("error-page"), "NUL") {
+			t.Errorf("send log with a NUL in its filter: %d %q; want 400 saying so", r.status, r.text("error-page"))
+		}
+		for _, q := range []string{"?status=bogus", "?status=" + strings.Repeat("x", 5000), "?stored=expired"} {
+			r := b.get(log + q)
+			wantStatus(t, "send log "+q, r, http.StatusOK)
+			if n := len(readSendLog(r)); n != len(models.EventStatuses) {
+				t.Errorf("send log %.40s lists %d events; want all %d", q, n, len(models.EventStatuses))
+			}
+		}
+		if got := readSendLog(b.get(log + "?stored=failed")); len(got) != 3 {
+			t.Errorf("the events stored failed: %d rows; want failed, held back and not sent", len(got))
+		}
 		if len(rowWord) != len(models.EventStatuses) {
 			t.Errorf("the send log lists %d events; want one per state", len(rowWord))
 		}
