@@ -208,6 +208,11 @@ func TestRetryFailedLeavesWhatCannotSucceed(t *testing.T) {
 			t.Errorf("held-back event before the fix: status %q, retry %v, note %q, fix %q (%d links); want held back, what to change with a link to the settings, no retry",
 				held.text("event-status"), held.has("retry-event"), held.text("retry-note"), held.text("event-fix"), fixLinks.Length())
 		}
+		leadPage := b.get(views.AccountURL(acc.ID, "/leads/"+itoa(noURL.LeadID)))
+		if badge := strings.TrimSpace(leadPage.doc.Find(`[data-testid="timeline-event"] .badge`).Text()); badge != "Held back" ||
+			!strings.Contains(leadPage.text("rule-event-note"), "was held back: event_source_url") {
+			t.Errorf("the held-back event's lead page: badge %q, rule note %q; want held back with its reason", badge, leadPage.text("rule-event-note"))
+		}
 		refusedPage := b.get(log + "/" + itoa(leadEvent(refused.LeadID).ID))
 		if refusedPage.text("event-status") != "Failed" || refusedPage.has("retry-event") || refusedPage.has("event-fix") {
 			t.Errorf("event Meta refused: status %q, retry %v, fix %v; want failed, no retry (the same JSON would be refused), no fix",
