@@ -329,8 +329,10 @@ const (
 	EventDryRun  EventStatus = "dry_run"
 )
 
-// EventStatuses lists every status in the order the send log shows them.
-var EventStatuses = []EventStatus{EventQueued, EventSending, EventSent, EventFailed, EventExpired, EventDryRun}
+// EventStatuses lists every status as people read it (Event.State), in the
+// order the send log shows them.
+var EventStatuses = []EventStatus{EventQueued, EventSending, EventSent, EventHeldBack, EventFailed, EventExpired,
+	EventNotSent, EventDryRun}
 
 // Origins of an event.
 const (

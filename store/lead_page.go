@@ -8,7 +8,7 @@ import (
 )
 
 // SentAs is one event made for a lead, as the leads list names it: its
-// Meta event name and its status as people see it.
+// Meta event name and its state as people read it (models.Event.State).
 type SentAs struct {
 	EventName string
 	Status    models.EventStatus
@@ -25,7 +25,7 @@ func (s *Store) LeadsSentAs(ctx context.Context, accountID int64, leadIDs []int6
 			Where("events.account_id = ? AND events.lead_id IN ?", accountID, ids).
 			Order("events.lead_id, events.event_time, events.id"), now)
 		for _, e := range evs {
-			out[e.LeadID] = append(out[e.LeadID], SentAs{EventName: e.EventName, Status: e.Status})
+			out[e.LeadID] = append(out[e.LeadID], SentAs{EventName: e.EventName, Status: e.State()})
 		}
 		return err
 	})

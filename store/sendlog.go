@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -18,6 +19,11 @@ type EventFilter struct {
 	// Leads, when set, keeps the events of the leads it keeps (the
 	// Overview's numbers count events by their leads' capture).
 	Leads *LeadFilter
+	// Stored, when set, keeps the events stored with this status, whatever
+	// state each reads as: the Overview counts events by the status they
+	// are stored with (a failed one may read held back or not sent), and
+	// its links keep as many rows.
+	Stored models.EventStatus
 }
 
 // shownStatus is an event's status as people see it: a claim leases
@@ -29,6 +35,52 @@ func shownStatus(e models.Event, now time.Time) models.EventStatus {
 	}
 	return e.Status
 }
+
+// A failed event reads as one of three states, by its reason
+// (models.Event.State): failedSQL, heldBackSQL and notSentSQL are those
+// tests in SQL, each written once, over unsent_events' columns (row
+// prefixes them: "" or "q."). A reason is compared by its first
+// characters (substr), which reads the same on both databases: SQLite's
+// LIKE ignores case.
+
+// failedSQL is "failed": Meta refused the event, or it failed before
+// reasons were kept.
+func failedSQL(row string) string {
+	return row + "status = 'failed' AND NOT " + prefixSQL(row+"last_error", models.ReasonNotSent) +
+		" AND " + row + "last_error <> " + textSQL(models.ReasonLeadGone)
+}
+
+// heldBackSQL is "held back": our check refused the event before sending.
+func heldBackSQL(row string) string {
+	return row + "status = 'failed' AND " + prefixSQL(row+"last_error", models.ReasonNotSent) +
+		" AND NOT (" + notSentSQL(row) + ")"
+}
+
+// notSentSQL is "not sent": a decision cancelled the event
+// (models.Cancelled), or its lead is gone.
+func notSentSQL(row string) string {
+	e := row + "last_error"
+	return row + "status = 'failed' AND (" + e + " = " + textSQL(models.ReasonJunkLead) + " OR " +
+		prefixSQL(e, models.ReasonNoLonger) + " OR " + e + " = " + textSQL(models.ReasonLeadGone) + ")"
+}
+
+// stateSQL is an unsent event's state as people read it (shownStatus and
+// models.Event.State together), in SQL; now is the placeholder of the
+// time, as in sendingSQL.
+func stateSQL(now string) string {
+	return "CASE WHEN " + sendingSQL("", now, true) + " THEN '" + string(models.EventSending) + "'" +
+		" WHEN " + notSentSQL("") + " THEN '" + string(models.EventNotSent) + "'" +
+		" WHEN " + heldBackSQL("") + " THEN '" + string(models.EventHeldBack) + "'" +
+		" ELSE status END"
+}
+
+// prefixSQL tests that column starts with prefix, an ASCII constant.
+func prefixSQL(column, prefix string) string {
+	return sprintf("substr(%s, 1, %d) = %s", column, len(prefix), textSQL(prefix))
+}
+
+// textSQL is a constant as an SQL string literal.
+func textSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // EventCursor is the position after the last event of a page.
 type EventCursor struct {
@@ -48,6 +100,10 @@ func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter
 			datasets := s.accountDatasets(ctx, accountID, f.DatasetID)
 			q = q.Where("events.id IN (?)", s.unsentWithStatus(ctx, datasets, f.Status, now).Select("event_id"))
 		}
+	}
+	if f.Stored != "" {
+		q = q.Where("events.id IN (?)", s.q(ctx).Model(&unsentEvent{}).Select("event_id").
+			Where("dataset_id IN (?) AND status = ?", s.accountDatasets(ctx, accountID, f.DatasetID), f.Stored))
 	}
 	if f.EventName != "" {
 		q = q.Where("events.event_name = ?", f.EventName)
@@ -87,6 +143,12 @@ func (s *Store) unsentWithStatus(ctx context.Context, datasets *gorm.DB, status 
 		return q.Where(sendingSQL("", "?", true), now)
 	case models.EventQueued:
 		return q.Where(sendingSQL("", "?", false), now)
+	case models.EventFailed:
+		return q.Where(failedSQL(""))
+	case models.EventHeldBack:
+		return q.Where(heldBackSQL(""))
+	case models.EventNotSent:
+		return q.Where(notSentSQL(""))
 	default:
 		return q.Where("status = ?", status)
 	}
@@ -143,7 +205,7 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 // reads the index of unsent_events; sent events are most events.
 func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter, limit int) (map[models.EventStatus]int64, error) {
 	now := time.Now().UTC()
-	if f.EventName == "" && f.From.IsZero() && f.To.IsZero() {
+	if f.EventName == "" && f.From.IsZero() && f.To.IsZero() && f.Stored == "" && f.Leads == nil {
 		return s.queueCounts(ctx, accountID, f.DatasetID, limit, now)
 	}
 	out := map[models.EventStatus]int64{}
@@ -167,22 +229,18 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, limit int, now time.Time) (map[models.EventStatus]int64, error) {
 	datasets := s.accountDatasets(ctx, accountID, datasetID)
 	var groups []struct {
-		Status models.EventStatus
-		Leased int
-		N      int64
+		State models.EventStatus
+		N     int64
 	}
 	err := s.q(ctx).Model(&unsentEvent{}).
-		Select("status, CASE WHEN "+sendingSQL("", "?", true)+" THEN 1 ELSE 0 END AS leased, COUNT(*) AS n", now).
-		Where("dataset_id IN (?)", datasets).Group("1, 2").Scan(&groups).Error
+		Select(stateSQL("?")+" AS state, COUNT(*) AS n", now).
+		Where("dataset_id IN (?)", datasets).Group("state").Scan(&groups).Error
 	if err != nil {
 		return nil, wrap("count events", err)
 	}
 	out := map[models.EventStatus]int64{}
 	for _, g := range groups {
-		if g.Leased == 1 {
-			g.Status = models.EventSending
-		}
-		out[g.Status] = min(out[g.Status]+g.N, int64(limit))
+		out[g.State] = min(g.N, int64(limit))
 	}
 	sent := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID)
 	if datasetID != 0 {
@@ -218,11 +276,12 @@ func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, e
 	return evs[0], nil
 }
 
-// FailedEventIDs lists the ids of an account's failed events at now, those
-// of ids or all when ids is empty, in id order: read from unsent_events'
-// index of statuses, without the events' rows.
+// FailedEventIDs lists the ids of an account's events stored failed (held
+// back, failed or not sent, as people read them), those of ids or all when
+// ids is empty, in id order: read from unsent_events' index of statuses,
+// without the events' rows.
 func (s *Store) FailedEventIDs(ctx context.Context, accountID int64, ids []int64, now time.Time) ([]int64, error) {
-	q := s.unsentWithStatus(ctx, s.accountDatasets(ctx, accountID, 0), models.EventFailed, now.UTC())
+	q := s.q(ctx).Model(&unsentEvent{}).Where("dataset_id IN (?) AND status = ?", s.accountDatasets(ctx, accountID, 0), models.EventFailed)
 	if len(ids) > 0 {
 		q = q.Where("event_id IN ?", ids)
 	}

@@ -131,8 +131,8 @@ func TestHeldBackEventsAreStoredFailed(t *testing.T) {
 		if c, err := s.ClaimEvents(ctx, d.ID, now.Add(time.Minute), time.Minute, 10, nil); err != nil || len(c.Events) != 0 {
 			t.Errorf("claim = %+v, %v; want nothing", c.Events, err)
 		}
-		if counts, err := s.EventCounts(ctx, a.ID, store.EventFilter{}, 1000); err != nil || counts[models.EventFailed] != 2 {
-			t.Errorf("counts = %v, %v; want 2 failed", counts, err)
+		if counts, err := s.EventCounts(ctx, a.ID, store.EventFilter{}, 1000); err != nil || counts[models.EventHeldBack] != 2 {
+			t.Errorf("counts = %v, %v; want 2 held back", counts, err)
 		}
 		if n, err := s.RetryEvents(ctx, a.ID, nil, now); err != nil || n != 2 {
 			t.Errorf("retry = %d, %v; want 2", n, err)

@@ -31,17 +31,9 @@ func (n EventCounts) total() string {
 	return countUpTo(t, math.MaxInt64)
 }
 
-// statusHeading is a status as a column of counts names it: short, the
-// status's words (EventStatusWord) on hover.
-func statusHeading(s models.EventStatus) string {
-	switch s {
-	case models.EventExpired:
-		return "Held back"
-	case models.EventDryRun:
-		return "Dry run"
-	}
-	return EventStatusWord(s)
-}
+// statusHeading is a state as a column of counts names it: its word
+// (EventStatusWord), its meaning on hover.
+func statusHeading(s models.EventStatus) string { return EventStatusWord(s) }
 
 // datasetStatuses are the statuses the Datasets list has a column for:
 // waiting, sent and failed always, the others when a dataset has such
@@ -90,14 +82,6 @@ func eventsNoun(n EventCounts) string {
 	return "events"
 }
 
-// statusPhrase says what a count of one status counts, after the number:
-// "3 waiting", "12 built in dry run, not sent".
-func statusPhrase(s models.EventStatus) string {
-	switch s {
-	case models.EventExpired:
-		return "held back (older than 7 days)"
-	case models.EventDryRun:
-		return "built in dry run, not sent"
-	}
-	return strings.ToLower(EventStatusWord(s))
-}
+// statusPhrase says what a count of one state counts, after the number:
+// "3 waiting", "12 dry run".
+func statusPhrase(s models.EventStatus) string { return strings.ToLower(EventStatusWord(s)) }

@@ -138,8 +138,9 @@ func NewStamp(t, now time.Time, loc *time.Location) Stamp {
 	return s
 }
 
-// EventStatusWord says an event's status in words, for lists and the lead
-// page: "dry_run" is what the database keeps, not what a person reads.
+// EventStatusWord is an event's state in one word, the same on every page,
+// filter and CSV (DESIGN.md "Event states"): pass Event.State(), which
+// tells a failed event held back by our check from one Meta refused.
 func EventStatusWord(s models.EventStatus) string {
 	switch s {
 	case models.EventQueued:
@@ -148,24 +149,62 @@ func EventStatusWord(s models.EventStatus) string {
 		return "Sending"
 	case models.EventSent:
 		return "Sent"
+	case models.EventHeldBack:
+		return "Held back"
 	case models.EventFailed:
 		return "Failed"
 	case models.EventExpired:
-		return "Held back: older than 7 days"
+		return "Expired"
+	case models.EventNotSent:
+		return "Not sent"
 	case models.EventDryRun:
-		return "Built in dry run, not sent"
+		return "Dry run"
 	}
 	return string(s)
 }
 
-// EventStatusBadge is the badge class that goes with a status.
+// EventStatusMeaning says what a state means, on hover of its word.
+func EventStatusMeaning(s models.EventStatus) string {
+	switch s {
+	case models.EventQueued:
+		return "Queued: goes to Meta when its turn comes"
+	case models.EventSending:
+		return "Being sent to Meta now"
+	case models.EventSent:
+		return "Meta received it"
+	case models.EventHeldBack:
+		return "Not sent: Meta would refuse it as it is; the lead, the rule or the dataset must change"
+	case models.EventFailed:
+		return "Meta refused it"
+	case models.EventExpired:
+		return "Not sent: older than Meta's 7 days when its turn came"
+	case models.EventNotSent:
+		return "Cancelled: the lead no longer matches the rule, or was marked junk"
+	case models.EventDryRun:
+		return "Built and logged, never sent: the dataset is in dry run"
+	}
+	return ""
+}
+
+// EventReason is why event e is where it is, after its state's word: the
+// reason it was kept with, without the "not sent: " that the words "Held
+// back" and "Not sent" already say.
+func EventReason(e models.Event) string {
+	switch e.State() {
+	case models.EventHeldBack, models.EventNotSent:
+		return strings.TrimPrefix(e.LastError, models.ReasonNotSent)
+	}
+	return e.LastError
+}
+
+// EventStatusBadge is the badge class that goes with a state.
 func EventStatusBadge(s models.EventStatus) string {
 	switch s {
 	case models.EventSent:
 		return "ok"
-	case models.EventFailed:
+	case models.EventFailed, models.EventHeldBack:
 		return "bad"
-	case models.EventExpired, models.EventQueued, models.EventSending:
+	case models.EventQueued, models.EventSending:
 		return "warn"
 	}
 	return "muted"

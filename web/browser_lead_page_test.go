@@ -190,7 +190,7 @@ func TestBrowserLeadPage(t *testing.T) {
 			}
 			// Its Lead event: built in dry run, with a link to the send log.
 			ev := b.text(`[data-testid="timeline-event"]`)
-			if !strings.Contains(ev, "Lead for Main") || !strings.Contains(ev, "Built in dry run, not sent") || !strings.Contains(ev, "In the send log") {
+			if !strings.Contains(ev, "Lead for Main") || !strings.Contains(ev, "Dry run") || !strings.Contains(ev, "In the send log") {
 				t.Errorf("the event in the timeline = %q", ev)
 			}
 		})

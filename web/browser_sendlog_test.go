@@ -69,19 +69,19 @@ func TestBrowserSendLog(t *testing.T) {
 			if w < 600 {
 				b.do(click(`[data-testid="filters-toggle"]`), visible(`[data-testid="event-filters"] select[name="status"]`))
 			}
-			b.do(fill(`[data-testid="event-filters"] select[name="status"]`, "failed"))
-			b.waitJS("the status filter", `location.search.includes("status=failed") && document.querySelectorAll('[data-testid="event-row"]').length === 1`)
+			b.do(fill(`[data-testid="event-filters"] select[name="status"]`, "held_back"))
+			b.waitJS("the status filter", `location.search.includes("status=held_back") && document.querySelectorAll('[data-testid="event-row"]').length === 1`)
 			if !b.pageKept() {
 				t.Errorf("at %d px the filter reloaded the page", w)
 			}
-			if st := b.text(`[data-testid="event-row"] [data-testid="event-status"]`); st != "Failed" {
-				t.Errorf("at %d px the failed filter shows %q", w, st)
+			if st := b.text(`[data-testid="event-row"] [data-testid="event-status"]`); st != "Held back" {
+				t.Errorf("at %d px the held-back filter shows %q", w, st)
 			}
 			b.fits("the filtered send log at " + itoa(w) + " px")
 			b.do(shot("sendlog-filtered-" + itoa(w)))
 			// An event name applies when it is chosen, with the status kept.
 			b.do(fill(`[data-testid="event-filters"] select[name="status"]`, ""), fill(`[data-testid="event-filters"] input[name="event"]`, "QualifiedLead"))
-			b.waitJS("the event filter", `location.search.includes("event=QualifiedLead") && !location.search.includes("status=failed") &&
+			b.waitJS("the event filter", `location.search.includes("event=QualifiedLead") && !location.search.includes("status=held_back") &&
 				[...document.querySelectorAll('[data-testid="event-link"]')].map(a => a.textContent).join() === "QualifiedLead,QualifiedLead"`)
 			if !b.pageKept() {
 				t.Errorf("at %d px the event filter reloaded the page", w)
@@ -107,14 +107,28 @@ func TestBrowserSendLog(t *testing.T) {
 			b.above("event page", `h1`, `[data-testid="event-made-by"]`, `[data-testid="event-payload"]`)
 		})
 
-		// Retry: the WhatsApp lead's Lead event cannot succeed; the message
-		// says so, on one screen.
-		b.eachWidth("sendlog-retry", base+"/events", `[data-testid="retry-all"]`, func(w int64) {
-			b.do(click(`[data-testid="retry-all"]`), visible(`[data-testid="flash"]`))
-			if msg := b.text(`[data-testid="flash"]`); !strings.HasPrefix(msg, "None queued again; 1 left: Meta rejects it as sent (event_name: business_messaging") {
-				t.Errorf("at %d px the retry says %q", w, msg)
+		// The WhatsApp lead's Lead event is held back: its page says what to
+		// change and where, and offers no Retry, which could not help; nor
+		// does the send log.
+		heldEvents, err := s.LeadEvents(t.Context(), f.acc.ID, whatsapp.LeadID)
+		if err != nil || len(heldEvents) != 1 {
+			t.Fatalf("WhatsApp lead's events %v, %v", heldEvents, err)
+		}
+		b.eachWidth("sendlog-held-back", base+"/events/"+itoa(heldEvents[0].ID), `[data-testid="event-fix"]`, func(w int64) {
+			if st := b.text(`h1 [data-testid="event-status"]`); st != "Held back" {
+				t.Errorf("at %d px the held-back event reads %q", w, st)
 			}
-			b.fits("the retry's message at " + itoa(w) + " px")
+			if fix := b.text(`[data-testid="event-fix"]`); !strings.Contains(fix, "messaging event names") || b.count(`[data-testid="event-fix-link"]`) == 0 {
+				t.Errorf("at %d px the fix reads %q with %d links; want what to change on the rule, linked", w, fix, b.count(`[data-testid="event-fix-link"]`))
+			}
+			if b.count(`[data-testid="retry-event"]`) != 0 || b.count(`[data-testid="retry-note"]`) != 1 {
+				t.Errorf("at %d px the held-back event offers a retry, or no word on why not", w)
+			}
+			b.above("held-back event", `h1`, `[data-testid="event-error"]`, `[data-testid="event-fix"]`, `[data-testid="event-payload"]`)
 		})
+		b.do(chromedp.Navigate(base+"/events"), visible(table))
+		if b.count(`[data-testid="retry-all"]`) != 0 {
+			t.Error("the send log offers a retry while no event could go")
+		}
 	})
 }

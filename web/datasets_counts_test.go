@@ -95,21 +95,21 @@ func TestDatasetCountsAddUpToTheSendLog(t *testing.T) {
 			checkCounts(t, b, "Datasets list, "+d.Name, row)
 		}
 		main := list.doc.Find(fmt.Sprintf(`[data-testid="dataset-row"][data-dataset="%d"]`, st.ds.ID))
-		for status, want := range map[models.EventStatus]int64{models.EventDryRun: 1 + 7 + 3, models.EventFailed: 2, models.EventQueued: 1} {
+		for status, want := range map[models.EventStatus]int64{models.EventDryRun: 1 + 7 + 3, models.EventHeldBack: 2, models.EventQueued: 1} {
 			if n, _ := countCell(t, main.Find(`[data-testid="dataset-count-`+string(status)+`"]`)); n != want {
 				t.Errorf("Main's %s count = %d; want %d", status, n, want)
 			}
 		}
 		heads := list.doc.Find(`[data-testid="datasets-table"] thead th`).Map(func(_ int, s *goquery.Selection) string { return s.Text() })
-		if got := strings.Join(heads, ","); got != "Name,Mode,Events,Waiting,Sent,Failed,Dry run,Dataset id,Token" {
+		if got := strings.Join(heads, ","); got != "Name,Mode,Events,Waiting,Sent,Held back,Failed,Dry run,Dataset id,Token" {
 			t.Errorf("the list's columns = %s", got)
 		}
 
 		page := b.get(views.AccountURL(st.acc.ID, "/datasets/"+itoa(st.ds.ID)))
 		wantStatus(t, "dataset page", page, http.StatusOK)
 		checkCounts(t, b, "Main's page", page.doc.Find(`[data-testid="dataset-counts"]`))
-		if got := strings.Join(strings.Fields(page.text("dataset-counts")), " "); !strings.Contains(got, "11 built in dry run, not sent") ||
-			!strings.Contains(got, "2 failed") || !strings.Contains(got, "1 waiting") {
+		if got := strings.Join(strings.Fields(page.text("dataset-counts")), " "); !strings.Contains(got, "11 dry run") ||
+			!strings.Contains(got, "2 held back") || !strings.Contains(got, "1 waiting") {
 			t.Errorf("Main's page counts = %q; want each count to say what it counts", got)
 		}
 	})

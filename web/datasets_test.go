@@ -247,7 +247,7 @@ func TestFailedEventRetryAndPausedBanner(t *testing.T) {
 		t.Error("the banner stays after resuming")
 	}
 
-	// A failed event can be retried after a fix.
+	// A held-back event can be retried after a fix, not before.
 	bad := a.postLead(key, `{"external_id":"x2","email":"x2@example.com","client_user_agent":"Mozilla/5.0"}`)
 	a.drain()
 	evs, _ := a.store.LeadEvents(t.Context(), acc.ID, bad.LeadID)
@@ -255,8 +255,8 @@ func TestFailedEventRetryAndPausedBanner(t *testing.T) {
 		t.Fatalf("website event without a URL = %+v; want held back with the reason", evs)
 	}
 	detail := b.get(fmt.Sprintf("%s/%d", views.AccountURL(acc.ID, "/events"), evs[0].ID))
-	if !detail.has("retry-event") || !strings.Contains(detail.text("event-error"), "event_source_url") {
-		t.Errorf("detail of a failed event: retry %v error %q", detail.has("retry-event"), detail.text("event-error"))
+	if detail.has("retry-event") || !strings.Contains(detail.text("event-error"), "event_source_url") {
+		t.Errorf("detail of a held-back event before the fix: retry %v error %q; want its reason and no retry", detail.has("retry-event"), detail.text("event-error"))
 	}
 	// Before the fix, the retry leaves it and says why.
 	retry := fmt.Sprintf("%s/%d/retry", views.AccountURL(acc.ID, "/events"), evs[0].ID)
@@ -270,6 +270,9 @@ func TestFailedEventRetryAndPausedBanner(t *testing.T) {
 	settings := url.Values{"name": {"Acme"}, "timezone": {"UTC"}, "default_country": {"US"}, "currency": {"USD"},
 		"website_url": {"https://acme.example/contact"}}
 	wantStatus(t, "set Website URL", b.post(views.AccountURL(acc.ID, "/settings"), settings), http.StatusSeeOther)
+	if detail := b.get(fmt.Sprintf("%s/%d", views.AccountURL(acc.ID, "/events"), evs[0].ID)); !detail.has("retry-event") {
+		t.Error("detail of the held-back event after the fix offers no retry")
+	}
 	r = b.post(retry, nil)
 	wantStatus(t, "retry", r, http.StatusSeeOther)
 	if e, _ := a.store.Event(t.Context(), acc.ID, evs[0].ID); e.Status != models.EventQueued || e.Attempts != 0 {

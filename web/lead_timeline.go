@@ -79,7 +79,7 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 			ds = datasets[i]
 		}
 		it := views.TimelineItem{Kind: "event", What: e.EventName + " for " + ds.Name,
-			Badge: views.EventStatusWord(e.Status), BadgeClass: views.EventStatusBadge(e.Status),
+			Badge: views.EventStatusWord(e.State()), BadgeClass: views.EventStatusBadge(e.State()),
 			Detail: eventAnswer(e, ds, stamp),
 			Link:   views.AccountURL(a.ID, "/events/"+strconv.FormatInt(e.ID, 10))}
 		if e.FilledIn {
@@ -139,7 +139,7 @@ func eventAnswer(e models.Event, ds models.Dataset, stamp func(time.Time) views.
 		}
 		return s + "."
 	case models.EventFailed, models.EventExpired:
-		return e.LastError
+		return views.EventReason(e)
 	case models.EventDryRun:
 		return ds.Name + " is in dry-run mode: the event was built and logged, not sent."
 	case models.EventQueued:

@@ -343,7 +343,7 @@ func TestLeadsListSentAs(t *testing.T) {
 		// Sent: the dry-run dataset builds the events and sends nothing.
 		a.drain()
 		title, _ = row(b.get(base+"/leads"), jane.LeadID).Find(`[data-testid="sent-as"]`).Attr("title")
-		if want := "Lead: Built in dry run, not sent; Contact: Built in dry run, not sent"; title != want {
+		if want := "Lead: Dry run; Contact: Dry run"; title != want {
 			t.Errorf("after dispatch Sent as says %q; want %q", title, want)
 		}
 

@@ -75,8 +75,12 @@ func (h *Handler) ruleEvent(a models.Account, role models.Role, l models.Lead, r
 		switch {
 		case e.Status == models.EventDryRun:
 			return "The " + r.EventName + " event was built, not sent: the dataset " + ds.Name + " is in dry-run mode.", true, ""
+		case e.State() == models.EventHeldBack:
+			return "The " + r.EventName + " event was held back: " + views.EventReason(e) + ". Its page in the send log says what to change.", true, ""
+		case e.State() == models.EventFailed:
+			return "The " + r.EventName + " event failed: " + views.EventReason(e), true, ""
 		case e.Status == models.EventExpired:
-			return "The " + r.EventName + " event was held back: it is older than Meta's 7 days.", true, ""
+			return "The " + r.EventName + " event expired: it was older than Meta's 7 days when its turn came.", true, ""
 		case e.Status == models.EventQueued && ds.PausedAt != nil:
 			return "The " + r.EventName + " event waits: the dataset " + ds.Name + " is paused until a person saves a new token.", true, ""
 		}

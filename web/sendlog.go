@@ -33,6 +33,11 @@ func parseEventFilter(c echo.Context, a models.Account) (store.EventFilter, view
 			f.Status = s
 		}
 	}
+	// The events stored failed, whatever each reads as: the Overview's
+	// "Events failed" links.
+	if q.Get("stored") == string(models.EventFailed) {
+		f.Stored, vf.Stored = models.EventFailed, q.Get("stored")
+	}
 	if id, err := strconv.ParseInt(vf.Dataset, 10, 64); err == nil {
 		f.DatasetID = id
 	}
@@ -56,7 +61,7 @@ func parseEventFilter(c echo.Context, a models.Account) (store.EventFilter, view
 
 func eventQuery(c echo.Context) url.Values {
 	q := url.Values{}
-	for _, k := range []string{"status", "event", "dataset", "from", "to", "lead_from", "lead_to", "source", "campaign"} {
+	for _, k := range []string{"status", "stored", "event", "dataset", "from", "to", "lead_from", "lead_to", "source", "campaign"} {
 		if v := c.QueryParam(k); v != "" {
 			q.Set(k, v)
 		}
@@ -110,8 +115,15 @@ func (h *Handler) showEvents(c echo.Context) error {
 		return err
 	}
 	v := views.SendLogView{Filter: vf, Rows: rows, NextURL: next, Datasets: datasets, EventNames: eventNames(rules),
-		RefreshURL: views.AccountURL(a.ID, "/events?"+eventQuery(c).Encode()), Failed: counts[models.EventFailed],
-		CSVURL: views.AccountURL(a.ID, "/events.csv?"+eventQuery(c).Encode())}
+		RefreshURL: views.AccountURL(a.ID, "/events?"+eventQuery(c).Encode()),
+		CSVURL:     views.AccountURL(a.ID, "/events.csv?"+eventQuery(c).Encode())}
+	if counts[models.EventFailed]+counts[models.EventHeldBack] > 0 && a.Role.AtLeast(models.RoleEditor) {
+		// Only these two may go on a retry: not sent events are queued
+		// again by the lead's own changes, expired ones never.
+		if v.CanRetry, err = dispatch.AnyRetryable(ctx, h.store, h.decider.Matchers, a.ID, h.now()); err != nil {
+			return err
+		}
+	}
 	for _, s := range models.EventStatuses {
 		v.Counts = append(v.Counts, views.StatusCount{Status: s, Count: counts[s]})
 	}
@@ -188,7 +200,7 @@ func (h *Handler) showEvent(c echo.Context) error {
 		return err
 	}
 	now, loc := h.now(), location(a.Account)
-	v := views.EventView{Row: rows[0], CanRetry: e.Status == models.EventFailed && a.Role.AtLeast(models.RoleEditor)}
+	v := views.EventView{Row: rows[0]}
 	if e.SentAt != nil {
 		v.Sent = views.NewStamp(*e.SentAt, now, loc)
 	}
@@ -197,6 +209,13 @@ func (h *Handler) showEvent(c echo.Context) error {
 	}
 	if !a.Role.AtLeast(models.RoleEditor) {
 		v.MadeByURL = "" // a rule's and a mapping's forms are editors'
+	}
+	if e.State() == models.EventHeldBack {
+		fix := heldBackFix(e, eventFixPlaces(a, e, v.MadeByURL, v.MadeBy, rows[0].Dataset))
+		v.Fix = &fix
+	}
+	if v.CanRetry, v.RetryNote, err = h.eventRetry(c, a, e); err != nil {
+		return err
 	}
 	if e.Status == models.EventQueued {
 		v.NextTry = views.NewStamp(e.NextAttemptAt, now, loc)
@@ -224,6 +243,31 @@ func (h *Handler) showEvent(c echo.Context) error {
 	p := h.page(c, e.EventName+" event")
 	p.Nav = "events"
 	return render(c, http.StatusOK, views.EventPage(p, v))
+}
+
+// eventRetry says whether the event page offers Retry for event e: only
+// to an editor, for an event that failed or was held back, and only when a
+// retry now may send it (dispatch.Retryable); else note says why not, for
+// an event a retry cannot change yet.
+func (h *Handler) eventRetry(c echo.Context, a *models.AccountAccess, e models.Event) (ok bool, note string, err error) {
+	st := e.State()
+	if (st != models.EventFailed && st != models.EventHeldBack) || !a.Role.AtLeast(models.RoleEditor) {
+		return false, "", nil
+	}
+	kind, detail, err := dispatch.Retryable(c.Request().Context(), h.store, h.decider.Matchers, a.ID, e, h.now())
+	switch {
+	case err != nil:
+		return false, "", err
+	case kind == "":
+		return true, "", nil
+	case kind == dispatch.LeftTooOld:
+		return false, "No retry: the event is older than Meta's 7 days now, so Meta would not take it.", nil
+	case st == models.EventHeldBack:
+		return false, "Retry appears here once the change is made: as things are, the event would be held back again.", nil
+	case kind == dispatch.LeftRefused:
+		return false, "No retry: Meta refused this very event, and it would be built the same. Retry appears here once the lead or the settings change what is sent.", nil
+	}
+	return false, "No retry: as things are, it would not be sent (" + cut(detail, 140) + ").", nil
 }
 
 // madeBy names what made event e (madeByName), with a link to its rule
@@ -318,7 +362,7 @@ func (h *Handler) retryEvent(c echo.Context) error {
 		return err
 	}
 	if e.Status != models.EventFailed {
-		setFlash(c, "error", "Only failed events can be retried.")
+		setFlash(c, "error", "Only failed and held-back events can be retried.")
 		return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/events/"+strconv.FormatInt(e.ID, 10)))
 	}
 	r, err := dispatch.Retry(c.Request().Context(), h.store, h.decider.Matchers, a.ID, []int64{e.ID}, h.now())

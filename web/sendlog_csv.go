@@ -66,7 +66,7 @@ func (h *Handler) exportEvents(c echo.Context) error {
 			if madeByRule(e) {
 				rule = ruleByID[*e.OriginID]
 			}
-			err := w.Write([]string{at(&e.CreatedAt), e.EventName, e.EventID, views.EventStatusWord(e.Status), names[e.DatasetID],
+			err := w.Write([]string{at(&e.CreatedAt), e.EventName, e.EventID, views.EventStatusWord(e.State()), names[e.DatasetID],
 				strconv.FormatInt(e.LeadID, 10), r.Lead, at(&e.EventTime), at(e.SentAt), strconv.Itoa(e.Attempts),
 				e.LastError, e.FBTraceID, madeByName(e, rule)})
 			if err != nil {

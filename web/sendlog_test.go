@@ -90,10 +90,10 @@ func TestSendLogReads(t *testing.T) {
 		// Sent in dry run: in words, never dry_run.
 		f.a.drain()
 		page = f.b.get(log)
-		if table := page.text("events-table"); strings.Contains(table, "dry_run") || !strings.Contains(table, "Built in dry run, not sent") {
+		if table := page.text("events-table"); strings.Contains(table, "dry_run") || !strings.Contains(table, "Dry run") {
 			t.Errorf("statuses after a dry run: %q", table)
 		}
-		if counts := page.text("status-counts"); strings.Contains(counts, "dry_run") || !strings.Contains(counts, "Built in dry run") {
+		if counts := page.text("status-counts"); strings.Contains(counts, "dry_run") || !strings.Contains(counts, "Dry run") {
 			t.Errorf("status counts %q", counts)
 		}
 
@@ -113,7 +113,7 @@ func TestSendLogReads(t *testing.T) {
 		if !strings.Contains(payload, `"https://example.com/quote?utm_source=fb&utm_medium=paid"`) || strings.Contains(detail.body, `\u0026`) {
 			t.Errorf("payload %q; want & as it is, not \\u0026", payload)
 		}
-		if detail.text("event-lead") != "Gus Grey" || detail.text("event-status") != "Built in dry run, not sent" {
+		if detail.text("event-lead") != "Gus Grey" || detail.text("event-status") != "Dry run" {
 			t.Errorf("event page lead %q status %q", detail.text("event-lead"), detail.text("event-status"))
 		}
 		qualified := f.b.get(rows[0].eventHref)
@@ -193,13 +193,41 @@ func TestRetryFailedLeavesWhatCannotSucceed(t *testing.T) {
 				t.Fatalf("lead %d event %s (%s); want failed", l.LeadID, e.Status, e.LastError)
 			}
 		}
+		log := views.AccountURL(acc.ID, "/events")
+		// Nothing can go yet: no Retry, on the log or on an event's page,
+		// and the held-back event says what to change, and where.
+		page := b.get(log)
+		if page.text("count-failed") != "1" || page.text("count-held_back") != "2" || page.text("count-not_sent") != "1" || page.has("retry-all") {
+			t.Errorf("send log before the fix: failed %q, held back %q, not sent %q, retry button %v; want 1, 2, 1 and no retry",
+				page.text("count-failed"), page.text("count-held_back"), page.text("count-not_sent"), page.has("retry-all"))
+		}
+		held := b.get(log + "/" + itoa(leadEvent(noURL.LeadID).ID))
+		fixLinks := held.doc.Find(`[data-testid="event-fix-link"]`)
+		if held.text("event-status") != "Held back" || held.has("retry-event") || !held.has("retry-note") ||
+			!strings.Contains(held.text("event-fix"), "Website URL") || fixLinks.Length() == 0 || fixLinks.First().AttrOr("href", "") != views.AccountURL(acc.ID, "/settings") {
+			t.Errorf("held-back event before the fix: status %q, retry %v, note %q, fix %q (%d links); want held back, what to change with a link to the settings, no retry",
+				held.text("event-status"), held.has("retry-event"), held.text("retry-note"), held.text("event-fix"), fixLinks.Length())
+		}
+		leadPage := b.get(views.AccountURL(acc.ID, "/leads/"+itoa(noURL.LeadID)))
+		if badge := strings.TrimSpace(leadPage.doc.Find(`[data-testid="timeline-event"] .badge`).Text()); badge != "Held back" ||
+			!strings.Contains(leadPage.text("rule-event-note"), "was held back: event_source_url") {
+			t.Errorf("the held-back event's lead page: badge %q, rule note %q; want held back with its reason", badge, leadPage.text("rule-event-note"))
+		}
+		refusedPage := b.get(log + "/" + itoa(leadEvent(refused.LeadID).ID))
+		if refusedPage.text("event-status") != "Failed" || refusedPage.has("retry-event") || refusedPage.has("event-fix") {
+			t.Errorf("event Meta refused: status %q, retry %v, fix %v; want failed, no retry (the same JSON would be refused), no fix",
+				refusedPage.text("event-status"), refusedPage.has("retry-event"), refusedPage.has("event-fix"))
+		}
+
 		settings := url.Values{"name": {"Acme"}, "timezone": {"UTC"}, "default_country": {"US"}, "currency": {"USD"},
 			"website_url": {"https://acme.example/contact"}}
 		wantStatus(t, "set Website URL", b.post(views.AccountURL(acc.ID, "/settings"), settings), http.StatusSeeOther)
 
-		log := views.AccountURL(acc.ID, "/events")
-		if page := b.get(log); page.text("count-failed") != "4" || !page.has("retry-all") {
-			t.Fatalf("send log: failed %q, retry button %v", page.text("count-failed"), page.has("retry-all"))
+		if page := b.get(log); !page.has("retry-all") {
+			t.Fatalf("send log after the fix: no retry button")
+		}
+		if held := b.get(log + "/" + itoa(leadEvent(noURL.LeadID).ID)); !held.has("retry-event") {
+			t.Errorf("the held-back event after the fix offers no retry")
 		}
 		wantStatus(t, "retry all", b.post(log+"/retry", nil), http.StatusSeeOther)
 		msg := b.get(log).text("flash")
@@ -231,6 +259,9 @@ func TestRetryFailedLeavesWhatCannotSucceed(t *testing.T) {
 		again := b.get(log)
 		if msgs := again.doc.Find(`[data-testid="flash"]`); msgs.Length() != 1 || !strings.HasPrefix(msgs.Text(), "None queued again; 3 left: ") {
 			t.Errorf("second retry: %d messages %q", msgs.Length(), msgs.Text())
+		}
+		if again.has("retry-all") {
+			t.Errorf("send log with nothing that can go offers a retry")
 		}
 		// One event's retry says the same of it.
 		one := log + "/" + itoa(leadEvent(refused.LeadID).ID)

@@ -505,8 +505,8 @@ func TestCaptureHoldsBackWhatMetaWouldRefuse(t *testing.T) {
 			t.Errorf("reply event %s; want queued, without a reason", b)
 		}
 		counts, err := s.EventCounts(ctx, acc.ID, store.EventFilter{}, 1_000_000)
-		if err != nil || counts[models.EventFailed] != 2 || counts[models.EventQueued] != 1 {
-			t.Errorf("counts %v, %v; want 2 failed, 1 queued", counts, err)
+		if err != nil || counts[models.EventHeldBack] != 2 || counts[models.EventQueued] != 1 {
+			t.Errorf("counts %v, %v; want 2 held back, 1 queued", counts, err)
 		}
 
 		// The dispatcher takes the queued event only. Retried without a

@@ -18,10 +18,10 @@ import (
 const (
 	// JunkLead is the reason on an event held back because its lead is
 	// junk and its rule does not require junk.
-	JunkLead = "not sent: a person marked the lead junk"
+	JunkLead = models.ReasonJunkLead
 	// noLongerPrefix starts the reason on an event cancelled because its
 	// lead no longer matches its rule (NoLonger).
-	noLongerPrefix = "not sent: no longer matches "
+	noLongerPrefix = models.ReasonNoLonger
 )
 
 // NoLonger is the reason on an unsent event cancelled because its lead no
@@ -35,13 +35,11 @@ func NoLonger(r models.SendRule, why string) string {
 // Cancelled reports whether reason is one a decision gave an event it
 // cancelled (NoLonger, JunkLead): such an event is queued again, with its
 // id, when its lead matches once more.
-func Cancelled(reason string) bool {
-	return reason == JunkLead || strings.HasPrefix(reason, noLongerPrefix)
-}
+func Cancelled(reason string) bool { return models.Cancelled(reason) }
 
 // NotSent is the reason on an event held back because Meta would refuse
 // it, whether a decision or the dispatcher finds out.
-func NotSent(inv *capi.Invalid) string { return "not sent: " + inv.Error() }
+func NotSent(inv *capi.Invalid) string { return models.ReasonNotSent + inv.Error() }
 
 // Input is what deciding a lead's events reads.
 type Input struct {

@@ -467,14 +467,14 @@ func (d *Dispatcher) build(acc models.Account, ds models.Dataset, e models.Event
 	}
 	l, ok := leads[e.LeadID]
 	if !ok {
-		return held("the lead no longer exists", "")
+		return held(models.ReasonLeadGone, "")
 	}
 	if reason := d.o.Matchers.Holds(rules, l, e); reason != "" {
 		return held(reason, "")
 	}
 	keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
 	if err != nil {
-		return held("the lead's match keys cannot be read: "+err.Error(), "")
+		return held(notSent+"the lead's match keys cannot be read: "+err.Error(), "")
 	}
 	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
 	if inv := (*capi.Invalid)(nil); errors.As(err, &inv) {
@@ -625,7 +625,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 		}
 		return d.send(ctx, ds, c, t, batch[mid:])
 	}
-	out := []store.Outcome{{ID: batch[0].event.ID, Status: models.EventFailed, Error: "Meta refused: " + msg, Payload: string(batch[0].payload)}}
+	out := []store.Outcome{{ID: batch[0].event.ID, Status: models.EventFailed, Error: metaRefused + msg, Payload: string(batch[0].payload)}}
 	d.o.Metrics.settled(out)
 	return false, s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, out)
 }

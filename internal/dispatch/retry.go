@@ -56,8 +56,8 @@ type Left struct {
 // metaRefused starts the last error of an event Meta refused (send), and
 // notSent the reason of an event held back (decide.NotSent).
 const (
-	metaRefused = "Meta refused: "
-	notSent     = "not sent: "
+	metaRefused = models.ReasonMetaRefused
+	notSent     = models.ReasonNotSent
 )
 
 // retryPage is how many failed events Retry decides on at a time.
@@ -75,21 +75,10 @@ const retryPage = 500
 // ms are the compiled rules the dispatcher shares.
 func Retry(ctx context.Context, s *store.Store, ms *decide.Matchers, accountID int64, ids []int64, now time.Time) (Retried, error) {
 	var out Retried
-	acc, err := s.Account(ctx, accountID)
+	rc, err := newRetryCheck(ctx, s, ms, accountID)
 	if err != nil {
 		return out, err
 	}
-	datasets, err := s.Datasets(ctx, accountID)
-	if err != nil {
-		return out, err
-	}
-	rules, err := s.SendRules(ctx, accountID)
-	if err != nil {
-		return out, err
-	}
-	// A Dispatcher of these rules builds as any does: build reads only its
-	// cache of compiled rules.
-	d := Dispatcher{o: Options{Matchers: ms}}
 	left := map[string]int{} // kind: index in out.Left
 	leave := func(kind, detail string) {
 		i, ok := left[kind]
@@ -123,7 +112,7 @@ func Retry(ctx context.Context, s *store.Store, ms *decide.Matchers, accountID i
 		}
 		var retry []int64
 		for _, e := range evs {
-			kind, detail, err := d.wouldFail(acc, datasets, e, leads, rules, now)
+			kind, detail, err := rc.wouldFail(e, leads, now)
 			if err != nil {
 				return out, err
 			}
@@ -144,19 +133,101 @@ func Retry(ctx context.Context, s *store.Store, ms *decide.Matchers, accountID i
 	return out, nil
 }
 
+// Retryable says whether Retry would queue failed event e of an account
+// again now: "" when it may succeed, else why not (a Left kind) and its
+// detail. The event page offers Retry only when it may.
+func Retryable(ctx context.Context, s *store.Store, ms *decide.Matchers, accountID int64, e models.Event, now time.Time) (kind, detail string, err error) {
+	if e.Status != models.EventFailed {
+		return LeftHeld, "", nil
+	}
+	rc, err := newRetryCheck(ctx, s, ms, accountID)
+	if err != nil {
+		return "", "", err
+	}
+	leads, err := s.PayloadLeads(ctx, accountID, []int64{e.LeadID})
+	if err != nil {
+		return "", "", err
+	}
+	return rc.wouldFail(e, leads, now)
+}
+
+// retryScan is how many of an account's newest failed events AnyRetryable
+// asks about: a page view's worth of builds.
+const retryScan = 100
+
+// AnyRetryable says whether Retry of all an account's failed events would
+// queue one again now, asking about the newest retryScan of them: the send
+// log offers "Retry" only then. A fix of the lead or the settings usually
+// touches the newest failures too.
+func AnyRetryable(ctx context.Context, s *store.Store, ms *decide.Matchers, accountID int64, now time.Time) (bool, error) {
+	ids, err := s.FailedEventIDs(ctx, accountID, nil, now)
+	if err != nil || len(ids) == 0 {
+		return false, err
+	}
+	rc, err := newRetryCheck(ctx, s, ms, accountID)
+	if err != nil {
+		return false, err
+	}
+	evs, err := s.FailedEvents(ctx, accountID, ids[max(0, len(ids)-retryScan):], now)
+	if err != nil {
+		return false, err
+	}
+	leadIDs := make([]int64, len(evs))
+	for i, e := range evs {
+		leadIDs[i] = e.LeadID
+	}
+	leads, err := s.PayloadLeads(ctx, accountID, leadIDs)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range evs {
+		kind, _, err := rc.wouldFail(e, leads, now)
+		if err != nil || kind == "" {
+			return kind == "" && err == nil, err
+		}
+	}
+	return false, nil
+}
+
+// retryCheck is what deciding whether failed events may succeed reads of
+// their account once.
+type retryCheck struct {
+	acc      models.Account
+	datasets []models.Dataset
+	rules    []models.SendRule
+	d        Dispatcher
+}
+
+func newRetryCheck(ctx context.Context, s *store.Store, ms *decide.Matchers, accountID int64) (retryCheck, error) {
+	var rc retryCheck
+	var err error
+	if rc.acc, err = s.Account(ctx, accountID); err != nil {
+		return rc, err
+	}
+	if rc.datasets, err = s.Datasets(ctx, accountID); err != nil {
+		return rc, err
+	}
+	if rc.rules, err = s.SendRules(ctx, accountID); err != nil {
+		return rc, err
+	}
+	// A Dispatcher of these rules builds as any does: build reads only its
+	// cache of compiled rules.
+	rc.d = Dispatcher{o: Options{Matchers: ms}}
+	return rc, nil
+}
+
 // wouldFail says why failed event e would fail again if it were queued now
 // (a Left kind and its detail), or "" when it may succeed.
-func (d *Dispatcher) wouldFail(acc models.Account, datasets []models.Dataset, e models.Event, leads map[int64]models.Lead,
-	rules []models.SendRule, now time.Time) (kind, detail string, err error) {
+func (rc *retryCheck) wouldFail(e models.Event, leads map[int64]models.Lead, now time.Time) (kind, detail string, err error) {
 	if now.Sub(e.EventTime) > MaxAge-expiryMargin {
 		return LeftTooOld, "", nil
 	}
-	i := slices.IndexFunc(datasets, func(ds models.Dataset) bool { return ds.ID == e.DatasetID })
+	i := slices.IndexFunc(rc.datasets, func(ds models.Dataset) bool { return ds.ID == e.DatasetID })
 	if i < 0 {
 		return LeftHeld, "its dataset no longer exists", nil
 	}
-	ds := datasets[i]
-	body, held, err := d.build(acc, ds, e, leads, rules)
+	ds := rc.datasets[i]
+	body, held, err := rc.d.build(rc.acc, ds, e, leads, rc.rules)
 	switch {
 	case err != nil:
 		return "", "", err
