@@ -46,6 +46,13 @@ func takeChromeSlot(t *testing.T) {
 // CI=true so CI cannot pass without it.
 func chrome(t *testing.T) *tab {
 	t.Helper()
+	return chromeFor(t, 90*time.Second)
+}
+
+// chromeFor is chrome for a test that may drive it for up to d, such as
+// one that walks every page.
+func chromeFor(t *testing.T, d time.Duration) *tab {
+	t.Helper()
 	path := os.Getenv("LEADSIGNAL_CHROME")
 	if path == "" {
 		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -78,7 +85,7 @@ func chrome(t *testing.T) *tab {
 	takeChromeSlot(t)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, d)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	return &tab{t: t, ctx: ctx}
 }
