@@ -152,7 +152,7 @@ func TestWeeklyChart(t *testing.T) {
 		t.Errorf("title = %q; want %q", got, "Leads per week")
 	}
 	svg := doc.Find("svg.chart-plot")
-	if svg.AttrOr("role", "") != "img" || svg.AttrOr("viewBox", "") == "" || svg.AttrOr("width", "") != "100%" {
+	if svg.AttrOr("role", "") != "group" || svg.AttrOr("viewBox", "") == "" || svg.AttrOr("width", "") != "100%" {
 		t.Errorf("svg role, viewBox, width = %q, %q, %q", svg.AttrOr("role", ""), svg.AttrOr("viewBox", ""), svg.AttrOr("width", ""))
 	}
 	for _, id := range strings.Fields(svg.AttrOr("aria-labelledby", "")) {
