@@ -233,8 +233,8 @@ func TestBrowserSetupLoginAccountsSwitchLogout(t *testing.T) {
 				click(`[data-testid="account-form"] button[type="submit"]`),
 				visible(`[data-testid="getting-started"]`),
 			)
-			if h := b.text(`h1`); h != name {
-				t.Errorf("after creating %s the page shows %q", name, h)
+			if h := b.text(`[data-testid="account-switcher"]`); h != name {
+				t.Errorf("after creating %s the switcher shows %q", name, h)
 			}
 		}
 		acme, err := s.AccountBySlug(t.Context(), "acme-dental")
@@ -249,8 +249,8 @@ func TestBrowserSetupLoginAccountsSwitchLogout(t *testing.T) {
 			click(`.account-switcher a[href="/accounts/`+itoa(acme.ID)+`"]`),
 			visible(`[data-testid="getting-started"]`),
 		)
-		if h, cur := b.text(`h1`), b.text(`[data-testid="account-switcher"]`); h != "Acme Dental" || cur != "Acme Dental" {
-			t.Errorf("after switching: heading %q, switcher %q; want Acme Dental", h, cur)
+		if h, cur := b.text(`h1`), b.text(`[data-testid="account-switcher"]`); h != "Overview" || cur != "Acme Dental" {
+			t.Errorf("after switching: heading %q, switcher %q; want Overview of Acme Dental", h, cur)
 		}
 		b.do(
 			chromedp.Navigate(base+"/accounts"),
