@@ -64,8 +64,8 @@ func (b *tab) axe(what string) {
 // TestBrowserEveryPageAccessible walks every page of the demo account, the
 // agency overview and the administrator's pages, as an owner of two
 // accounts who is an administrator, at 1280 and 390 px: axe-core finds no
-// serious or critical violation on any, and no page is wider than its
-// screen.
+// serious or critical violation on any, no page is wider than its screen,
+// and each fits as fitsChecks says.
 func TestBrowserEveryPageAccessible(t *testing.T) {
 	t.Parallel()
 	s := storetest.New(t)
@@ -90,9 +90,44 @@ func TestBrowserEveryPageAccessible(t *testing.T) {
 		home + "/rules/new", home + "/datasets/new", home + "/stages/mappings/new", home + "/stages/uploads",
 		home + "/stages/crm/new?kind=hubspot", home + "/stages/crm/" + itoa(conn.ID) + "/edit"},
 		func(path string, w int64) {
-			b.axe(fmt.Sprintf("%s at %d px", path, w))
+			what := fmt.Sprintf("%s at %d px", path, w)
+			b.axe(what)
 			if wide := evalJS[bool](b, `document.documentElement.scrollWidth > innerWidth`); wide {
-				t.Errorf("%s at %d px: the page is %s px wide", path, w, strings.TrimSpace(fmt.Sprint(evalJS[float64](b, `document.documentElement.scrollWidth`))))
+				t.Errorf("%s: the page is %s px wide", what, strings.TrimSpace(fmt.Sprint(evalJS[float64](b, `document.documentElement.scrollWidth`))))
 			}
+			b.fitsChecks(what, w)
 		})
+}
+
+// fitsChecks fails the test where a page does not fit: the top bar and
+// tabs take more than 100 px above the title; a text cut with an ellipsis
+// cannot be read whole on hover; at 1280 px a list scrolls sideways; at
+// 390 px a control is under 44 px high.
+func (b *tab) fitsChecks(what string, width int64) {
+	b.t.Helper()
+	if top := evalJS[float64](b, `(() => { const m = document.querySelector("main"), f = m && m.firstElementChild;
+		const h = f && (f.matches("h1") ? f : f.matches("hgroup, .title-row") ? f.querySelector("h1") : null);
+		return h ? h.getBoundingClientRect().top + scrollY : 0; })()`); top > 100 {
+		b.t.Errorf("%s: the title starts %.0f px down; want at most 100", what, top)
+	}
+	if cut := evalJS[[]string](b, `[...document.querySelectorAll("main *")].filter(el => {
+			const cs = getComputedStyle(el);
+			if (cs.textOverflow !== "ellipsis" || el.scrollWidth <= el.clientWidth + 1 || !el.offsetParent) return false;
+			const text = el.textContent.replace(/\s+/g, " ").trim(), title = (el.closest("[title]")?.title || "").replace(/\s+/g, " ").trim();
+			return text !== "" && !title.includes(text);
+		}).slice(0, 6).map(el => el.tagName.toLowerCase() + " " + JSON.stringify(el.textContent.trim().slice(0, 40)))`); len(cut) > 0 {
+		b.t.Errorf("%s: text cut with no whole text on hover: %s", what, strings.Join(cut, "; "))
+	}
+	if width == 1280 {
+		if wide := evalJS[[]string](b, `[...document.querySelectorAll("main table.list")].filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1)
+			.map(t => (t.dataset.testid || t.className) + " " + t.parentElement.scrollWidth + " > " + t.parentElement.clientWidth)`); len(wide) > 0 {
+			b.t.Errorf("%s: lists scroll sideways: %s", what, strings.Join(wide, "; "))
+		}
+		return
+	}
+	if small := evalJS[[]string](b, `[...document.querySelectorAll("header.topbar :is(a, summary), nav.account-nav a, main :is(button, select, [role=button], summary, input:not([type=checkbox], [type=radio], [type=hidden], [type=file]))")]
+		.filter(el => { const r = el.getBoundingClientRect(); return el.offsetParent && r.width > 0 && r.height < 43.5 && !el.closest("[hidden], details:not([open]) > :not(summary)"); })
+		.slice(0, 6).map(el => el.tagName.toLowerCase() + " " + JSON.stringify(el.textContent.trim().slice(0, 30)) + " " + Math.round(el.getBoundingClientRect().height) + " px")`); len(small) > 0 {
+		b.t.Errorf("%s: tap targets under 44 px: %s", what, strings.Join(small, "; "))
+	}
 }
