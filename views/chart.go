@@ -417,3 +417,44 @@ func decimal(f float64) string {
 	}
 	return strings.TrimSuffix(strconv.FormatFloat(f, 'f', 1, 64), ".0")
 }
+
+// StartAt drops the chart's first weeks that end before first (the
+// account's creation) and count nothing, so a new account's chart starts
+// at its first week, not with weeks it did not exist in. Weeks with counts
+// stay: leads imported with their own older dates are drawn. The last
+// week always stays.
+func (c *WeeklyCounts) StartAt(first time.Time) {
+	drop := 0
+	for drop < len(c.Weeks)-1 && !c.Weeks[drop+1].After(first) && c.zeroWeek(drop) {
+		drop++
+	}
+	if drop == 0 {
+		return
+	}
+	c.Weeks = c.Weeks[drop:]
+	for i := range c.Series {
+		s := &c.Series[i]
+		s.Values = s.Values[min(drop, len(s.Values)):]
+		if s.Links != nil {
+			s.Links = s.Links[min(drop, len(s.Links)):]
+		}
+	}
+}
+
+// zeroWeek says whether every series counts nothing in week i.
+func (c *WeeklyCounts) zeroWeek(i int) bool {
+	for _, s := range c.Series {
+		if i < len(s.Values) && s.Values[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// LastWeeks names a chart's span of n weeks: "this week", "last 2 weeks".
+func LastWeeks(n int) string {
+	if n <= 1 {
+		return "this week"
+	}
+	return "last " + strconv.Itoa(n) + " weeks"
+}

@@ -152,7 +152,7 @@ func TestWeeklyChart(t *testing.T) {
 		t.Errorf("title = %q; want %q", got, "Leads per week")
 	}
 	svg := doc.Find("svg.chart-plot")
-	if svg.AttrOr("role", "") != "img" || svg.AttrOr("viewBox", "") == "" || svg.AttrOr("width", "") != "100%" {
+	if svg.AttrOr("role", "") != "group" || svg.AttrOr("viewBox", "") == "" || svg.AttrOr("width", "") != "100%" {
 		t.Errorf("svg role, viewBox, width = %q, %q, %q", svg.AttrOr("role", ""), svg.AttrOr("viewBox", ""), svg.AttrOr("width", ""))
 	}
 	for _, id := range strings.Fields(svg.AttrOr("aria-labelledby", "")) {
@@ -303,5 +303,44 @@ func TestFunnelEmpty(t *testing.T) {
 				t.Errorf("an empty funnel draws steps")
 			}
 		})
+	}
+}
+
+func TestWeeklyCountsStartAt(t *testing.T) {
+	weeks := chartWeeks(4) // Mondays Nov 3, 10, 17, 24 2025
+	tests := []struct {
+		name   string
+		first  time.Time
+		values []int64
+		want   []int64
+	}{
+		{"made in the last week", weeks[3].Add(50 * time.Hour), []int64{0, 0, 0, 7}, []int64{7}},
+		{"made mid-chart", weeks[1].Add(time.Hour), []int64{0, 0, 2, 7}, []int64{0, 2, 7}},
+		{"made on a Monday", weeks[2], []int64{0, 0, 2, 7}, []int64{2, 7}},
+		{"older leads stay", weeks[3], []int64{0, 3, 0, 7}, []int64{3, 0, 7}},
+		{"made before the chart", weeks[0].AddDate(0, -6, 0), []int64{0, 0, 0, 7}, []int64{0, 0, 0, 7}},
+		{"nothing yet", weeks[3].Add(time.Hour), []int64{0, 0, 0, 0}, []int64{0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			links := []string{"/w0", "/w1", "/w2", "/w3"}
+			c := WeeklyCounts{Weeks: weeks, Series: []ChartSeries{{Name: "Leads", Values: tt.values, Links: links}, {Name: "Junk", Values: make([]int64, 4)}}}
+			c.StartAt(tt.first)
+			drop := 4 - len(tt.want)
+			if !slices.Equal(c.Series[0].Values, tt.want) || !slices.Equal(c.Weeks, weeks[drop:]) || !slices.Equal(c.Series[0].Links, links[drop:]) {
+				t.Errorf("StartAt(%s): values %v, weeks %v, links %v; want %v from week %d", tt.first, c.Series[0].Values, c.Weeks, c.Series[0].Links, tt.want, drop)
+			}
+			if len(c.Series[1].Values) != len(tt.want) {
+				t.Errorf("StartAt(%s): the second series has %d weeks; want %d", tt.first, len(c.Series[1].Values), len(tt.want))
+			}
+		})
+	}
+}
+
+func TestLastWeeks(t *testing.T) {
+	for n, want := range map[int]string{1: "this week", 2: "last 2 weeks", 12: "last 12 weeks"} {
+		if got := LastWeeks(n); got != want {
+			t.Errorf("LastWeeks(%d) = %q; want %q", n, got, want)
+		}
 	}
 }

@@ -1221,27 +1221,27 @@ func crmSteps(v CRMPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		default:
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 97, "<p><small>Post each stage change as JSON to the URL above, with one of these headers:</small></p><ul><li><code>X-Leadsignal-Signature: t=&lt;unix seconds&gt;,v1=&lt;hex HMAC-SHA256 of \"&lt;t&gt;.&lt;body&gt;\" with the signing secret&gt;</code>, within 5 minutes;</li><li>or, from a system that cannot sign, <code>Authorization: Bearer &lt;signing secret&gt;</code>.</li></ul><p><small>A body, with this connection's field mapping:</small></p><pre class=\"payload\"><code data-testid=\"crm-sample\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 97, "<p><small>Post each stage change as JSON to the URL above, with one of these headers:</small></p><ul><li><code>X-Leadsignal-Signature: t=&lt;unix seconds&gt;,v1=&lt;hex HMAC-SHA256 of \"&lt;t&gt;.&lt;body&gt;\" with the signing secret&gt;</code>, within 5 minutes;</li><li>or, from a system that cannot sign, <code>Authorization: Bearer &lt;signing secret&gt;</code>.</li></ul><p><small>A body, with this connection's field mapping:</small></p><pre class=\"payload\" tabindex=\"0\"><code data-testid=\"crm-sample\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var53 string
 			templ_7745c5c3_Var53, templ_7745c5c3_Err = templ.JoinStringErrs(v.SampleBody)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/crm_connect.templ`, Line: 282, Col: 70}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/crm_connect.templ`, Line: 282, Col: 83}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var53))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, "</code></pre><p><small>Signed with curl and openssl (the secret in <code>$SECRET</code>):</small></p><pre class=\"payload\"><code data-testid=\"crm-curl\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, "</code></pre><p><small>Signed with curl and openssl (the secret in <code>$SECRET</code>):</small></p><pre class=\"payload\" tabindex=\"0\"><code data-testid=\"crm-curl\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var54 string
 			templ_7745c5c3_Var54, templ_7745c5c3_Err = templ.JoinStringErrs(v.Curl)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/crm_connect.templ`, Line: 284, Col: 62}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/crm_connect.templ`, Line: 284, Col: 75}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var54))
 			if templ_7745c5c3_Err != nil {

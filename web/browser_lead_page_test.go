@@ -83,6 +83,14 @@ func TestBrowserLeadsListDense(t *testing.T) {
 				}).map(e => e.textContent)`); len(cut) > 0 {
 				t.Errorf("at %d px badges are cut: %q", width, cut)
 			}
+			// A phone shows who, when, the stage and what was sent; the
+			// email, phone and source are on a laptop and the lead page.
+			if width == 390 {
+				if got := evalJS[[]string](b, `[...document.querySelectorAll('[data-testid="leads-table"] thead th')].filter(th => th.offsetParent).map(th => th.textContent.trim())`); strings.Join(got, ",") != "Name,Captured,Stage,Sent as" {
+					t.Errorf("at 390 px the leads list's columns are %q; want Name, Captured, Stage, Sent as", got)
+				}
+				return
+			}
 			// A long value is cut with an ellipsis and whole on hover.
 			link := fmt.Sprintf(`[data-testid="lead-link"][href$="/leads/%d"]`, long.LeadID)
 			email := evalJS[[]string](b, `(() => { const e = document.querySelector('`+link+`').closest("tr").querySelector('[data-testid="lead-email"]');

@@ -142,6 +142,8 @@ type overviewData struct {
 	// byWeek itself when no filter is set.
 	unfiltered store.Counts
 	links      overviewLinks
+	// created is when the account was made: the chart starts there.
+	created time.Time
 }
 
 // periods are the headline's columns: this week, last week and the range.
@@ -158,7 +160,7 @@ func (d overviewData) periods() (names []string, spans []store.Span, counts []st
 func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 	ctx := c.Request().Context()
 	a := currentAccount(c)
-	d := overviewData{loc: location(a.Account)}
+	d := overviewData{loc: location(a.Account), created: a.Account.CreatedAt}
 	now := h.now()
 	d.filter, d.vf = parseOverviewFilter(c, d.loc, now)
 	d.links = overviewLinks{base: views.AccountURL(a.ID, ""), f: d.filter, loc: d.loc, sendLog: a.Role.AtLeast(models.RoleSales)}
@@ -317,7 +319,7 @@ func headline(d overviewData) (cols []string, captured, reached []views.Headline
 }
 
 func weeklyChart(d overviewData) views.WeeklyCounts {
-	c := views.WeeklyCounts{ID: "weekly", Title: "Leads per week by capture, stages by when they were reached, last 12 weeks"}
+	c := views.WeeklyCounts{ID: "weekly"}
 	leads := views.ChartSeries{Name: "Leads", One: "lead", Class: "leads"}
 	junkS := views.ChartSeries{Name: "Junk", One: "junk lead", Class: "junk"}
 	q := overview.Qualified(d.stages)
@@ -341,6 +343,8 @@ func weeklyChart(d overviewData) views.WeeklyCounts {
 	if q >= 0 {
 		c.Series = append(c.Series, qual)
 	}
+	c.StartAt(d.created)
+	c.Title = "Leads per week by capture, stages by when they were reached, " + views.LastWeeks(len(c.Weeks))
 	return c
 }
 

@@ -146,3 +146,26 @@ func TestOverviewGettingStarted(t *testing.T) {
 		}
 	})
 }
+
+// TestOverviewChartStartsAtFirstWeek: a new account's weekly chart starts
+// at its first week, not with eleven flat weeks before it existed.
+func TestOverviewChartStartsAtFirstWeek(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		acc, key := a.ingestAccount("acme", "US")
+		if r := a.postLead(key, goodLead); r.status != http.StatusCreated {
+			t.Fatalf("lead = %d %s", r.status, r.raw)
+		}
+		b := a.browser()
+		b.login("acme-owner@example.com")
+		r := b.get(views.AccountURL(acc.ID, ""))
+		wantStatus(t, "overview", r, http.StatusOK)
+		if n := r.doc.Find(`[data-testid="chart-table"] tbody tr`).Length(); n != 1 {
+			t.Errorf("a new account's chart has %d weeks; want 1", n)
+		}
+		if got := strings.TrimSpace(r.doc.Find(`[data-testid="weekly-chart"] figcaption`).Text()); !strings.HasSuffix(got, ", this week") {
+			t.Errorf("chart title = %q; want it to end %q", got, ", this week")
+		}
+	})
+}
