@@ -384,23 +384,23 @@ func accountRow(r AccountRow) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = accountNumber("account-leads", "leads", r.Leads, r.LeadsURL, "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = accountNumber("account-leads", "lead", "leads", r.Leads, r.LeadsURL, "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = accountNumber("account-junk", "junk", r.Junk, r.JunkURL, "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = accountNumber("account-junk", "junk", "junk", r.Junk, r.JunkURL, "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = accountNumber("account-qualified", "qualified", r.Qualified, "", qualifiedTitle(r)).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = accountNumber("account-qualified", "qualified", "qualified", r.Qualified, "", qualifiedTitle(r)).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = accountNumber("account-sent", "sent", r.Sent, r.SentURL, "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = accountNumber("account-sent", "sent", "sent", r.Sent, r.SentURL, "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = accountNumber("account-failed", "failed", r.Failed, r.FailedURL, "").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = accountNumber("account-failed", "failed", "failed", r.Failed, r.FailedURL, "").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -467,7 +467,7 @@ func accountRow(r AccountRow) templ.Component {
 
 // accountNumber is one of a row's numbers; on a phone its label follows
 // it ("12 leads").
-func accountNumber(testID, label string, n int64, href, title string) templ.Component {
+func accountNumber(testID, one, many string, n int64, href, title string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -502,9 +502,9 @@ func accountNumber(testID, label string, n int64, href, title string) templ.Comp
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var22 string
-		templ_7745c5c3_Var22, templ_7745c5c3_Err = templruntime.NewAttributeExpression(label).Resolve(ctx)
+		templ_7745c5c3_Var22, templ_7745c5c3_Err = templruntime.NewAttributeExpression(unit(n, one, many)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/agency.templ`, Line: 130, Col: 58}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/agency.templ`, Line: 130, Col: 71}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var22)
 		if templ_7745c5c3_Err != nil {
@@ -599,6 +599,14 @@ func qualifiedTitle(r AccountRow) string {
 		return "The account has no stages"
 	}
 	return "Leads at " + r.QualifiedStage + " or a later stage"
+}
+
+// unit is one when n is 1, else many: the word after a number.
+func unit(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 var _ = templruntime.GeneratedTemplate
