@@ -77,7 +77,8 @@ SELECT account_id, stage FROM labels WHERE stage IS NOT NULL AND stage NOT IN (?
 
 // StageLabelsOf lists, by account, the stage labels the accounts' stage
 // changes were recorded with, as written ("Closed Won", "closedwon"), in
-// byte order, at most MaxStageLabels of each; not the junk markers.
+// the database's order of text, at most MaxStageLabels of each; not the
+// junk markers.
 func (s *Store) StageLabelsOf(ctx context.Context, accountIDs []int64) (map[int64][]string, error) {
 	out := map[int64][]string{}
 	if len(accountIDs) == 0 {
