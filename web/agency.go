@@ -191,11 +191,12 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 		}
 	}
 
-	// The window's leads: all junk, or none of the others sent.
+	// The window's leads: all junk, or none of the others sent nor on its
+	// way (a lead of a minute ago waits for the dispatcher).
 	switch {
 	case fig.Leads > 0 && fig.Junk == fig.Leads:
 		add(3, "All "+views.Plural(fig.Leads, "lead", "leads")+" junk", r.JunkURL)
-	case fig.Leads > fig.Junk && r.Sent == 0 && sending:
+	case fig.Leads > fig.Junk && r.Sent == 0 && fig.Waiting() == 0 && sending:
 		add(3, views.Plural(fig.Leads-fig.Junk, "lead", "leads")+" not junk, nothing sent", r.LeadsURL)
 	}
 	if r.Failed > 0 {

@@ -226,9 +226,11 @@ func TestAgencyAlertsRaiseAndClear(t *testing.T) {
 		// Fix each.
 		a.dataset(bare, models.ModeDryRun, now)
 		lead(junkKey, `{"email":"clean@example.com","source":"crm"}`)
-		if alerts, _ := agencyAlerts(t, b); !strings.Contains(alerts["junky"], "1 lead not junk, nothing sent") || strings.Contains(alerts["junky"], "All") {
-			t.Errorf("junky with a clean lead waiting = %q; want nothing sent", alerts["junky"])
+		if alerts, _ := agencyAlerts(t, b); alerts["junky"] != "All good" {
+			t.Errorf("junky with a clean lead's event waiting = %q; want all good: it is on its way", alerts["junky"])
 		}
+		lead(failKey, `{"email":"f2@example.com","event_source_url":"https://example.com/quote","client_user_agent":"Mozilla/5.0 (Test)",
+			"client_ip_address":"203.0.113.7"}`)
 		a.drain()
 		trialSet.Mode = models.ModeLive
 		if err := s.SaveDataset(ctx, &trialSet); err != nil {
@@ -258,13 +260,16 @@ func TestAgencyAlertsRaiseAndClear(t *testing.T) {
 		if numbers["junky"] != "leads 3, junk 2, qualified 0, sent 1, failed 0" {
 			t.Errorf("junky's numbers = %s; want its clean lead sent", numbers["junky"])
 		}
+		if numbers["failing"] != "leads 2, junk 0, qualified 0, sent 1, failed 1" || alerts["failing"] != "1 event failed" {
+			t.Errorf("failing with a lead sent: %s, %q; want only its failed event", numbers["failing"], alerts["failing"])
+		}
 
 		// A week later the failed event is out of the window.
 		a.advance(8 * 24 * time.Hour)
 		b = a.browser() // the session has ended by then
 		b.login("agency@example.com")
 		alerts, numbers = agencyAlerts(t, b)
-		if strings.Contains(alerts["failing"], "failed") || numbers["failing"] != "leads 0, junk 0, qualified 0, sent 0, failed 0" {
+		if alerts["failing"] != "All good" || numbers["failing"] != "leads 0, junk 0, qualified 0, sent 0, failed 0" {
 			t.Errorf("failing 8 days later: %q, %s; want its failed event out of the window", alerts["failing"], numbers["failing"])
 		}
 	})
