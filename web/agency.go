@@ -206,7 +206,7 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 	// Stage changes: labels that name no stage, CRM deliveries stuck, none
 	// for a day.
 	if labels := unmappedLabels(f.stages[a.ID], f.crmStages[a.ID], f.mappings[a.ID], f.labels[a.ID]); len(labels) > 0 {
-		add(2, unmappedText(labels), link(views.AccountURL(a.ID, "/stages#unmapped")))
+		add(2, unmappedText(labels), link(views.AccountURL(a.ID, "/stages#unmapped-heading")))
 	}
 	for _, sc := range f.stuck {
 		if sc.AccountID == a.ID {
