@@ -5,6 +5,7 @@ package web_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 
 // TestBrowserAgencyAlerts opens the agency overview of an agency with
 // broken and healthy accounts at 1280 and 390 px: nothing is wider than
-// the screen, and on a phone what needs attention comes first in each
-// row, before the account's name and numbers.
+// the screen, a row is one line, and on a phone what needs attention
+// comes first in each row, before the account's name; the numbers
+// scroll.
 func TestBrowserAgencyAlerts(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
@@ -66,6 +68,11 @@ func TestBrowserAgencyAlerts(t *testing.T) {
 		if w := evalJS[int](b, `document.documentElement.scrollWidth - window.innerWidth`); w > 0 {
 			t.Errorf("at 1280 px the agency overview is %d px wider than the screen", w)
 		}
+		// No column is clipped: the table fits its box, the role included.
+		if w := evalJS[float64](b, `document.querySelector('[data-testid="accounts-table"]').getBoundingClientRect().width - document.querySelector('.table-wrap').getBoundingClientRect().width`); w > 0 {
+			t.Errorf("at 1280 px the accounts table is %.0f px wider than its box: its last columns are cut", w)
+		}
+		b.oneLineRows("agency overview at 1280 px", `[data-testid="accounts-table"]`)
 		if got := b.text(`[data-testid="account-row"] [data-testid="account-alerts"]`); got == "All good" {
 			t.Errorf("the first row is all good; want the broken account first")
 		}
@@ -73,15 +80,20 @@ func TestBrowserAgencyAlerts(t *testing.T) {
 		if w := evalJS[int](b, `document.documentElement.scrollWidth - window.innerWidth`); w > 0 {
 			t.Errorf("at 390 px the agency overview is %d px wider than the screen", w)
 		}
-		// Every row: its alerts above its name, and wholly on the screen.
+		// Every row: its alerts first, one line, on the screen, then its
+		// name; the numbers scroll.
 		bad := evalJS[int](b, `[...document.querySelectorAll('[data-testid="account-row"]')].filter(r => {
 			const al = r.querySelector('[data-testid="account-alerts"]').getBoundingClientRect();
 			const name = r.querySelector('th').getBoundingClientRect();
-			const leads = r.querySelector('[data-testid="account-leads"]').getBoundingClientRect();
-			return !(al.top < name.top && name.top < leads.top + 1 && al.right <= window.innerWidth && leads.right <= window.innerWidth);
+			return !(al.left < name.left && al.right <= window.innerWidth && name.left < window.innerWidth);
 		}).length`)
 		if bad > 0 {
-			t.Errorf("at 390 px %d rows do not show their alerts first, then the name and numbers on screen", bad)
+			t.Errorf("at 390 px %d rows do not show their alerts first, on the screen", bad)
+		}
+		b.oneLineRows("agency overview at 390 px", `[data-testid="accounts-table"]`)
+		if title := evalJS[string](b, `document.querySelector('[data-testid="account-alerts"]').title`); !strings.Contains(title, "No dataset") ||
+			!strings.Contains(title, "All 6 leads junk") || !strings.Contains(title, "Angebot verschickt") {
+			t.Errorf("the first row's alerts say in full %q; want each of them", title)
 		}
 	})
 }
