@@ -49,34 +49,38 @@ type Account struct {
 	UpdatedAt    time.Time
 }
 
-// Role is what a member may do inside an account.
+// Role is what a member may do inside an account (docs/operations.md,
+// "Roles"): each role can do everything the roles below it can.
 type Role string
 
 // Roles, from most to least powerful.
 const (
-	RoleOwner  Role = "owner"
+	// RoleOwner does everything, members too.
+	RoleOwner Role = "owner"
+	// RoleEditor sets the account up: datasets, rules, stages,
+	// connections, uploads, settings.
 	RoleEditor Role = "editor"
+	// RoleSales reads everything an editor reads and marks stages on the
+	// lead page.
+	RoleSales Role = "sales"
+	// RoleViewer reads the Overview and the leads and changes nothing.
 	RoleViewer Role = "viewer"
 )
 
 // Roles lists every role in order of power, for forms and validation.
-var Roles = []Role{RoleOwner, RoleEditor, RoleViewer}
+var Roles = []Role{RoleOwner, RoleEditor, RoleSales, RoleViewer}
 
 // Valid reports whether r is one of the defined roles.
-func (r Role) Valid() bool {
-	switch r {
-	case RoleOwner, RoleEditor, RoleViewer:
-		return true
-	}
-	return false
-}
+func (r Role) Valid() bool { return r.rank() > 0 }
 
 // rank orders roles so that a higher rank can do everything a lower one can.
 func (r Role) rank() int {
 	switch r {
 	case RoleOwner:
-		return 3
+		return 4
 	case RoleEditor:
+		return 3
+	case RoleSales:
 		return 2
 	case RoleViewer:
 		return 1
@@ -86,6 +90,11 @@ func (r Role) rank() int {
 
 // AtLeast reports whether r grants everything min grants.
 func (r Role) AtLeast(min Role) bool { return r.rank() >= min.rank() && min.rank() > 0 }
+
+// DownloadsContacts reports whether r may download leads' raw contact
+// data (emails, phones, names, addresses, messages) in a CSV: owners and
+// editors only. Everyone else's downloads leave those columns out.
+func (r Role) DownloadsContacts() bool { return r.AtLeast(RoleEditor) }
 
 // Membership gives a user a role in an account.
 type Membership struct {

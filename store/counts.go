@@ -19,7 +19,8 @@ import (
 // The Overview reads its numbers from three tables that triggers keep equal
 // to a GROUP BY over the leads, their stage changes and their events
 // (migration 0021, docs/architecture.md "Counts"): lead_counts,
-// stage_counts and event_counts. Their time is the lead's capture time in
+// stage_counts and event_counts. Their time is the lead's capture time
+// (stage_counts: the time the lead reached the stage, migration 0033) in
 // 15-minute buckets, so a day or week of any time zone is a run of buckets.
 
 // BucketSeconds is the length of a counts bucket: every time zone's offset
@@ -245,8 +246,8 @@ func (sp Span) days() (from, to int64) {
 type CountFilter struct {
 	Source   models.Source
 	Campaign string
-	// NoDelays skips the stage changes' times (Counts.Stages stays empty):
-	// only the funnel's medians read them.
+	// NoDelays sums the stage changes over their delays (StageDelay.Hours
+	// is 0): only the funnel's medians read them.
 	NoDelays bool
 }
 
@@ -261,8 +262,9 @@ type LeadCount struct {
 	N           int64
 }
 
-// StageDelay is how many stage changes to Stage the leads of a span had,
-// Hours (whole) after their capture.
+// StageDelay is how many leads first reached Stage (as a change wrote it)
+// in a span, Hours (whole) after their capture: stage_counts are by the
+// time of the change, not of the lead's capture (migration 0033).
 type StageDelay struct {
 	Span  int
 	Stage string
@@ -300,9 +302,9 @@ type Counts struct {
 	Events []EventCount
 }
 
-// Counts reads the counts of the leads captured in each of spans (spans of
-// one account must not overlap), with f, each row naming its span by
-// index. One query per table reads every span, of one account or many.
+// Counts reads the counts of each of spans (spans of one account must not
+// overlap), with f, each row naming its span by index: the leads captured
+// in it and their events, and the stages leads reached in it. One query per table reads every span, of one account or many.
 func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts, error) {
 	var c Counts
 	if len(spans) == 0 {
@@ -352,7 +354,11 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 		return s.q(ctx).Raw(q, append(append([]any{}, args...), whereArgs...)...).Scan(dest).Error
 	}
 	err := read(&c.Leads, "stage, junk, partial, junk_signals, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_signals")
-	if err == nil && !f.NoDelays {
+	switch {
+	case err != nil:
+	case f.NoDelays:
+		err = read(&c.Stages, "stage, 0 AS hours, SUM(n) AS n", "stage_counts", "stage")
+	default:
 		err = read(&c.Stages, "stage, hours, SUM(n) AS n", "stage_counts", "stage, hours")
 	}
 	if err == nil {
@@ -380,6 +386,29 @@ func (s *Store) LeadStages(ctx context.Context, accountID int64) ([]string, erro
 	return out, wrap("lead stages", err)
 }
 
+// Reach is a stage reached in a time range: its labels as stage changes
+// wrote them (ReachedLabels lists those there are), and [From, To).
+type Reach struct {
+	Labels   []string
+	From, To time.Time
+}
+
+// ReachedLabels lists the stages an account's leads reached in
+// [from, to) (or a day either side of it, in some zone), as their changes
+// wrote them (a CRM's label before it became an alias, say). A zero to is
+// no end.
+func (s *Store) ReachedLabels(ctx context.Context, accountID int64, from, to time.Time) ([]string, error) {
+	if to.IsZero() {
+		to = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	var out []string
+	err := s.q(ctx).Raw(`SELECT stage FROM stage_counts WHERE account_id = ?
+		AND (NOT delta AND day >= ? AND day <= ? OR delta AND bucket >= ? AND bucket < ?)
+		GROUP BY stage HAVING SUM(n) > 0 ORDER BY stage`,
+		accountID, Day(from, time.UTC)-1, Day(to, time.UTC)+1, Bucket(from), Bucket(to)).Scan(&out).Error
+	return out, wrap("reached labels", err)
+}
+
 // Campaigns lists the campaigns of an account's leads captured since
 // since (or a day before it, in some zone), most leads first.
 func (s *Store) Campaigns(ctx context.Context, accountID int64, since time.Time, limit int) ([]string, error) {
@@ -389,44 +418,6 @@ func (s *Store) Campaigns(ctx context.Context, accountID int64, since time.Time,
 		GROUP BY campaign HAVING SUM(n) > 0 ORDER BY SUM(n) DESC, campaign LIMIT ?`,
 		accountID, Day(since, time.UTC)-1, Bucket(since), limit).Scan(&out).Error
 	return out, wrap("campaigns", err)
-}
-
-// StageUpdates says, for each span, whether the account recorded a stage
-// change (not a junk marker) in it, by the time it was recorded.
-func (s *Store) StageUpdates(ctx context.Context, accountID int64, spans []Span) ([]bool, error) {
-	if len(spans) == 0 {
-		return nil, nil
-	}
-	var parts []string
-	var args []any
-	for i, sp := range spans {
-		// The order makes the plan walk the account's index from the
-		// span's start: rows are stored by time, and a scan that expects
-		// to meet a match soon reads every earlier one first.
-		parts = append(parts, fmt.Sprintf(`SELECT %d AS span FROM stage_changes WHERE account_id = ? AND created_at >= ? AND created_at < ?
-			AND stage NOT IN ('junk', 'not_junk') ORDER BY created_at LIMIT 1`, i))
-		args = append(args, accountID, sp.From.UTC(), sp.To.UTC())
-	}
-	var found []int
-	q := "SELECT span FROM (" + strings.Join(wrapEach(parts), " UNION ALL ") + ") x"
-	if err := s.q(ctx).Raw(q, args...).Scan(&found).Error; err != nil {
-		return nil, wrap("stage updates", err)
-	}
-	out := make([]bool, len(spans))
-	for _, i := range found {
-		out[i] = true
-	}
-	return out, nil
-}
-
-// wrapEach puts each query in parentheses, so that each keeps its LIMIT
-// inside a UNION.
-func wrapEach(qs []string) []string {
-	out := make([]string, len(qs))
-	for i, q := range qs {
-		out[i] = "SELECT * FROM (" + q + ") q" + fmt.Sprint(i)
-	}
-	return out
 }
 
 // LastStageUpdates is when each account last recorded a stage change (not

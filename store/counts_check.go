@@ -6,6 +6,12 @@ import (
 	"strings"
 )
 
+// firstReachSQL keeps a stage change sc that is its lead's first to its
+// stage (by occurred_at, then id): what stage_counts counts, as migration
+// 0033's first_reach (Postgres) and first_reaches (SQLite) have it.
+const firstReachSQL = `NOT EXISTS (SELECT 1 FROM stage_changes p WHERE p.lead_id = sc.lead_id AND p.stage = sc.stage
+	AND (p.occurred_at, p.id) < (sc.occurred_at, sc.id))`
+
 // countTable is a counts table and its definition as a plain GROUP BY over
 // the counted tables, by the date in each account's zone: what
 // CountsDrift compares the table with, and what RecountAccount counts an
@@ -32,11 +38,14 @@ var countTables = []countTable{{
 	name: "stage_counts",
 	keys: []string{"source", "campaign", "stage", "hours"},
 	sums: []string{"n"},
-	definition: `SELECT l.account_id, local_day(count_bucket(l.created_at), a.timezone) AS day, l.source,
+	// A lead's first change to each stage, by the change's own time
+	// (migration 0033).
+	definition: `SELECT l.account_id, local_day(count_bucket(sc.occurred_at), a.timezone) AS day, l.source,
 		utm_campaign(l.event_source_url) AS campaign, sc.stage,
 		(whole_seconds(sc.occurred_at) - whole_seconds(l.created_at)) / 3600 AS hours, COUNT(*) AS n
 		FROM stage_changes sc JOIN leads l ON l.id = sc.lead_id JOIN accounts a ON a.id = l.account_id
-		WHERE sc.stage NOT IN ('junk', 'not_junk') AND %s GROUP BY 1, 2, 3, 4, 5, 6`,
+		WHERE sc.stage NOT IN ('junk', 'not_junk') AND %s AND ` + firstReachSQL + `
+		GROUP BY 1, 2, 3, 4, 5, 6`,
 }, {
 	name: "event_counts",
 	keys: []string{"source", "campaign", "event_name", "status"},

@@ -54,6 +54,21 @@ func (s *Store) RevokeIngestKey(ctx context.Context, accountID, keyID int64, now
 	return wrap("revoke ingest key", res.Error)
 }
 
+// keyUseEvery is how often a key's use is written at most: a key that posts
+// every second costs one write a minute.
+const keyUseEvery = time.Minute
+
+// NoteIngestKeyUse notes that the account's live key keyID posted at now,
+// unless a use less than keyUseEvery before is noted already. It is for
+// what captures as a key's holder would without HTTP: the demo.
+func (s *Store) NoteIngestKeyUse(ctx context.Context, accountID, keyID int64, now time.Time) error {
+	err := s.q(ctx).Model(&models.IngestKey{}).
+		Where("account_id = ? AND id = ? AND revoked_at IS NULL AND (last_used_at IS NULL OR last_used_at <= ?)",
+			accountID, keyID, now.Add(-keyUseEvery).UTC()).
+		UpdateColumn("last_used_at", now.UTC()).Error
+	return wrap("note ingest key use", err)
+}
+
 // keyAccount is an ingest key joined with its account.
 type keyAccount struct {
 	KeyID         int64
@@ -79,7 +94,7 @@ func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Ti
 		}
 		s.keys.put(hash, ka, gen, now)
 	}
-	if ka.KeyLastUsedAt == nil || now.Sub(*ka.KeyLastUsedAt) > time.Minute {
+	if ka.KeyLastUsedAt == nil || now.Sub(*ka.KeyLastUsedAt) > keyUseEvery {
 		if err := s.q(ctx).Model(&models.IngestKey{}).Where("id = ?", ka.KeyID).
 			UpdateColumn("last_used_at", now.UTC()).Error; err != nil {
 			return models.Account{}, 0, wrap("note ingest key use", err)

@@ -75,6 +75,10 @@ type LeadFilter struct {
 	// reached a stage are those at it or at a later one. Empty, not nil,
 	// keeps none.
 	Stages []string
+	// Reached, when set, keeps the leads that first reached a stage
+	// (written as one of Reached.Labels) in [From, To): what the Overview's
+	// stage rows count (stage_counts, migration 0033).
+	Reached *Reach
 	// Campaign keeps the leads whose URL's utm_campaign is this, as
 	// written there (Campaign).
 	Campaign string
@@ -130,6 +134,15 @@ func (s *Store) filterLeads(ctx context.Context, accountID int64, f LeadFilter) 
 		q = q.Where("1 = 0")
 	default:
 		q = q.Where("stage IN ?", f.Stages)
+	}
+	switch r := f.Reached; {
+	case r == nil:
+	case len(r.Labels) == 0:
+		q = q.Where("1 = 0")
+	default:
+		q = q.Where("id IN (SELECT sc.lead_id FROM stage_changes sc WHERE sc.account_id = ? AND sc.stage IN ? "+
+			"AND sc.occurred_at >= ? AND sc.occurred_at < ? AND "+firstReachSQL+")",
+			accountID, r.Labels, r.From.UTC(), r.To.UTC())
 	}
 	if f.Campaign != "" {
 		q = q.Where("utm_campaign(event_source_url) = ?", f.Campaign)

@@ -49,6 +49,8 @@ type Store struct {
 	keys    *keyCache
 	// hooks caches the CRM connections hook URLs name.
 	hooks *cache[models.CRMConnection]
+	// instance caches the instance's settings (store/instance.go).
+	instance *cache[models.InstanceSettings]
 	// afterCommit, inside Tx, collects what to do once the transaction
 	// has committed.
 	afterCommit *[]func()
@@ -110,7 +112,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: ping: %w", err)
 	}
-	return &Store{db: db, dialect: dialect, keys: newKeyCache(), hooks: newCache[models.CRMConnection]()}, nil
+	return &Store{db: db, dialect: dialect, keys: newKeyCache(), hooks: newCache[models.CRMConnection](),
+		instance: newCache[models.InstanceSettings]()}, nil
 }
 
 // ownerOnly makes the SQLite file, which holds personal data, the owner's
@@ -214,7 +217,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 		after = new([]func())
 	}
 	err := s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, hooks: s.hooks, afterCommit: after})
+		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, hooks: s.hooks, instance: s.instance, afterCommit: after})
 	}, &sql.TxOptions{})
 	if err == nil && outer {
 		for _, f := range *after {

@@ -47,6 +47,11 @@ type CRMForm struct {
 	FieldsError string
 	// Error is a problem of the whole form (too many connections).
 	Error string
+	// HookURL is the connection's URL; for a new one, its start (the
+	// token is made when it is saved). Guessed: it was made with the
+	// browser's address, as no public address is set.
+	HookURL string
+	Guessed bool
 }
 
 // CRMPage is one connection's page: its hook URL and how to set it up, its
@@ -56,10 +61,10 @@ type CRMPage struct {
 	Kind      string
 	KindTitle string
 	Name      string
-	// HookURL is absolute when LEADSIGNAL_PUBLIC_URL is set; Relative
-	// says it is only a path.
-	HookURL  string
-	Relative bool
+	// HookURL is absolute: made with the public address, or while none
+	// is set with the address the browser uses, which Guessed says.
+	HookURL string
+	Guessed bool
 	// NewSecret is a generated secret, shown once right after the
 	// connection was created.
 	NewSecret string

@@ -1468,7 +1468,7 @@ func membersSection(p Page, v MembersView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 105, "<button type=\"submit\">Invite</button></form><p><small>Someone new gets a link to choose a password; someone who already logs in here sees the account at once. Owners manage everything; editors manage rules, stages and datasets; viewers see the overview and leads and mark stages.</small></p></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 105, "<button type=\"submit\">Invite</button></form><p><small>Someone new gets a link to choose a password; someone who already logs in here sees the account at once. Owners manage everything and the members; editors manage rules, stages, connections and datasets; sales see what editors see and mark stages on a lead; viewers see the Overview and the leads and change nothing.</small></p></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

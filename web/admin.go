@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leadsignal/leadsignal/internal/config"
 	"github.com/leadsignal/leadsignal/internal/password"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -124,4 +125,69 @@ func (h *Handler) removeUser(c echo.Context) error {
 		setFlash(c, "ok", u.Email+" was removed, and logged out everywhere.")
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/users")
+}
+
+// maxEchoedURL bounds a refused public address shown back in its field.
+const maxEchoedURL = 1000
+
+// serverSettings is the server settings page's view: the public address
+// as saved or typed, and LEADSIGNAL_PUBLIC_URL when it wins.
+func (h *Handler) serverSettings(c echo.Context) (views.ServerSettingsView, error) {
+	set, err := h.store.InstanceSettings(c.Request().Context())
+	if err != nil {
+		return views.ServerSettingsView{}, err
+	}
+	v := views.ServerSettingsView{
+		PublicURL: views.Field{Name: "public_url", Label: "Public address", Value: set.PublicURL, Autocomplete: "off",
+			Hint: "The address CRMs reach leadsignal at, like https://leads.example.com: http or https, a host and an optional port, nothing after it."},
+		FromEnv: h.crm.PublicURL,
+		Saved:   set.PublicURL,
+	}
+	// The address the administrator's browser uses is a good first guess.
+	if here, err := config.PublicURL(requestBase(c)); err == nil && here != set.PublicURL {
+		v.Here = here
+	}
+	return v, nil
+}
+
+// showServerSettings is the server settings page: the public address hook
+// URLs are made with.
+func (h *Handler) showServerSettings(c echo.Context) error {
+	v, err := h.serverSettings(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ServerSettingsPage(h.page(c, "Server settings"), v))
+}
+
+// saveServerSettings saves the public address typed, checked as
+// LEADSIGNAL_PUBLIC_URL is; an empty one clears it.
+func (h *Handler) saveServerSettings(c echo.Context) error {
+	v, err := h.serverSettings(c)
+	if err != nil {
+		return err
+	}
+	typed := c.FormValue("public_url")
+	clean, err := config.PublicURL(typed)
+	if err != nil {
+		v.PublicURL.Value, v.PublicURL.Error = strings.ToValidUTF8(typed, "\uFFFD"), sentence(err.Error())
+		if len(typed) > maxEchoedURL {
+			v.PublicURL.Value = "" // a pasted page is not shown back whole
+		}
+		return render(c, http.StatusUnprocessableEntity, views.ServerSettingsPage(h.page(c, "Server settings"), v))
+	}
+	u := currentUser(c)
+	if err := h.store.SavePublicURL(c.Request().Context(), clean, u.ID, h.now()); err != nil {
+		return err
+	}
+	h.log.Info("public url saved", slog.String("public_url", clean), slog.Int64("by", u.ID))
+	msg := "Public address saved: hook URLs are made with it."
+	switch {
+	case clean == "":
+		msg = "Public address cleared: pages make hook URLs with the address the browser uses."
+	case h.crm.PublicURL != "":
+		msg = "Public address saved. LEADSIGNAL_PUBLIC_URL still wins while it is set on the server."
+	}
+	setFlash(c, "ok", msg)
+	return c.Redirect(http.StatusSeeOther, "/admin/settings")
 }

@@ -47,7 +47,27 @@ func TestBrowserCRMConnection(t *testing.T) {
 			click(`[data-testid="crm-add-hubspot"]`),
 			visible(`[data-testid="crm-form"]`),
 		)
-		b.eachWidth("crm-form", b.location(), `[data-testid="crm-form"]`, nil)
+		// The steps come first, in HubSpot's order: each secret is asked
+		// for in the step that says where it is and what it does, and the
+		// step after saving says where the URL goes.
+		b.eachWidth("crm-form", b.location(), `[data-testid="crm-form"]`, func(int64) {
+			b.above("the HubSpot form", `[data-testid="crm-intro"]`, `[data-testid="crm-step"]:nth-child(1)`,
+				`[data-testid="crm-step"]:nth-child(3) #f-api_token`, `[data-testid="crm-step"]:nth-child(4) #f-secret`,
+				`[data-testid="save-crm"]`, `[data-testid="crm-url-start"]`)
+			if got := b.text(`[data-testid="crm-step"]:nth-child(4)`); !strings.Contains(got, "HubSpot signs every delivery with it") {
+				t.Errorf("the client secret's step says %q", got)
+			}
+			if got, want := b.text(`[data-testid="crm-url-start"]`), a.srv.URL+"/hooks/hubspot/…"; got != want {
+				t.Errorf("the URL's start = %q; want %q", got, want)
+			}
+		})
+		b.eachWidth("crm-form-pipedrive", base+"/stages/crm/new?kind=pipedrive", `[data-testid="crm-form"]`, func(int64) {
+			b.above("the Pipedrive form", `[data-testid="crm-step"]:nth-child(1) #f-secret`, `[data-testid="crm-step"]:nth-child(2) #f-api_token`, `[data-testid="save-crm"]`)
+			if got := b.text(`[data-testid="crm-step"]:nth-child(1)`); !strings.Contains(got, "You make it up") {
+				t.Errorf("the webhook password's step says %q", got)
+			}
+		})
+		b.do(chromedp.Navigate(base+"/stages/crm/new?kind=hubspot"), visible(`[data-testid="crm-form"]`))
 		b.do(
 			typeInto(`#f-name`, "Sales pipeline"),
 			typeInto(`#f-secret`, secret),
@@ -57,7 +77,7 @@ func TestBrowserCRMConnection(t *testing.T) {
 		)
 		c := onlyConnection(t, s, acc)
 		page := b.location()
-		if got := b.text(`[data-testid="crm-hook-url"]`); got != "/hooks/hubspot/"+c.Token {
+		if got := b.text(`[data-testid="crm-hook-url"]`); got != a.srv.URL+"/hooks/hubspot/"+c.Token {
 			t.Errorf("hook URL = %q", got)
 		}
 
@@ -130,5 +150,40 @@ func TestBrowserCRMConnection(t *testing.T) {
 			}
 		})
 		b.do(click(`[data-testid="account-alert"] a`), visible(`[data-testid="crm-stages"]`))
+	})
+}
+
+// An administrator sets the public address on Server settings: a bad one
+// is refused at its field, the address the browser uses is one click; the
+// page fits a laptop and a phone.
+func TestBrowserServerSettings(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		a.user("admin@example.com", true)
+		b := chrome(t)
+		b.login(a.srv.URL, "admin@example.com")
+		b.eachWidth("server-settings-unset", a.srv.URL+"/admin/settings", `[data-testid="public-url-form"]`, func(int64) {
+			if got := b.text(`[data-testid="public-url-here"]`); got != a.srv.URL {
+				t.Errorf("the page offers %q; want the browser's address %q", got, a.srv.URL)
+			}
+		})
+		for _, w := range widths {
+			b.do(
+				chromedp.EmulateViewport(w, 900),
+				chromedp.Navigate(a.srv.URL+"/admin/settings"),
+				typeInto(`#f-public_url`, "javascript:alert(1)"),
+				click(`[data-testid="save-public-url"]`),
+				visible(`[data-testid="error-public_url"]`),
+			)
+			b.fits("the refused address at " + itoa(w) + " px")
+			b.do(shot("server-settings-error-" + itoa(w)))
+		}
+		b.do(chromedp.EmulateViewport(1280, 900), click(`[data-testid="use-here"]`))
+		b.waitJS("the address saved", `[...document.querySelectorAll('[data-testid="flash"]')].some(f => f.textContent.includes("Public address saved"))`)
+		if got := b.value(`#f-public_url`); got != a.srv.URL {
+			t.Errorf("the field holds %q after saving; want %q", got, a.srv.URL)
+		}
+		b.eachWidth("server-settings", a.srv.URL+"/admin/settings", `[data-testid="public-url-form"]`, nil)
 	})
 }

@@ -440,14 +440,15 @@ func TestBrowserLeadsJunkSettings(t *testing.T) {
 	})
 }
 
-// TestBrowserLeadsViewer lets a viewer see leads and mark a stage, without
-// the owner's Settings.
+// TestBrowserLeadsViewer lets a sales member see leads and mark a stage,
+// without the owner's Settings. (Viewers marked stages until the sales
+// role; a viewer now only reads: TestRolesAllowAndRefuse.)
 func TestBrowserLeadsViewer(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, storetest.New(t))
 	acc, key := a.ingestAccount("acme", "US")
 	viewer := a.user("vic@example.com", false)
-	if err := a.store.SetMember(t.Context(), acc.ID, viewer.ID, models.RoleViewer); err != nil {
+	if err := a.store.SetMember(t.Context(), acc.ID, viewer.ID, models.RoleSales); err != nil {
 		t.Fatal(err)
 	}
 	// A manual rule the lead matches: its Send button is for editors.

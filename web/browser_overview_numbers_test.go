@@ -84,6 +84,21 @@ func TestBrowserOverviewAndAgency(t *testing.T) {
 		if n := b.count(`[data-testid="readiness-check"]`); n < 4 {
 			t.Errorf("%d readiness checks; want at least 4", n)
 		}
+		// Each table says what it counts; the demo's deals move every day.
+		for sel, head := range map[string]string{
+			`[data-testid="headline"] thead th`:   "Leads captured in",
+			`[data-testid="headline-reached"] th`: "by when they reached it",
+		} {
+			if got := b.text(sel); !strings.Contains(got, head) {
+				t.Errorf("%s = %q; want %q", sel, got, head)
+			}
+		}
+		if got := b.text(`[data-testid="funnel"] figcaption`); !strings.Contains(got, "by when leads reached them") {
+			t.Errorf("funnel title = %q", got)
+		}
+		if got := b.text(`[data-testid="readiness"]`); !strings.Contains(got, "stage changes on 7 of the last 7 full days") {
+			t.Errorf("the demo's readiness = %q; want stage changes on every day", got)
+		}
 		if n := b.count(`a[href$="/datasets"], a[href$="/settings"]`); n != 0 {
 			t.Errorf("a viewer has %d links to dataset settings", n)
 		}

@@ -19,37 +19,35 @@ const maxCRMSecret = 1000
 
 // crmForm is a connection's form for conn as saved (a new one: its kind
 // alone). Secrets are never put in it: their hints say whether one is
-// saved.
+// saved. The form's steps (views.CRMFormPage) say where each secret is and
+// what it does; the hints say how it is kept.
 func crmForm(conn models.CRMConnection) views.CRMForm {
 	kind := crm.Kind(conn.Kind)
 	isNew := conn.ID == 0
 	f := views.CRMForm{ID: conn.ID, Kind: conn.Kind, KindTitle: kind.Title(),
 		Name: views.Field{Name: "name", Label: "Name", Required: true, Value: conn.Name,
 			Hint: "Tells it apart from the account's other " + kind.Title() + " connections, like “Sales pipeline”."},
-		Secret: views.Field{Name: "secret", Type: "password", Autocomplete: "new-password", Required: isNew},
+		Secret: views.Field{Name: "secret", Type: "password", Autocomplete: "new-password", Required: isNew,
+			Hint: "Stored encrypted, and never shown again."},
 	}
-	keep := ""
-	if !isNew {
-		keep = "Now " + secretState(conn.SecretSealed, conn.SecretEnv) + ". Leave empty to keep it; it is never shown."
-	}
+	chosen := "At least 16 characters, or leave it empty to have one made: it is shown once, on the next page."
 	switch kind {
 	case crm.HubSpot:
 		f.Secret.Label = "App client secret"
-		f.Secret.Hint = "Your app's client secret (its Auth tab): HubSpot signs each delivery with it."
 		f.APIToken = views.Field{Name: "api_token", Label: "Private app access token", Type: "password", Autocomplete: "new-password",
-			Hint: "Reads each deal's contact and the pipelines' stages (scopes crm.objects.deals.read, crm.objects.contacts.read)."}
-		f.LeadIDProperty = views.Field{Name: "lead_id_property", Label: "Contact property holding Meta's lead id (optional)", Value: conn.LeadIDProperty,
+			Hint: "Starts with pat-. Stored encrypted, and never shown again."}
+		f.LeadIDProperty = views.Field{Name: "lead_id_property", Label: "Contact property holding Meta's lead id", Value: conn.LeadIDProperty,
 			Hint: "Its internal name, like meta_lead_id, when your contacts keep the Instant Form's lead id; else leads are found by email, then phone."}
 	case crm.Pipedrive:
 		f.Secret.Label = "Webhook password"
-		f.Secret.Hint = "The HTTP Auth password Pipedrive sends (user leadsignal)."
+		f.Secret.Hint = chosen
 		f.APIToken = views.Field{Name: "api_token", Label: "API token", Type: "password", Autocomplete: "new-password",
-			Hint: "Reads each deal's person and the pipelines' stages (Personal preferences → API)."}
-		f.LeadIDProperty = views.Field{Name: "lead_id_property", Label: "Person field key holding Meta's lead id (optional)", Value: conn.LeadIDProperty,
+			Hint: "Stored encrypted, and never shown again."}
+		f.LeadIDProperty = views.Field{Name: "lead_id_property", Label: "Person field key holding Meta's lead id", Value: conn.LeadIDProperty,
 			Hint: "The custom field's API key, when your persons keep the Instant Form's lead id; else leads are found by email, then phone."}
 	default:
 		f.Secret.Label = "Signing secret"
-		f.Secret.Hint = "Signs each delivery (X-Leadsignal-Signature), or is sent as Authorization: Bearer by a sender that cannot sign."
+		f.Secret.Hint = chosen
 		fields, _ := crm.StoredFields(conn.Fields)
 		for _, t := range crm.Targets {
 			f.Fields = append(f.Fields, views.Field{Name: "field_" + t, Label: t, Value: fields[t]})
@@ -57,13 +55,12 @@ func crmForm(conn models.CRMConnection) views.CRMForm {
 	}
 	switch {
 	case !isNew:
-		f.Secret.Hint = keep
+		f.Secret.Hint = "Now " + secretState(conn.SecretSealed, conn.SecretEnv) + ". Leave it empty to keep it; it is never shown."
 		if f.APIToken.Name != "" {
-			f.APIToken.Hint = "Now " + secretState(conn.APITokenSealed, conn.APITokenEnv) + ". Leave empty to keep it; it is never shown."
+			f.APIToken.Hint = "Now " + secretState(conn.APITokenSealed, conn.APITokenEnv) + ". Leave it empty to keep it; it is never shown."
 		}
 	case kind != crm.HubSpot:
 		f.Secret.Required = false
-		f.Secret.Hint += " Leave empty to have one generated: it is shown once, after saving."
 	}
 	return f
 }
@@ -160,14 +157,24 @@ func (h *Handler) sealCRMSecrets(conn *models.CRMConnection, in crmInput) {
 
 // crmProblem answers a connection's form again with what was typed and
 // its problems. 422.
-func (h *Handler) crmProblem(c echo.Context, f views.CRMForm) error {
+func (h *Handler) crmProblem(c echo.Context, conn models.CRMConnection, f views.CRMForm) error {
 	title := "New " + f.KindTitle + " connection"
 	if f.ID != 0 {
 		title = "Edit " + f.Name.Value
 	}
+	return h.renderCRMForm(c, http.StatusUnprocessableEntity, title, conn, f)
+}
+
+// renderCRMForm answers connection conn's form f with its URL: the whole
+// URL of a saved connection, the start of a new one's.
+func (h *Handler) renderCRMForm(c echo.Context, status int, title string, conn models.CRMConnection, f views.CRMForm) error {
+	var err error
+	if f.HookURL, f.Guessed, err = h.hookURL(c, conn); err != nil {
+		return err
+	}
 	p := h.page(c, title)
 	p.Nav = "stages"
-	return render(c, http.StatusUnprocessableEntity, views.CRMFormPage(p, f))
+	return render(c, status, views.CRMFormPage(p, f))
 }
 
 // showNewCRMConnection is the form of a new connection of the kind asked
@@ -177,10 +184,8 @@ func (h *Handler) showNewCRMConnection(c echo.Context) error {
 	if !kind.Valid() {
 		return store.ErrNotFound
 	}
-	f := crmForm(models.CRMConnection{Kind: string(kind)})
-	p := h.page(c, "New "+kind.Title()+" connection")
-	p.Nav = "stages"
-	return render(c, http.StatusOK, views.CRMFormPage(p, f))
+	conn := models.CRMConnection{Kind: string(kind)}
+	return h.renderCRMForm(c, http.StatusOK, "New "+kind.Title()+" connection", conn, crmForm(conn))
 }
 
 // createCRMConnection adds a connection with a new token. A Pipedrive or
@@ -195,7 +200,7 @@ func (h *Handler) createCRMConnection(c echo.Context) error {
 	conn := models.CRMConnection{AccountID: a.ID, Kind: string(kind)}
 	f, in, ok := readCRMForm(c, &conn)
 	if !ok {
-		return h.crmProblem(c, f)
+		return h.crmProblem(c, conn, f)
 	}
 	generated := in.secret == ""
 	if generated {
@@ -208,10 +213,10 @@ func (h *Handler) createCRMConnection(c echo.Context) error {
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		f.Name.Error = "Another " + kind.Title() + " connection of this account has this name."
-		return h.crmProblem(c, f)
+		return h.crmProblem(c, conn, f)
 	case errors.Is(err, store.ErrCRMConnectionLimit):
 		f.Error = fmt.Sprintf("An account has at most %d CRM connections: delete one it no longer needs first.", store.MaxCRMConnections)
-		return h.crmProblem(c, f)
+		return h.crmProblem(c, conn, f)
 	case err != nil:
 		return err
 	}
@@ -231,9 +236,7 @@ func (h *Handler) showEditCRMConnection(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := h.page(c, "Edit "+conn.Name)
-	p.Nav = "stages"
-	return render(c, http.StatusOK, views.CRMFormPage(p, crmForm(conn)))
+	return h.renderCRMForm(c, http.StatusOK, "Edit "+conn.Name, conn, crmForm(conn))
 }
 
 // updateCRMConnection saves a connection's name, secrets typed, lead id
@@ -246,14 +249,14 @@ func (h *Handler) updateCRMConnection(c echo.Context) error {
 	}
 	f, in, ok := readCRMForm(c, &conn)
 	if !ok {
-		return h.crmProblem(c, f)
+		return h.crmProblem(c, conn, f)
 	}
 	h.sealCRMSecrets(&conn, in)
 	conn.UpdatedAt = h.now().UTC()
 	err = h.store.SaveCRMConnection(c.Request().Context(), &conn)
 	if errors.Is(err, store.ErrConflict) {
 		f.Name.Error = "Another " + f.KindTitle + " connection of this account has this name."
-		return h.crmProblem(c, f)
+		return h.crmProblem(c, conn, f)
 	}
 	if err != nil {
 		return err

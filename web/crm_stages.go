@@ -35,11 +35,14 @@ func (h *Handler) crmPageView(c echo.Context, conn models.CRMConnection, before 
 	ctx := c.Request().Context()
 	a := currentAccount(c).Account
 	kind := crm.Kind(conn.Kind)
-	v := views.CRMPage{ID: conn.ID, Kind: conn.Kind, KindTitle: kind.Title(), Name: conn.Name,
-		HookURL: h.hookURL(conn), Relative: h.crm.PublicURL == "", Before: before,
+	v := views.CRMPage{ID: conn.ID, Kind: conn.Kind, KindTitle: kind.Title(), Name: conn.Name, Before: before,
 		Secret: secretState(conn.SecretSealed, conn.SecretEnv), APIToken: secretState(conn.APITokenSealed, conn.APITokenEnv)}
+	var err error
+	if v.HookURL, v.Guessed, err = h.hookURL(c, conn); err != nil {
+		return v, err
+	}
 	if kind == crm.Generic {
-		v.SampleBody, v.Curl = genericExample(c, h.hookURL(conn), conn.Fields, h.now())
+		v.SampleBody, v.Curl = genericExample(v.HookURL, conn.Fields, h.now())
 	}
 	stages, err := h.store.Stages(ctx, a.ID)
 	if err != nil {
@@ -141,7 +144,7 @@ func deliveryOutcome(d models.CRMDelivery, kind crm.Kind, labels map[string]stri
 
 // genericExample is a body a generic connection takes with its mapping,
 // and the curl line that signs and posts it.
-func genericExample(c echo.Context, hookURL, fieldsJSON string, now time.Time) (string, string) {
+func genericExample(hookURL, fieldsJSON string, now time.Time) (string, string) {
 	fields, _ := crm.StoredFields(fieldsJSON)
 	sample := map[string]any{}
 	put := func(target string, value any) {
@@ -170,14 +173,10 @@ func genericExample(c echo.Context, hookURL, fieldsJSON string, now time.Time) (
 	put("change_id", "deal-42-won")
 	b, _ := json.MarshalIndent(sample, "", "  ")
 	compact, _ := json.Marshal(sample)
-	url := hookURL
-	if strings.HasPrefix(url, "/") {
-		url = c.Scheme() + "://" + c.Request().Host + url
-	}
 	curl := `BODY='` + string(compact) + `'
 T=$(date +%s)
 SIG=$(printf '%s.%s' "$T" "$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')
-curl -X POST ` + url + ` \
+curl -X POST ` + hookURL + ` \
   -H "Content-Type: application/json" \
   -H "X-Leadsignal-Signature: t=$T,v1=$SIG" \
   -d "$BODY"`

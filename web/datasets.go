@@ -316,8 +316,12 @@ func (h *Handler) accountAlerts(c echo.Context, a models.Account) []views.Alert 
 		return nil
 	}
 	var out []views.Alert
+	reads := currentAccount(c) != nil && currentAccount(c).Role.AtLeast(models.RoleSales)
 	for _, b := range stalled {
 		page := views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(b.ID, 10))
+		if !reads {
+			page = "" // a viewer cannot open the dataset
+		}
 		if b.PausedAt != nil {
 			msg := fmt.Sprintf("Sending to dataset %s is paused: %s %d events wait.", b.Name, b.PausedReason, b.Waiting)
 			if b.Oldest != nil {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +23,8 @@ import (
 
 // CRMOptions are the settings of the CRM connections: their APIs' base
 // URLs (HUBSPOT_API_URL, PIPEDRIVE_API_URL) and the public address hook
-// URLs are made absolute with (LEADSIGNAL_PUBLIC_URL).
+// URLs are made absolute with when LEADSIGNAL_PUBLIC_URL sets it (else an
+// administrator's, store.PublicURL).
 type CRMOptions struct {
 	HubSpotAPIURL   string
 	PipedriveAPIURL string
@@ -32,11 +34,30 @@ type CRMOptions struct {
 	Notify func()
 }
 
-// hookURL is the URL a connection's CRM posts to: absolute with the public
-// address when LEADSIGNAL_PUBLIC_URL is set, else its path (the server
-// cannot know the address a CRM reaches it at behind a proxy).
-func (h *Handler) hookURL(c models.CRMConnection) string {
-	return h.crm.PublicURL + crm.HookPath(c.Kind, c.Token)
+// publicURL is the address hook URLs are made with: LEADSIGNAL_PUBLIC_URL
+// when it is set, else the one an administrator saved; "" when neither is.
+func (h *Handler) publicURL(ctx context.Context) (string, error) {
+	return h.store.PublicURL(ctx, h.crm.PublicURL)
+}
+
+// hookURL is the URL a connection's CRM posts to, absolute with the public
+// address. While none is set it is made with the address the request came
+// to, the one the person's browser uses, and guessed says so: behind a
+// proxy the server cannot know the address a CRM reaches it at.
+func (h *Handler) hookURL(c echo.Context, conn models.CRMConnection) (url string, guessed bool, err error) {
+	base, err := h.publicURL(c.Request().Context())
+	if err != nil {
+		return "", false, err
+	}
+	if base == "" {
+		base, guessed = requestBase(c), true
+	}
+	return base + crm.HookPath(conn.Kind, conn.Token), guessed, nil
+}
+
+// requestBase is the scheme and host a request came to.
+func requestBase(c echo.Context) string {
+	return c.Scheme() + "://" + c.Request().Host
 }
 
 // maxHookBody bounds a delivery: HubSpot sends up to 100 events, a few
@@ -114,7 +135,11 @@ func (h *Handler) receiveHook(c echo.Context) error {
 		return apiFail(c, http.StatusServiceUnavailable, "secret_unreadable",
 			"the connection's secret cannot be read: save it again on the connection's page", "")
 	}
-	req := crm.Request{Method: c.Request().Method, URL: h.calledURL(c), Header: c.Request().Header, Body: body}
+	called, err := h.calledURL(c)
+	if err != nil {
+		return err
+	}
+	req := crm.Request{Method: c.Request().Method, URL: called, Header: c.Request().Header, Body: body}
 	if err := crm.Verify(kind, secret, req, h.now()); err != nil {
 		h.hookRefusals.failed(conn)
 		h.hookRefusals.note(h.log, conn, err.Error())
@@ -164,14 +189,19 @@ func (h *Handler) receiveHook(c echo.Context) error {
 }
 
 // calledURL is the URL the CRM called, as HubSpot signs it: the public
-// address when it is set (behind a proxy the request's own host and
-// scheme are the proxy's), else the scheme and host of the request.
-func (h *Handler) calledURL(c echo.Context) string {
+// address when one is set (behind a proxy the request's own host and
+// scheme are the proxy's), else the scheme and host of the request, which
+// is what a hook URL shown while none was set is made with.
+func (h *Handler) calledURL(c echo.Context) (string, error) {
 	r := c.Request()
-	if h.crm.PublicURL != "" {
-		return h.crm.PublicURL + r.RequestURI
+	base, err := h.publicURL(r.Context())
+	if err != nil {
+		return "", err
 	}
-	return c.Scheme() + "://" + r.Host + r.RequestURI
+	if base == "" {
+		base = requestBase(c)
+	}
+	return base + r.RequestURI, nil
 }
 
 // crmNotify wakes the CRM worker.

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,17 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 		// A value goes to Meta with its currency, whatever the stage.
 		change.Value, change.Currency = &v, form.Currency.Value
 	}
+	if c.FormValue("confirm") != "1" {
+		// A Purchase to a live dataset is money Meta optimises for: the
+		// person sees the event and its value first (DESIGN.md, "Roles").
+		dry, err := h.decider.DryRun(ctx, a.ID, []decide.Change{change})
+		if err != nil {
+			return err
+		}
+		if form.Confirm = livePurchases(dry[0]); form.Confirm != nil {
+			return h.renderLead(c, http.StatusOK, l, form)
+		}
+	}
 	res, err := h.decider.Record(ctx, a.ID, change)
 	if err != nil {
 		return err
@@ -73,6 +85,39 @@ func (h *Handler) addLeadStage(c echo.Context) error {
 	}
 	setFlash(c, "ok", msg)
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)))
+}
+
+// livePurchases is what a person confirms before a stage change queues a
+// Purchase for a live dataset: the event, its value and the datasets; nil
+// when the change queues none (a dry run or test dataset, a Purchase held
+// back, a change refused).
+func livePurchases(out decide.Outcome) *views.StageConfirm {
+	if out.Refused != nil {
+		return nil
+	}
+	live := map[int64]string{}
+	for _, d := range out.Datasets {
+		if d.Mode == models.ModeLive {
+			live[d.ID] = d.Name
+		}
+	}
+	var cf *views.StageConfirm
+	for _, e := range out.Events {
+		name, ok := live[e.DatasetID]
+		if !ok || e.EventName != "Purchase" || e.Status != models.EventQueued {
+			continue
+		}
+		if cf == nil {
+			cf = &views.StageConfirm{Stage: out.Change.Stage, Event: e.EventName}
+			if e.Value != nil {
+				cf.Value = views.StageValue(*e.Value, e.Currency)
+			}
+		}
+		if !slices.Contains(cf.Datasets, name) {
+			cf.Datasets = append(cf.Datasets, name)
+		}
+	}
+	return cf
 }
 
 // queuedText names the events a stage change queued, in order, for the

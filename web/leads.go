@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,7 @@ func parseLeadFilter(c echo.Context, a models.Account, stages []overview.Stage, 
 		From: q.Get("from"), To: q.Get("to"), Junk: q.Get("junk"), Source: q.Get("source"),
 		Partial: q.Get("partial"), Stage: q.Get("stage"), Query: strings.TrimSpace(q.Get("q")),
 		Campaign: q.Get("campaign"), Reached: q.Get("reached"),
+		ReachedFrom: q.Get("reached_from"), ReachedTo: q.Get("reached_to"),
 	}
 	f := store.LeadFilter{Query: vf.Query}
 	// A whole email address finds its leads by the email's hash, from an
@@ -69,7 +71,21 @@ func parseLeadFilter(c echo.Context, a models.Account, stages []overview.Stage, 
 		f.Stage = vf.Stage
 	}
 	f.Campaign = vf.Campaign
-	if vf.Reached != "" {
+	switch {
+	case vf.Reached != "" && (vf.ReachedFrom != "" || vf.ReachedTo != ""):
+		// The leads that first reached the stage in those days, as the
+		// Overview's stage rows count them.
+		r := store.Reach{Labels: overview.Named(stages, vf.Reached, written)}
+		var problem string
+		r.From, r.To, problem = dayRange(vf.ReachedFrom, vf.ReachedTo, location(a))
+		if problem != "" && vf.Error == "" {
+			vf.Error = problem
+		}
+		if r.To.IsZero() {
+			r.To = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
+		f.Reached = &r
+	case vf.Reached != "":
 		// None (not nil) when no lead reached it: the list is empty.
 		f.Stages = append([]string{}, overview.AtOrAfter(stages, vf.Reached, written)...)
 	}
@@ -87,6 +103,11 @@ func (h *Handler) reachedStages(c echo.Context) ([]overview.Stage, []string, err
 	stages, err := h.accountStages(ctx, currentAccount(c).ID)
 	if err != nil {
 		return nil, nil, err
+	}
+	if from, to := c.QueryParam("reached_from"), c.QueryParam("reached_to"); from != "" || to != "" {
+		f, t, _ := dayRange(from, to, location(currentAccount(c).Account))
+		written, err := h.store.ReachedLabels(ctx, currentAccount(c).ID, f, t)
+		return stages, written, err
 	}
 	written, err := h.store.LeadStages(ctx, currentAccount(c).ID)
 	return stages, written, err
@@ -151,7 +172,7 @@ func dayRange(fromS, toS string, loc *time.Location) (from, to time.Time, proble
 // filterQuery is the query string of the current filters, without paging.
 func filterQuery(c echo.Context) url.Values {
 	q := url.Values{}
-	for _, k := range []string{"from", "to", "junk", "source", "partial", "stage", "q", "campaign", "reached"} {
+	for _, k := range []string{"from", "to", "junk", "source", "partial", "stage", "q", "campaign", "reached", "reached_from", "reached_to"} {
 		if v := c.QueryParam(k); v != "" {
 			q.Set(k, v)
 		}
@@ -282,26 +303,69 @@ func (h *Handler) exportLeads(c echo.Context) error {
 	}
 	f, _ := parseLeadFilter(c, a.Account, stages, written)
 	w := startCSV(c, fmt.Sprintf("leads-%s-%s.csv", a.Slug, h.now().In(location(a.Account)).Format("2006-01-02")))
-	header := []string{"lead_id", "created_at", "external_id", "source", "partial", "email", "phone", "first_name", "last_name",
-		"city", "state", "zip", "country", "stage", "junk", "junk_reasons", "message", "event_source_url", "meta_lead_id"}
+	cols := leadColumns
+	if !a.Role.DownloadsContacts() {
+		cols = slices.DeleteFunc(slices.Clone(cols), func(col leadColumn) bool { return col.contact })
+	}
+	header := make([]string, len(cols))
+	for i, col := range cols {
+		header[i] = col.name
+	}
 	if err := w.Write(header); err != nil {
 		return err
 	}
 	err = h.store.EachLead(c.Request().Context(), a.ID, f, func(l models.Lead) error {
+		rec := make([]string, len(cols))
+		for i, col := range cols {
+			rec[i] = col.value(l)
+		}
+		return w.Write(rec)
+	})
+	return w.Close(err)
+}
+
+// leadColumn is one column of the leads CSV. A contact column holds raw
+// contact data (or may: an external_id is often an email), which leaves
+// the server only in owners' and editors' downloads
+// (models.Role.DownloadsContacts).
+type leadColumn struct {
+	name    string
+	contact bool
+	value   func(models.Lead) string
+}
+
+// leadColumns are the leads CSV's columns, in order.
+var leadColumns = []leadColumn{
+	{"lead_id", false, func(l models.Lead) string { return strconv.FormatInt(l.ID, 10) }},
+	{"created_at", false, func(l models.Lead) string { return l.CreatedAt.UTC().Format(time.RFC3339) }},
+	{"external_id", true, func(l models.Lead) string {
+		if l.ExternalID == nil {
+			return ""
+		}
+		return *l.ExternalID
+	}},
+	{"source", false, func(l models.Lead) string { return string(l.Source) }},
+	{"partial", false, func(l models.Lead) string { return strconv.FormatBool(l.Partial) }},
+	{"email", true, func(l models.Lead) string { return l.Email }},
+	{"phone", true, func(l models.Lead) string { return l.Phone }},
+	{"first_name", true, func(l models.Lead) string { return l.FirstName }},
+	{"last_name", true, func(l models.Lead) string { return l.LastName }},
+	{"city", true, func(l models.Lead) string { return l.City }},
+	{"state", true, func(l models.Lead) string { return l.State }},
+	{"zip", true, func(l models.Lead) string { return l.Zip }},
+	{"country", true, func(l models.Lead) string { return l.Country }},
+	{"stage", false, func(l models.Lead) string { return l.Stage }},
+	{"junk", false, func(l models.Lead) string { return strconv.FormatBool(l.Junk) }},
+	{"junk_reasons", false, func(l models.Lead) string {
 		var reasons []junk.Reason
 		_ = json.Unmarshal([]byte(l.JunkReasons), &reasons)
 		names := make([]string, 0, len(reasons))
 		for _, r := range reasons {
 			names = append(names, string(r.Signal))
 		}
-		ext := ""
-		if l.ExternalID != nil {
-			ext = *l.ExternalID
-		}
-		rec := []string{strconv.FormatInt(l.ID, 10), l.CreatedAt.UTC().Format(time.RFC3339), ext, string(l.Source),
-			strconv.FormatBool(l.Partial), l.Email, l.Phone, l.FirstName, l.LastName, l.City, l.State, l.Zip, l.Country,
-			l.Stage, strconv.FormatBool(l.Junk), strings.Join(names, " "), l.Message, l.EventSourceURL, l.MetaLeadID}
-		return w.Write(rec)
-	})
-	return w.Close(err)
+		return strings.Join(names, " ")
+	}},
+	{"message", true, func(l models.Lead) string { return l.Message }},
+	{"event_source_url", true, func(l models.Lead) string { return l.EventSourceURL }},
+	{"meta_lead_id", true, func(l models.Lead) string { return l.MetaLeadID }},
 }

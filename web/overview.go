@@ -26,6 +26,9 @@ type overviewFilter struct {
 	from, to time.Time
 	counts   store.CountFilter
 	goal     string
+	// cohort shows the funnel of the leads captured in the range (at a
+	// stage or a later one now) rather than the stages reached in it.
+	cohort bool
 }
 
 func parseOverviewFilter(c echo.Context, loc *time.Location, now time.Time) (overviewFilter, views.OverviewFilter) {
@@ -56,6 +59,8 @@ func parseOverviewFilter(c echo.Context, loc *time.Location, now time.Time) (ove
 	}
 	f.counts.Campaign = vf.Campaign
 	f.goal = q.Get("goal")
+	f.cohort = q.Get("funnel") == "cohort"
+	vf.Cohort = f.cohort
 	return f, vf
 }
 
@@ -65,6 +70,8 @@ type overviewLinks struct {
 	base string // the account's URL
 	f    overviewFilter
 	loc  *time.Location
+	// sendLog: the reader may open the send log; its numbers link there.
+	sendLog bool
 }
 
 // leads links to the leads captured in [from, to) with the filters, and
@@ -77,9 +84,20 @@ func (l overviewLinks) leads(from, to time.Time, kv ...string) string {
 	return l.base + "/leads?" + q.Encode()
 }
 
+// reached links to the leads that first reached stage in [from, to),
+// with the filters: what a stage row counts.
+func (l overviewLinks) reached(from, to time.Time, stage string) string {
+	q := l.query("reached_from", "reached_to", from, to)
+	q.Set("reached", stage)
+	return l.base + "/leads?" + q.Encode()
+}
+
 // events links to the send log's events of the leads captured in
 // [from, to), with the filters, and the extra parameters kv.
 func (l overviewLinks) events(from, to time.Time, kv ...string) string {
+	if !l.sendLog {
+		return ""
+	}
 	q := l.query("lead_from", "lead_to", from, to)
 	for i := 0; i+1 < len(kv); i += 2 {
 		q.Set(kv[i], kv[i+1])
@@ -133,7 +151,7 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 	d := overviewData{loc: location(a.Account)}
 	now := h.now()
 	d.filter, d.vf = parseOverviewFilter(c, d.loc, now)
-	d.links = overviewLinks{base: views.AccountURL(a.ID, ""), f: d.filter, loc: d.loc}
+	d.links = overviewLinks{base: views.AccountURL(a.ID, ""), f: d.filter, loc: d.loc, sendLog: a.Role.AtLeast(models.RoleSales)}
 	var err error
 	if d.stages, err = h.accountStages(ctx, a.ID); err != nil {
 		return d, err
@@ -198,7 +216,8 @@ func (h *Handler) showOverview(c echo.Context) error {
 		return h.overviewCSV(c, d, table)
 	}
 	v.Filter = d.vf
-	v.Columns, v.Headline = headline(d)
+	v.Columns, v.Headline, v.Reached = headline(d)
+	v.FunnelViews = funnelViews(c, d)
 	v.Chart = weeklyChart(d)
 	v.Funnel = funnel(d)
 	v.Junk, v.JunkTotal = junkReasons(d)
@@ -224,9 +243,10 @@ func (h *Handler) showOverview(c echo.Context) error {
 	return render(c, 200, views.OverviewPage(p, v))
 }
 
-// headline is the headline table: per period, the leads, junk, partial,
-// each mapped stage reached, and the leads' events by status.
-func headline(d overviewData) ([]string, []views.HeadlineRow) {
+// headline is the headline tables: per period, the leads captured, junk,
+// partial and their events by status; and the leads that reached each
+// mapped stage in the period, by when they reached it.
+func headline(d overviewData) (cols []string, captured, reached []views.HeadlineRow) {
 	names, spans, counts, idx := d.periods()
 	figs := make([]overview.Figures, len(spans))
 	for i := range spans {
@@ -250,12 +270,23 @@ func headline(d overviewData) ([]string, []views.HeadlineRow) {
 		row("junk", "of them junk", "Flagged by a junk signal or marked junk by a person", true, func(f overview.Figures) int64 { return f.Junk }, leads("junk", "junk")),
 		row("partial", "of them partial", "Forms left before they were submitted", true, func(f overview.Figures) int64 { return f.Partial }, leads("partial", "yes")),
 	}
+	byTime := make([][]int64, len(spans))
+	for i := range spans {
+		byTime[i] = overview.ReachedIn(counts[i], idx[i], d.stages)
+	}
+	// The mapped stages, and the chart's "qualified" even when it is not
+	// mapped: the chart's legend never names a figure the table lacks.
+	q := overview.Qualified(d.stages)
 	for i, st := range d.stages {
-		if !st.Mapped() {
+		if !st.Mapped() && i != q {
 			continue
 		}
-		rows = append(rows, row("reached-"+strings.ToLower(st.Name), "reached "+st.Name, "Leads at "+st.Name+" or a later stage now", true,
-			func(f overview.Figures) int64 { return f.Reached[i] }, leads("reached", st.Name)))
+		r := views.HeadlineRow{Key: "reached-" + strings.ToLower(st.Name), Label: st.Name,
+			Hint: "Leads that first reached " + st.Name + " in the period, whenever they were captured"}
+		for p, sp := range spans {
+			r.Counts = append(r.Counts, views.Count{N: byTime[p][i], Href: d.links.reached(sp.From, sp.To, st.Name)})
+		}
+		reached = append(reached, r)
 	}
 	status := func(label, hint string, s models.EventStatus) views.HeadlineRow {
 		return row(string(s), label, hint, false, func(f overview.Figures) int64 { return f.Events[s] }, events(s))
@@ -272,11 +303,11 @@ func headline(d overviewData) ([]string, []views.HeadlineRow) {
 	if dry {
 		rows = append(rows, status("Events built in dry run", "Built and logged, not sent: the dataset is in dry run", models.EventDryRun))
 	}
-	return names, rows
+	return names, rows, reached
 }
 
 func weeklyChart(d overviewData) views.WeeklyCounts {
-	c := views.WeeklyCounts{ID: "weekly", Title: "Leads per week, last 12 weeks"}
+	c := views.WeeklyCounts{ID: "weekly", Title: "Leads per week by capture, stages by when they were reached, last 12 weeks"}
 	leads := views.ChartSeries{Name: "Leads", One: "lead", Class: "leads"}
 	junkS := views.ChartSeries{Name: "Junk", One: "junk lead", Class: "junk"}
 	q := overview.Qualified(d.stages)
@@ -292,8 +323,8 @@ func weeklyChart(d overviewData) views.WeeklyCounts {
 		junkS.Values = append(junkS.Values, f.Junk)
 		junkS.Links = append(junkS.Links, d.links.leads(w.From, w.To, "junk", "junk"))
 		if q >= 0 {
-			qual.Values = append(qual.Values, f.Reached[q])
-			qual.Links = append(qual.Links, d.links.leads(w.From, w.To, "reached", d.stages[q].Name))
+			qual.Values = append(qual.Values, overview.ReachedIn(d.byWeek, i, d.stages)[q])
+			qual.Links = append(qual.Links, d.links.reached(w.From, w.To, d.stages[q].Name))
 		}
 	}
 	c.Series = []views.ChartSeries{leads, junkS}
@@ -303,22 +334,53 @@ func weeklyChart(d overviewData) views.WeeklyCounts {
 	return c
 }
 
+// funnel is the range's funnel: by default the leads captured in it and
+// the leads that reached each stage in it, by when they reached it (with
+// the median time from lead to stage); as a cohort, the leads captured in
+// it and those of them at each stage or a later one now.
 func funnel(d overviewData) views.FunnelChart {
-	f := views.FunnelChart{ID: "funnel", Title: "Funnel, " + d.vf.RangeLabel}
+	f := views.FunnelChart{ID: "funnel", Title: "Funnel, " + d.vf.RangeLabel + ": stages by when leads reached them"}
+	if d.filter.cohort {
+		f.Title = "Funnel of the leads captured " + d.vf.Captured()
+	}
 	figs := overview.Sum(d.inRange, 0, d.stages)
+	byTime := overview.ReachedIn(d.inRange, 0, d.stages)
 	f.Steps = append(f.Steps, views.FunnelStep{Name: "Leads", Count: figs.Leads, Href: d.links.leads(d.filter.from, d.filter.to)})
 	for i, st := range d.stages {
 		if !st.Mapped() {
 			continue
 		}
+		if d.filter.cohort {
+			f.Steps = append(f.Steps, views.FunnelStep{Name: st.Name, Count: figs.Reached[i],
+				Href: d.links.leads(d.filter.from, d.filter.to, "reached", st.Name)})
+			continue
+		}
 		med, ok := overview.Median(d.inRange, 0, st)
-		f.Steps = append(f.Steps, views.FunnelStep{Name: st.Name, Count: figs.Reached[i],
-			Href: d.links.leads(d.filter.from, d.filter.to, "reached", st.Name), Median: med, HasMedian: ok})
+		f.Steps = append(f.Steps, views.FunnelStep{Name: st.Name, Count: byTime[i],
+			Href: d.links.reached(d.filter.from, d.filter.to, st.Name), Median: med, HasMedian: ok})
 	}
 	if len(d.mapped) == 0 {
 		f.Empty = "Map your CRM's stages to events on the Stages page to see the funnel."
 	}
 	return f
+}
+
+// funnelViews are the funnel's two ways of counting, each a link to the
+// Overview as it is with that one chosen.
+func funnelViews(c echo.Context, d overviewData) []views.Choice {
+	q := c.QueryParams()
+	q.Del("csv")
+	link := func(cohort bool) string {
+		q.Del("funnel")
+		if cohort {
+			q.Set("funnel", "cohort")
+		}
+		return views.AccountURL(currentAccount(c).ID, "") + "?" + q.Encode() + "#funnel-section"
+	}
+	return []views.Choice{
+		{Label: "stages by when they were reached", Href: link(false), Current: !d.filter.cohort},
+		{Label: "the leads captured in the range", Href: link(true), Current: d.filter.cohort},
+	}
 }
 
 func junkReasons(d overviewData) ([]views.JunkReasonRow, views.Count) {

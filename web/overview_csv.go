@@ -17,9 +17,12 @@ func (h *Handler) overviewCSV(c echo.Context, d overviewData, table string) erro
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	switch table {
 	case "headline":
-		cols, hl := headline(d)
+		cols, hl, reached := headline(d)
 		rows = append(rows, append([]string{"count"}, cols...))
-		for _, r := range hl {
+		for i := range reached {
+			reached[i].Label = "reached " + reached[i].Label + " (by when they reached it)"
+		}
+		for _, r := range append(hl, reached...) {
 			row := []string{r.Label}
 			for _, c := range r.Counts {
 				row = append(row, n(c.N))

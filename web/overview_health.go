@@ -35,14 +35,21 @@ func (h *Handler) readiness(c echo.Context, d overviewData) (views.Readiness, er
 	}
 	ctx := c.Request().Context()
 	a := currentAccount(c)
+	// The last 7 full days, by when the stages were reached: a change
+	// counts on its day whichever way it came in (the stage API, an
+	// upload, a CRM, the lead page, the demo).
 	tomorrow := store.AddDays(h.now(), 1, d.loc)
 	var days []store.Span
 	for i := 7; i >= 1; i-- {
-		days = append(days, store.Span{AccountID: a.ID, From: store.AddDays(tomorrow, -i-1, d.loc), To: store.AddDays(tomorrow, -i, d.loc)})
+		days = append(days, store.Span{AccountID: a.ID, From: store.AddDays(tomorrow, -i-1, d.loc), To: store.AddDays(tomorrow, -i, d.loc), Loc: d.loc})
 	}
-	updates, err := h.store.StageUpdates(ctx, a.ID, days)
+	reached, err := h.store.Counts(ctx, days, store.CountFilter{NoDelays: true})
 	if err != nil {
 		return r, err
+	}
+	updates := make([]bool, len(days))
+	for _, st := range reached.Stages {
+		updates[st.Span] = updates[st.Span] || st.N > 0
 	}
 	// The windows are whole weeks of the chart's counts: the 4 full weeks
 	// before this one for the month, and the 4 before those for the share

@@ -55,10 +55,33 @@ func TestOverviewNumbersAreExactAndLinked(t *testing.T) {
 		home := views.AccountURL(acc.ID, "")
 		r := owner.get(home)
 		wantStatus(t, "overview", r, http.StatusOK)
+		// Stages count by when they were reached: both changes came this
+		// week (Monday), though crm-1 was captured last week. crm-1 went
+		// straight to booked: it did not reach qualified.
 		want := map[string]int64{
-			"count-leads-0": 3, "count-junk-0": 1, "count-partial-0": 1, "count-reached-qualified-0": 1,
-			"count-leads-1": 2, "count-junk-1": 0, "count-reached-qualified-1": 1, "count-reached-booked-1": 1, "count-reached-won-1": 0,
-			"count-leads-2": 5, "count-reached-qualified-2": 2,
+			"count-leads-0": 3, "count-junk-0": 1, "count-partial-0": 1, "count-reached-qualified-0": 1, "count-reached-booked-0": 1,
+			"count-leads-1": 2, "count-junk-1": 0, "count-reached-qualified-1": 0, "count-reached-booked-1": 0, "count-reached-won-1": 0,
+			"count-leads-2": 5, "count-reached-qualified-2": 1, "count-reached-booked-2": 1,
+		}
+		// Each table says what it counts.
+		for id, head := range map[string]string{"headline": "Leads captured in", "headline-reached": "by when they reached it"} {
+			if got := r.doc.Find(`[data-testid="` + id + `"] th`).First().Text(); !strings.Contains(got, head) {
+				t.Errorf("%s's first column head = %q; want %q", id, got, head)
+			}
+		}
+		if got := r.doc.Find(`[data-testid="funnel"] figcaption`).Text(); !strings.Contains(got, "by when leads reached them") {
+			t.Errorf("funnel title = %q; want it to say it counts by when leads reached the stages", got)
+		}
+		// The funnel's cohort: the leads captured in the range at a stage
+		// or a later one now (crm-1 at booked reached qualified).
+		cohort := owner.get(home + "?funnel=cohort")
+		if got := cohort.doc.Find(`[data-testid="funnel"] figcaption`).Text(); got != "Funnel of the leads captured in the last 28 days" {
+			t.Errorf("cohort funnel title = %q", got)
+		}
+		var steps []string
+		cohort.doc.Find(`[data-testid="funnel-count"]`).Each(func(_ int, c *goquery.Selection) { steps = append(steps, c.Text()) })
+		if strings.Join(steps, " ") != "5 2 1 0" {
+			t.Errorf("cohort funnel = %v; want 5 leads, 2 at qualified or later, 1 booked, none won", steps)
 		}
 		for id, n := range want {
 			if got := r.text(id); got != strconv.FormatInt(n, 10) {
@@ -67,7 +90,7 @@ func TestOverviewNumbersAreExactAndLinked(t *testing.T) {
 		}
 		// Every number's link lists as many rows as it says.
 		cells := r.doc.Find(`[data-testid="headline"] td a`)
-		if cells.Length() < 20 {
+		if cells.Length() < 27 {
 			t.Fatalf("%d linked numbers; want every cell linked", cells.Length())
 		}
 		cells.Each(func(_ int, cell *goquery.Selection) {

@@ -14,9 +14,9 @@ import (
 	"github.com/leadsignal/leadsignal/views"
 )
 
-// ruleRoutes adds the Rules pages (editors and owners) to g.
+// ruleRoutes adds the rules' forms (editors and owners) to g; the list is
+// sales' too (server.go).
 func (h *Handler) ruleRoutes(g *echo.Group) {
-	g.GET("/rules", h.showRules)
 	g.GET("/rules/new", h.showNewRule)
 	g.POST("/rules", h.createRule)
 	g.GET("/rules/condition-row", h.ruleConditionRow)

@@ -195,6 +195,9 @@ func (h *Handler) showEvent(c echo.Context) error {
 	if v.MadeBy, v.MadeByURL, err = h.madeBy(c, a.ID, e); err != nil {
 		return err
 	}
+	if !a.Role.AtLeast(models.RoleEditor) {
+		v.MadeByURL = "" // a rule's and a mapping's forms are editors'
+	}
 	if e.Status == models.EventQueued {
 		v.NextTry = views.NewStamp(e.NextAttemptAt, now, loc)
 		if e.Payload != "" {

@@ -53,8 +53,12 @@ func (h *Handler) exportEvents(c echo.Context) error {
 		for i, e := range evs {
 			rows[i] = views.EventRow{Event: e, Lead: "Lead " + strconv.FormatInt(e.LeadID, 10)}
 		}
-		if err := h.nameLeads(c, a.ID, rows); err != nil {
-			return err
+		// A lead's name is its contact data: only owners and editors
+		// download it.
+		if a.Role.DownloadsContacts() {
+			if err := h.nameLeads(c, a.ID, rows); err != nil {
+				return err
+			}
 		}
 		for _, r := range rows {
 			e := r.Event

@@ -16,6 +16,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/internal/stageupload"
+	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/static"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -185,33 +186,41 @@ func New(o Options) *echo.Echo {
 	admin.POST("/admin/users", h.createUser)
 	admin.POST("/admin/users/:user/remove", h.removeUser)
 	admin.POST("/admin/users/:user/link", h.createUserLink)
+	admin.GET("/admin/settings", h.showServerSettings)
+	admin.POST("/admin/settings", h.saveServerSettings)
 
+	// The roles' groups (docs/operations.md, "Roles"): every member reads
+	// the Overview and the leads; sales read what editors read and mark
+	// stages; editors set the account up; owners also manage members.
 	acc := in.Group("/accounts/:account", h.requireAccount)
 	acc.GET("", h.showOverview)
 	acc.GET("/leads", h.showLeads)
 	acc.GET("/leads.csv", h.exportLeads)
 	acc.GET("/leads/:lead", h.showLead)
-	acc.POST("/leads/:lead/stages", h.addLeadStage)
-	h.stageRoutes(acc, "viewer")
 
-	editor := acc.Group("", h.requireRole("editor"))
-	editor.GET("/events", h.showEvents)
-	editor.GET("/events.csv", h.exportEvents)
-	editor.GET("/events/:event", h.showEvent)
+	sales := acc.Group("", h.requireRole(models.RoleSales))
+	sales.POST("/leads/:lead/stages", h.addLeadStage)
+	sales.GET("/events", h.showEvents)
+	sales.GET("/events.csv", h.exportEvents)
+	sales.GET("/events/:event", h.showEvent)
+	sales.GET("/rules", h.showRules)
+	sales.GET("/datasets", h.showDatasets)
+	sales.GET("/datasets/:dataset", h.showDataset)
+	h.stageRoutes(sales, models.RoleSales)
+
+	editor := acc.Group("", h.requireRole(models.RoleEditor))
 	editor.POST("/events/:event/retry", h.retryEvent)
 	editor.POST("/events/retry", h.retryAllEvents)
-	editor.GET("/datasets", h.showDatasets)
-	editor.GET("/datasets/:dataset", h.showDataset)
 	editor.POST("/datasets/:dataset", h.updateDataset)
 	editor.POST("/datasets/:dataset/test", h.sendTestEvent)
 	editor.POST("/datasets/:dataset/probe", h.probeDataset)
 	editor.POST("/leads/:lead/rules/:rule/send", h.sendRuleEvent)
 	h.ruleRoutes(editor)
-	h.stageRoutes(editor, "editor")
+	h.stageRoutes(editor, models.RoleEditor)
 	editor.POST("/stages/sequences", h.createSequence)
 	editor.POST("/stages/sequences/:sequence/delete", h.deleteSequence)
 
-	owner := acc.Group("", h.requireRole("owner"))
+	owner := acc.Group("", h.requireRole(models.RoleOwner))
 	owner.GET("/settings", h.showSettings)
 	owner.POST("/settings", h.updateSettings)
 	owner.GET("/settings/keys", h.showKeys)
@@ -228,7 +237,7 @@ func New(o Options) *echo.Echo {
 	h.setupFileRoutes(owner)
 
 	// A group's middleware guards its not-found answer too (echo's
-	// Group.Use), and the admin, editor and owner groups share their
+	// Group.Use), and the admin, sales, editor and owner groups share their
 	// parents' paths: the parents answer unknown paths again, last, so an
 	// unknown page is a 404 for everyone, never "only administrators" or
 	// "only editors".

@@ -183,3 +183,8 @@ func (h *Handler) memberFormError(c echo.Context, mf views.MemberForm) error {
 	v.Form = mf
 	return h.renderMembers(c, http.StatusUnprocessableEntity, v)
 }
+
+// EmailProblem says what is wrong with an email address, or "" when it is
+// fine. The command line (leadsignal member) shares it with the Members
+// page.
+func EmailProblem(s string) string { return checkEmail(s) }

@@ -33,7 +33,11 @@ const maxSetupUpload = 1 << 20
 // export prints it.
 func (h *Handler) downloadSetup(c echo.Context) error {
 	a := currentAccount(c)
-	f, _, err := setup.Export(c.Request().Context(), h.store, a.Slug, h.crm.PublicURL)
+	base, err := h.publicURL(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	f, _, err := setup.Export(c.Request().Context(), h.store, a.Slug, base)
 	if err != nil {
 		return err
 	}

@@ -18,11 +18,10 @@ import (
 	"github.com/leadsignal/leadsignal/views"
 )
 
-// stageRoutes adds the Stages page's routes for role to g: every member
-// reads the stage list and its mappings (DESIGN.md gives viewers the
-// stage mappings read-only); editors and owners change them.
+// stageRoutes adds the Stages page's routes for role to g: sales read the
+// stage list and its mappings; editors and owners change them.
 func (h *Handler) stageRoutes(g *echo.Group, role models.Role) {
-	if role == models.RoleViewer {
+	if role == models.RoleSales {
 		g.GET("/stages", h.showStages)
 		return
 	}

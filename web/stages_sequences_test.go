@@ -174,8 +174,8 @@ func TestSequencesViewer(t *testing.T) {
 		if err := s.CreateSequence(ctx, &q); err != nil {
 			t.Fatal(err)
 		}
-		viewer := f.a.user("vera@example.com", false)
-		if err := s.SetMember(ctx, f.acc.ID, viewer.ID, models.RoleViewer); err != nil {
+		viewer := f.a.user("vera@example.com", false) // sales: reads the Stages page, changes none of it
+		if err := s.SetMember(ctx, f.acc.ID, viewer.ID, models.RoleSales); err != nil {
 			t.Fatal(err)
 		}
 		b := f.a.browser()

@@ -523,8 +523,8 @@ func TestStagesViewerReadOnly(t *testing.T) {
 		if _, err := s.StartStageTemplate(ctx, f.acc.ID, f.d.ID, nil); err != nil {
 			t.Fatal(err)
 		}
-		viewer := f.a.user("vera@example.com", false)
-		if err := s.SetMember(ctx, f.acc.ID, viewer.ID, models.RoleViewer); err != nil {
+		viewer := f.a.user("vera@example.com", false) // sales: reads the Stages page, changes none of it
+		if err := s.SetMember(ctx, f.acc.ID, viewer.ID, models.RoleSales); err != nil {
 			t.Fatal(err)
 		}
 		b := f.a.browser()
@@ -541,7 +541,7 @@ func TestStagesViewerReadOnly(t *testing.T) {
 			t.Error("the viewer is linked to mapping forms")
 		}
 		nav := r.doc.Find(`nav.account-nav a`).Map(func(_ int, s *goquery.Selection) string { return s.Text() })
-		if got := strings.Join(nav, ","); got != "Overview,Leads,Stages" {
+		if got := strings.Join(nav, ","); got != "Overview,Leads,Send log,Rules,Stages,Datasets" {
 			t.Errorf("viewer's navigation = %s", got)
 		}
 

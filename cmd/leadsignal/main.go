@@ -48,6 +48,10 @@ const usage = `usage:
   leadsignal user create --email E [--admin]     password read from stdin
   leadsignal account create --name N --slug S [--country CC] [--owner EMAIL]
   leadsignal key create --account SLUG --name N   prints a new ingest key once
+  leadsignal member add --account SLUG --email E --role owner|editor|sales|viewer
+                                     give an existing user a role in an account
+  leadsignal member remove --account SLUG --email E
+                                     take a user out of an account (never its last owner)
   leadsignal setup apply -f FILE [--dry-run] [--owner EMAIL]
                                      create or update an account and its datasets to match a setup file
   leadsignal setup export --account SLUG   print an account's setup as JSON
@@ -111,6 +115,8 @@ func run(ctx context.Context, args []string, e env) error {
 		return runSetup(ctx, args[0], args[1:], e)
 	case "stages":
 		return runStages(ctx, args, e)
+	case "member":
+		return runMember(ctx, args, e)
 	case "help", "-h", "--help":
 		fmt.Fprint(e.stdout, usage)
 		return nil

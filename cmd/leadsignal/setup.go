@@ -146,7 +146,11 @@ func setupExport(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer s.Close()
-	f, notes, err := setup.Export(ctx, s, *slug, cfg.PublicURL)
+	base, err := s.PublicURL(ctx, cfg.PublicURL)
+	if err != nil {
+		return err
+	}
+	f, notes, err := setup.Export(ctx, s, *slug, base)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("setup export: no account has slug %q", *slug)
 	}

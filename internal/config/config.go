@@ -52,8 +52,9 @@ type Config struct {
 	HubSpotAPIURL   string
 	PipedriveAPIURL string
 	// PublicURL is the address CRMs and browsers reach this server at
-	// (LEADSIGNAL_PUBLIC_URL), without a trailing slash; "" when unset.
-	// Hook URLs are absolute with it, and HubSpot's signature covers it.
+	// (LEADSIGNAL_PUBLIC_URL), as PublicURL writes it; "" when unset, when
+	// the one an administrator saves applies. Hook URLs are absolute with
+	// it, and HubSpot's signature covers it.
 	PublicURL string
 	// SessionIdle ends a session that saw no request for this long.
 	SessionIdle time.Duration
@@ -73,7 +74,7 @@ func Load(getenv func(string) string) (Config, error) {
 		MetaAPIVersion:  or(getenv("META_API_VERSION"), DefaultMetaAPIVersion),
 		HubSpotAPIURL:   strings.TrimRight(or(getenv("HUBSPOT_API_URL"), DefaultHubSpotAPIURL), "/"),
 		PipedriveAPIURL: strings.TrimRight(or(getenv("PIPEDRIVE_API_URL"), DefaultPipedriveURL), "/"),
-		PublicURL:       strings.TrimRight(strings.TrimSpace(getenv("LEADSIGNAL_PUBLIC_URL")), "/"),
+		PublicURL:       strings.TrimSpace(getenv("LEADSIGNAL_PUBLIC_URL")),
 		SessionIdle:     DefaultSessionIdle,
 		SessionMax:      DefaultSessionMax,
 	}
@@ -91,7 +92,11 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		*d.to = dur
 	}
-	return c, c.Validate()
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	c.PublicURL, _ = PublicURL(c.PublicURL)
+	return c, nil
 }
 
 // Validate reports the first setting that cannot work.
@@ -112,10 +117,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("config: %s must be an http(s) URL", u.name)
 		}
 	}
-	if c.PublicURL != "" {
-		if u, err := url.Parse(c.PublicURL); err != nil || !httpURL(c.PublicURL) || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			return errors.New("config: LEADSIGNAL_PUBLIC_URL must be an http(s) URL like https://leads.example.com, without a query")
-		}
+	if _, err := PublicURL(c.PublicURL); err != nil {
+		return fmt.Errorf("config: LEADSIGNAL_PUBLIC_URL: %w", err)
 	}
 	if c.SessionIdle < time.Minute {
 		return errors.New("config: LEADSIGNAL_SESSION_IDLE must be at least 1m")

@@ -20,6 +20,8 @@ const (
 	AccountName = "Northwind Roofing (demo)"
 	Email       = "demo@leadsignal.example"
 	DatasetName = "Northwind website (dry run)"
+	// KeyName is the ingest key the demo's leads come with.
+	KeyName = "Website form"
 )
 
 // pixelID is the demo dataset's id: made up, since a dry run sends
@@ -89,8 +91,9 @@ func createAccount(ctx context.Context, s *store.Store) (models.Account, error) 
 		return acc, err
 	}
 	// The key the website's form would post with, as a set-up account has
-	// one; its secret is not kept: the demo captures without HTTP.
-	if _, _, err := s.CreateIngestKey(ctx, acc.ID, "Website form"); err != nil {
+	// one; its secret is not kept: the demo captures without HTTP, and
+	// notes the key's use as the API would (Demo.useKey).
+	if _, _, err := s.CreateIngestKey(ctx, acc.ID, KeyName); err != nil {
 		return acc, err
 	}
 	return acc, nil

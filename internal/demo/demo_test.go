@@ -204,6 +204,66 @@ func TestSeed(t *testing.T) {
 	})
 }
 
+// TestDemoKeyLastUsed: the demo's leads come with its key, whose "Last
+// used" follows its ticks as a website's key follows its posts, written at
+// most once a minute; a revoked key is never noted.
+func TestDemoKeyLastUsed(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		seeded := time.Now().Truncate(time.Second)
+		d, err := demo.Seed(ctx, s, demo.Options{Now: seeded, Rand: rand.New(rand.NewPCG(3, 4))})
+		if err != nil {
+			t.Fatalf("Seed: %v", err)
+		}
+		lastUsed := func() *time.Time {
+			t.Helper()
+			keys, err := s.IngestKeys(ctx, d.Account.ID)
+			if err != nil || len(keys) != 1 {
+				t.Fatalf("IngestKeys = %d, %v; want the demo's one", len(keys), err)
+			}
+			return keys[0].LastUsedAt
+		}
+		wantUsed := func(when string, at time.Time) {
+			t.Helper()
+			if got := lastUsed(); got == nil || !got.Equal(at) {
+				t.Errorf("%s: key last used %v; want %v", when, got, at)
+			}
+		}
+		wantUsed("after Seed", seeded)
+
+		again, err := demo.Seed(ctx, s, demo.Options{Now: seeded})
+		if err != nil {
+			t.Fatalf("second Seed: %v", err)
+		}
+		for _, tt := range []struct {
+			after, used time.Duration
+		}{
+			{30 * time.Second, 0},                           // within the minute: not written again
+			{61 * time.Second, 61 * time.Second},            // past it: written
+			{61*time.Second + demo.Every, 61 * time.Second}, // the next tick
+		} {
+			if _, err := again.Tick(ctx, seeded.Add(tt.after)); err != nil {
+				t.Fatalf("Tick: %v", err)
+			}
+			wantUsed("a tick "+tt.after.String()+" after the seed", seeded.Add(tt.used))
+		}
+
+		keys, _ := s.IngestKeys(ctx, d.Account.ID)
+		if err := s.RevokeIngestKey(ctx, d.Account.ID, keys[0].ID, seeded.Add(2*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		revoked, err := demo.Seed(ctx, s, demo.Options{Now: seeded})
+		if err != nil {
+			t.Fatalf("Seed after the key was revoked: %v", err)
+		}
+		if _, err := revoked.Tick(ctx, seeded.Add(5*time.Minute)); err != nil {
+			t.Fatalf("Tick: %v", err)
+		}
+		wantUsed("a tick after the key was revoked", seeded.Add(61*time.Second))
+	})
+}
+
 func TestBar(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -235,4 +295,69 @@ func TestBar(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The demo's deals reach their stages over its four weeks, by when they
+// reached them, on every day of the last week (so the Overview's "Stage
+// updates arrive daily" passes), and a running demo keeps moving them:
+// each tick's changes count today. The counts follow every write.
+func TestDemoStagesSpreadAndKeepMoving(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		now := time.Now()
+		d, err := demo.Seed(ctx, s, demo.Options{Now: now, Rand: rand.New(rand.NewPCG(3, 4))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc, err := time.LoadLocation(demo.Timezone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tomorrow := store.AddDays(now, 1, loc)
+		var spans []store.Span
+		for i := demo.Days; i >= 1; i-- {
+			spans = append(spans, store.Span{AccountID: d.Account.ID, From: store.AddDays(tomorrow, -i-1, loc),
+				To: store.AddDays(tomorrow, -i, loc), Loc: loc})
+		}
+		today := store.Span{AccountID: d.Account.ID, From: store.AddDays(tomorrow, -1, loc), To: tomorrow, Loc: loc}
+		reached := func(spans []store.Span) []int64 {
+			t.Helper()
+			c, err := s.Counts(ctx, spans, store.CountFilter{NoDelays: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([]int64, len(spans))
+			for _, r := range c.Stages {
+				out[r.Span] += r.N
+			}
+			return out
+		}
+		byDay := reached(spans)
+		for w := range 4 {
+			var n int64
+			for _, v := range byDay[w*7 : w*7+7] {
+				n += v
+			}
+			if n == 0 {
+				t.Errorf("week %d of the demo's four: no stage reached; want some (by day %v)", w+1, byDay)
+			}
+		}
+		for i, v := range byDay[len(byDay)-7:] {
+			if v == 0 {
+				t.Errorf("day %d of the last 7 full days: no stage reached; want some every day", i+1)
+			}
+		}
+		before := reached([]store.Span{today})[0]
+		tick, err := d.Tick(ctx, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := reached([]store.Span{today})[0]; got != before+int64(len(tick.Moved)) || len(tick.Moved) == 0 {
+			t.Errorf("stages reached today after a tick = %d; want %d and %d moved", got, before+int64(len(tick.Moved)), len(tick.Moved))
+		}
+		if drift, err := s.CountsDrift(ctx); err != nil || len(drift) > 0 {
+			t.Errorf("counts drift after the demo: %v, %v", drift, err)
+		}
+	})
 }

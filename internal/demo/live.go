@@ -65,6 +65,9 @@ func (d *Demo) Tick(ctx context.Context, now time.Time) (Ticked, error) {
 		return t, err
 	}
 	t.Lead = res.Lead
+	if err := d.useKey(ctx, now); err != nil {
+		return t, err
+	}
 
 	leads, err := d.store.Leads(ctx, d.Account.ID, store.LeadFilter{From: now.Add(-7 * 24 * time.Hour), Junk: "clean", Partial: "no"}, nil, 300)
 	if err != nil {

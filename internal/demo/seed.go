@@ -38,7 +38,10 @@ type Demo struct {
 	// recorded (0 when it did not seed).
 	Leads, Changes int
 
-	store   *store.Store
+	store *store.Store
+	// keyID is the live key named KeyName the demo captures with; 0 when
+	// a person revoked it.
+	keyID   int64
 	capture *capture.Capturer
 	decider *decide.Decider
 	gen     *gen
@@ -77,8 +80,14 @@ func Seed(ctx context.Context, s *store.Store, o Options) (*Demo, error) {
 		return nil, fmt.Errorf("demo: account: %w", err)
 	}
 	d.Account = acc
+	if d.keyID, err = demoKey(ctx, s, acc.ID); err != nil {
+		return nil, fmt.Errorf("demo: key: %w", err)
+	}
 	if d.Seeded {
 		if err := d.seed(ctx, now, o.Progress); err != nil {
+			return nil, err
+		}
+		if err := d.useKey(ctx, now); err != nil {
 			return nil, err
 		}
 	}
@@ -199,6 +208,34 @@ func (d *Demo) captureOne(ctx context.Context, req capture.Request, now time.Tim
 		return res, fmt.Errorf("demo: capture: %w", err)
 	}
 	return res, nil
+}
+
+// demoKey is the id of the account's live key named KeyName, 0 when there
+// is none.
+func demoKey(ctx context.Context, s *store.Store, accountID int64) (int64, error) {
+	keys, err := s.IngestKeys(ctx, accountID)
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range keys {
+		if k.Name == KeyName && k.RevokedAt == nil {
+			return k.ID, nil
+		}
+	}
+	return 0, nil
+}
+
+// useKey notes that the demo's key posted at now, as the ingest API notes
+// a key's use (at most once a minute): the demo captures without HTTP, and
+// its key's "Last used" says what a website's key would.
+func (d *Demo) useKey(ctx context.Context, now time.Time) error {
+	if d.keyID == 0 {
+		return nil
+	}
+	if err := d.store.NoteIngestKeyUse(ctx, d.Account.ID, d.keyID, now); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	return nil
 }
 
 // stageChange is change c of lead leadID, as the stage API would send it.

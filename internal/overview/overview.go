@@ -102,11 +102,29 @@ func AtOrAfter(stages []Stage, name string, written []string) []string {
 	return out
 }
 
+// Named keeps, of the stages written, those that name the stage called
+// name (its name or an alias, however spelled). None when the account has
+// no such stage.
+func Named(stages []Stage, name string, written []string) []string {
+	i := position(stages, name)
+	if i < 0 {
+		return nil
+	}
+	var out []string
+	for _, w := range written {
+		if stages[i].Is(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // Figures are the headline numbers of one span's leads.
 type Figures struct {
 	Leads, Junk, Partial int64
 	// Reached counts, per stage (as in the stages given), the leads at it
-	// or at a later stage now.
+	// or at a later stage now: the capture cohort's funnel (ReachedIn
+	// counts by when they reached it).
 	Reached []int64
 	// Events counts the leads' events by status: queued ones are waiting
 	// (sending among them).
@@ -151,8 +169,33 @@ func Sum(c store.Counts, span int, stages []Stage) Figures {
 	return f
 }
 
-// Median is the median time from capture to a change to stage among the
-// stage changes of span, to the whole hour (the middle of its hour); ok is
+// ReachedIn counts, per stage (as in the stages given), the leads that
+// reached it in span, by the time they first reached it (a change to it
+// under its name or an alias): a period's count settles when the period
+// ends, as the CRM's "became qualified" does. A lead that skipped a stage
+// did not reach it; one recorded under two of a stage's labels counts
+// under each.
+func ReachedIn(c store.Counts, span int, stages []Stage) []int64 {
+	out := make([]int64, len(stages))
+	pos := map[string]int{} // by the stage as written
+	for _, r := range c.Stages {
+		if r.Span != span {
+			continue
+		}
+		p, ok := pos[r.Stage]
+		if !ok {
+			p = position(stages, r.Stage)
+			pos[r.Stage] = p
+		}
+		if p >= 0 {
+			out[p] += r.N
+		}
+	}
+	return out
+}
+
+// Median is the median time from capture to stage among the leads that
+// reached it in span, to the whole hour (the middle of its hour); ok is
 // false when there are none.
 func Median(c store.Counts, span int, stage Stage) (d time.Duration, ok bool) {
 	var rows []store.StageDelay

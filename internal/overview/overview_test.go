@@ -144,3 +144,17 @@ func TestLabelsThatBecameAliasesCount(t *testing.T) {
 		t.Error("median of won: want the change under the alias")
 	}
 }
+
+func TestReachedInCountsEachStageByItsOwnChanges(t *testing.T) {
+	st := []Stage{{Name: "qualified", Aliases: []string{"SQL"}}, {Name: "booked"}, {Name: "Won"}}
+	c := store.Counts{Stages: []store.StageDelay{
+		{Span: 0, Stage: "qualified", Hours: 3, N: 2}, {Span: 0, Stage: "sql", N: 1}, // an alias counts as its stage
+		{Span: 0, Stage: "won", N: 4},  // won leads did not reach booked or qualified in this span
+		{Span: 0, Stage: "lost", N: 7}, // not a stage of the account
+		{Span: 1, Stage: "qualified", N: 50},
+	}}
+	got := ReachedIn(c, 0, st)
+	if want := []int64{3, 0, 4}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("ReachedIn = %v; want %v", got, want)
+	}
+}

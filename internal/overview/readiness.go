@@ -33,8 +33,8 @@ type ReadinessInput struct {
 	// CohortReached those at Goal or a later stage now: 28 days or more
 	// after their capture, mostly within StageWindow of it.
 	CohortLeads, CohortReached int64
-	// UpdateDays says, for each of the last 7 days, whether a stage update
-	// arrived on it.
+	// UpdateDays says, for each of the last 7 full days, whether a lead
+	// reached a stage on it, whichever way the change came in.
 	UpdateDays []bool
 	// MappedStages counts the stages that send an event.
 	MappedStages int
@@ -81,7 +81,7 @@ func Readiness(in ReadinessInput) []Check {
 	}, {
 		Name:   "Stage updates arrive at least daily",
 		Pass:   len(in.UpdateDays) > 0 && days == len(in.UpdateDays),
-		Figure: fmt.Sprintf("updates on %d of the last %d days", days, len(in.UpdateDays)),
+		Figure: fmt.Sprintf("stage changes on %d of the last %d full days", days, len(in.UpdateDays)),
 		Fix:    "Send stage changes as they happen (the stage API, a CRM connection) or upload them at least once a day.",
 	}, {
 		Name:   "At least two stages mapped (three recommended)",

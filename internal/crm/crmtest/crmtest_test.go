@@ -167,7 +167,7 @@ func TestDeliveries(t *testing.T) {
 		{"pipedrive v2 without person", crm.Pipedrive, PipedriveV2StageChange(42, 4, 3, 0, 0, "EUR", at, "evt-2"),
 			crm.Change{Key: "v2:evt-2", ObjectID: "42", StageID: "4", OccurredAt: at, Value: float(0), Currency: "EUR"}},
 		{"pipedrive v1", crm.Pipedrive, PipedriveV1StageChange(42, 4, 3, 8, 100, "EUR", at),
-			crm.Change{Key: "v1:4710827:42:" + strconv.FormatInt(at.UnixMicro(), 10), ObjectID: "42", StageID: "4", OccurredAt: at, PersonID: "8", Value: float(100), Currency: "EUR"}},
+			crm.Change{Key: "deal:42:stage:3>4:2026-12-01T10:30:00.123Z", ObjectID: "42", StageID: "4", OccurredAt: at, PersonID: "8", Value: float(100), Currency: "EUR"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
