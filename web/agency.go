@@ -139,10 +139,13 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now time.Time) views.AccountRow {
 	loc := location(a.Account)
 	sp := f.spans[i]
-	links := overviewLinks{base: views.AccountURL(a.ID, ""), loc: loc}
-	editor := a.Role.AtLeast(models.RoleEditor)
+	// Links a role cannot follow are not drawn: sales read what editors
+	// read (the send log, datasets, stages and CRM connections), viewers
+	// the Overview and the leads.
+	reader := a.Role.AtLeast(models.RoleSales)
+	links := overviewLinks{base: views.AccountURL(a.ID, ""), loc: loc, sendLog: reader}
 	link := func(href string) string {
-		if editor {
+		if reader {
 			return href
 		}
 		return ""
@@ -152,10 +155,12 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 	st := overview.Stages(f.stages[a.ID], f.mappings[a.ID])
 	fig := overview.Sum(f.counts, i, st)
 	r.Leads, r.Junk, r.Sent, r.Failed = fig.Leads, fig.Junk, fig.Events[models.EventSent], fig.Events[models.EventFailed]
-	r.SentURL = link(links.events(sp.From, sp.To, "status", string(models.EventSent)))
-	r.FailedURL = link(links.events(sp.From, sp.To, "status", string(models.EventFailed)))
+	r.SentURL = links.events(sp.From, sp.To, "status", string(models.EventSent))
+	r.FailedURL = links.events(sp.From, sp.To, "status", string(models.EventFailed))
+	// Qualified counts as the Overview's stage rows do: the leads that
+	// reached the stage in the window, by when they reached it.
 	if q := overview.Qualified(st); q >= 0 {
-		r.Qualified, r.QualifiedStage = fig.Reached[q], st[q].Name
+		r.Qualified, r.QualifiedStage = overview.ReachedIn(f.counts, i, st)[q], st[q].Name
 	}
 	add := func(severity int, text, href string) {
 		r.Alerts = append(r.Alerts, views.AccountAlert{Severity: severity, Text: text, Href: href})
