@@ -1,8 +1,6 @@
 package store
 
 import (
-	"time"
-
 	"context"
 
 	"github.com/leadsignal/leadsignal/models"
@@ -33,28 +31,74 @@ func (s *Store) StagesOf(ctx context.Context, accountIDs []int64) (map[int64][]m
 	return out, wrap("stages of accounts", err)
 }
 
+// StageMappingsOf lists the stage mappings of accounts (enabled or not),
+// in the accounts' order, by account.
+func (s *Store) StageMappingsOf(ctx context.Context, accountIDs []int64) (map[int64][]models.SendRule, error) {
+	var rs []models.SendRule
+	err := s.q(ctx).Where("account_id IN ? AND mode = ?", accountIDs, modeStage).Order("account_id, position, id").Find(&rs).Error
+	out := map[int64][]models.SendRule{}
+	for _, r := range rs {
+		out[r.AccountID] = append(out[r.AccountID], r)
+	}
+	return out, wrap("stage mappings of accounts", err)
+}
+
+// CRMStagesOf lists, by account, the rows of the accounts' CRM stage
+// tables that map a CRM stage to one of their stages, as MappedCRMStages
+// does for one.
+func (s *Store) CRMStagesOf(ctx context.Context, accountIDs []int64) (map[int64][]models.CRMStage, error) {
+	var rows []models.CRMStage
+	err := s.q(ctx).Where("account_id IN ? AND stage <> ''", accountIDs).
+		Order("account_id, connection_id, position, crm_stage_id").Find(&rows).Error
+	out := map[int64][]models.CRMStage{}
+	for _, r := range rows {
+		out[r.AccountID] = append(out[r.AccountID], r)
+	}
+	return out, wrap("crm stages of accounts", err)
+}
+
+// MaxStageLabels bounds the stage labels StageLabelsOf reads of one
+// account: a sender that makes up a label per change cannot make the
+// agency overview walk them all.
+const MaxStageLabels = 200
+
+// stageLabelsSQL walks the index of stage_changes by account and stage
+// (stage_changes_account_stage_idx) from one label to the next, one
+// lookup per label, never reading the changes themselves: an account with
+// a million changes and five labels costs six lookups.
+const stageLabelsSQL = `WITH RECURSIVE labels (account_id, stage, n) AS (
+	SELECT a.id, (SELECT MIN(sc.stage) FROM stage_changes sc WHERE sc.account_id = a.id), 1
+	FROM accounts a WHERE a.id IN ?
+	UNION ALL
+	SELECT l.account_id, (SELECT MIN(sc.stage) FROM stage_changes sc WHERE sc.account_id = l.account_id AND sc.stage > l.stage), l.n + 1
+	FROM labels l WHERE l.stage IS NOT NULL AND l.n < ?
+)
+SELECT account_id, stage FROM labels WHERE stage IS NOT NULL AND stage NOT IN (?, ?) ORDER BY account_id, stage`
+
+// StageLabelsOf lists, by account, the stage labels the accounts' stage
+// changes were recorded with, as written ("Closed Won", "closedwon"), in
+// the database's order of text, at most MaxStageLabels of each; not the
+// junk markers.
+func (s *Store) StageLabelsOf(ctx context.Context, accountIDs []int64) (map[int64][]string, error) {
+	out := map[int64][]string{}
+	if len(accountIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		AccountID int64
+		Stage     string
+	}
+	err := s.q(ctx).Raw(stageLabelsSQL, accountIDs, MaxStageLabels, models.StageJunk, models.StageNotJunk).Scan(&rows).Error
+	for _, r := range rows {
+		out[r.AccountID] = append(out[r.AccountID], r.Stage)
+	}
+	return out, wrap("stage labels of accounts", err)
+}
+
 // WithSequences keeps the accounts that have a sequence.
 func (s *Store) WithSequences(ctx context.Context, accountIDs []int64) ([]int64, error) {
 	var ids []int64
 	err := s.q(ctx).Model(&models.Sequence{}).Distinct("account_id").Where("account_id IN ?", accountIDs).
 		Order("account_id").Pluck("account_id", &ids).Error
 	return ids, wrap("accounts with sequences", err)
-}
-
-// FailedSince counts, per account, the events that failed (refused by
-// Meta, held back or cancelled) whose event time is since or later,
-// whatever their lead's capture time; an account with none is missing.
-func (s *Store) FailedSince(ctx context.Context, accountIDs []int64, since time.Time) (map[int64]int64, error) {
-	var rows []struct {
-		AccountID int64
-		N         int64
-	}
-	err := s.q(ctx).Raw(`SELECT d.account_id, COUNT(*) AS n FROM unsent_events u JOIN datasets d ON d.id = u.dataset_id
-		WHERE d.account_id IN ? AND u.status = ? AND u.event_time >= ? GROUP BY d.account_id`,
-		accountIDs, models.EventFailed, since.UTC()).Scan(&rows).Error
-	out := map[int64]int64{}
-	for _, r := range rows {
-		out[r.AccountID] = r.N
-	}
-	return out, wrap("failed since", err)
 }

@@ -125,6 +125,6 @@ func TestBrowserOverviewAndAgency(t *testing.T) {
 		if w := evalJS[int](b, `document.querySelector("main").scrollWidth - window.innerWidth`); w > 0 {
 			t.Errorf("at 390 px the agency overview is %d px wider than the screen", w)
 		}
-		b.do(click(`[data-testid="account-row"] a`), visible(`[data-testid="headline"], [data-testid="overview-empty"]`))
+		b.do(click(`[data-testid="account-row"] [data-testid="account-name"]`), visible(`[data-testid="headline"], [data-testid="overview-empty"]`))
 	})
 }
