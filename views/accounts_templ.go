@@ -129,7 +129,7 @@ func gettingStarted(p Page, g GettingStarted) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if p.can("owner") {
+		if p.can("editor") {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<li data-testid=\"step-key\" data-done=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -227,7 +227,7 @@ func gettingStarted(p Page, g GettingStarted) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if p.can("owner") {
+		if p.can("editor") {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<li data-testid=\"step-dataset\" data-done=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -281,8 +281,8 @@ func gettingStarted(p Page, g GettingStarted) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if !p.can("owner") && (!g.HasKey || !g.HasDataset) {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<p data-testid=\"owner-steps\"><small>An owner of this account still has to ")
+		if !p.can("editor") && (!g.HasKey || !g.HasDataset) {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<p data-testid=\"owner-steps\"><small>An editor or owner of this account still has to ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -767,7 +767,7 @@ func accountNav(p Page) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if p.can("owner") {
+		if p.can("editor") {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "<li><a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -17,7 +17,7 @@ var sections = map[string]section{
 	"rules":    {"/rules", models.RoleSales},
 	"stages":   {"/stages", models.RoleSales},
 	"datasets": {"/datasets", models.RoleSales},
-	"settings": {"/settings", models.RoleOwner},
+	"settings": {"/settings", models.RoleEditor},
 }
 
 // switchURL is where the account switcher takes the user in account a: the

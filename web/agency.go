@@ -170,7 +170,7 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 	datasets := f.datasets[a.ID]
 	if len(datasets) == 0 {
 		href := ""
-		if a.Role.AtLeast(models.RoleOwner) {
+		if a.Role.AtLeast(models.RoleEditor) {
 			href = views.AccountURL(a.ID, "/datasets/new")
 		}
 		add(4, "No dataset: nothing reaches Meta", href)

@@ -125,7 +125,7 @@ func (h *Handler) showDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := h.datasetForm(d, currentAccount(c).Role.AtLeast(models.RoleOwner))
+	f := h.datasetForm(d, currentAccount(c).Role.AtLeast(models.RoleEditor))
 	return h.renderDataset(c, http.StatusOK, f, &d, nil)
 }
 
@@ -246,7 +246,7 @@ func (h *Handler) updateDataset(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	canSecrets := a.Role.AtLeast(models.RoleOwner)
+	canSecrets := a.Role.AtLeast(models.RoleEditor)
 	before := d
 	f, token, appSecret, ok := h.readDatasetForm(c, &d, canSecrets)
 	if !ok {
@@ -301,7 +301,7 @@ func (h *Handler) sendTestEvent(c echo.Context) error {
 	if len(r.Payload) > 0 {
 		v.Payload = readableJSON(r.Payload)
 	}
-	f := h.datasetForm(d, a.Role.AtLeast(models.RoleOwner))
+	f := h.datasetForm(d, a.Role.AtLeast(models.RoleEditor))
 	return h.renderDataset(c, status, f, &d, v)
 }
 

@@ -72,7 +72,7 @@ func eventFixPlaces(a *models.AccountAccess, e models.Event, ruleURL, ruleName, 
 		rule:    views.FixLink{Label: ruleName, URL: ruleURL},
 		dataset: views.FixLink{Label: "dataset " + datasetName, URL: views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(e.DatasetID, 10))},
 	}
-	if a.Role.AtLeast(models.RoleOwner) {
+	if a.Role.AtLeast(models.RoleEditor) {
 		at.settings = views.FixLink{Label: "the account's settings", URL: views.AccountURL(a.ID, "/settings")}
 	}
 	return at

@@ -106,9 +106,9 @@ func TestRolesAllowAndRefuse(t *testing.T) {
 			{"POST", "/stages", url.Values{"name": {""}}, models.RoleEditor},
 			{"GET", "/stages/uploads", nil, models.RoleEditor},
 			{"GET", "/stages/mappings/new", nil, models.RoleEditor},
-			{"GET", "/settings", nil, models.RoleOwner},
-			{"GET", "/settings/keys", nil, models.RoleOwner},
-			{"GET", "/settings/setup.json", nil, models.RoleOwner},
+			{"GET", "/settings", nil, models.RoleEditor},
+			{"GET", "/settings/keys", nil, models.RoleEditor},
+			{"GET", "/settings/setup.json", nil, models.RoleEditor},
 			{"GET", "/settings/members", nil, models.RoleOwner},
 			{"POST", "/members", url.Values{"email": {""}, "role": {"sales"}}, models.RoleOwner},
 		}

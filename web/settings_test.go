@@ -35,7 +35,7 @@ var settingsSections = []struct{ section, testid string }{
 }
 
 // TestSettingsSections: each section has its own page with its own form
-// and the tabs to the others, the current one marked; editors and viewers
+// and the tabs to the others, the current one marked; sales and viewers
 // reach none of them, nor another account's owner.
 func TestSettingsSections(t *testing.T) {
 	t.Parallel()
@@ -48,7 +48,7 @@ func TestSettingsSections(t *testing.T) {
 		for _, u := range []struct {
 			email string
 			role  models.Role
-		}{{"eddie@example.com", models.RoleEditor}, {"vic@example.com", models.RoleViewer}} {
+		}{{"eddie@example.com", models.RoleSales}, {"vic@example.com", models.RoleViewer}} {
 			m := a.user(u.email, false)
 			if err := s.SetMember(t.Context(), acc.ID, m.ID, u.role); err != nil {
 				t.Fatal(err)

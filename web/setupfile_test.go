@@ -441,14 +441,14 @@ func TestSetupUploadOtherAccountsFile(t *testing.T) {
 	})
 }
 
-func TestSetupFileOwnersOnly(t *testing.T) {
+func TestSetupFileEditorsAndOwnersOnly(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc := setupAccount(t, a)
 		bob := a.user("bob@example.com", false)
 		other := a.account("beta", bob)
-		for email, role := range map[string]models.Role{"eddie@example.com": models.RoleEditor, "vic@example.com": models.RoleViewer} {
+		for email, role := range map[string]models.Role{"eddie@example.com": models.RoleSales, "vic@example.com": models.RoleViewer} {
 			u := a.user(email, false)
 			if err := s.SetMember(t.Context(), acc.ID, u.ID, role); err != nil {
 				t.Fatal(err)

@@ -46,7 +46,7 @@ func TestSwitcherKeepsTheSection(t *testing.T) {
 			{"/stages", "/stages", "/stages", ""},
 			{"/stages/crm/" + itoa(conn.ID), "/stages", "/stages", ""},
 			{"/datasets", "/datasets", "/datasets", ""},
-			{"/settings/keys", "/settings", "", ""},
+			{"/settings/keys", "/settings", "/settings", ""},
 		} {
 			r := b.get(views.AccountURL(acme.ID, tt.page))
 			wantStatus(t, tt.page, r, http.StatusOK)

@@ -371,17 +371,26 @@ func TestMembersAndRoles(t *testing.T) {
 			t.Errorf("owner role = %s after refused demotion", got.Role)
 		}
 
-		// Viewers and editors see the overview but not settings.
+		// Viewers see the overview but not settings; editors set the
+		// account up (settings too) but the members are the owners'.
 		for _, email := range []string{"vic@example.com", "eddie@example.com"} {
+			editor := email == "eddie@example.com"
 			m := a.browser()
 			m.login(email)
 			r := m.get(base)
 			wantStatus(t, email+" overview", r, http.StatusOK)
-			if strings.Contains(r.body, base+"/settings") {
-				t.Errorf("%s sees a Settings link", email)
+			if strings.Contains(r.body, base+"/settings") != editor {
+				t.Errorf("%s sees a Settings link: %v; want %v", email, !editor, editor)
 			}
 			for _, section := range []string{"", "/keys", "/members", "/junk", "/setup"} {
-				wantStatus(t, email+" settings"+section, m.get(base+"/settings"+section), http.StatusForbidden)
+				want := http.StatusForbidden
+				if editor && section != "/members" {
+					want = http.StatusOK
+				}
+				wantStatus(t, email+" settings"+section, m.get(base+"/settings"+section), want)
+			}
+			if editor && strings.Contains(m.get(base+"/settings").body, base+"/settings/members") {
+				t.Errorf("%s's settings link to the members, which are the owners'", email)
 			}
 			wantStatus(t, email+" add member", m.post(base+"/members", url.Values{"email": {email}, "role": {"owner"}}), http.StatusForbidden)
 		}

@@ -80,7 +80,7 @@ func TestSettingsWebsiteURL(t *testing.T) {
 			t.Errorf("clearing = %d %q, stored %q", r.status, r.text("settings-flash"), saved())
 		}
 
-		for _, role := range []models.Role{models.RoleEditor, models.RoleViewer} {
+		for _, role := range []models.Role{models.RoleSales, models.RoleViewer} {
 			u := a.user(string(role)+"@example.com", false)
 			if err := s.SetMember(t.Context(), acc.ID, u.ID, role); err != nil {
 				t.Fatal(err)
