@@ -243,8 +243,10 @@ func (h *Handler) learningAlert(c echo.Context, a models.AccountAccess, now time
 // unmappedLabels keeps, of the stage labels an account's changes were
 // recorded with, those the Stages page lists under "Not in the list": they
 // name none of its stages (by name, alias or mapped CRM label, as the
-// recorder reads them, name.Stages) and no stage mapping's stage. Labels
-// that read as one (name.StageKey) are one, the first spelling kept.
+// recorder reads them, name.Stages) and no stage mapping's stage (rules of
+// other modes name none). Labels that read as one (name.StageKey) are one,
+// the first spelling kept. The Stages page and the agency overview both
+// ask it.
 func unmappedLabels(stages []models.Stage, crmStages []models.CRMStage, mappings []models.SendRule, labels []string) []string {
 	ix := name.NewStages(stages, crmStages)
 	seen := map[string]bool{}

@@ -55,7 +55,8 @@ func (h *Handler) leadTimeline(ctx context.Context, a models.Account, l models.L
 	if err != nil {
 		return nil, err
 	}
-	from := changeSources{h: h, a: a, users: map[int64]string{}}
+	from := changeSources{h: h, a: a, users: map[int64]string{}, uploads: map[int64]*models.StageUpload{},
+		conns: map[int64]*models.CRMConnection{}}
 	for _, sc := range changes {
 		it := views.TimelineItem{Kind: "stage", What: "Stage: " + stageWords(ix, sc.Stage)}
 		switch sc.Stage {
@@ -164,6 +165,43 @@ type changeSources struct {
 	users map[int64]string
 	keys  []models.IngestKey
 	read  bool // keys read
+	// uploads and conns are those read so far, by id (nil: none found).
+	uploads map[int64]*models.StageUpload
+	conns   map[int64]*models.CRMConnection
+}
+
+// upload is the account's stage upload id, read once; nil when gone.
+func (cs *changeSources) upload(ctx context.Context, id int64) (*models.StageUpload, error) {
+	if u, ok := cs.uploads[id]; ok {
+		return u, nil
+	}
+	u, err := cs.h.store.StageUpload(ctx, cs.a.ID, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		cs.uploads[id] = nil
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	cs.uploads[id] = &u
+	return &u, nil
+}
+
+// conn is the account's CRM connection id, read once; nil when gone.
+func (cs *changeSources) conn(ctx context.Context, id int64) (*models.CRMConnection, error) {
+	if c, ok := cs.conns[id]; ok {
+		return c, nil
+	}
+	c, err := cs.h.store.CRMConnection(ctx, cs.a.ID, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		cs.conns[id] = nil
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	cs.conns[id] = &c
+	return &c, nil
 }
 
 // of is where stage change sc came from, in words ("by ana@example.com",
@@ -205,12 +243,12 @@ func (cs *changeSources) of(ctx context.Context, sc models.StageChange) (string,
 		return "by the stage API with a key since deleted", "", nil
 	case sc.Via == models.ViaUpload:
 		where := "from upload #" + strconv.FormatInt(id, 10)
-		u, err := cs.h.store.StageUpload(ctx, cs.a.ID, id)
+		u, err := cs.upload(ctx, id)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return where + " (since deleted)", "", nil
 		case err != nil:
 			return "", "", err
+		case u == nil:
+			return where + " (since deleted)", "", nil
 		}
 		where += " (" + u.FileName
 		if sc.ViaRow != nil {
@@ -225,12 +263,12 @@ func (cs *changeSources) of(ctx context.Context, sc models.StageChange) (string,
 		case err != nil:
 			return "", "", err
 		}
-		conn, err := cs.h.store.CRMConnection(ctx, cs.a.ID, d.ConnectionID)
+		conn, err := cs.conn(ctx, d.ConnectionID)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return "from " + cmp.Or(sc.Source, "a CRM") + " (a connection since deleted)", "", nil
 		case err != nil:
 			return "", "", err
+		case conn == nil:
+			return "from " + cmp.Or(sc.Source, "a CRM") + " (a connection since deleted)", "", nil
 		}
 		return "from the CRM connection " + strconv.Quote(conn.Name) + ", delivery #" + strconv.FormatInt(d.ID, 10),
 			crmURL(cs.a.ID, conn.ID, "?before="+strconv.FormatInt(d.ID+1, 10)+"#delivery-"+strconv.FormatInt(d.ID, 10)), nil

@@ -159,15 +159,13 @@ func (h *Handler) stagesView(c echo.Context) (views.StagesView, error) {
 		v.Stages = append(v.Stages, views.StageItem{Name: r.Stage, Missing: true, Changes: changes[labelKey(r.Stage)],
 			Mappings: mappingItems(a, rules, datasets, r.Stage)})
 	}
-	for _, s := range spelled {
-		if !listed[labelKey(s)] {
-			u := views.UnmappedStage{Name: s, Changes: changes[labelKey(s)]}
-			// "It is" starts at the stage the label's words suggest.
-			if i, ok := name.SuggestStage(s, stages); ok {
-				u.Stage = strconv.FormatInt(stages[i].ID, 10)
-			}
-			v.Unmapped = append(v.Unmapped, u)
+	for _, s := range unmappedLabels(stages, crmRows, rules, spelled) {
+		u := views.UnmappedStage{Name: s, Changes: changes[labelKey(s)]}
+		// "It is" starts at the stage the label's words suggest.
+		if i, ok := name.SuggestStage(s, stages); ok {
+			u.Stage = strconv.FormatInt(stages[i].ID, 10)
 		}
+		v.Unmapped = append(v.Unmapped, u)
 	}
 	// The labels with the most changes first: they matter most.
 	slices.SortStableFunc(v.Unmapped, func(x, y views.UnmappedStage) int { return cmp.Compare(y.Changes, x.Changes) })
