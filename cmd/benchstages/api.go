@@ -6,8 +6,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"slices"
 	"time"
@@ -42,17 +40,11 @@ func (b *bench) api(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	srv := &http.Server{
-		Handler: web.New(web.Options{Store: b.st, Log: discard,
-			SessionHashKey: benchkit.RandomKey(), SessionBlockKey: benchkit.RandomKey()}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	base, stop, err := b.serve(web.Options{})
 	if err != nil {
 		return false, err
 	}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer stop()
 
 	fmt.Fprintf(os.Stderr, "benchstages: pgbench -n -c %d -j %d -T %s (single-row INSERT)\n", cfg.conc, cfg.threads, cfg.pgbenchT)
 	pg, err := benchkit.PgbenchInsert(ctx, b.dbURL, cfg.conc, cfg.threads, cfg.pgbenchT)
@@ -61,7 +53,7 @@ func (b *bench) api(ctx context.Context) (bool, error) {
 	}
 	fmt.Fprint(os.Stderr, pg.Output)
 
-	load := &benchkit.Posts{Endpoint: "http://" + ln.Addr().String() + "/api/v1/stages", Secret: secret,
+	load := &benchkit.Posts{Endpoint: base + "/api/v1/stages", Secret: secret,
 		Clients: cfg.conc, PostgresPID: b.pgPID, Body: func(k int, buf *bytes.Buffer) {
 			c := nthChange(k, cfg.leads)
 			var body stageBody

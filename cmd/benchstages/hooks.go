@@ -7,8 +7,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -66,18 +64,11 @@ func (b *bench) hooks(ctx context.Context) (bool, error) {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = worker.Run(wctx) })
 	defer func() { stopWorker(); wg.Wait() }()
-	srv := &http.Server{
-		Handler: web.New(web.Options{Store: b.st, Log: discard, Box: box,
-			SessionHashKey: benchkit.RandomKey(), SessionBlockKey: benchkit.RandomKey(),
-			CRM: web.CRMOptions{Notify: worker.Notify}}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	base, stop, err := b.serve(web.Options{Box: box, CRM: web.CRMOptions{Notify: worker.Notify}})
 	if err != nil {
 		return false, err
 	}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer stop()
 
 	db, err := sql.Open("pgx", b.dbURL)
 	if err != nil {
@@ -92,7 +83,7 @@ func (b *bench) hooks(ctx context.Context) (bool, error) {
 	}
 	fmt.Fprint(os.Stderr, pg.Output)
 
-	load := &benchkit.Posts{Endpoint: "http://" + ln.Addr().String() + "/hooks/generic/" + conn.Token,
+	load := &benchkit.Posts{Endpoint: base + "/hooks/generic/" + conn.Token,
 		Clients: cfg.conc, PostgresPID: b.pgPID, Body: func(k int, buf *bytes.Buffer) {
 			c := nthChange(k, cfg.leads)
 			body := hookBody{Email: c.email(), Stage: c.stage, OccurredAt: time.Now().Unix(),

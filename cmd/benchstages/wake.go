@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -70,25 +69,18 @@ func (b *bench) wake(ctx context.Context) (bool, error) {
 	}
 
 	worker := crmsync.New(crmsync.Options{Store: b.st, Decider: decide.New(b.st, nil, nil), Box: box, Log: discard})
-	srv := &http.Server{
-		Handler: web.New(web.Options{Store: b.st, Log: discard, Box: box,
-			SessionHashKey: benchkit.RandomKey(), SessionBlockKey: benchkit.RandomKey(),
-			CRM: web.CRMOptions{Notify: worker.Notify}}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	base, stop, err := b.serve(web.Options{Box: box, CRM: web.CRMOptions{Notify: worker.Notify}})
 	if err != nil {
 		return false, err
 	}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer stop()
 	db, err := sql.Open("pgx", b.dbURL)
 	if err != nil {
 		return false, err
 	}
 	defer db.Close()
 
-	endpoint := "http://" + ln.Addr().String() + "/api/v1/leads"
+	endpoint := base + "/api/v1/leads"
 	// Small, large, small again: the two small runs, pooled, are the
 	// baseline, so that a drift of the machine over the runs is not taken
 	// for the cost of the waiting deliveries.
