@@ -730,7 +730,7 @@ func leadTimeline(p Page, v LeadView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			if it.Detail != "" && it.SourceLink != "" && p.can("editor") {
+			if it.Detail != "" && it.SourceLink != "" && p.can("sales") {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<a href=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

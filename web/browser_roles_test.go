@@ -106,3 +106,37 @@ func TestBrowserSalesConfirmsWon(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserSalesReadARule: a sales manager opens a rule from the Rules
+// list on a laptop and on a phone: the rule reads as saved, nothing in
+// it can be changed, and its preview counts the leads it matches.
+func TestBrowserSalesReadARule(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	f := newRulesFixture(t, s)
+	if r := f.a.postLead(f.key, goodLead); r.status != http.StatusCreated {
+		t.Fatalf("post lead: %d %s", r.status, r.raw)
+	}
+	sales := f.a.user("sam@example.com", false)
+	if err := s.SetMember(t.Context(), f.acc.ID, sales.ID, models.RoleSales); err != nil {
+		t.Fatal(err)
+	}
+	b := chrome(t)
+	b.login(f.a.srv.URL, "sam@example.com")
+	for _, w := range widths {
+		name := "sales-rule-" + strconv.FormatInt(w, 10)
+		b.do(chromedp.EmulateViewport(w, 900), chromedp.Navigate(f.a.srv.URL+"/accounts/"+itoa(f.acc.ID)+"/rules"),
+			click(`[data-testid="rule-name"]`), visible(`[data-testid="preview-matched"]`))
+		b.fits(name)
+		b.do(shot(name))
+		if got := b.text(`[data-testid="preview-matched"]`); got != "1" {
+			t.Errorf("at %d px the preview matches %q; want 1", w, got)
+		}
+		if !evalJS[bool](b, `document.querySelector('#f-name').matches(':disabled') && !document.querySelector('[data-testid="save-rule"]')`) {
+			t.Errorf("at %d px the rule can be edited or saved", w)
+		}
+		if !strings.Contains(b.text(`[data-testid="read-only"]`), "editors") {
+			t.Errorf("at %d px the page does not say who changes rules", w)
+		}
+	}
+}

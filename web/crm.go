@@ -16,20 +16,21 @@ import (
 	"github.com/leadsignal/leadsignal/views"
 )
 
-// crmRoutes adds the CRM connections' pages to the editors' group: the
-// Stages page's CRM section (docs/crm.md). Viewers neither see nor change
-// connections.
-func (h *Handler) crmRoutes(g *echo.Group) {
+// crmRoutes adds the CRM connections' pages, the Stages page's CRM section
+// (docs/crm.md): a connection's page and its deliveries' bodies to reads
+// (sales read them, without the hook URL), the rest to g (editors).
+// Viewers neither see nor change connections.
+func (h *Handler) crmRoutes(reads, g *echo.Group) {
+	reads.GET("/stages/crm/:connection", h.showCRMConnection)
+	reads.GET("/stages/crm/:connection/deliveries/:delivery/body", h.showCRMDeliveryBody)
 	g.GET("/stages/crm/new", h.showNewCRMConnection)
 	g.POST("/stages/crm", h.createCRMConnection)
-	g.GET("/stages/crm/:connection", h.showCRMConnection)
 	g.GET("/stages/crm/:connection/edit", h.showEditCRMConnection)
 	g.POST("/stages/crm/:connection", h.updateCRMConnection)
 	g.POST("/stages/crm/:connection/delete", h.deleteCRMConnection)
 	g.POST("/stages/crm/:connection/stages", h.mapCRMStages)
 	g.POST("/stages/crm/:connection/stages/load", h.loadCRMStages)
 	g.POST("/stages/crm/:connection/deliveries/:delivery/retry", h.retryCRMDelivery)
-	g.GET("/stages/crm/:connection/deliveries/:delivery/body", h.showCRMDeliveryBody)
 }
 
 // foldedBody is how much of a delivery's body its connection's page shows,

@@ -307,8 +307,9 @@ func TestCRMConnectionFormProblems(t *testing.T) {
 	})
 }
 
-// Another account's connection or delivery is a 404 at every route;
-// viewers see no card, and every route answers them 403.
+// Another account's connection or delivery is a 404 at every route; sales
+// read the card and a connection without its hook URL, and every change
+// answers them 403.
 func TestCRMConnectionAccess(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
@@ -360,12 +361,17 @@ func TestCRMConnectionAccess(t *testing.T) {
 		b.login(viewer.Email)
 		r := b.get(stagesURL(f.acc, ""))
 		wantStatus(t, "viewer's stages page", r, http.StatusOK)
-		if r.has("crm-card") || strings.Contains(r.body, "/stages/crm") {
-			t.Error("a viewer sees the CRM connections")
+		if !r.has("crm-card") || r.has("crm-add") || strings.Contains(r.body, "/stages/crm/new") {
+			t.Error("sales do not see the CRM connections, or may add one")
 		}
-		for _, p := range []string{"/crm/new?kind=generic", "/crm/" + itoa(mine.ID), "/crm/" + itoa(mine.ID) + "/edit"} {
+		page := b.get(stagesURL(f.acc, "/crm/"+itoa(mine.ID)))
+		wantStatus(t, "sales read a connection", page, http.StatusOK)
+		if page.has("crm-hook") || strings.Contains(page.body, mine.Token) || page.has("edit-crm") {
+			t.Error("sales see the connection's hook URL or its Edit button")
+		}
+		for _, p := range []string{"/crm/new?kind=generic", "/crm/" + itoa(mine.ID) + "/edit"} {
 			if r := b.get(stagesURL(f.acc, p)); r.status != http.StatusForbidden {
-				t.Errorf("viewer GET %s = %d; want 403", p, r.status)
+				t.Errorf("sales GET %s = %d; want 403", p, r.status)
 			}
 		}
 		for _, p := range []string{"/crm", "/crm/" + itoa(mine.ID), "/crm/" + itoa(mine.ID) + "/delete", "/crm/" + itoa(mine.ID) + "/stages"} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/leadsignal/leadsignal/internal/crm"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
@@ -19,14 +20,17 @@ import (
 
 // rolesFixture is an account with a member of every role logged in, a
 // dry-run dataset (Main) and a live one (Live), won mapped to a Purchase
-// on Live with the deal's value, booked to a Purchase on Main, and one
-// lead with its Lead event.
+// on Live with the deal's value, booked to a Purchase on Main, one lead
+// with its Lead event, a HubSpot connection and a checked CSV upload.
 type rolesFixture struct {
 	rulesFixture
 	live    models.Dataset
 	lead    int64
 	event   int64
 	rule    int64
+	mapping int64
+	conn    models.CRMConnection
+	upload  int64
 	members map[models.Role]*browser
 }
 
@@ -37,7 +41,7 @@ func newRolesFixture(t *testing.T, s *store.Store) rolesFixture {
 	if err := s.CreateDataset(t.Context(), &f.live); err != nil {
 		t.Fatal(err)
 	}
-	createMappingForm(t, f.rulesFixture, mappingValues("won", f.live, "Purchase", "change"))
+	f.mapping = createMappingForm(t, f.rulesFixture, mappingValues("won", f.live, "Purchase", "change")).ID
 	createMappingForm(t, f.rulesFixture, mappingValues("booked", f.d, "Purchase", "change"))
 	reply := f.a.postLead(f.key, goodLead)
 	if reply.status != http.StatusCreated {
@@ -54,6 +58,9 @@ func newRolesFixture(t *testing.T, s *store.Store) rolesFixture {
 		t.Fatalf("rules = %v, %v", rules, err)
 	}
 	f.rule = rules[0].ID
+	f.conn = f.a.connection(f.acc, crm.HubSpot, "HubSpot", "hs-client-secret", "")
+	f.upload = uploadID(t, f.b.uploadFile(f.acc, "deals.csv", []byte("Email,Stage,Date\r\njane.doe@example.com,qualified,2026-12-01 12:30\r\n"), true))
+	waitUpload(t, s, f.acc, f.upload, models.UploadPreviewed)
 	f.members[models.RoleOwner] = f.b
 	for _, r := range []models.Role{models.RoleEditor, models.RoleSales, models.RoleViewer} {
 		u := f.a.user(string(r)+"@example.com", false)
@@ -70,7 +77,8 @@ func newRolesFixture(t *testing.T, s *store.Store) rolesFixture {
 
 func (f rolesFixture) path(rest string) string {
 	return strings.NewReplacer(":lead", itoa(f.lead), ":event", itoa(f.event), ":rule", itoa(f.rule),
-		":dataset", itoa(f.d.ID)).Replace(views.AccountURL(f.acc.ID, rest))
+		":dataset", itoa(f.d.ID), ":mapping", itoa(f.mapping), ":connection", itoa(f.conn.ID),
+		":upload", itoa(f.upload)).Replace(views.AccountURL(f.acc.ID, rest))
 }
 
 // Each role's allowed and refused actions: pages, posts and CSV
@@ -94,17 +102,27 @@ func TestRolesAllowAndRefuse(t *testing.T) {
 			{"GET", "/events.csv", nil, models.RoleSales},
 			{"GET", "/events/:event", nil, models.RoleSales},
 			{"GET", "/rules", nil, models.RoleSales},
+			{"GET", "/rules/:rule", nil, models.RoleSales},
+			{"GET", "/rules/:rule/preview", nil, models.RoleSales},
+			{"GET", "/stages/mappings/:mapping", nil, models.RoleSales},
+			{"GET", "/stages/crm/:connection", nil, models.RoleSales},
+			{"GET", "/stages/uploads", nil, models.RoleSales},
+			{"GET", "/stages/uploads/:upload", nil, models.RoleSales},
+			{"GET", "/stages/uploads/:upload/progress", nil, models.RoleSales},
 			{"GET", "/datasets", nil, models.RoleSales},
 			{"GET", "/datasets/:dataset", nil, models.RoleSales},
 			{"GET", "/stages", nil, models.RoleSales},
 			{"POST", "/events/:event/retry", nil, models.RoleEditor},
 			{"GET", "/rules/new", nil, models.RoleEditor},
-			{"GET", "/rules/:rule", nil, models.RoleEditor},
+			{"POST", "/rules/preview", url.Values{"mode": {"automatic_completed"}}, models.RoleEditor},
 			{"POST", "/rules/:rule/move", url.Values{"direction": {"down"}}, models.RoleEditor},
 			{"POST", "/datasets/:dataset/test", nil, models.RoleEditor},
 			{"POST", "/leads/:lead/rules/:rule/send", nil, models.RoleEditor},
 			{"POST", "/stages", url.Values{"name": {""}}, models.RoleEditor},
-			{"GET", "/stages/uploads", nil, models.RoleEditor},
+			{"POST", "/stages/uploads/:upload/apply", url.Values{"pass": {"0"}}, models.RoleEditor},
+			{"POST", "/stages/crm/:connection/stages", url.Values{"crm_stage_id": {"x"}, "stage": {"won"}}, models.RoleEditor},
+			{"GET", "/stages/crm/:connection/edit", nil, models.RoleEditor},
+			{"GET", "/stages/crm/new", nil, models.RoleEditor},
 			{"GET", "/stages/mappings/new", nil, models.RoleEditor},
 			{"GET", "/settings", nil, models.RoleEditor},
 			{"GET", "/settings/keys", nil, models.RoleEditor},
@@ -400,5 +418,79 @@ func TestMembersSalesRole(t *testing.T) {
 		vb := f.members[models.RoleViewer]
 		vb.get(f.path("/leads/:lead"))
 		wantStatus(t, "the new sales member marks qualified", vb.post(f.path("/leads/:lead/stages"), url.Values{"stage": {"qualified"}}), http.StatusSeeOther)
+	})
+}
+
+// Sales read every page editors read (DESIGN.md, "Roles"), read-only: a
+// rule with its preview, a stage mapping, a CRM connection without its
+// hook URL, the uploads. The forms have no buttons; editors' pages do.
+func TestSalesReadSetupPages(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newRolesFixture(t, s)
+		pages := []struct {
+			path    string
+			buttons []string // the editors' controls, absent for sales
+		}{
+			{"/rules/:rule", []string{"save-rule", "delete-form", "add-condition"}},
+			{"/stages/mappings/:mapping", []string{"save-mapping", "delete-mapping-form", "add-condition"}},
+			{"/stages/crm/:connection", []string{"edit-crm", "crm-hook"}},
+			{"/stages/uploads", []string{"stage-upload-form"}},
+			{"/stages/uploads/:upload", []string{"upload-apply-form", "mapping-submit"}},
+			{"/stages", []string{"crm-add", "add-sequence-form"}},
+		}
+		for _, pg := range pages {
+			sales := f.members[models.RoleSales].get(f.path(pg.path))
+			wantStatus(t, "sales "+pg.path, sales, http.StatusOK)
+			editor := f.members[models.RoleEditor].get(f.path(pg.path))
+			wantStatus(t, "editor "+pg.path, editor, http.StatusOK)
+			for _, id := range pg.buttons {
+				if sales.has(id) {
+					t.Errorf("sales %s shows %s", pg.path, id)
+				}
+				if !editor.has(id) {
+					t.Errorf("editor %s lacks %s", pg.path, id)
+				}
+			}
+			if strings.Contains(sales.body, f.conn.Token) {
+				t.Errorf("sales %s shows the CRM connection's hook token", pg.path)
+			}
+		}
+		rule := f.members[models.RoleSales].get(f.path("/rules/:rule"))
+		if !rule.has("read-only") || rule.doc.Find(`[data-testid="rule-form"] fieldset[disabled]`).Length() == 0 {
+			t.Error("the sales rule page is not read-only")
+		}
+		if !rule.has("rule-versions") {
+			t.Error("the sales rule page lacks the rule's history")
+		}
+		if got := rule.doc.Find(`[data-testid="rule-form"]`).AttrOr("hx-get", ""); got != f.path("/rules/:rule/preview") {
+			t.Errorf("the sales rule form previews from %q; want the saved rule's preview", got)
+		}
+		// The saved rule's preview counts the lead it matches.
+		preview := f.members[models.RoleSales].get(f.path("/rules/:rule/preview"))
+		wantStatus(t, "sales preview", preview, http.StatusOK)
+		if preview.text("preview-matched") != "1" || preview.text("preview-total") != "1" {
+			t.Errorf("sales preview = %s; want 1 of 1 matched", preview.doc.Text())
+		}
+		upload := f.members[models.RoleSales].get(f.path("/stages/uploads/:upload"))
+		if !upload.has("upload-waits-editor") {
+			t.Error("the sales upload page does not say an editor records it")
+		}
+		if upload.doc.Find(`[data-testid="mapping-form"] select:not([disabled])`).Length() != 0 {
+			t.Error("the sales upload page's column choices are not disabled")
+		}
+		// Another account's rule or connection is a 404 for sales too.
+		other, _ := f.a.ingestAccount("other", "US")
+		seller, err := s.UserByEmail(t.Context(), "sales@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetMember(t.Context(), other.ID, seller.ID, models.RoleSales); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"/rules/:rule", "/rules/:rule/preview", "/stages/mappings/:mapping", "/stages/crm/:connection", "/stages/uploads/:upload"} {
+			p = strings.Replace(f.path(p), views.AccountURL(f.acc.ID, ""), views.AccountURL(other.ID, ""), 1)
+			wantStatus(t, "another account's "+p, f.members[models.RoleSales].get(p), http.StatusNotFound)
+		}
 	})
 }

@@ -14,15 +14,18 @@ import (
 	"github.com/leadsignal/leadsignal/views"
 )
 
-// ruleRoutes adds the rules' forms (editors and owners) to g; the list is
-// sales' too (server.go).
-func (h *Handler) ruleRoutes(g *echo.Group) {
+// ruleRoutes adds the rules' pages: the list, a rule and its saved
+// preview to reads (sales read them), the forms that change them to g
+// (editors and owners).
+func (h *Handler) ruleRoutes(reads, g *echo.Group) {
+	reads.GET("/rules", h.showRules)
+	reads.GET("/rules/:rule", h.showRule)
+	reads.GET("/rules/:rule/preview", h.previewSavedRule)
 	g.GET("/rules/new", h.showNewRule)
 	g.POST("/rules", h.createRule)
 	g.GET("/rules/condition-row", h.ruleConditionRow)
 	g.GET("/rules/condition-group", h.ruleConditionGroup)
 	g.POST("/rules/preview", h.previewRule)
-	g.GET("/rules/:rule", h.showRule)
 	g.POST("/rules/:rule", h.updateRule)
 	g.POST("/rules/:rule/delete", h.deleteRule)
 	g.POST("/rules/:rule/move", h.moveRule)

@@ -52,17 +52,30 @@ func clientGone(c echo.Context) bool {
 // events; a rule that does not compile shows its problems instead, and
 // one that takes longer than previewDeadline says so.
 func (h *Handler) previewRule(c echo.Context) error {
-	err := h.countPreview(c)
+	return h.answerPreview(c, readRuleInput(c))
+}
+
+// previewSavedRule previews a rule as saved: the read-only rule page's
+// (sales), whose form posts nothing.
+func (h *Handler) previewSavedRule(c echo.Context) error {
+	r, err := h.ruleParam(c)
+	if err != nil {
+		return err
+	}
+	return h.answerPreview(c, ruleInputOf(r))
+}
+
+func (h *Handler) answerPreview(c echo.Context, in ruleInput) error {
+	err := h.countPreview(c, in)
 	if err != nil && clientGone(c) {
 		return c.NoContent(statusClientClosed)
 	}
 	return err
 }
 
-func (h *Handler) countPreview(c echo.Context) error {
+func (h *Handler) countPreview(c echo.Context, in ruleInput) error {
 	ctx := c.Request().Context()
 	a := currentAccount(c)
-	in := readRuleInput(c)
 	env, err := h.ruleEnv(ctx, a.Account, in.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		env, err = h.ruleEnv(ctx, a.Account, 0) // the rule was deleted meanwhile

@@ -203,10 +203,8 @@ func New(o Options) *echo.Echo {
 	sales.GET("/events", h.showEvents)
 	sales.GET("/events.csv", h.exportEvents)
 	sales.GET("/events/:event", h.showEvent)
-	sales.GET("/rules", h.showRules)
 	sales.GET("/datasets", h.showDatasets)
 	sales.GET("/datasets/:dataset", h.showDataset)
-	h.stageRoutes(sales, models.RoleSales)
 
 	editor := acc.Group("", h.requireRole(models.RoleEditor))
 	editor.POST("/events/:event/retry", h.retryEvent)
@@ -215,8 +213,10 @@ func New(o Options) *echo.Echo {
 	editor.POST("/datasets/:dataset/test", h.sendTestEvent)
 	editor.POST("/datasets/:dataset/probe", h.probeDataset)
 	editor.POST("/leads/:lead/rules/:rule/send", h.sendRuleEvent)
-	h.ruleRoutes(editor)
-	h.stageRoutes(editor, models.RoleEditor)
+	// Rules and stages: sales read every page editors do (read-only);
+	// editors change them.
+	h.ruleRoutes(sales, editor)
+	h.stageRoutes(sales, editor)
 	editor.POST("/stages/sequences", h.createSequence)
 	editor.POST("/stages/sequences/:sequence/delete", h.deleteSequence)
 

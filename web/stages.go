@@ -18,13 +18,11 @@ import (
 	"github.com/leadsignal/leadsignal/views"
 )
 
-// stageRoutes adds the Stages page's routes for role to g: sales read the
-// stage list and its mappings; editors and owners change them.
-func (h *Handler) stageRoutes(g *echo.Group, role models.Role) {
-	if role == models.RoleSales {
-		g.GET("/stages", h.showStages)
-		return
-	}
+// stageRoutes adds the Stages page's routes: what sales read to reads,
+// what editors and owners change to g.
+func (h *Handler) stageRoutes(reads, g *echo.Group) {
+	reads.GET("/stages", h.showStages)
+	reads.GET("/stages/mappings/:mapping", h.showMapping)
 	g.POST("/stages", h.addStage)
 	g.POST("/stages/template", h.startStageTemplate)
 	g.POST("/stages/:stage/rename", h.renameStage)
@@ -36,12 +34,11 @@ func (h *Handler) stageRoutes(g *echo.Group, role models.Role) {
 	g.POST("/stages/:stage/aliases/delete", h.deleteStageAlias)
 	g.GET("/stages/mappings/new", h.showNewMapping)
 	g.POST("/stages/mappings", h.createMapping)
-	g.GET("/stages/mappings/:mapping", h.showMapping)
 	g.POST("/stages/mappings/:mapping", h.updateMapping)
 	g.POST("/stages/mappings/:mapping/delete", h.deleteMapping)
 	g.POST("/stages/mappings/:mapping/move", h.moveMapping)
-	h.stageUploadRoutes(g)
-	h.crmRoutes(g)
+	h.stageUploadRoutes(reads, g)
+	h.crmRoutes(reads, g)
 }
 
 // maxStageCounts bounds the stages whose changes the page counts: a CRM
@@ -92,18 +89,16 @@ func (h *Handler) stagesView(c echo.Context) (views.StagesView, error) {
 		return v, err
 	}
 	v.HasChanges = len(counts) > 0
-	if currentAccount(c).Role.AtLeast(models.RoleEditor) {
-		sv, err := h.sequencesView(c, views.SequenceForm{})
-		if err != nil {
-			return v, err
-		}
-		v.Sequences = &sv
-		card, err := h.crmCard(c)
-		if err != nil {
-			return v, err
-		}
-		v.CRM = &card
+	sv, err := h.sequencesView(c, views.SequenceForm{})
+	if err != nil {
+		return v, err
 	}
+	v.Sequences = &sv
+	card, err := h.crmCard(c)
+	if err != nil {
+		return v, err
+	}
+	v.CRM = &card
 	for _, d := range datasets {
 		v.Datasets = append(v.Datasets, views.Option{Value: strconv.FormatInt(d.ID, 10), Label: d.Name})
 	}
@@ -138,7 +133,6 @@ func (h *Handler) stagesView(c echo.Context) (views.StagesView, error) {
 		changes[k] += sc.Changes
 	}
 	listed := map[string]bool{}
-	editor := currentAccount(c).Role.AtLeast(models.RoleEditor)
 	for i, st := range stages {
 		listed[labelKey(st.Name)] = true
 		it := views.StageItem{ID: st.ID, Name: st.Name, Booking: st.Booking, Changes: changes[labelKey(st.Name)],
@@ -146,7 +140,7 @@ func (h *Handler) stagesView(c echo.Context) (views.StagesView, error) {
 			Rename: views.Field{Name: "name", Label: "Rename " + st.Name, Value: st.Name},
 			Alias:  views.Field{Name: "alias", Label: "New alias of " + st.Name}}
 		it.Mappings = mappingItems(a, rules, datasets, st.Name)
-		it.CRMLabels = crmLabels(a.ID, conns, crmRows, st.Name, editor)
+		it.CRMLabels = crmLabels(a.ID, conns, crmRows, st.Name)
 		v.Stages = append(v.Stages, it)
 		v.Choices = append(v.Choices, views.Option{Value: strconv.FormatInt(st.ID, 10), Label: st.Name})
 	}

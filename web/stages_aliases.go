@@ -170,8 +170,8 @@ func labelKey(label string) string {
 
 // crmLabels are the labels (else ids) of rows, the stage tables of the
 // CRM connections conns, mapped to stage, with their connection, in rows'
-// order; linked to the connection's page for editors.
-func crmLabels(accountID int64, conns []models.CRMConnection, rows []models.CRMStage, stage string, editor bool) []views.CRMLabel {
+// order, each linked to its connection's page.
+func crmLabels(accountID int64, conns []models.CRMConnection, rows []models.CRMStage, stage string) []views.CRMLabel {
 	var out []views.CRMLabel
 	for _, r := range rows {
 		label := r.Label
@@ -182,11 +182,8 @@ func crmLabels(accountID int64, conns []models.CRMConnection, rows []models.CRMS
 		if j < 0 || !strings.EqualFold(stage, r.Stage) {
 			continue
 		}
-		l := views.CRMLabel{Connection: conns[j].Name, Label: label}
-		if editor {
-			l.URL = views.AccountURL(accountID, "/stages/crm/"+strconv.FormatInt(r.ConnectionID, 10))
-		}
-		out = append(out, l)
+		out = append(out, views.CRMLabel{Connection: conns[j].Name, Label: label,
+			URL: views.AccountURL(accountID, "/stages/crm/"+strconv.FormatInt(r.ConnectionID, 10))})
 	}
 	return out
 }

@@ -513,9 +513,10 @@ func TestUnmappedStageMapIt(t *testing.T) {
 	})
 }
 
-// A viewer reads the stages and mappings, with no form, and every change
-// they post answers 403 and changes nothing.
-func TestStagesViewerReadOnly(t *testing.T) {
+// Sales read the stages and mappings, a mapping's page too, with no form
+// that changes them, and every change they post answers 403 and changes
+// nothing.
+func TestStagesSalesReadOnly(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
@@ -537,8 +538,11 @@ func TestStagesViewerReadOnly(t *testing.T) {
 		if n := r.doc.Find(`main form`).Length(); n != 0 {
 			t.Errorf("the viewer's page has %d forms; want none", n)
 		}
-		if r.doc.Find(`main a[href*="/stages/mappings"]`).Length() != 0 {
-			t.Error("the viewer is linked to mapping forms")
+		if r.doc.Find(`main a[href*="/stages/mappings/new"]`).Length() != 0 {
+			t.Error("sales are linked to the new mapping form")
+		}
+		if r.doc.Find(`main a[href*="/stages/mappings/"]`).Length() == 0 {
+			t.Error("sales are not linked to the mappings' pages")
 		}
 		nav := r.doc.Find(`nav.account-nav a`).Map(func(_ int, s *goquery.Selection) string { return s.Text() })
 		if got := strings.Join(nav, ","); got != "Overview,Leads,Send log,Rules,Stages,Datasets" {
@@ -559,10 +563,13 @@ func TestStagesViewerReadOnly(t *testing.T) {
 				t.Errorf("viewer POST %s = %d; want 403", p, r.status)
 			}
 		}
-		for _, p := range []string{"/mappings/new", "/mappings/" + mid} {
-			if r := b.get(stagesURL(f.acc, p)); r.status != http.StatusForbidden {
-				t.Errorf("viewer GET %s = %d; want 403", p, r.status)
-			}
+		if r := b.get(stagesURL(f.acc, "/mappings/new")); r.status != http.StatusForbidden {
+			t.Errorf("sales GET /mappings/new = %d; want 403", r.status)
+		}
+		page := b.get(stagesURL(f.acc, "/mappings/"+mid))
+		wantStatus(t, "sales read a mapping", page, http.StatusOK)
+		if page.has("save-mapping") || page.has("delete-mapping-form") || page.doc.Find(`main form[method="post"]`).Length() != 0 {
+			t.Error("sales' mapping page can change the mapping")
 		}
 		if got := strings.Join(stageRows(f.b.get(stagesURL(f.acc, ""))), ","); got != "qualified,booked *,won" {
 			t.Errorf("stages after the viewer's posts: %s", got)

@@ -19,16 +19,17 @@ import (
 )
 
 // The CSV upload of stage changes (docs/stage-upload.md), for editors and
-// owners: a file is read and its columns guessed, a dry run of the stage
+// owners (sales read the uploads): a file is read and its columns guessed, a dry run of the stage
 // API's path shows what it would record and queue, and applying runs that
 // path for real. Both passes run in the background (internal/stageupload).
 
-// stageUploadRoutes adds the upload's pages to g (editors and owners).
-func (h *Handler) stageUploadRoutes(g *echo.Group) {
-	g.GET("/stages/uploads", h.showStageUploads)
+// stageUploadRoutes adds the uploads' pages to reads (sales read them) and
+// what uploads, checks and applies a file to g (editors and owners).
+func (h *Handler) stageUploadRoutes(reads, g *echo.Group) {
+	reads.GET("/stages/uploads", h.showStageUploads)
+	reads.GET("/stages/uploads/:upload", h.showStageUpload)
+	reads.GET("/stages/uploads/:upload/progress", h.showStageUploadProgress)
 	g.POST(stageUploadPath, h.createStageUpload)
-	g.GET("/stages/uploads/:upload", h.showStageUpload)
-	g.GET("/stages/uploads/:upload/progress", h.showStageUploadProgress)
 	g.POST("/stages/uploads/:upload/mapping", h.mapStageUpload)
 	g.POST("/stages/uploads/:upload/apply", h.applyStageUpload)
 	g.POST("/stages/uploads/:upload/labels", h.labelStageUpload)
@@ -239,7 +240,8 @@ func (h *Handler) stageUploadView(c echo.Context, u models.StageUpload, problems
 		return v, err
 	}
 	v.Mapping = mappingView(m, cols, problems)
-	v.Mapping.Editable = u.Status != models.UploadApplying && u.Status != models.UploadDone
+	v.Mapping.Editable = u.Status != models.UploadApplying && u.Status != models.UploadDone &&
+		currentAccount(c).Role.AtLeast(models.RoleEditor)
 	return v, nil
 }
 
