@@ -484,3 +484,26 @@ type SendRequest struct {
 	// the event page reads back; since, each event keeps its own JSON.
 	Payload string
 }
+
+// SiteKey is a public key (pk_...) that a website's capture snippet
+// carries in its pages (DESIGN.md, "Browser capture"). It reaches only the
+// collect API, and only from its allowed origins.
+type SiteKey struct {
+	ID        int64
+	AccountID int64
+	Name      string
+	Key       string
+	CreatedAt time.Time
+	RevokedAt *time.Time
+	// Origins are the allowed origins, oldest first; loaded with the key.
+	Origins []SiteKeyOrigin `gorm:"-"`
+}
+
+// SiteKeyOrigin is an origin a site key may be used from (scheme, host and
+// port, like https://www.example.com), and when a page of it last posted.
+type SiteKeyOrigin struct {
+	SiteKeyID  int64
+	Origin     string
+	CreatedAt  time.Time
+	LastSeenAt *time.Time
+}
