@@ -26,21 +26,31 @@ const MaxBody = 64 << 10
 
 // Request is the body of POST /api/v1/leads (docs/api.md, "Fields").
 type Request struct {
-	ExternalID      *string        `json:"external_id"`
-	Email           string         `json:"email"`
-	Phone           string         `json:"phone"`
-	FirstName       string         `json:"first_name"`
-	LastName        string         `json:"last_name"`
-	City            string         `json:"city"`
-	State           string         `json:"state"`
-	Zip             string         `json:"zip"`
-	Country         string         `json:"country"`
-	Gender          string         `json:"gender"`
-	DateOfBirth     string         `json:"date_of_birth"`
-	Message         string         `json:"message"`
-	FBCLID          string         `json:"fbclid"`
-	FBC             string         `json:"fbc"`
-	FBP             string         `json:"fbp"`
+	ExternalID  *string `json:"external_id"`
+	Email       string  `json:"email"`
+	Phone       string  `json:"phone"`
+	FirstName   string  `json:"first_name"`
+	LastName    string  `json:"last_name"`
+	City        string  `json:"city"`
+	State       string  `json:"state"`
+	Zip         string  `json:"zip"`
+	Country     string  `json:"country"`
+	Gender      string  `json:"gender"`
+	DateOfBirth string  `json:"date_of_birth"`
+	Message     string  `json:"message"`
+	FBCLID      string  `json:"fbclid"`
+	FBC         string  `json:"fbc"`
+	FBP         string  `json:"fbp"`
+	// Click ids of other platforms, kept as the lead's custom fields of
+	// the same names (ClickIDs).
+	GCLID           string         `json:"gclid"`
+	GBRAID          string         `json:"gbraid"`
+	WBRAID          string         `json:"wbraid"`
+	TTCLID          string         `json:"ttclid"`
+	TTP             string         `json:"ttp"`
+	EPIK            string         `json:"epik"`
+	LiFatID         string         `json:"li_fat_id"`
+	MSCLKID         string         `json:"msclkid"`
 	ClientIP        string         `json:"client_ip_address"`
 	ClientUserAgent string         `json:"client_user_agent"`
 	EventSourceURL  string         `json:"event_source_url"`
@@ -241,8 +251,11 @@ func (r Request) Validate(now time.Time) (Validated, *Error) {
 		}
 		v.Fields[k] = s
 	}
+	if err := v.takeClickIDs(); err != nil {
+		return v, err
+	}
 	if strings.TrimSpace(r.Email) == "" && strings.TrimSpace(r.Phone) == "" && strings.TrimSpace(r.FBC) == "" &&
-		strings.TrimSpace(r.FBCLID) == "" && r.MetaLeadID == "" && v.ExternalID == nil {
+		strings.TrimSpace(v.FBCLID) == "" && r.MetaLeadID == "" && v.ExternalID == nil {
 		return v, &Error{Status: http.StatusUnprocessableEntity, Code: "no_contact_key",
 			Message: "a lead needs at least one of email, phone, fbc, fbclid, meta_lead_id or external_id"}
 	}
@@ -270,6 +283,9 @@ func (r *Request) texts() []textField {
 		{"client_ip_address", &r.ClientIP, maxShort}, {"client_user_agent", &r.ClientUserAgent, 2000},
 		{"event_source_url", &r.EventSourceURL, 4000}, {"honeypot", &r.Honeypot, maxShort},
 		{"meta_lead_id", &r.MetaLeadID, maxShort}, {"source", &r.Source, maxShort}, {"created_at", &r.CreatedAt, maxShort},
+	}
+	for _, c := range r.clickIDs() {
+		t = append(t, textField{c.name, c.value, maxShort})
 	}
 	if r.ExternalID != nil {
 		t = append(t, textField{"external_id", r.ExternalID, maxShort})
@@ -410,4 +426,54 @@ func scalar(v any) (string, bool) {
 		return strconv.FormatFloat(t, 'f', -1, 64), true
 	}
 	return "", false
+}
+
+// ClickIDs are the query parameters of a landing page's URL that carry an
+// ad platform's click id (DESIGN.md, "Ingest API"): Meta's first, whose
+// fbclid the lead keeps in its own column; the others are kept as the
+// lead's custom fields of the same names.
+var ClickIDs = []string{"fbclid", "gclid", "gbraid", "wbraid", "ttclid", "ttp", "epik", "li_fat_id", "msclkid"}
+
+// clickIDs are the request's click id values by their API names, in
+// ClickIDs' order, pointing into r.
+func (r *Request) clickIDs() []textField {
+	return []textField{{"gclid", &r.GCLID, maxShort}, {"gbraid", &r.GBRAID, maxShort}, {"wbraid", &r.WBRAID, maxShort},
+		{"ttclid", &r.TTCLID, maxShort}, {"ttp", &r.TTP, maxShort}, {"epik", &r.EPIK, maxShort},
+		{"li_fat_id", &r.LiFatID, maxShort}, {"msclkid", &r.MSCLKID, maxShort}}
+}
+
+// takeClickIDs fills each click id the request lacks from its
+// event_source_url's query, as a landing page carries them, and keeps the
+// ones other than fbclid as custom fields, unless a custom field of that
+// name was sent.
+func (v *Validated) takeClickIDs() *Error {
+	var q url.Values
+	if u, err := url.Parse(v.EventSourceURL); err == nil && v.EventSourceURL != "" {
+		q = u.Query()
+	}
+	fromURL := func(name string, value *string) {
+		if strings.TrimSpace(*value) == "" {
+			*value = cleanLine(q.Get(name))
+		}
+	}
+	fromURL("fbclid", &v.FBCLID)
+	if len(v.FBCLID) > maxShort {
+		return invalid("event_source_url", "the fbclid of event_source_url is longer than %d bytes", maxShort)
+	}
+	for _, c := range v.clickIDs() {
+		fromURL(c.name, c.value)
+		if *c.value == "" {
+			continue
+		}
+		if len(*c.value) > c.max {
+			return invalid("event_source_url", "the %s of event_source_url is longer than %d bytes", c.name, c.max)
+		}
+		if _, sent := v.Fields[c.name]; !sent {
+			if len(v.Fields) >= maxFields {
+				return invalid("fields", "at most %d custom fields, the click ids of other platforms included", maxFields)
+			}
+			v.Fields[c.name] = *c.value
+		}
+	}
+	return nil
 }

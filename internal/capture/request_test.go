@@ -286,3 +286,50 @@ func TestValidateLeavesRequest(t *testing.T) {
 		t.Errorf("caller's external_id %q first_name %q changed", id, req.FirstName)
 	}
 }
+
+// Click ids come from the body or, when it lacks one, from the landing
+// page's URL; those other than Meta's fbclid are kept as custom fields,
+// unless the body sends a custom field of that name.
+func TestClickIDs(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	validate := func(body string) (Validated, *Error) {
+		req, err := Decode(strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("Decode(%s) = %v", body, err)
+		}
+		return req.Validate(now)
+	}
+	v, err := validate(`{"email":"a@example.com","gclid":"from-body",
+		"event_source_url":"https://example.com/q?fbclid=IwAR1&gclid=from-url&ttclid=tt%201&li_fat_id=li&msclkid=ms&utm_campaign=x",
+		"fields":{"msclkid":"mine"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.FBCLID != "IwAR1" {
+		t.Errorf("fbclid = %q; want the URL's", v.FBCLID)
+	}
+	want := map[string]string{"gclid": "from-body", "ttclid": "tt 1", "li_fat_id": "li", "msclkid": "mine"}
+	for k, w := range want {
+		if v.Fields[k] != w {
+			t.Errorf("fields[%s] = %q; want %q", k, v.Fields[k], w)
+		}
+	}
+	if _, ok := v.Fields["gbraid"]; ok || len(v.Fields) != len(want) {
+		t.Errorf("fields = %v; want only %v", v.Fields, want)
+	}
+	// A landing URL's fbclid is a contact key as the body's is.
+	if _, err := validate(`{"event_source_url":"https://example.com/?fbclid=IwAR2"}`); err != nil {
+		t.Errorf("a lead with only the URL's fbclid: %v", err)
+	}
+	long := strings.Repeat("x", maxShort+1)
+	if _, err := validate(`{"email":"a@example.com","event_source_url":"https://example.com/?gclid=` + long + `"}`); err == nil || err.Field != "event_source_url" {
+		t.Errorf("a URL's gclid of %d bytes: %v; want refused", len(long), err)
+	}
+	if _, err := validate(`{"email":"a@example.com","gclid":"` + long + `"}`); err == nil || err.Field != "gclid" {
+		t.Errorf("a gclid of %d bytes: %v; want refused", len(long), err)
+	}
+	if _, err := validate(`{"email":"a@example.com","event_source_url":"https://example.com/?gclid=a%00b"}`); err != nil {
+		t.Errorf("a URL's gclid with %%00: %v; want it cleaned", err)
+	}
+}
