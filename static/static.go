@@ -203,14 +203,32 @@ const faviconCache = "public, max-age=86400"
 // names no icon, and a 404 there is an error in their console. Responses
 // carry "Cache-Control: public, max-age=86400" and an ETag; other paths get
 // 404 and methods other than GET and HEAD get 405.
-func Favicon() http.Handler {
-	icon := byLogical["img/icon.svg"]
+func Favicon() http.Handler { return unhashed(FaviconPath, "img/icon.svg", faviconCache) }
+
+// CapturePath is where [Capture] serves the site snippet, the address that
+// websites' pages name (docs/capture-js.md).
+const CapturePath = "/capture.js"
+
+// captureCache lets browsers keep the snippet an hour: its URL carries no
+// hash, so a new version reaches every site within the hour, and the ETag
+// makes checking again cheap. Its hashed URL ([Path]("js/capture.js"))
+// is cached for good, for a site that pins a version.
+const captureCache = "public, max-age=3600"
+
+// Capture returns an http.Handler that serves js/capture.js at
+// [CapturePath], with "Cache-Control: public, max-age=3600" and an ETag.
+func Capture() http.Handler { return unhashed(CapturePath, "js/capture.js", captureCache) }
+
+// unhashed serves the file of the logical name at the one path urlPath
+// with the given Cache-Control; other paths get 404.
+func unhashed(urlPath, name, cacheControl string) http.Handler {
+	a := byLogical[name]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != FaviconPath {
+		if r.URL.Path != urlPath {
 			http.NotFound(w, r)
 			return
 		}
-		serveAsset(w, r, icon, faviconCache)
+		serveAsset(w, r, a, cacheControl)
 	})
 }
 

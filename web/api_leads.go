@@ -75,6 +75,12 @@ func (h *Handler) createLead(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return h.leadReply(c, res)
+}
+
+// leadReply answers a captured lead as the leads API does: 201 when it is
+// new, else 200.
+func (h *Handler) leadReply(c echo.Context, res capture.Result) error {
 	reply := leadReply{
 		LeadID:      res.Lead.ID,
 		Junk:        res.Lead.Junk,

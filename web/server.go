@@ -78,6 +78,8 @@ type Handler struct {
 	hookRefusals *refusals
 	// inbox stores the CRMs' deliveries, concurrent ones together.
 	inbox *crmsync.Inbox
+	// collect limits the collect API's rate per IP and per site key.
+	collect collectLimits
 }
 
 // maxPageBody bounds a page request's body: twice the largest setup file
@@ -106,6 +108,7 @@ func New(o Options) *echo.Echo {
 		log:      o.Log,
 		sessions: newSessionStore(o.Store, o.SessionHashKey, o.SessionBlockKey, o.SessionLimits, o.Now),
 		limiter:  newLimiter(loginLimit, loginWindow, o.Now),
+		collect:  newCollectLimits(),
 		capture:  capture.New(o.Store, o.Decider.Matchers, o.Notify),
 		decider:  o.Decider,
 		now:      o.Now,
@@ -157,6 +160,7 @@ func New(o Options) *echo.Echo {
 	e.GET("/healthz", h.healthz)
 	e.GET("/static/*", echo.WrapHandler(static.Handler()))
 	e.GET(static.FaviconPath, echo.WrapHandler(static.Favicon()))
+	e.GET(static.CapturePath, echo.WrapHandler(static.Capture()))
 	if o.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(o.Metrics))
 	}
@@ -269,6 +273,12 @@ func New(o Options) *echo.Echo {
 	apiRoute(api, "/v1/stage-uploads", http.MethodPost, h.createUploadByAPI, h.requireIngestKey)
 	apiRoute(api, "/v1/stage-uploads/:upload", http.MethodGet, h.showUploadByAPI, h.requireIngestKey)
 	apiRoute(api, "/v1/stage-uploads/:upload/apply", http.MethodPost, h.applyUploadByAPI, h.requireIngestKey)
+	// The site snippet's API: a public site key in the query, CORS for
+	// the key's origins (api_collect.go).
+	apiRoute(api, "/v1/collect", http.MethodPost, h.collectLead)
+	api.OPTIONS("/v1/collect", h.collectPreflight)
+	apiRoute(api, "/v1/collect/config", http.MethodGet, h.collectConfig)
+	api.OPTIONS("/v1/collect/config", h.collectPreflight)
 
 	return e
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -476,4 +477,15 @@ func (v *Validated) takeClickIDs() *Error {
 		}
 	}
 	return nil
+}
+
+// Set is the first of the named fields (their API names) that the request
+// gives a value, "" when it gives none of them.
+func (r Request) Set(names ...string) string {
+	for _, f := range r.texts() {
+		if slices.Contains(names, f.name) && *f.value != "" {
+			return f.name
+		}
+	}
+	return ""
 }

@@ -1,0 +1,178 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"golang.org/x/time/rate"
+
+	"github.com/leadsignal/leadsignal/internal/capture"
+	"github.com/leadsignal/leadsignal/internal/rule"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
+)
+
+// The collect API (docs/capture-js.md): what the site snippet posts from
+// a visitor's browser, with a public site key in the query instead of a
+// secret ingest key. It answers only pages of the key's allowed origins,
+// with CORS for them alone; it takes the visitor's IP address and user
+// agent from the request itself, and then captures as POST /api/v1/leads
+// does.
+
+// maxCollectBody bounds a collect request's body: a form's lead is a few
+// hundred bytes.
+const maxCollectBody = 16 << 10
+
+// Collect's rate limits: per visitor's IP address, a form session posts
+// its config, a partial lead or two and the complete lead; per site key,
+// a busy site's visitors together.
+var (
+	collectPerIP  = middleware.RateLimiterMemoryStoreConfig{Rate: rate.Limit(1), Burst: 30, ExpiresIn: 3 * time.Minute}
+	collectPerKey = middleware.RateLimiterMemoryStoreConfig{Rate: rate.Limit(100), Burst: 500, ExpiresIn: 3 * time.Minute}
+)
+
+// collectLimits are the collect API's rate limiters.
+type collectLimits struct {
+	ip, key *middleware.RateLimiterMemoryStore
+}
+
+func newCollectLimits() collectLimits {
+	return collectLimits{ip: middleware.NewRateLimiterMemoryStoreWithConfig(collectPerIP),
+		key: middleware.NewRateLimiterMemoryStoreWithConfig(collectPerKey)}
+}
+
+// collectFields are fields of the leads API that a browser may not set:
+// the collect API reads them from the request, or they are the website's.
+var collectFields = []string{"client_ip_address", "client_user_agent", "source", "created_at"}
+
+// siteKeyAccount finds the site key of the query's key, and refuses a
+// request from an origin it does not allow; nothing it answers carries
+// CORS headers, so a page of another origin learns nothing. It sets the
+// CORS headers of an allowed origin on the reply.
+func (h *Handler) siteKeyAccount(c echo.Context) (models.Account, models.SiteKey, string, error) {
+	origin := c.Request().Header.Get(echo.HeaderOrigin)
+	acc, key, err := h.store.SiteKeyAccount(c.Request().Context(), c.QueryParam("key"))
+	if errors.Is(err, store.ErrNotFound) {
+		return acc, key, "", apiFail(c, http.StatusUnauthorized, "invalid_key", "the site key in ?key= is unknown or revoked", "key")
+	}
+	if err != nil {
+		return acc, key, "", err
+	}
+	c.Response().Header().Add(echo.HeaderVary, echo.HeaderOrigin)
+	if !slices.ContainsFunc(key.Origins, func(o models.SiteKeyOrigin) bool { return o.Origin == origin }) {
+		return acc, key, "", apiFail(c, http.StatusForbidden, "origin_not_allowed",
+			"this site key is not allowed from "+strconv.Quote(origin)+"; add the origin on the account's install page", "")
+	}
+	c.Response().Header().Set(echo.HeaderAccessControlAllowOrigin, origin)
+	return acc, key, origin, nil
+}
+
+// limitCollect refuses, 429 with Retry-After, a request over the IP's or
+// the site key's rate.
+func (h *Handler) limitCollect(c echo.Context, key models.SiteKey) error {
+	for _, l := range []struct {
+		store *middleware.RateLimiterMemoryStore
+		id    string
+		cfg   middleware.RateLimiterMemoryStoreConfig
+		what  string
+	}{
+		{h.collect.ip, c.RealIP(), collectPerIP, "from this address"},
+		{h.collect.key, strconv.FormatInt(key.ID, 10), collectPerKey, "with this site key"},
+	} {
+		if ok, _ := l.store.Allow(l.id); !ok {
+			c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(max(1, int(1/float64(l.cfg.Rate)))))
+			return apiFail(c, http.StatusTooManyRequests, "rate_limited", "too many requests "+l.what+"; try again in a moment", "")
+		}
+	}
+	return nil
+}
+
+// collectPreflight answers a CORS preflight of the collect API: allowed
+// for the site key's origins, 403 without CORS headers for the rest.
+func (h *Handler) collectPreflight(c echo.Context) error {
+	if _, _, _, err := h.siteKeyAccount(c); err != nil || c.Response().Committed {
+		return err
+	}
+	hd := c.Response().Header()
+	hd.Set(echo.HeaderAccessControlAllowMethods, "GET, POST")
+	hd.Set(echo.HeaderAccessControlAllowHeaders, "Content-Type")
+	hd.Set(echo.HeaderAccessControlMaxAge, "600")
+	return c.NoContent(http.StatusNoContent)
+}
+
+// collectConfig answers the snippet's GET /api/v1/collect/config: the
+// Meta pixel ids that a lead's Lead event goes to, so the page fires the
+// pixel's Lead with the server event's event id.
+func (h *Handler) collectConfig(c echo.Context) error {
+	acc, _, _, err := h.siteKeyAccount(c)
+	if err != nil || c.Response().Committed {
+		return err
+	}
+	ctx := c.Request().Context()
+	rules, err := h.store.SendRules(ctx, acc.ID)
+	if err != nil {
+		return err
+	}
+	datasets, err := h.store.Datasets(ctx, acc.ID)
+	if err != nil {
+		return err
+	}
+	pixels := []string{}
+	for _, d := range datasets {
+		sends := slices.ContainsFunc(rules, func(r models.SendRule) bool {
+			return r.Enabled && r.DatasetID == d.ID && r.EventName == "Lead" && rule.Mode(r.Mode).OnCapture()
+		})
+		if sends && !slices.Contains(pixels, d.PixelID) {
+			pixels = append(pixels, d.PixelID)
+		}
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "private, max-age=300")
+	return c.JSON(http.StatusOK, map[string]any{"pixels": pixels, "event_name": "Lead"})
+}
+
+// collectLead captures a lead the snippet posts: the leads API's body,
+// but for the fields the request itself gives (collectFields), as JSON
+// whatever its Content-Type (text/plain spares the page a preflight).
+func (h *Handler) collectLead(c echo.Context) error {
+	acc, key, origin, err := h.siteKeyAccount(c)
+	if err != nil || c.Response().Committed {
+		return err
+	}
+	if err := h.limitCollect(c, key); err != nil || c.Response().Committed {
+		return err
+	}
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxCollectBody+1))
+	if err != nil {
+		return apiFail(c, http.StatusBadRequest, "unreadable_body", "the request body could not be read", "")
+	}
+	if len(body) > maxCollectBody {
+		return apiFail(c, http.StatusRequestEntityTooLarge, "body_too_large", "the request body is larger than 16 KiB", "")
+	}
+	req, derr := capture.Decode(bytes.NewReader(body))
+	if derr != nil {
+		return apiFail(c, derr.Status, derr.Code, derr.Message, derr.Field)
+	}
+	if f := req.Set(collectFields...); f != "" {
+		return apiFail(c, http.StatusBadRequest, "not_allowed", f+" is taken from the request itself; leave it out", f)
+	}
+	req.ClientIP, req.ClientUserAgent = c.RealIP(), c.Request().UserAgent()
+	v, verr := req.Validate(h.now())
+	if verr != nil {
+		return apiFail(c, verr.Status, verr.Code, verr.Message, verr.Field)
+	}
+	res, err := h.capture.Capture(c.Request().Context(), acc, v)
+	if err != nil {
+		return err
+	}
+	if err := h.store.NoteSiteKeyOrigin(c.Request().Context(), key.ID, origin, h.now()); err != nil {
+		h.log.Warn("note site key origin", "site_key_id", key.ID, "error", err)
+	}
+	return h.leadReply(c, res)
+}
