@@ -1,9 +1,7 @@
 package web
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -26,10 +24,6 @@ import (
 // agent from the request itself, and then captures as POST /api/v1/leads
 // does.
 
-// maxCollectBody bounds a collect request's body: a form's lead is a few
-// hundred bytes.
-const maxCollectBody = 16 << 10
-
 // Collect's rate limits: per visitor's IP address, a form session posts
 // its config, a partial lead or two and the complete lead; per site key,
 // a busy site's visitors together.
@@ -47,10 +41,6 @@ func newCollectLimits() collectLimits {
 	return collectLimits{ip: middleware.NewRateLimiterMemoryStoreWithConfig(collectPerIP),
 		key: middleware.NewRateLimiterMemoryStoreWithConfig(collectPerKey)}
 }
-
-// collectFields are fields of the leads API that a browser may not set:
-// the collect API reads them from the request, or they are the website's.
-var collectFields = []string{"client_ip_address", "client_user_agent", "source", "created_at"}
 
 // siteKeyAccount finds the site key of the query's key, and refuses a
 // request from an origin it does not allow; nothing it answers carries
@@ -137,9 +127,9 @@ func (h *Handler) collectConfig(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"pixels": pixels, "event_name": "Lead"})
 }
 
-// collectLead captures a lead the snippet posts: the leads API's body,
-// but for the fields the request itself gives (collectFields), as JSON
-// whatever its Content-Type (text/plain spares the page a preflight).
+// collectLead captures a lead the snippet posts (capture.DecodeCollect),
+// as JSON whatever its Content-Type: text/plain spares the page a
+// preflight.
 func (h *Handler) collectLead(c echo.Context) error {
 	acc, key, origin, err := h.siteKeyAccount(c)
 	if err != nil || c.Response().Committed {
@@ -148,22 +138,7 @@ func (h *Handler) collectLead(c echo.Context) error {
 	if err := h.limitCollect(c, key); err != nil || c.Response().Committed {
 		return err
 	}
-	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxCollectBody+1))
-	if err != nil {
-		return apiFail(c, http.StatusBadRequest, "unreadable_body", "the request body could not be read", "")
-	}
-	if len(body) > maxCollectBody {
-		return apiFail(c, http.StatusRequestEntityTooLarge, "body_too_large", "the request body is larger than 16 KiB", "")
-	}
-	req, derr := capture.Decode(bytes.NewReader(body))
-	if derr != nil {
-		return apiFail(c, derr.Status, derr.Code, derr.Message, derr.Field)
-	}
-	if f := req.Set(collectFields...); f != "" {
-		return apiFail(c, http.StatusBadRequest, "not_allowed", f+" is taken from the request itself; leave it out", f)
-	}
-	req.ClientIP, req.ClientUserAgent = c.RealIP(), c.Request().UserAgent()
-	v, verr := req.Validate(h.now())
+	v, verr := capture.DecodeCollect(c.Request().Body, c.RealIP(), c.Request().UserAgent(), h.now())
 	if verr != nil {
 		return apiFail(c, verr.Status, verr.Code, verr.Message, verr.Field)
 	}

@@ -479,13 +479,38 @@ func (v *Validated) takeClickIDs() *Error {
 	return nil
 }
 
-// Set is the first of the named fields (their API names) that the request
-// gives a value, "" when it gives none of them.
-func (r Request) Set(names ...string) string {
-	for _, f := range r.texts() {
-		if slices.Contains(names, f.name) && *f.value != "" {
-			return f.name
+// MaxCollectBody bounds a body of the collect API (DecodeCollect): a
+// form's lead is a few hundred bytes.
+const MaxCollectBody = 16 << 10
+
+// browserSet are the fields of the leads API that a browser may not set
+// through the collect API: the request itself gives the visitor's address
+// and user agent, and a site's lead is a website's, captured now.
+var browserSet = []string{"client_ip_address", "client_user_agent", "source", "created_at"}
+
+// DecodeCollect reads and validates a lead that a site's snippet posts
+// from a visitor's browser (docs/capture-js.md): the leads API's body, at
+// most MaxCollectBody (else 413), without the fields a browser may not set
+// (400 not_allowed), with ip and userAgent, the request's own, as the
+// visitor's.
+func DecodeCollect(r io.Reader, ip, userAgent string, now time.Time) (Validated, *Error) {
+	body, err := io.ReadAll(io.LimitReader(r, MaxCollectBody+1))
+	if err != nil {
+		return Validated{}, badRequest("unreadable_body", "", "the request body could not be read")
+	}
+	if len(body) > MaxCollectBody {
+		return Validated{}, &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large",
+			Message: fmt.Sprintf("the request body is larger than %d KiB", MaxCollectBody>>10)}
+	}
+	req, derr := Decode(bytes.NewReader(body))
+	if derr != nil {
+		return Validated{}, derr
+	}
+	for _, f := range req.texts() {
+		if slices.Contains(browserSet, f.name) && *f.value != "" {
+			return Validated{}, badRequest("not_allowed", f.name, "%s is taken from the request itself; leave it out", f.name)
 		}
 	}
-	return ""
+	req.ClientIP, req.ClientUserAgent = ip, userAgent
+	return req.Validate(now)
 }

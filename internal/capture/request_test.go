@@ -333,3 +333,41 @@ func TestClickIDs(t *testing.T) {
 		t.Errorf("a URL's gclid with %%00: %v; want it cleaned", err)
 	}
 }
+
+// FuzzDecodeCollect: any body a page posts to the collect API is taken or
+// refused with a 4xx in the API's shape; nothing panics, and what is taken
+// carries the request's address and user agent, never the body's.
+func FuzzDecodeCollect(f *testing.F) {
+	for _, seed := range []string{
+		`{"external_id":"ls_0123456789abcdef0123456789abcdef","email":"a@example.com","partial":true}`,
+		`{"email":"a@example.com","event_source_url":"https://example.com/?fbclid=IwAR1&gclid=G&msclkid=%00"}`,
+		`{"email":"a@example.com","client_ip_address":"1.2.3.4"}`,
+		`{"email":"a@example.com","fields":{"gclid":"x"},"gclid":"y"}`,
+		`{"phone":"+1 415 692 4281","created_at":"2026-12-01T10:00:00Z"}`,
+		`{"message":"` + strings.Repeat("x", MaxCollectBody) + `"}`,
+		`[]`, `{`, ``, `null`,
+	} {
+		f.Add([]byte(seed))
+	}
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		v, err := DecodeCollect(strings.NewReader(string(body)), "198.51.100.7", "Mozilla/5.0 (Visitor)", now)
+		if err != nil {
+			if err.Status < 400 || err.Status > 499 || err.Code == "" || err.Message == "" {
+				t.Fatalf("DecodeCollect error %+v; want a 4xx with code and message", err)
+			}
+			return
+		}
+		if len(body) > MaxCollectBody {
+			t.Fatalf("a body of %d bytes was taken", len(body))
+		}
+		if v.ClientIP != "198.51.100.7" || v.ClientUserAgent != "Mozilla/5.0 (Visitor)" || v.Source != "website" || !v.CreatedAt.Equal(now) {
+			t.Fatalf("taken with ip %q, ua %q, source %q, created %v; want the request's", v.ClientIP, v.ClientUserAgent, v.Source, v.CreatedAt)
+		}
+		for _, name := range []string{"gclid", "gbraid", "wbraid", "ttclid", "ttp", "epik", "li_fat_id", "msclkid"} {
+			if val, ok := v.Fields[name]; ok && (len(val) > maxShort*4 || strings.IndexByte(val, 0) >= 0) {
+				t.Fatalf("custom field %s = %q", name, val)
+			}
+		}
+	})
+}
