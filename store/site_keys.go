@@ -167,3 +167,13 @@ func (s *Store) NoteSiteKeyOrigin(ctx context.Context, id int64, origin string, 
 		UpdateColumn("last_seen_at", now.UTC()).Error
 	return wrap("note site key origin", err)
 }
+
+// SnippetLeads are an account's newest leads, at most limit, captured
+// since since by the site snippet: their external_id is the snippet's
+// form session id (ls_...). The install page shows them arrive.
+func (s *Store) SnippetLeads(ctx context.Context, accountID int64, since time.Time, limit int) ([]models.Lead, error) {
+	var ls []models.Lead
+	err := s.q(ctx).Where("account_id = ? AND created_at >= ? AND external_id >= 'ls_' AND external_id < 'ls`'", accountID, since.UTC()).
+		Order("created_at DESC, id DESC").Limit(limit).Find(&ls).Error
+	return ls, wrap("snippet leads", err)
+}

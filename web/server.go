@@ -236,6 +236,7 @@ func New(o Options) *echo.Echo {
 	editor.GET("/datasets/new", h.showNewDataset)
 	editor.POST("/datasets", h.createDataset)
 	h.setupFileRoutes(editor)
+	h.siteRoutes(editor)
 
 	owner := acc.Group("", h.requireRole(models.RoleOwner))
 	owner.GET("/settings/members", h.showMembers)

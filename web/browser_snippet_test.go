@@ -1,0 +1,233 @@
+//go:build browser
+
+package web_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/leadsignal/leadsignal/internal/poll"
+	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store/storetest"
+)
+
+// captureSite is a website with the snippet: a landing page whose form
+// navigates to /thanks on submit, one whose form posts by XHR and stays,
+// and a stub fbq that keeps its calls in localStorage.
+func captureSite(t *testing.T, appURL, key string) *httptest.Server {
+	t.Helper()
+	head := `<!doctype html><html><head><meta charset="utf-8"><title>Northwind</title>
+<script>window.fbq=function(){var c=JSON.parse(localStorage.getItem("fbq")||"[]");c.push(Array.prototype.slice.call(arguments));localStorage.setItem("fbq",JSON.stringify(c));};</script>
+</head><body>`
+	snippet := `<script src="` + appURL + `/capture.js" data-key="` + key + `" async></script></body></html>`
+	form := `<label>Name <input id="name" name="first_name"></label>
+<label>Email <input id="email" type="email" name="email"></label>
+<label>Phone <input id="phone" type="tel" name="phone"></label>
+<label>Budget <select id="budget" name="budget"><option>small</option><option selected>large</option></select></label>
+<label>Password <input id="pw" type="password" name="password"></label>
+<button id="send" type="submit">Get a quote</button>`
+	mux := http.NewServeMux()
+	mux.HandleFunc("/landing", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, head+`<form id="quote" method="post" action="/thanks">`+form+`</form>`+snippet)
+	})
+	mux.HandleFunc("/xhr", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, head+`<form id="quote">`+form+`</form><p id="done" hidden>Thanks!</p>
+<script>document.getElementById("quote").addEventListener("submit",function(e){e.preventDefault();
+fetch("/submit",{method:"POST"}).then(function(){document.getElementById("done").hidden=false;});});
+window.addEventListener("load",function(){leadsignal.onLead(function(l){window.__lead=l;});});</script>`+snippet)
+	})
+	mux.HandleFunc("/thanks", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><html><body><h1 id="thanks">Thanks!</h1></body></html>`)
+	})
+	mux.HandleFunc("/submit", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestBrowserCaptureSnippet: a visitor lands from a Meta ad, types an
+// email and leaves the field, and a partial lead appears; they send the
+// form, which navigates away, and the same lead is complete, with the ad's
+// fbc from the landing time; the page's pixel got the Lead with the
+// server event's id for each pixel, the one Meta's fake receives. A form
+// that posts by XHR gets its lead through leadsignal.onLead. A page of an
+// origin the key does not allow sends nothing. No JavaScript error.
+func TestBrowserCaptureSnippet(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	f := newRulesFixture(t, s)
+	live := f.a.dataset(f.acc, models.ModeLive, f.a.clock())
+	b := chrome(t)
+	site := captureSite(t, f.a.srv.URL, "") // its URL first: the key names its origin
+	siteOrigin := site.URL                  // http://127.0.0.1:port
+	k := siteKey(t, s, f.acc, siteOrigin)
+	site.Close()
+	site = captureSite(t, f.a.srv.URL, k.Key)
+	if site.URL != siteOrigin {
+		// A new server may get another port: allow that one too.
+		if err := s.AddSiteKeyOrigin(t.Context(), f.acc.ID, k.ID, site.URL, f.a.clock()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	foreign := strings.Replace(site.URL, "127.0.0.1", "localhost", 1)
+
+	var mu sync.Mutex
+	var jsErrors []string
+	if err := chromedp.Listen(b.ctx, func(ev any) {
+		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
+			mu.Lock()
+			d := e.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			jsErrors = append(jsErrors, fmt.Sprintf("%s:%d: %s", d.URL, d.LineNumber, msg))
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	leadBy := func(email string, partial bool) models.Lead {
+		t.Helper()
+		var l models.Lead
+		poll.Until(t, 15*time.Second, func() error {
+			ls, err := s.SnippetLeads(t.Context(), f.acc.ID, f.a.clock().Add(-time.Hour), 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range ls {
+				if x.Email == email && x.Partial == partial {
+					l = x
+					return nil
+				}
+			}
+			return fmt.Errorf("no lead %s (partial %v) yet", email, partial)
+		})
+		return l
+	}
+
+	landed := time.Now()
+	b.do(chromedp.Navigate(site.URL+"/landing?fbclid=IwAR_snippet123&gclid=G-1"), visible(`#email`))
+	b.waitJS("the snippet", `window.leadsignal`)
+	b.do(typeInto(`#email`, "jane@northwind.example"), click(`#name`))
+	partial := leadBy("jane@northwind.example", true)
+	if partial.ExternalID == nil || !strings.HasPrefix(*partial.ExternalID, "ls_") || len(*partial.ExternalID) != 35 {
+		t.Errorf("external_id %v; want ls_ and 128 bits in hex", partial.ExternalID)
+	}
+	var ms int64
+	if _, err := fmt.Sscanf(partial.FBC, "fb.1.%d.IwAR_snippet123", &ms); err != nil || ms < landed.Add(-time.Minute).UnixMilli() || ms > time.Now().UnixMilli() {
+		t.Errorf("fbc %q; want fb.1.<the landing time in ms>.IwAR_snippet123", partial.FBC)
+	}
+
+	// A person takes a few seconds over a form: faster is junk (too_fast).
+	b.do(typeInto(`#name`, "Jane"), typeInto(`#phone`, "(415) 692-4281"), typeInto(`#pw`, "hunter2"),
+		chromedp.Sleep(2200*time.Millisecond), click(`#send`), visible(`#thanks`))
+	complete := leadBy("jane@northwind.example", false)
+	if complete.ID != partial.ID {
+		t.Errorf("the complete lead is %d; want the partial one, %d, completed", complete.ID, partial.ID)
+	}
+	if n := f.a.leadCount(f.acc); n != 1 {
+		t.Errorf("%d leads; want 1", n)
+	}
+	if complete.Junk {
+		t.Errorf("the lead is junk: %s", complete.JunkReasons)
+	}
+	if complete.FirstName != "Jane" || complete.Phone == "" || complete.FillSeconds == nil || *complete.FillSeconds < 2 {
+		t.Errorf("lead: first name %q, phone %q, fill seconds %v", complete.FirstName, complete.Phone, complete.FillSeconds)
+	}
+	var fields map[string]string
+	if err := json.Unmarshal([]byte(complete.Fields), &fields); err != nil {
+		t.Fatalf("fields %q: %v", complete.Fields, err)
+	}
+	if fields["gclid"] != "G-1" || fields["budget"] != "large" || fields["password"] != "" {
+		t.Errorf("custom fields %v; want the landing's gclid and the budget, never the password", fields)
+	}
+
+	// The pixel's Lead carried each pixel's event id, the server's.
+	calls := evalJS[[][]any](b, `JSON.parse(localStorage.getItem("fbq")||"[]")`)
+	ids := pixelEventIDs(t, calls)
+	evs, err := s.LeadEvents(t.Context(), f.acc.ID, complete.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []models.Dataset{f.d, live} {
+		var id string
+		for _, e := range evs {
+			if e.EventName == "Lead" && e.DatasetID == d.ID {
+				id = e.EventID
+			}
+		}
+		if id == "" || ids[d.PixelID] != id {
+			t.Errorf("pixel %s: the page's Lead eventID %q; the server's event %q", d.PixelID, ids[d.PixelID], id)
+		}
+	}
+	f.a.drain()
+	sent := ""
+	for _, r := range f.a.meta.Requests() {
+		for _, e := range r.Events {
+			if r.PixelID == live.PixelID && e["event_name"] == "Lead" {
+				sent, _ = e["event_id"].(string)
+			}
+		}
+	}
+	if sent == "" || sent != ids[live.PixelID] {
+		t.Errorf("Meta's fake got the Lead with event_id %q; the page's pixel %q", sent, ids[live.PixelID])
+	}
+
+	// A form that posts by XHR: the page stays and hears of its lead.
+	b.do(chromedp.Evaluate[chromedp.Void](`localStorage.removeItem("fbq")`), chromedp.Navigate(site.URL+"/xhr"), visible(`#email`))
+	b.waitJS("the snippet", `window.leadsignal`)
+	b.do(typeInto(`#email`, "bob@northwind.example"), chromedp.Sleep(2200*time.Millisecond), click(`#send`), visible(`#done`))
+	b.waitJS("the lead's reply", `window.__lead`)
+	xhr := leadBy("bob@northwind.example", false)
+	if got := evalJS[float64](b, `window.__lead.lead_id`); int64(got) != xhr.ID {
+		t.Errorf("onLead heard of lead %v; want %d", got, xhr.ID)
+	}
+	ids = pixelEventIDs(t, evalJS[[][]any](b, `JSON.parse(localStorage.getItem("fbq")||"[]")`))
+	evs, _ = s.LeadEvents(t.Context(), f.acc.ID, xhr.ID)
+	for _, e := range evs {
+		if e.EventName == "Lead" && e.DatasetID == live.ID && ids[live.PixelID] != e.EventID {
+			t.Errorf("XHR form: the pixel's eventID %q; the server's %q", ids[live.PixelID], e.EventID)
+		}
+	}
+
+	// Another origin: the snippet runs, and nothing is taken.
+	b.do(chromedp.Navigate(foreign+"/xhr"), visible(`#email`))
+	b.waitJS("the snippet", `window.leadsignal`)
+	b.do(typeInto(`#email`, "mallory@northwind.example"), click(`#name`), click(`#send`), visible(`#done`))
+	time.Sleep(time.Second)
+	if n := f.a.leadCount(f.acc); n != 2 {
+		t.Errorf("%d leads after a page of another origin posted; want 2", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(jsErrors) > 0 {
+		t.Errorf("JavaScript errors: %v", jsErrors)
+	}
+}
+
+// pixelEventIDs are the eventIDs of the stub fbq's trackSingle Lead calls,
+// by pixel id.
+func pixelEventIDs(t *testing.T, calls [][]any) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	for _, c := range calls {
+		if len(c) != 5 || c[0] != "trackSingle" || c[2] != "Lead" {
+			t.Errorf("fbq call %v; want trackSingle, a pixel, Lead, {}, {eventID}", c)
+			continue
+		}
+		opts, _ := c[4].(map[string]any)
+		pixel, _ := c[1].(string)
+		ids[pixel], _ = opts["eventID"].(string)
+	}
+	return ids
+}
