@@ -80,7 +80,7 @@ func SitePage(p Page, v SiteView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p>Paste the snippet into every page of your website, before <code>&lt;/body&gt;</code>: it captures the leads of the page's forms with an email or phone field, a partial lead when a visitor leaves the email or phone field and the complete lead on submit, with the ad click ids of the visit, and without slowing the form down. When the page runs Meta's pixel too, the pixel's Lead carries the server event's id, so Meta counts the lead once. <a href=\"https://github.com/leadsignal/leadsignal/blob/main/docs/capture-js.md\">How it works</a>.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p>Paste the snippet into every page of your website, before <code>&lt;/body&gt;</code>: it captures the leads of the page's forms with an email or phone field, a partial lead when a visitor leaves the email or phone field and the complete lead on submit, with the ad click ids of the visit, and without slowing the form down. When the page runs Meta's pixel too, the pixel's Lead carries the server event's id, so Meta counts the lead once.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -18,17 +18,20 @@ import (
 	"github.com/leadsignal/leadsignal/internal/poll"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store/storetest"
+	"github.com/leadsignal/leadsignal/views"
 )
 
 // captureSite is a website with the snippet: a landing page whose form
 // navigates to /thanks on submit, one whose form posts by XHR and stays,
 // and a stub fbq that keeps its calls in localStorage.
-func captureSite(t *testing.T, appURL, key string) *httptest.Server {
+func captureSite(t *testing.T, appURL string, key func() string) *httptest.Server {
 	t.Helper()
 	head := `<!doctype html><html><head><meta charset="utf-8"><title>Northwind</title>
 <script>window.fbq=function(){var c=JSON.parse(localStorage.getItem("fbq")||"[]");c.push(Array.prototype.slice.call(arguments));localStorage.setItem("fbq",JSON.stringify(c));};</script>
 </head><body>`
-	snippet := `<script src="` + appURL + `/capture.js" data-key="` + key + `" async></script></body></html>`
+	snippet := func() string {
+		return `<script src="` + appURL + `/capture.js" data-key="` + key() + `" async></script></body></html>`
+	}
 	form := `<label>Name <input id="name" name="first_name"></label>
 <label>Email <input id="email" type="email" name="email"></label>
 <label>Phone <input id="phone" type="tel" name="phone"></label>
@@ -37,13 +40,13 @@ func captureSite(t *testing.T, appURL, key string) *httptest.Server {
 <button id="send" type="submit">Get a quote</button>`
 	mux := http.NewServeMux()
 	mux.HandleFunc("/landing", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, head+`<form id="quote" method="post" action="/thanks">`+form+`</form>`+snippet)
+		fmt.Fprint(w, head+`<form id="quote" method="post" action="/thanks">`+form+`</form>`+snippet())
 	})
 	mux.HandleFunc("/xhr", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, head+`<form id="quote">`+form+`</form><p id="done" hidden>Thanks!</p>
 <script>document.getElementById("quote").addEventListener("submit",function(e){e.preventDefault();
 fetch("/submit",{method:"POST"}).then(function(){document.getElementById("done").hidden=false;});});
-window.addEventListener("load",function(){leadsignal.onLead(function(l){window.__lead=l;});});</script>`+snippet)
+window.addEventListener("load",function(){leadsignal.onLead(function(l){window.__lead=l;});});</script>`+snippet())
 	})
 	mux.HandleFunc("/thanks", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><html><body><h1 id="thanks">Thanks!</h1></body></html>`)
@@ -66,19 +69,26 @@ func TestBrowserCaptureSnippet(t *testing.T) {
 	s := storetest.New(t)
 	f := newRulesFixture(t, s)
 	live := f.a.dataset(f.acc, models.ModeLive, f.a.clock())
-	b := chrome(t)
-	site := captureSite(t, f.a.srv.URL, "") // its URL first: the key names its origin
-	siteOrigin := site.URL                  // http://127.0.0.1:port
-	k := siteKey(t, s, f.acc, siteOrigin)
-	site.Close()
-	site = captureSite(t, f.a.srv.URL, k.Key)
-	if site.URL != siteOrigin {
-		// A new server may get another port: allow that one too.
-		if err := s.AddSiteKeyOrigin(t.Context(), f.acc.ID, k.ID, site.URL, f.a.clock()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	var key string
+	site := captureSite(t, f.a.srv.URL, func() string { return key })
 	foreign := strings.Replace(site.URL, "127.0.0.1", "localhost", 1)
+
+	// The owner adds the website on the Site snippet section and copies
+	// its snippet.
+	b := chrome(t)
+	b.login(f.a.srv.URL, "acme-owner@example.com")
+	section := f.a.srv.URL + views.SettingsURL(f.acc.ID, views.SettingsSite)
+	b.do(chromedp.Navigate(section), visible(`[data-testid="site-key-form"]`),
+		typeInto(`#f-name`, "Northwind website"), typeInto(`#f-origin`, site.URL+"/landing"),
+		click(`[data-testid="create-site-key"]`), visible(`[data-testid="site-snippet"]`))
+	snippet := b.text(`[data-testid="site-snippet"]`)
+	if !strings.Contains(snippet, f.a.srv.URL+`/capture.js"`) {
+		t.Errorf("snippet %q; want it to load %s/capture.js", snippet, f.a.srv.URL)
+	}
+	key = b.text(`[data-testid="site-key-value"]`)
+	if !strings.Contains(snippet, `data-key="`+key+`"`) || b.text(`[data-testid="site-origin"] code`) != site.URL {
+		t.Fatalf("snippet %q, origin %q; want the key and %s", snippet, b.text(`[data-testid="site-origin"] code`), site.URL)
+	}
 
 	var mu sync.Mutex
 	var jsErrors []string
@@ -207,6 +217,16 @@ func TestBrowserCaptureSnippet(t *testing.T) {
 	time.Sleep(time.Second)
 	if n := f.a.leadCount(f.acc); n != 2 {
 		t.Errorf("%d leads after a page of another origin posted; want 2", n)
+	}
+	// The section shows the snippet's leads, at 1280 and 390 px.
+	for _, w := range widths {
+		name := "site-snippet-" + fmt.Sprint(w)
+		b.do(chromedp.EmulateViewport(w, 900), chromedp.Navigate(section), visible(`[data-testid="site-arrival"]`))
+		b.fits(name)
+		b.do(shot(name))
+		if got := b.text(`[data-testid="site-arrivals"]`); !strings.Contains(got, "Jane") || !strings.Contains(got, "bob@northwind.example") {
+			t.Errorf("at %d px the section's leads: %q", w, got)
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
