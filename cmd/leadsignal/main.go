@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/password"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/internal/service"
+	"github.com/leadsignal/leadsignal/internal/site"
 	"github.com/leadsignal/leadsignal/internal/stageupload"
 	"github.com/leadsignal/leadsignal/internal/upkeep"
 	"github.com/leadsignal/leadsignal/models"
@@ -48,6 +50,8 @@ const usage = `usage:
   leadsignal user create --email E [--admin]     password read from stdin
   leadsignal account create --name N --slug S [--country CC] [--owner EMAIL]
   leadsignal key create --account SLUG --name N   prints a new ingest key once
+  leadsignal key create --account SLUG --name N --site --origin URL [--origin URL]...
+                                                  prints a new public site key for the site snippet
   leadsignal member add --account SLUG --email E --role owner|editor|sales|viewer
                                      give an existing user a role in an account
   leadsignal member remove --account SLUG --email E
@@ -413,11 +417,31 @@ func createKey(ctx context.Context, args []string, e env) error {
 	fs.SetOutput(e.stderr)
 	slug := fs.String("account", "", "the account's slug")
 	name := fs.String("name", "", "where the key is used, e.g. website")
+	siteKey := fs.Bool("site", false, "a public site key for the site snippet (docs/capture-js.md), allowed from each --origin")
+	var origins []string
+	fs.Func("origin", "with --site: an origin the snippet may post from, like https://www.example.com (repeatable)", func(v string) error {
+		o, err := site.ParseOrigin(v)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(origins, o) {
+			origins = append(origins, o)
+		}
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *slug == "" || strings.TrimSpace(*name) == "" {
 		return errors.New("key create: --account and --name are required")
+	}
+	switch {
+	case *siteKey && len(origins) == 0:
+		return errors.New("key create: a --site key needs at least one --origin, like --origin https://www.example.com")
+	case !*siteKey && len(origins) > 0:
+		return errors.New("key create: --origin is for --site keys; an ingest key works from any server")
+	case len(origins) > site.MaxOrigins:
+		return fmt.Errorf("key create: a site key may have %d origins", site.MaxOrigins)
 	}
 	_, s, err := open(ctx, e, newLogger(e.stderr))
 	if err != nil {
@@ -430,6 +454,21 @@ func createKey(ctx context.Context, args []string, e env) error {
 	}
 	if err != nil {
 		return err
+	}
+	if *siteKey {
+		k, err := s.CreateSiteKey(ctx, a.ID, strings.TrimSpace(*name), origins, time.Now())
+		if errors.Is(err, store.ErrSiteKeyLimit) {
+			return fmt.Errorf("key create: account %s has %d site keys, the most it may have", a.Slug, store.MaxSiteKeys)
+		}
+		if err != nil {
+			return err
+		}
+		// A site key is public (it is in the snippet): stored as it is,
+		// and on the account's Site snippet settings too.
+		fmt.Fprintln(e.stdout, k.Key)
+		fmt.Fprintf(e.stderr, "created site key %q for account %s, allowed from %s; its snippet is on the account's Settings → Site snippet\n",
+			k.Name, a.Slug, strings.Join(origins, ", "))
+		return nil
 	}
 	_, secret, err := s.CreateIngestKey(ctx, a.ID, strings.TrimSpace(*name))
 	if err != nil {

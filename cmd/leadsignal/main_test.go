@@ -395,6 +395,47 @@ func TestKeyCreate(t *testing.T) {
 	})
 }
 
+// key create --site prints a public site key allowed from its origins,
+// read as browsers send them; a site key needs an origin, an ingest key
+// takes none, and a bad origin is refused before anything is made.
+func TestSiteKeyCreate(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, d db) {
+		ctx := t.Context()
+		d.mustRun(t, "", "account", "create", "--name", "Acme", "--slug", "acme")
+		r := d.mustRun(t, "", "key", "create", "--account", "acme", "--name", "Website", "--site",
+			"--origin", "https://www.example.com/contact", "--origin", "HTTPS://EXAMPLE.COM", "--origin", "https://www.example.com")
+		key := strings.TrimSuffix(r.stdout, "\n")
+		if !strings.HasPrefix(key, "pk_") || strings.ContainsAny(key, " \n") {
+			t.Fatalf("stdout = %q; want only the new pk_ key", r.stdout)
+		}
+		s := d.open(t)
+		acc, k, err := s.SiteKeyAccount(ctx, key)
+		if err != nil || acc.Slug != "acme" || k.Name != "Website" || len(k.Origins) != 2 {
+			t.Fatalf("site key = %s, %+v, %v; want acme's Website with 2 origins", acc.Slug, k, err)
+		}
+		for _, tt := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--site"}, "needs at least one --origin"},
+			{[]string{"--origin", "https://www.example.com"}, "--origin is for --site keys"},
+			{[]string{"--site", "--origin", "javascript:alert(1)"}, "an origin is http:// or https://"},
+			{[]string{"--site", "--origin", "https://user:pw@example.com"}, "scheme and host only"},
+		} {
+			args := append([]string{"key", "create", "--account", "acme", "--name", "Other"}, tt.args...)
+			r := d.run(t, "", args...)
+			wantErr(t, r, args, tt.want)
+			if r.stdout != "" {
+				t.Errorf("%v printed %q", tt.args, r.stdout)
+			}
+		}
+		if ks, _ := s.SiteKeys(ctx, acc.ID); len(ks) != 1 {
+			t.Errorf("%d site keys; want the one", len(ks))
+		}
+	})
+}
+
 func TestUnknownCommand(t *testing.T) {
 	t.Parallel()
 	d := sqliteDB(t)
