@@ -228,6 +228,7 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 		{Title: "Stage mappings", Summary: summary(counted(s.MappingsAdded, "added", "added"), counted(s.MappingsChanged, "changed", "changed"),
 			counted(s.MappingsDeleted, "deleted", "deleted"), reordered(s.MappingsReordered), counted(s.StagesAdded, "stage added", "stages added"))},
 		{Title: "Sequences", Summary: summary(counted(s.SequencesAdded, "added", "added"), counted(s.SequencesDeleted, "deleted", "deleted"))},
+		{Title: "Site keys", Summary: summary(counted(s.SiteKeysAdded, "added", "added"), counted(s.SiteKeysChanged, "changed", "changed"), counted(s.SiteKeysRevoked, "revoked", "revoked"))},
 		{Title: "CRM connections", Summary: summary(counted(s.CRMAdded, "added", "added"), counted(s.CRMChanged, "changed", "changed"),
 			counted(s.CRMDeleted, "deleted", "deleted"))},
 	}

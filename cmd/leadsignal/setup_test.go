@@ -41,7 +41,8 @@ const setupJSON = `{
      "combinator": "and", "conditions": [], "value": 100, "repeatable": false, "enabled": false}
   ],
   "sequences": [{"dataset": "Main", "initial_event": "QualifiedLead", "final_event": "Purchase"}],
-  "crm_connections": []
+  "crm_connections": [],
+  "site_keys": [{"name": "Website", "origins": ["https://acme.example", "https://www.acme.example"]}]
 }`
 
 func writeSetup(t *testing.T, content string) string {
@@ -91,7 +92,7 @@ func TestSetupApplyAndExport(t *testing.T) {
 			`stage_mappings[2].stage: added the stage "proposal" to the account's stages, after "won"`,
 			`stage_mappings[2]: created "proposal to SubmitApplication" (stage proposal: SubmitApplication to Main, value 100, disabled)`,
 			`sequences[0]: created "QualifiedLead → Purchase" on Main`,
-			"11 changes"} {
+			"12 changes"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("setup apply stdout = %q; want it to contain %q", r.stdout, want)
 			}
@@ -139,6 +140,9 @@ func TestSetupApplyAndExport(t *testing.T) {
 		ex := d.run(t, "", "setup", "export", "--account", "acme")
 		if ex.err != nil {
 			t.Fatalf("setup export: %v\nstderr: %s", ex.err, ex.stderr)
+		}
+		if strings.Contains(ex.stdout, "pk_") {
+			t.Errorf("setup export shows a site key:\n%s", ex.stdout)
 		}
 		if strings.Contains(ex.stdout, setupToken) || strings.Contains(ex.stdout, "v1:") {
 			t.Errorf("setup export shows the token:\n%s", ex.stdout)

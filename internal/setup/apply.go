@@ -86,6 +86,11 @@ type Summary struct {
 	// CRMDeleted counts the CRM connections deleted: their hook URLs
 	// answer 404 from then on.
 	CRMDeleted int
+	// SiteKeysAdded, SiteKeysChanged (origins) and SiteKeysRevoked count
+	// the site keys' changes.
+	SiteKeysAdded   int
+	SiteKeysChanged int
+	SiteKeysRevoked int
 }
 
 // Fingerprint identifies the report's changes and notes: a preview shows
@@ -334,6 +339,11 @@ func (a *applier) run(ctx context.Context, f File) error {
 	}
 	if f.Sequences != nil {
 		if err := a.sequences(ctx, acc.ID, f.Sequences); err != nil {
+			return err
+		}
+	}
+	if f.SiteKeys != nil {
+		if err := a.siteKeys(ctx, acc.ID, f.SiteKeys); err != nil {
 			return err
 		}
 	}

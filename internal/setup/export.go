@@ -133,6 +133,11 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 		return File{}, nil, fmt.Errorf("setup: export: %w", err)
 	}
 	f.CRMConnections = crmSpecs
+	sks, err := s.SiteKeys(ctx, acc.ID)
+	if err != nil {
+		return File{}, nil, fmt.Errorf("setup: export: %w", err)
+	}
+	f.SiteKeys = exportSiteKeys(sks)
 	return f, append(notes, crmNotes...), nil
 }
 

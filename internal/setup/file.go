@@ -44,6 +44,10 @@ type File struct {
 	// connections; an empty list deletes them all. Absent (nil), the
 	// connections are kept.
 	CRMConnections []CRMSpec `json:"crm_connections,omitzero"`
+	// SiteKeys, when present (not nil), are the account's live site keys,
+	// by name, with their origins: a key left out is revoked. Absent (nil),
+	// the keys are kept.
+	SiteKeys []SiteKeySpec `json:"site_keys,omitzero"`
 }
 
 // AccountSpec is the account's settings. The slug identifies the account:
@@ -228,11 +232,13 @@ func Decode(r io.Reader) (File, []Problem) {
 			f.Sequences = d.sequences(m.key, m.value)
 		case "crm_connections":
 			f.CRMConnections = d.crmConnections(m.key, m.value)
+		case "site_keys":
+			f.SiteKeys = d.siteKeys(m.key, m.value)
 		default:
 			if later[m.key] {
 				d.add(m.key, "not supported by this version of leadsignal yet")
 			} else {
-				d.add(m.key, "unknown field; the file has account, datasets, junk, send_rules, stages, stage_mappings, sequences and crm_connections")
+				d.add(m.key, "unknown field; the file has account, datasets, junk, send_rules, stages, stage_mappings, sequences, crm_connections and site_keys")
 			}
 		}
 	}

@@ -232,6 +232,7 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 	ps = append(ps, mps...)
 	ps = append(ps, f.sequenceProblems(refs)...)
 	ps = append(ps, f.crmProblems(getenv, k)...)
+	ps = append(ps, f.siteKeyProblems()...)
 
 	// The file's lists replace the account's, so each is the account's
 	// whole cost of its kind; a list left out costs what the account's
@@ -461,6 +462,7 @@ func (f File) clean() File {
 	f.Stages = cleanStages(f.Stages)
 	f.StageMappings = cleanMappings(f.StageMappings)
 	f.Sequences = cleanSequences(f.Sequences)
+	f.SiteKeys = cleanSiteKeys(f.SiteKeys)
 	f.CRMConnections = cleanCRM(f.CRMConnections)
 	return f
 }
