@@ -136,6 +136,13 @@ func TestCollect(t *testing.T) {
 			t.Errorf("%d leads; want the one", n)
 		}
 
+		// A site key reaches only the collect API.
+		if r := f.a.postLead(k.Key, `{"email":"z@example.com"}`); r.status != http.StatusUnauthorized {
+			t.Errorf("a site key on /api/v1/leads = %d; want 401", r.status)
+		}
+		if r, _ := f.a.collect(http.MethodPost, "/api/v1/collect", k.Key, strings.Repeat("o", 40000), "198.51.100.9", `{"email":"z@example.com"}`); len(r.raw) > 1000 {
+			t.Errorf("a 40,000-character origin is echoed back: %d bytes", len(r.raw))
+		}
 		// A revoked key stops at once.
 		if err := s.RevokeSiteKey(t.Context(), f.acc.ID, k.ID, time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)); err != nil {
 			t.Fatal(err)
