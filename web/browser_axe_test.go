@@ -81,6 +81,9 @@ func TestBrowserEveryPageAccessible(t *testing.T) {
 	}
 	other := a.account("bright", owner)
 	conn := a.connection(d.Account, crm.HubSpot, "Northwind HubSpot", "hs-client-secret", "")
+	if _, err := s.CreateSiteKey(ctx, d.Account.ID, "Northwind website", []string{"https://www.northwind.example"}, a.clock()); err != nil {
+		t.Fatal(err)
+	}
 
 	b := chromeFor(t, 6*time.Minute)
 	b.login(a.srv.URL, owner.Email)
