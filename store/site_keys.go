@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/site"
@@ -27,6 +28,7 @@ func (s *Store) CreateSiteKey(ctx context.Context, accountID int64, name string,
 	if len(origins) > site.MaxOrigins {
 		return k, wrap("create site key", ErrSiteKeyOrigins)
 	}
+	defer s.forgetKeys()
 	err := s.Tx(ctx, func(tx *Store) error {
 		var n int64
 		if err := tx.q(ctx).Model(&models.SiteKey{}).Where("account_id = ? AND revoked_at IS NULL", accountID).Count(&n).Error; err != nil {
@@ -93,6 +95,7 @@ func (s *Store) loadOrigins(ctx context.Context, ks []models.SiteKey) error {
 
 // RevokeSiteKey stops a site key from working. Revoking twice is harmless.
 func (s *Store) RevokeSiteKey(ctx context.Context, accountID, id int64, now time.Time) error {
+	defer s.forgetKeys()
 	res := s.q(ctx).Model(&models.SiteKey{}).Where("account_id = ? AND id = ?", accountID, id).
 		Update("revoked_at", gormExpr("COALESCE(revoked_at, ?)", now.UTC()))
 	if res.Error == nil && res.RowsAffected == 0 {
@@ -105,6 +108,7 @@ func (s *Store) RevokeSiteKey(ctx context.Context, accountID, id int64, now time
 // (site.ParseOrigin's). ErrConflict when it is allowed already,
 // ErrSiteKeyOrigins when the key has the most origins it may.
 func (s *Store) AddSiteKeyOrigin(ctx context.Context, accountID, id int64, origin string, now time.Time) error {
+	defer s.forgetKeys()
 	return wrap("add site key origin", s.Tx(ctx, func(tx *Store) error {
 		k, err := tx.SiteKey(ctx, accountID, id)
 		if err != nil {
@@ -128,6 +132,7 @@ func (s *Store) AddSiteKeyOrigin(ctx context.Context, accountID, id int64, origi
 // RemoveSiteKeyOrigin stops one of an account's site keys from working
 // from origin; ErrNotFound when it was not allowed from it.
 func (s *Store) RemoveSiteKeyOrigin(ctx context.Context, accountID, id int64, origin string) error {
+	defer s.forgetKeys()
 	res := s.q(ctx).Where("origin = ? AND site_key_id IN (?)", origin,
 		s.q(ctx).Model(&models.SiteKey{}).Select("id").Where("account_id = ? AND id = ?", accountID, id)).
 		Delete(&models.SiteKeyOrigin{})
@@ -137,35 +142,70 @@ func (s *Store) RemoveSiteKeyOrigin(ctx context.Context, accountID, id int64, or
 	return wrap("remove site key origin", res.Error)
 }
 
+// siteKeyAccount is a live site key, with its origins, and its account,
+// as the sites cache holds them.
+type siteKeyAccount struct {
+	account models.Account
+	key     models.SiteKey
+}
+
 // SiteKeyAccount finds the live site key key, with its origins, and its
-// account; ErrNotFound when it is unknown or revoked.
+// account; ErrNotFound when it is unknown or revoked. A key found is
+// remembered for keyCacheTTL; every change of site keys or accounts this
+// replica commits clears what it remembers.
 func (s *Store) SiteKeyAccount(ctx context.Context, key string) (models.Account, models.SiteKey, error) {
-	var k models.SiteKey
-	var a models.Account
 	if !site.LooksLikeKey(key) {
-		return a, k, wrap("site key", ErrNotFound)
+		return models.Account{}, models.SiteKey{}, wrap("site key", ErrNotFound)
 	}
-	if err := s.q(ctx).Where("key = ? AND revoked_at IS NULL", key).Take(&k).Error; err != nil {
-		return a, k, wrap("site key", err)
+	now := time.Now()
+	if sa, _, ok := s.sites.get(key, now); ok {
+		return sa.account, sa.key, nil
 	}
-	if err := s.q(ctx).Where("id = ?", k.AccountID).Take(&a).Error; err != nil {
-		return a, k, wrap("site key account", err)
+	_, gen, _ := s.sites.get(key, now)
+	var sa siteKeyAccount
+	if err := s.q(ctx).Where("key = ? AND revoked_at IS NULL", key).Take(&sa.key).Error; err != nil {
+		return sa.account, sa.key, wrap("site key", err)
 	}
-	ks := []models.SiteKey{k}
-	err := s.loadOrigins(ctx, ks)
-	return a, ks[0], wrap("site key", err)
+	if err := s.q(ctx).Where("id = ?", sa.key.AccountID).Take(&sa.account).Error; err != nil {
+		return sa.account, sa.key, wrap("site key account", err)
+	}
+	ks := []models.SiteKey{sa.key}
+	if err := s.loadOrigins(ctx, ks); err != nil {
+		return sa.account, sa.key, wrap("site key", err)
+	}
+	sa.key = ks[0]
+	s.sites.put(key, sa, gen, now)
+	return sa.account, sa.key, nil
 }
 
 // originSeenEvery is how often an origin's last use is written at most.
 const originSeenEvery = time.Minute
 
 // NoteSiteKeyOrigin notes that a page of origin posted with the site key
-// id at now, unless a post less than a minute before is noted already.
-func (s *Store) NoteSiteKeyOrigin(ctx context.Context, id int64, origin string, now time.Time) error {
+// k (as SiteKeyAccount found it) at now, unless a post less than a minute
+// before is noted already.
+func (s *Store) NoteSiteKeyOrigin(ctx context.Context, k models.SiteKey, origin string, now time.Time) error {
+	for _, o := range k.Origins {
+		if o.Origin == origin && o.LastSeenAt != nil && now.Sub(*o.LastSeenAt) < originSeenEvery {
+			return nil
+		}
+	}
 	err := s.q(ctx).Model(&models.SiteKeyOrigin{}).
-		Where("site_key_id = ? AND origin = ? AND (last_seen_at IS NULL OR last_seen_at <= ?)", id, origin, now.Add(-originSeenEvery).UTC()).
+		Where("site_key_id = ? AND origin = ? AND (last_seen_at IS NULL OR last_seen_at <= ?)", k.ID, origin, now.Add(-originSeenEvery).UTC()).
 		UpdateColumn("last_seen_at", now.UTC()).Error
-	return wrap("note site key origin", err)
+	if err != nil {
+		return wrap("note site key origin", err)
+	}
+	at := now.UTC()
+	s.sites.update(k.Key, func(sa *siteKeyAccount) {
+		sa.key.Origins = slices.Clone(sa.key.Origins)
+		for i := range sa.key.Origins {
+			if sa.key.Origins[i].Origin == origin {
+				sa.key.Origins[i].LastSeenAt = &at
+			}
+		}
+	})
+	return nil
 }
 
 // SnippetLeads are an account's newest leads, at most limit, captured

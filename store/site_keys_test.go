@@ -71,15 +71,22 @@ func TestSiteKeys(t *testing.T) {
 			t.Fatal("the origin is gone")
 			return nil
 		}
-		for _, at := range []time.Time{now, now.Add(30 * time.Second)} {
-			if err := s.NoteSiteKeyOrigin(ctx, k.ID, "https://www.example.com", at); err != nil {
+		note := func(at time.Time) {
+			t.Helper()
+			_, live, err := s.SiteKeyAccount(ctx, k.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.NoteSiteKeyOrigin(ctx, live, "https://www.example.com", at); err != nil {
 				t.Fatal(err)
 			}
 		}
+		note(now)
+		note(now.Add(30 * time.Second))
 		if got := seen(); got == nil || !got.Equal(now) {
 			t.Errorf("last seen %v; want %v (the second use within a minute is not written)", got, now)
 		}
-		_ = s.NoteSiteKeyOrigin(ctx, k.ID, "https://www.example.com", now.Add(2*time.Minute))
+		note(now.Add(2 * time.Minute))
 		if got := seen(); got == nil || !got.Equal(now.Add(2*time.Minute)) {
 			t.Errorf("last seen %v; want %v", got, now.Add(2*time.Minute))
 		}

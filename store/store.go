@@ -49,6 +49,8 @@ type Store struct {
 	keys    *keyCache
 	// hooks caches the CRM connections hook URLs name.
 	hooks *cache[models.CRMConnection]
+	// sites caches the live site keys the collect API is called with.
+	sites *cache[siteKeyAccount]
 	// instance caches the instance's settings (store/instance.go).
 	instance *cache[models.InstanceSettings]
 	// afterCommit, inside Tx, collects what to do once the transaction
@@ -112,7 +114,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("store: ping: %w", err)
 	}
-	return &Store{db: db, dialect: dialect, keys: newKeyCache(), hooks: newCache[models.CRMConnection](),
+	return &Store{db: db, dialect: dialect, keys: newKeyCache(), hooks: newCache[models.CRMConnection](), sites: newCache[siteKeyAccount](),
 		instance: newCache[models.InstanceSettings]()}, nil
 }
 
@@ -217,7 +219,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 		after = new([]func())
 	}
 	err := s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, hooks: s.hooks, instance: s.instance, afterCommit: after})
+		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, hooks: s.hooks, sites: s.sites, instance: s.instance, afterCommit: after})
 	}, &sql.TxOptions{})
 	if err == nil && outer {
 		for _, f := range *after {
@@ -227,15 +229,17 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 	return err
 }
 
-// forgetKeys clears the ingest key cache once the change at hand is
-// committed: at once outside a transaction, after the commit inside one.
-// Clearing before the commit would let a capture cache the old row again.
+// forgetKeys clears the ingest and site key caches, which hold the keys'
+// accounts too, once the change at hand is committed: at once outside a
+// transaction, after the commit inside one. Clearing before the commit
+// would let a capture cache the old row again.
 func (s *Store) forgetKeys() {
 	if s.afterCommit != nil {
-		*s.afterCommit = append(*s.afterCommit, s.keys.forget)
+		*s.afterCommit = append(*s.afterCommit, s.keys.forget, s.sites.forget)
 		return
 	}
 	s.keys.forget()
+	s.sites.forget()
 }
 
 // forgetHooks clears the hook connections' cache once the change at hand is

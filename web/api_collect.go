@@ -24,22 +24,30 @@ import (
 // agent from the request itself, and then captures as POST /api/v1/leads
 // does.
 
-// Collect's rate limits: per visitor's IP address, a form session posts
-// its config, a partial lead or two and the complete lead; per site key,
-// a busy site's visitors together.
-var (
-	collectPerIP  = middleware.RateLimiterMemoryStoreConfig{Rate: rate.Limit(1), Burst: 30, ExpiresIn: 3 * time.Minute}
-	collectPerKey = middleware.RateLimiterMemoryStoreConfig{Rate: rate.Limit(100), Burst: 500, ExpiresIn: 3 * time.Minute}
-)
+// Collect's rate limits, per server: per visitor's IP address, a form
+// session posts its config, a partial lead or two and the complete lead;
+// per site key, a busy site's visitors together (DefaultCollectKeyRate a
+// second, Options.CollectKeyRate), with five seconds' worth at once.
+var collectPerIP = middleware.RateLimiterMemoryStoreConfig{Rate: rate.Limit(1), Burst: 30, ExpiresIn: 3 * time.Minute}
+
+// DefaultCollectKeyRate is how many collect requests a second one site
+// key may make of one server when Options.CollectKeyRate is 0.
+const DefaultCollectKeyRate = 100
 
 // collectLimits are the collect API's rate limiters.
 type collectLimits struct {
 	ip, key *middleware.RateLimiterMemoryStore
+	perIP   middleware.RateLimiterMemoryStoreConfig
+	perKey  middleware.RateLimiterMemoryStoreConfig
 }
 
-func newCollectLimits() collectLimits {
+func newCollectLimits(keyRate float64) collectLimits {
+	if keyRate <= 0 {
+		keyRate = DefaultCollectKeyRate
+	}
+	perKey := middleware.RateLimiterMemoryStoreConfig{Rate: rate.Limit(keyRate), Burst: int(5 * keyRate), ExpiresIn: 3 * time.Minute}
 	return collectLimits{ip: middleware.NewRateLimiterMemoryStoreWithConfig(collectPerIP),
-		key: middleware.NewRateLimiterMemoryStoreWithConfig(collectPerKey)}
+		key: middleware.NewRateLimiterMemoryStoreWithConfig(perKey), perIP: collectPerIP, perKey: perKey}
 }
 
 // siteKeyAccount finds the site key of the query's key, and refuses a
@@ -73,8 +81,8 @@ func (h *Handler) limitCollect(c echo.Context, key models.SiteKey) error {
 		cfg   middleware.RateLimiterMemoryStoreConfig
 		what  string
 	}{
-		{h.collect.ip, c.RealIP(), collectPerIP, "from this address"},
-		{h.collect.key, strconv.FormatInt(key.ID, 10), collectPerKey, "with this site key"},
+		{h.collect.ip, c.RealIP(), h.collect.perIP, "from this address"},
+		{h.collect.key, strconv.FormatInt(key.ID, 10), h.collect.perKey, "with this site key"},
 	} {
 		if ok, _ := l.store.Allow(l.id); !ok {
 			c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(max(1, int(1/float64(l.cfg.Rate)))))
@@ -146,7 +154,7 @@ func (h *Handler) collectLead(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.NoteSiteKeyOrigin(c.Request().Context(), key.ID, origin, h.now()); err != nil {
+	if err := h.store.NoteSiteKeyOrigin(c.Request().Context(), key, origin, h.now()); err != nil {
 		h.log.Warn("note site key origin", "site_key_id", key.ID, "error", err)
 	}
 	return h.leadReply(c, res)

@@ -50,6 +50,7 @@ type config struct {
 	datasets   int
 	history    int
 	floor      bool
+	collect    bool
 	slice      time.Duration
 }
 
@@ -64,10 +65,14 @@ func run() error {
 	flag.IntVar(&cfg.history, "history", 100_000, "earlier leads (of the last 30 days, each with its Lead event) the account holds before the run, as a live account would")
 	flag.IntVar(&cfg.datasets, "datasets", 1, "datasets (dry_run) in the account: a clean complete lead queues one Lead event to each")
 	flag.DurationVar(&cfg.slice, "slice", 0, "also measure the rate in slices of this length, back to back over -d (the cold run: -history 0 -slice 5s)")
+	flag.BoolVar(&cfg.collect, "collect", false, "post as the site snippet does, to POST /api/v1/collect with a site key from pages of its origin, each lead's visitor address and user agent in the request's headers (docs/capture-js.md)")
 	flag.BoolVar(&cfg.floor, "floor", false, "post to a bare handler instead of leadsignal: it checks the key, decodes the lead and INSERTs it as one row, as pgbench's script does (the least any HTTP capture can do)")
 	flag.Parse()
 	if cfg.conc < 1 || cfg.dur <= 0 || cfg.warmup < 0 || cfg.slice < 0 {
 		return errors.New("-c must be at least 1, -d positive, -warmup and -slice not negative")
+	}
+	if cfg.collect && cfg.floor {
+		return errors.New("-collect and -floor measure different things: choose one")
 	}
 
 	ctx := context.Background()
@@ -95,11 +100,14 @@ func run() error {
 		return fmt.Errorf("seed history: %w", err)
 	}
 
+	// The site key's rate limit is lifted: the run measures the path, not
+	// the limit that guards a leaked key.
 	var handler http.Handler = web.New(web.Options{
 		Store:           st,
 		Log:             slog.New(slog.DiscardHandler),
 		SessionHashKey:  benchkit.RandomKey(),
 		SessionBlockKey: benchkit.RandomKey(),
+		CollectKeyRate:  1e9,
 	})
 	if cfg.floor {
 		h, closeFloor, err := newFloor(ctx, dbURL, acc.ID, secret)
@@ -124,6 +132,14 @@ func run() error {
 
 	load := &benchkit.CaptureLoad{Endpoint: "http://" + ln.Addr().String() + "/api/v1/leads", Secret: secret,
 		Clients: cfg.conc, PostgresPID: benchkit.PostgresPID(ctx, dbURL)}
+	if cfg.collect {
+		const origin = "https://www.example-dental.com"
+		k, err := st.CreateSiteKey(ctx, acc.ID, "bench", []string{origin}, time.Now())
+		if err != nil {
+			return err
+		}
+		load.Endpoint, load.Origin = "http://"+ln.Addr().String()+"/api/v1/collect?key="+k.Key, origin
+	}
 	defer load.Close()
 	if cfg.slice > 0 {
 		return runSlices(load, cfg)

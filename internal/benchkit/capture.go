@@ -39,6 +39,12 @@ type CaptureLoad struct {
 	// PostgresPID is the local Postgres whose CPU a run measures
 	// (PostgresPID); 0 measures none.
 	PostgresPID int
+	// Origin, when set, makes the clients post as the site snippet does
+	// from pages of this origin (Endpoint is then the collect API's, with
+	// the site key in its query): no ingest key, and each lead's visitor
+	// address and user agent in the request's X-Forwarded-For and
+	// User-Agent instead of its body.
+	Origin string
 
 	once   sync.Once
 	tr     *http.Transport
@@ -128,9 +134,13 @@ func (l *CaptureLoad) Run(warmup, dur time.Duration, cpuprofile string) (*Captur
 		wg.Go(func() {
 			gen := newGenerator(uint64(w), &l.seq)
 			gen.message, gen.noJunk = l.Message, l.NoJunk
-			auth := "Bearer " + l.Secret
+			header := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + l.Secret}}
 			if len(l.Secrets) > 0 {
-				auth = "Bearer " + l.Secrets[w%len(l.Secrets)]
+				header.Set("Authorization", "Bearer "+l.Secrets[w%len(l.Secrets)])
+			}
+			if l.Origin != "" {
+				header = http.Header{"Content-Type": {"text/plain;charset=UTF-8"}, "Origin": {l.Origin}}
+				gen.browser = header
 			}
 			var (
 				lat                                 []time.Duration
@@ -148,7 +158,7 @@ func (l *CaptureLoad) Run(warmup, dur time.Duration, cpuprofile string) (*Captur
 				buf.Reset()
 				gen.lead(&buf)
 				sent += int64(buf.Len())
-				status, body, err := post(client, l.Endpoint, auth, buf.Bytes(), respBuf)
+				status, body, err := post(client, l.Endpoint, header, buf.Bytes(), respBuf)
 				t1 := time.Now()
 				if err != nil || status/100 != 2 {
 					errs++
@@ -205,13 +215,12 @@ func (l *CaptureLoad) Run(warmup, dur time.Duration, cpuprofile string) (*Captur
 	return res, nil
 }
 
-func post(client *http.Client, endpoint, auth string, body, respBuf []byte) (int, []byte, error) {
+func post(client *http.Client, endpoint string, header http.Header, body, respBuf []byte) (int, []byte, error) {
 	req, err := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", auth)
+	req.Header = header
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -308,6 +317,9 @@ type generator struct {
 	// look like junk (CaptureLoad.Message, NoJunk).
 	message string
 	noJunk  bool
+	// browser, when set, is the header of a browser's post (CaptureLoad.
+	// Origin): each lead's visitor address and user agent go there.
+	browser http.Header
 	// recent holds recent emails, for duplicates.
 	recent [64]string
 }
@@ -415,6 +427,11 @@ func (g *generator) lead(buf *bytes.Buffer) {
 	}
 
 	g.recent[n%int64(len(g.recent))] = l.Email
+	if g.browser != nil {
+		g.browser.Set("X-Forwarded-For", l.ClientIP)
+		g.browser.Set("User-Agent", l.ClientUserAgent)
+		l.ClientIP, l.ClientUserAgent = "", ""
+	}
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(&l)

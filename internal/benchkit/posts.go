@@ -95,7 +95,7 @@ func (p *Posts) Run(first, n int, cpuprofile string) (*PostsRun, error) {
 				buf.Reset()
 				p.Body(first+i, &buf)
 				s := time.Now()
-				code, body, err := post(p.client, p.Endpoint, auth, buf.Bytes(), respBuf)
+				code, body, err := post(p.client, p.Endpoint, http.Header{"Content-Type": {"application/json"}, "Authorization": {auth}}, buf.Bytes(), respBuf)
 				d := time.Since(s)
 				if err != nil || code/100 != 2 {
 					errs++
