@@ -251,3 +251,93 @@ func pixelEventIDs(t *testing.T, calls [][]any) map[string]string {
 	}
 	return ids
 }
+
+// snippetShapes are forms as WordPress and page builders render them, with
+// what the snippet should read from each: Contact Form 7, Elementor,
+// HubSpot, Gravity Forms (only autocomplete says what a field is) and a
+// German form.
+var snippetShapes = []struct {
+	name, form                         string
+	email, first, last, phone, message string
+	fields                             map[string]string
+}{
+	{"cf7", `<input name="your-name" value="Jane Q Doe"><input type="email" name="your-email" value="cf7@northwind.example">
+<input name="your-subject" value="Roof"><textarea name="your-message">Need a quote</textarea>`,
+		"cf7@northwind.example", "Jane", "Q Doe", "", "Need a quote", map[string]string{"your-subject": "Roof"}},
+	{"elementor", `<input name="form_fields[name]" value="Bob Builder"><input name="form_fields[email]" type="text" value="el@northwind.example">
+<input name="form_fields[company_name]" value="Acme"><input name="form_fields[tel]" value="+1 415 692 4281">`,
+		"el@northwind.example", "Bob", "Builder", "+1 415 692 4281", "", map[string]string{"form_fields[company_name]": "Acme"}},
+	{"hubspot", `<input name="firstname" value="Ann"><input name="lastname" value="Lee"><input name="email" value="hs@northwind.example">
+<input name="company" value="Lee Dental"><input name="mobilephone" value="(415) 692-4282">`,
+		"hs@northwind.example", "Ann", "Lee", "(415) 692-4282", "", map[string]string{"company": "Lee Dental"}},
+	{"gravity", `<input name="input_1.3" autocomplete="given-name" value="Gus"><input name="input_1.6" autocomplete="family-name" value="Grav">
+<input name="input_2" type="email" value="gf@northwind.example"><input name="input_4" value="blue"><input name="input_5" type="password" value="secret">`,
+		"gf@northwind.example", "Gus", "Grav", "", "", map[string]string{"input_4": "blue"}},
+	{"german", `<input name="vorname" value="Lena"><input name="nachname" value="Müller"><input name="e-mail" value="de@northwind.example">
+<input name="telefon" value="+49 151 2345678"><textarea name="nachricht">Angebot bitte</textarea><input name="plz" value="10115">`,
+		"de@northwind.example", "Lena", "Müller", "+49 151 2345678", "Angebot bitte", map[string]string{}},
+}
+
+// TestBrowserSnippetFormShapes: the snippet reads the forms of the common
+// builders as what they are: names split into first and last, a builder's
+// bracketed names, autocomplete tokens, German labels; the other fields
+// are custom fields, passwords never.
+func TestBrowserSnippetFormShapes(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	f := newRulesFixture(t, s)
+	var key string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/shapes", func(w http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>Forms</title></head><body>`)
+		for _, sh := range snippetShapes {
+			fmt.Fprintf(&b, `<form id="%s">%s<button type="submit">Send</button></form>`, sh.name, sh.form)
+		}
+		b.WriteString(`<script>document.addEventListener("submit",function(e){e.preventDefault();});</script>`)
+		fmt.Fprintf(&b, `<script src="%s/capture.js" data-key="%s"></script></body></html>`, f.a.srv.URL, key)
+		fmt.Fprint(w, b.String())
+	})
+	site := httptest.NewServer(mux)
+	t.Cleanup(site.Close)
+	key = siteKey(t, s, f.acc, site.URL).Key
+
+	b := chrome(t)
+	b.do(chromedp.Navigate(site.URL+"/shapes"), visible(`#cf7`))
+	b.waitJS("the snippet", `window.leadsignal`)
+	for _, sh := range snippetShapes {
+		b.do(click(`#` + sh.name + ` button`))
+	}
+	for _, sh := range snippetShapes {
+		var l models.Lead
+		poll.Until(t, 15*time.Second, func() error {
+			ls, err := s.SnippetLeads(t.Context(), f.acc.ID, f.a.clock().Add(-time.Hour), 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range ls {
+				if x.Email == sh.email {
+					l = x
+					return nil
+				}
+			}
+			return fmt.Errorf("no lead from the %s form yet", sh.name)
+		})
+		if l.FirstName != sh.first || l.LastName != sh.last || l.Phone != sh.phone || l.Message != sh.message {
+			t.Errorf("%s: first %q, last %q, phone %q, message %q; want %q %q %q %q", sh.name, l.FirstName, l.LastName, l.Phone, l.Message,
+				sh.first, sh.last, sh.phone, sh.message)
+		}
+		var fields map[string]string
+		_ = json.Unmarshal([]byte(l.Fields), &fields)
+		for k, v := range sh.fields {
+			if fields[k] != v {
+				t.Errorf("%s: fields[%s] = %q; want %q (fields %v)", sh.name, k, fields[k], v, fields)
+			}
+		}
+		for k, v := range fields {
+			if strings.Contains(k, "password") || v == "secret" || (sh.name == "german" && k == "plz") {
+				t.Errorf("%s: fields has %s = %q", sh.name, k, v)
+			}
+		}
+	}
+}

@@ -29,19 +29,29 @@
   // The forms it captures: every form with an email or phone field, or
   // only data-leadsignal forms when the script or a form says so.
   function marked() { return me.getAttribute("data-forms") === "marked" || !!d.querySelector("form[data-leadsignal]"); }
+  // What a field is, by its type, its autocomplete token, then the words
+  // of its name and id ("your-email", "form_fields[name]", "firstname").
+  var AUTO = { email: "email", tel: "phone", "given-name": "first_name", "family-name": "last_name", name: "name",
+    "address-level2": "city", "address-level1": "state", "postal-code": "zip", country: "country", "country-name": "country" };
+  var WORDS = [["email", /^e?-?mail$|^email/], ["phone", /^(phone|tel|telephone|mobile|cell|handy|telefon)/],
+    ["first_name", /^(first|firstname|fname|given|vorname)$/], ["last_name", /^(last|lastname|lname|family|surname|nachname)$/],
+    ["city", /^(city|town|ort|stadt)$/], ["zip", /^(zip|zipcode|postal|postcode|plz)$/], ["country", /^(country|land)$/],
+    ["state", /^(state|region|province)$/], ["name", /^(name|fullname)$/],
+    ["message", /^(message|comments?|notes?|enquiry|inquiry|nachricht)$/]];
   function kind(el) {
-    var t = (el.type || "").toLowerCase(), n = (el.name + " " + el.id + " " + (el.getAttribute("autocomplete") || "")).toLowerCase();
-    if (t === "password" || t === "file" || t === "hidden" || t === "submit" || t === "button" || /cc-|card|cvc|iban/.test(n)) return "";
-    if (t === "email" || /e-?mail/.test(n)) return "email";
-    if (t === "tel" || /phone|tel|mobile/.test(n)) return "phone";
-    if (/first|given|fname/.test(n)) return "first_name";
-    if (/last|family|surname|lname/.test(n)) return "last_name";
-    if (/city|town/.test(n)) return "city";
-    if (/zip|postal/.test(n)) return "zip";
-    if (/country/.test(n)) return "country";
-    if (/state|region|province/.test(n)) return "state";
-    if (el.tagName === "TEXTAREA" || /message|comment|note/.test(n)) return "message";
-    return "field";
+    var t = (el.type || "").toLowerCase(), auto = (el.getAttribute("autocomplete") || "").toLowerCase().split(" ").pop();
+    var words = (el.name + " " + el.id).toLowerCase().split(/[^a-z0-9]+/), i, j;
+    if (t === "password" || t === "file" || t === "hidden" || t === "submit" || t === "button" || /^cc-/.test(auto) ||
+      words.some(function (w) { return /^(card|cc|cvc|cvv|iban|password|ssn)/.test(w); })) return "";
+    if (t === "email") return "email";
+    if (t === "tel") return "phone";
+    if (AUTO[auto]) return AUTO[auto];
+    for (i = 0; i < WORDS.length; i++) for (j = 0; j < words.length; j++) if (WORDS[i][1].test(words[j])) {
+      // "company_name" is no person's name.
+      if (WORDS[i][0] === "name" && words.some(function (w) { return /^(company|business|organi[sz]ation|org|firma|firm|brand|file|user|username)$/.test(w); })) return "field";
+      return WORDS[i][0];
+    }
+    return el.tagName === "TEXTAREA" ? "message" : "field";
   }
   function session(form) {
     if (!form || form.tagName !== "FORM" || (marked() && !form.hasAttribute("data-leadsignal"))) return null;
@@ -78,7 +88,12 @@
       var k = kind(el), v = (el.type === "checkbox" || el.type === "radio") ? (el.checked ? el.value : "") : el.value;
       if (!k || !v || !el.name || el === s.hp) return;
       v = String(v).slice(0, 2000);
-      if (STD[k] && !p[k]) p[k] = v;
+      if (k === "name") {
+        // A full name: its first word is the first name, the rest the last.
+        var parts = v.trim().split(/\s+/);
+        if (!p.first_name) p.first_name = parts.shift();
+        if (!p.last_name && parts.length) p.last_name = parts.join(" ");
+      } else if (STD[k] && !p[k]) p[k] = v;
       else if (Object.keys(p.fields).length < 30) p.fields[el.name.slice(0, 100)] = v;
     });
     CLICK.forEach(function (k) { if (land.ids[k]) p[k] = land.ids[k]; });
