@@ -4,6 +4,8 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -55,6 +57,11 @@ type Options struct {
 	// background; serve gives one it runs (stageupload.Runner.Run). When
 	// nil the server makes its own, which never stops nor resumes uploads.
 	Uploads *stageupload.Runner
+	// ClientIPHeader, when set, is the header a proxy in front writes the
+	// visitor's address in (LEADSIGNAL_CLIENT_IP_HEADER); the address is
+	// read from it alone. Unset, X-Forwarded-For is trusted from private
+	// and loopback peers only.
+	ClientIPHeader string
 	// CollectKeyRate is how many collect requests a second one site key
 	// may make (DefaultCollectKeyRate when 0); the bench lifts it to
 	// measure the path rather than the limit.
@@ -140,6 +147,9 @@ func New(o Options) *echo.Echo {
 	// it is trusted only when the direct peer is a private or loopback
 	// address, so a client cannot pick its own rate-limit bucket.
 	e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	if o.ClientIPHeader != "" {
+		e.IPExtractor = clientIPFrom(o.ClientIPHeader)
+	}
 	e.HTTPErrorHandler = h.handleError
 
 	e.Use(h.accessLog)
@@ -313,4 +323,17 @@ func apiRoute(g *echo.Group, path, method string, h echo.HandlerFunc, m ...echo.
 
 func apiNotFound(c echo.Context) error {
 	return echo.NewHTTPError(http.StatusNotFound, "no such API endpoint; leads go to POST /api/v1/leads, stage changes to POST /api/v1/stages")
+}
+
+// clientIPFrom reads the visitor's address from header alone, the one a
+// proxy in front writes it in (Options.ClientIPHeader); a request without
+// an address there is taken as from its direct peer.
+func clientIPFrom(header string) echo.IPExtractor {
+	direct := echo.ExtractIPDirect()
+	return func(r *http.Request) string {
+		if ip, err := netip.ParseAddr(strings.TrimSpace(r.Header.Get(header))); err == nil {
+			return ip.Unmap().String()
+		}
+		return direct(r)
+	}
 }

@@ -230,6 +230,7 @@ func serve(ctx context.Context, e env) error {
 			Decider:         decider,
 			Metrics:         promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
 			Uploads:         uploads,
+			ClientIPHeader:  cfg.ClientIPHeader,
 			CRM: web.CRMOptions{
 				HubSpotAPIURL: cfg.HubSpotAPIURL, PipedriveAPIURL: cfg.PipedriveAPIURL,
 				PublicURL: cfg.PublicURL, Notify: crmWorker.Notify,

@@ -56,11 +56,20 @@ type Config struct {
 	// the one an administrator saves applies. Hook URLs are absolute with
 	// it, and HubSpot's signature covers it.
 	PublicURL string
+	// ClientIPHeader (LEADSIGNAL_CLIENT_IP_HEADER), when set, is the one
+	// header a proxy in front writes the visitor's address in, like
+	// CF-Connecting-IP or X-Real-IP: the address is read from it alone.
+	// Unset, X-Forwarded-For is read only from a proxy on a private or
+	// loopback address.
+	ClientIPHeader string
 	// SessionIdle ends a session that saw no request for this long.
 	SessionIdle time.Duration
 	// SessionMax ends a session this long after its login, used or not.
 	SessionMax time.Duration
 }
+
+// headerNameRE is an HTTP header name (RFC 9110's token).
+var headerNameRE = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 
 // Load reads the configuration through getenv (os.Getenv in main, a map in
 // tests) and validates it. It does not touch the file system.
@@ -75,6 +84,7 @@ func Load(getenv func(string) string) (Config, error) {
 		HubSpotAPIURL:   strings.TrimRight(or(getenv("HUBSPOT_API_URL"), DefaultHubSpotAPIURL), "/"),
 		PipedriveAPIURL: strings.TrimRight(or(getenv("PIPEDRIVE_API_URL"), DefaultPipedriveURL), "/"),
 		PublicURL:       strings.TrimSpace(getenv("LEADSIGNAL_PUBLIC_URL")),
+		ClientIPHeader:  strings.TrimSpace(getenv("LEADSIGNAL_CLIENT_IP_HEADER")),
 		SessionIdle:     DefaultSessionIdle,
 		SessionMax:      DefaultSessionMax,
 	}
@@ -119,6 +129,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := PublicURL(c.PublicURL); err != nil {
 		return fmt.Errorf("config: LEADSIGNAL_PUBLIC_URL: %w", err)
+	}
+	if c.ClientIPHeader != "" && !headerNameRE.MatchString(c.ClientIPHeader) {
+		return fmt.Errorf("config: LEADSIGNAL_CLIENT_IP_HEADER %q must be a header name like X-Real-IP", c.ClientIPHeader)
 	}
 	if c.SessionIdle < time.Minute {
 		return errors.New("config: LEADSIGNAL_SESSION_IDLE must be at least 1m")

@@ -100,6 +100,7 @@ func TestLoadInvalid(t *testing.T) {
 		{"public URL with a query", map[string]string{"LEADSIGNAL_PUBLIC_URL": "https://leads.example.com/?x=1"}, "LEADSIGNAL_PUBLIC_URL"},
 		{"public URL with a path", map[string]string{"LEADSIGNAL_PUBLIC_URL": "https://leads.example.com/leadsignal"}, "LEADSIGNAL_PUBLIC_URL"},
 		{"public URL with credentials", map[string]string{"LEADSIGNAL_PUBLIC_URL": "https://u:p@leads.example.com"}, "LEADSIGNAL_PUBLIC_URL"},
+		{"client IP header with a colon", map[string]string{"LEADSIGNAL_CLIENT_IP_HEADER": "X-Real-IP: 1.2.3.4"}, "LEADSIGNAL_CLIENT_IP_HEADER"},
 		{"API version without v", map[string]string{"META_API_VERSION": "24.0"}, "META_API_VERSION"},
 		{"idle limit without unit", map[string]string{"LEADSIGNAL_SESSION_IDLE": "12"}, "LEADSIGNAL_SESSION_IDLE"},
 		{"idle limit of seconds", map[string]string{"LEADSIGNAL_SESSION_IDLE": "30s"}, "LEADSIGNAL_SESSION_IDLE"},
