@@ -75,7 +75,7 @@ func TestBrowserSetupFileUpload(t *testing.T) {
 		summaries := evalJS[[]string](b, `[...document.querySelectorAll('[data-testid="setup-summary"]')].map(e => e.textContent.trim())`)
 		if want := []string{"2 settings changed", "1 added", "1 signal changed", "1 added, 1 changed, 1 deleted, reordered",
 			"not in the file: left as they are", "not in the file: left as they are", "not in the file: left as they are",
-			"not in the file: left as they are"}; !slices.Equal(summaries, want) {
+			"not in the file: left as they are", "not in the file: left as they are"}; !slices.Equal(summaries, want) {
 			t.Errorf("summaries = %q; want %q", summaries, want)
 		}
 		if got, _ := s.AccountBySlug(ctx, "acme"); got.Name != "Acme" {

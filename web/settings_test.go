@@ -32,6 +32,7 @@ var settingsSections = []struct{ section, testid string }{
 	{views.SettingsMembers, "member-form"},
 	{views.SettingsJunk, "junk-form"},
 	{views.SettingsSetup, "setup-upload-form"},
+	{views.SettingsSite, "site-key-form"},
 }
 
 // TestSettingsSections: each section has its own page with its own form

@@ -228,9 +228,10 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 		{Title: "Stage mappings", Summary: summary(counted(s.MappingsAdded, "added", "added"), counted(s.MappingsChanged, "changed", "changed"),
 			counted(s.MappingsDeleted, "deleted", "deleted"), reordered(s.MappingsReordered), counted(s.StagesAdded, "stage added", "stages added"))},
 		{Title: "Sequences", Summary: summary(counted(s.SequencesAdded, "added", "added"), counted(s.SequencesDeleted, "deleted", "deleted"))},
-		{Title: "Site keys", Summary: summary(counted(s.SiteKeysAdded, "added", "added"), counted(s.SiteKeysChanged, "changed", "changed"), counted(s.SiteKeysRevoked, "revoked", "revoked"))},
 		{Title: "CRM connections", Summary: summary(counted(s.CRMAdded, "added", "added"), counted(s.CRMChanged, "changed", "changed"),
 			counted(s.CRMDeleted, "deleted", "deleted"))},
+		{Title: "Site keys", Summary: summary(counted(s.SiteKeysAdded, "added", "added"), counted(s.SiteKeysChanged, "changed", "changed"),
+			counted(s.SiteKeysRevoked, "revoked", "revoked"))},
 	}
 	if s.AccountCreated {
 		sections[0].Summary = "created"
@@ -255,6 +256,9 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 	}
 	if f.CRMConnections == nil {
 		sections[7].Summary = absent
+	}
+	if f.SiteKeys == nil {
+		sections[8].Summary = absent
 	}
 	if f.Stages == nil {
 		sections[4].Summary = absent
@@ -290,6 +294,11 @@ func setupSections(f setup.File, r setup.Report) []views.SetupSection {
 			i = 7
 			if k, ok := itemIndex(ch.Path, len(f.CRMConnections)); ok {
 				item = f.CRMConnections[k].Name
+			}
+		case strings.HasPrefix(ch.Path, "site_keys"):
+			i = 8
+			if k, ok := itemIndex(ch.Path, len(f.SiteKeys)); ok {
+				item = f.SiteKeys[k].Name
 			}
 		}
 		key := changeKey(ch.Path)

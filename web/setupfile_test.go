@@ -208,7 +208,7 @@ func TestSetupUploadPreviewThenApply(t *testing.T) {
 		wantStatus(t, "preview", r, http.StatusOK)
 		if got, want := texts(r, "setup-summary"), []string{"2 settings changed", "1 added", "1 signal changed", "1 added, 1 changed, 1 deleted, reordered",
 			"not in the file: left as they are", "not in the file: left as they are", "not in the file: left as they are",
-			"not in the file: left as they are"}; !slices.Equal(got, want) {
+			"not in the file: left as they are", "not in the file: left as they are"}; !slices.Equal(got, want) {
 			t.Errorf("section summaries = %q; want %q", got, want)
 		}
 		changes := strings.Join(texts(r, "setup-change"), "\n")
@@ -653,7 +653,7 @@ func TestSetupUploadStageMappings(t *testing.T) {
 		r := b.upload(preview, nil, "acme.json", mappingsSetup)
 		wantStatus(t, "preview", r, http.StatusOK)
 		const absent = "not in the file: left as they are"
-		if got, want := texts(r, "setup-summary"), []string{"no change", absent, absent, absent, absent, "3 added, 1 stage added", absent, absent}; !slices.Equal(got, want) {
+		if got, want := texts(r, "setup-summary"), []string{"no change", absent, absent, absent, absent, "3 added, 1 stage added", absent, absent, absent}; !slices.Equal(got, want) {
 			t.Errorf("section summaries = %q; want %q", got, want)
 		}
 		changes := texts(r, "setup-change")
@@ -737,8 +737,8 @@ func TestSetupUploadCRMConnections(t *testing.T) {
 		r := b.upload(views.AccountURL(acc.ID, "/settings/setup/preview"), nil, "acme.json", file)
 		wantStatus(t, "preview", r, http.StatusOK)
 		summaries := texts(r, "setup-summary")
-		if len(summaries) != 8 || summaries[7] != "1 added" {
-			t.Fatalf("section summaries = %q; want the CRM connections' last: 1 added", summaries)
+		if len(summaries) != 9 || summaries[7] != "1 added" {
+			t.Fatalf("section summaries = %q; want the CRM connections': 1 added", summaries)
 		}
 		var crmChanges []string
 		for _, ch := range texts(r, "setup-change") {
