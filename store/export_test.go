@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/leadsignal/leadsignal/models"
+)
 
 // SearchText is searchText, for the test that Postgres can read it through
 // the trigram index of migration 0007.
@@ -25,4 +29,12 @@ func PlanCacheMode(t interface{ Context() context.Context }, s *Store) (string, 
 	var mode string
 	err := s.q(t.Context()).Raw("SHOW plan_cache_mode").Scan(&mode).Error
 	return mode, err
+}
+
+// EventStateSQL is the database's event_state (migration 0036) of status
+// and reason, for the test that it is models.Event.State.
+func (s *Store) EventStateSQL(ctx context.Context, status models.EventStatus, reason string) (models.EventStatus, error) {
+	var state string
+	err := s.q(ctx).Raw("SELECT event_state(?, ?)", string(status), reason).Scan(&state).Error
+	return models.EventStatus(state), err
 }
