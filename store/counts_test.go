@@ -531,3 +531,19 @@ func TestEventStateSQL(t *testing.T) {
 		}
 	})
 }
+
+// The databases' count_bucket and whole_seconds are Bucket and Unix time,
+// to the second, on either side of a bucket's start.
+func TestCountBucketSQL(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		start := time.Date(2026, 11, 25, 15, 15, 0, 0, time.UTC)
+		for _, at := range []time.Time{start, start.Add(-time.Millisecond), start.Add(-time.Second), start.Add(899 * time.Second),
+			start.Add(900 * time.Second), time.Unix(0, 0).UTC(), time.Date(2030, 3, 31, 1, 59, 59, 999000000, time.UTC)} {
+			b, sec, err := s.CountBucketSQL(t.Context(), at)
+			if err != nil || b != store.Bucket(at) || sec != at.Unix() {
+				t.Errorf("count_bucket, whole_seconds(%s) = %d, %d, %v; want %d, %d", at, b, sec, err, store.Bucket(at), at.Unix())
+			}
+		}
+	})
+}

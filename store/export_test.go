@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -37,4 +38,12 @@ func (s *Store) EventStateSQL(ctx context.Context, status models.EventStatus, re
 	var state string
 	err := s.q(ctx).Raw("SELECT event_state(?, ?)", string(status), reason).Scan(&state).Error
 	return models.EventStatus(state), err
+}
+
+// CountBucketSQL is the database's count_bucket and whole_seconds of t, for
+// the test that they are Bucket and Unix time.
+func (s *Store) CountBucketSQL(ctx context.Context, t time.Time) (bucket, seconds int64, err error) {
+	row := s.q(ctx).Raw("SELECT count_bucket(?), whole_seconds(?)", t, t).Row()
+	err = row.Scan(&bucket, &seconds)
+	return bucket, seconds, err
 }
