@@ -100,22 +100,23 @@ func JunkSignals(reasons string) string {
 	return strings.Join(out, ",")
 }
 
-// SQLite's versions of the functions that migration 0021 creates on
-// Postgres, for its triggers and the campaign filter.
+// SQLite's versions of the functions that migrations 0021 and 0036 create
+// on Postgres, for its triggers and the campaign filter.
 func init() {
 	fns := []struct {
 		name string
+		nArg int32
 		fn   func(args []driver.Value) (driver.Value, error)
 	}{
-		{"utm_campaign", func(args []driver.Value) (driver.Value, error) {
+		{"utm_campaign", 1, func(args []driver.Value) (driver.Value, error) {
 			s, _ := sqliteText(args[0])
 			return Campaign(s), nil
 		}},
-		{"junk_signals", func(args []driver.Value) (driver.Value, error) {
+		{"junk_signals", 1, func(args []driver.Value) (driver.Value, error) {
 			s, _ := sqliteText(args[0])
 			return JunkSignals(s), nil
 		}},
-		{"local_day", func(args []driver.Value) (driver.Value, error) {
+		{"local_day", 2, func(args []driver.Value) (driver.Value, error) {
 			b, ok := args[0].(int64)
 			if !ok {
 				return nil, fmt.Errorf("local_day: bucket %T", args[0])
@@ -123,27 +124,29 @@ func init() {
 			tz, _ := sqliteText(args[1])
 			return LocalDay(b, tz), nil
 		}},
-		{"whole_seconds", func(args []driver.Value) (driver.Value, error) {
+		{"whole_seconds", 1, func(args []driver.Value) (driver.Value, error) {
 			t, err := sqliteTime(args[0])
 			if err != nil {
 				return nil, err
 			}
 			return t.Unix(), nil
 		}},
-		{"count_bucket", func(args []driver.Value) (driver.Value, error) {
+		{"count_bucket", 1, func(args []driver.Value) (driver.Value, error) {
 			t, err := sqliteTime(args[0])
 			if err != nil {
 				return nil, err
 			}
 			return Bucket(t), nil
 		}},
+		// event_counts' state (migration 0036): the state people read.
+		{"event_state", 2, func(args []driver.Value) (driver.Value, error) {
+			status, _ := sqliteText(args[0])
+			reason, _ := sqliteText(args[1])
+			return string(models.Event{Status: models.EventStatus(status), LastError: reason}.State()), nil
+		}},
 	}
 	for _, f := range fns {
-		nArg := int32(1)
-		if f.name == "local_day" {
-			nArg = 2
-		}
-		err := sqlite.RegisterDeterministicScalarFunction(f.name, nArg, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		err := sqlite.RegisterDeterministicScalarFunction(f.name, f.nArg, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 			return f.fn(args)
 		})
 		if err != nil {

@@ -52,7 +52,7 @@ var countTables = []countTable{{
 	sums: []string{"n", "em", "ph", "fbc", "fbp", "external_id", "lead_id", "ip", "ua"},
 	definition: `SELECT l.account_id, local_day(count_bucket(l.created_at), a.timezone) AS day, l.source,
 		utm_campaign(l.event_source_url) AS campaign, e.event_name,
-		CASE WHEN s.event_id IS NOT NULL THEN 'sent' ELSE u.status END AS status, COUNT(*) AS n,
+		CASE WHEN s.event_id IS NOT NULL THEN 'sent' ELSE event_state(u.status, u.last_error) END AS status, COUNT(*) AS n,
 		SUM(CASE WHEN l.email_hash <> '' THEN 1 ELSE 0 END) AS em,
 		SUM(CASE WHEN l.phone_hash <> '' THEN 1 ELSE 0 END) AS ph,
 		SUM(CASE WHEN l.fbc <> '' OR l.fbclid <> '' THEN 1 ELSE 0 END) AS fbc,

@@ -419,3 +419,131 @@ func TestDayStart(t *testing.T) {
 		t.Errorf("a day after Sep 6 23:30 = %s; want %s", got, sep7)
 	}
 }
+
+// event_counts counts an event by the state people read (migration 0036):
+// one Meta refused is failed, one our check held back is held back, one a
+// decision cancelled is not sent; each moves when its state does (a retry,
+// a held-back event that Meta then refuses), and the counts stay equal to
+// their definition throughout.
+func TestEventCountsByState(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		d := newDataset(t, s, a, models.ModeLive)
+		now := time.Now().UTC().Truncate(time.Second)
+		var evs []models.Event
+		var leads []models.Lead
+		for i := range 4 {
+			l := storedLead(t, s, a, now, fmt.Sprintf("l%d@example.com", i))
+			leads = append(leads, l)
+			evs = append(evs, dueEvent(d, l, fmt.Sprintf("e%d", i), now, now))
+		}
+		stored := enqueue(t, s, evs...)
+		states := func(when string, want map[models.EventStatus]int64) {
+			t.Helper()
+			noDrift(t, s, when)
+			c, err := s.Counts(ctx, []store.Span{{AccountID: a.ID, From: now.Add(-24 * time.Hour), To: now.Add(24 * time.Hour)}}, store.CountFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[models.EventStatus]int64{}
+			for _, e := range c.Events {
+				if e.N != 0 {
+					got[e.Status] += e.N
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: events by state = %v; want %v", when, got, want)
+			}
+		}
+		states("queued", map[models.EventStatus]int64{models.EventQueued: 4})
+
+		c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, 10, nil)
+		if err != nil || len(c.Events) != 4 {
+			t.Fatalf("claim = %d, %v; want 4", len(c.Events), err)
+		}
+		err = s.SettleEvents(ctx, c, nil, "", now, []store.Outcome{
+			{ID: stored[0].ID, Status: models.EventFailed, Error: models.ReasonMetaRefused + "(#100) Invalid parameter"},
+			{ID: stored[1].ID, Status: models.EventFailed, Error: models.ReasonNotSent + "user_data.client_user_agent: required", Payload: `{}`},
+			{ID: stored[2].ID, Status: models.EventFailed, Error: models.ReasonJunkLead},
+			{ID: stored[3].ID, Status: models.EventQueued, Error: "paused", NextAttemptAt: now, Untried: true},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		states("settled", map[models.EventStatus]int64{models.EventFailed: 1, models.EventHeldBack: 1,
+			models.EventNotSent: 1, models.EventQueued: 1})
+
+		// A person marks the last lead junk: its queued event is cancelled.
+		read, err := s.ReadStages(ctx, a.ID, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := leads[3]
+		after := l
+		after.Junk, after.JunkOverride = true, models.StageJunk
+		if _, err := s.ChangeLeads(ctx, a.ID, map[int64]time.Time{l.ID: l.UpdatedAt}, []store.LeadChange{{
+			Change: &models.StageChange{ID: read.ChangeIDs[0], AccountID: a.ID, LeadID: l.ID, Stage: models.StageJunk, OccurredAt: now},
+			After:  &after,
+			Events: store.EventChanges{Cancel: []store.EventCancel{{ID: stored[3].ID, Reason: models.ReasonJunkLead}}},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		states("cancelled", map[models.EventStatus]int64{models.EventFailed: 1, models.EventHeldBack: 1, models.EventNotSent: 2})
+
+		// The held-back event is retried, and Meta refuses it.
+		if n, err := s.RetryEvents(ctx, a.ID, []int64{stored[1].ID}, now); err != nil || n != 1 {
+			t.Fatalf("retry = %d, %v", n, err)
+		}
+		states("retried", map[models.EventStatus]int64{models.EventFailed: 1, models.EventQueued: 1, models.EventNotSent: 2})
+		c, err = s.ClaimEvents(ctx, d.ID, now.Add(time.Second), time.Minute, 10, nil)
+		if err != nil || len(c.Events) != 1 {
+			t.Fatalf("claim = %d, %v; want 1", len(c.Events), err)
+		}
+		if err := s.SettleEvents(ctx, c, nil, "", now, []store.Outcome{{ID: stored[1].ID, Status: models.EventFailed,
+			Error: models.ReasonNotSent + "event_source_url: required"}}); err != nil {
+			t.Fatal(err)
+		}
+		states("held back again", map[models.EventStatus]int64{models.EventFailed: 1, models.EventHeldBack: 1, models.EventNotSent: 2})
+		if err := s.CompactCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		states("merged", map[models.EventStatus]int64{models.EventFailed: 1, models.EventHeldBack: 1, models.EventNotSent: 2})
+	})
+}
+
+// The databases' event_state (migration 0036) is models.Event.State.
+func TestEventStateSQL(t *testing.T) {
+	t.Parallel()
+	reasons := []string{"", "Meta refused: (#100) Invalid parameter", models.ReasonNotSent + "event_source_url: required",
+		models.ReasonJunkLead, models.ReasonNoLonger + "Qualified: condition 1 did not match", models.ReasonLeadGone,
+		"not sent", "NOT SENT: x", "HTTP 500"}
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		for _, status := range []models.EventStatus{models.EventQueued, models.EventFailed, models.EventExpired, models.EventDryRun} {
+			for _, reason := range reasons {
+				want := models.Event{Status: status, LastError: reason}.State()
+				got, err := s.EventStateSQL(t.Context(), status, reason)
+				if err != nil || got != want {
+					t.Errorf("event_state(%s, %q) = %s, %v; want %s", status, reason, got, err, want)
+				}
+			}
+		}
+	})
+}
+
+// The databases' count_bucket and whole_seconds are Bucket and Unix time,
+// to the second, on either side of a bucket's start.
+func TestCountBucketSQL(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		start := time.Date(2026, 11, 25, 15, 15, 0, 0, time.UTC)
+		for _, at := range []time.Time{start, start.Add(-time.Millisecond), start.Add(-time.Second), start.Add(899 * time.Second),
+			start.Add(900 * time.Second), time.Unix(0, 0).UTC(), time.Date(2030, 3, 31, 1, 59, 59, 999000000, time.UTC)} {
+			b, sec, err := s.CountBucketSQL(t.Context(), at)
+			if err != nil || b != store.Bucket(at) || sec != at.Unix() {
+				t.Errorf("count_bucket, whole_seconds(%s) = %d, %d, %v; want %d, %d", at, b, sec, err, store.Bucket(at), at.Unix())
+			}
+		}
+	})
+}

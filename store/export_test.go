@@ -1,6 +1,11 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+
+	"github.com/leadsignal/leadsignal/models"
+)
 
 // SearchText is searchText, for the test that Postgres can read it through
 // the trigram index of migration 0007.
@@ -25,4 +30,20 @@ func PlanCacheMode(t interface{ Context() context.Context }, s *Store) (string, 
 	var mode string
 	err := s.q(t.Context()).Raw("SHOW plan_cache_mode").Scan(&mode).Error
 	return mode, err
+}
+
+// EventStateSQL is the database's event_state (migration 0036) of status
+// and reason, for the test that it is models.Event.State.
+func (s *Store) EventStateSQL(ctx context.Context, status models.EventStatus, reason string) (models.EventStatus, error) {
+	var state string
+	err := s.q(ctx).Raw("SELECT event_state(?, ?)", string(status), reason).Scan(&state).Error
+	return models.EventStatus(state), err
+}
+
+// CountBucketSQL is the database's count_bucket and whole_seconds of t, for
+// the test that they are Bucket and Unix time.
+func (s *Store) CountBucketSQL(ctx context.Context, t time.Time) (bucket, seconds int64, err error) {
+	row := s.q(ctx).Raw("SELECT count_bucket(?), whole_seconds(?)", t, t).Row()
+	err = row.Scan(&bucket, &seconds)
+	return bucket, seconds, err
 }

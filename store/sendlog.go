@@ -19,11 +19,6 @@ type EventFilter struct {
 	// Leads, when set, keeps the events of the leads it keeps (the
 	// Overview's numbers count events by their leads' capture).
 	Leads *LeadFilter
-	// Stored, when set, keeps the events stored with this status, whatever
-	// state each reads as: the Overview counts events by the status they
-	// are stored with (a failed one may read held back or not sent), and
-	// its links keep as many rows.
-	Stored models.EventStatus
 }
 
 // shownStatus is an event's status as people see it: a claim leases
@@ -100,10 +95,6 @@ func (s *Store) filterEvents(ctx context.Context, accountID int64, f EventFilter
 			datasets := s.accountDatasets(ctx, accountID, f.DatasetID)
 			q = q.Where("events.id IN (?)", s.unsentWithStatus(ctx, datasets, f.Status, now).Select("event_id"))
 		}
-	}
-	if f.Stored != "" {
-		q = q.Where("events.id IN (?)", s.q(ctx).Model(&unsentEvent{}).Select("event_id").
-			Where("dataset_id IN (?) AND status = ?", s.accountDatasets(ctx, accountID, f.DatasetID), f.Stored))
 	}
 	if f.EventName != "" {
 		q = q.Where("events.event_name = ?", f.EventName)
@@ -205,7 +196,7 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 // reads the index of unsent_events; sent events are most events.
 func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter, limit int) (map[models.EventStatus]int64, error) {
 	now := time.Now().UTC()
-	if f.EventName == "" && f.From.IsZero() && f.To.IsZero() && f.Stored == "" && f.Leads == nil {
+	if f.EventName == "" && f.From.IsZero() && f.To.IsZero() && f.Leads == nil {
 		return s.queueCounts(ctx, accountID, f.DatasetID, limit, now)
 	}
 	out := map[models.EventStatus]int64{}

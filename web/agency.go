@@ -207,6 +207,10 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 	if r.Failed > 0 {
 		add(2, views.Plural(r.Failed, "event", "events")+" failed", r.FailedURL)
 	}
+	// Held back: our check refused them, a person must change something.
+	if held := fig.Events[models.EventHeldBack]; held > 0 {
+		add(2, views.Plural(held, "event", "events")+" held back", links.events(sp.From, sp.To, "status", string(models.EventHeldBack)))
+	}
 
 	// Stage changes: labels that name no stage, CRM deliveries stuck, none
 	// for a day.

@@ -62,8 +62,8 @@ func TestAgencyOverview(t *testing.T) {
 		rows := r.doc.Find(`[data-testid="account-row"]`)
 		var slugs []string
 		rows.Each(func(_ int, row *goquery.Selection) { slugs = append(slugs, row.AttrOr("data-slug", "")) })
-		// crm's website lead has no page URL: its Lead event failed, which
-		// needs attention too, less than a paused dataset.
+		// crm's website lead has no page URL: our check held its Lead event
+		// back, which needs attention too, less than a paused dataset.
 		if fmt.Sprint(slugs) != "[paused crm calm]" {
 			t.Fatalf("rows = %v; want the paused account, the failing one, then the calm one, and not another user's (%s)", slugs, rows.Text())
 		}
@@ -74,9 +74,10 @@ func TestAgencyOverview(t *testing.T) {
 			t.Errorf("numbers: paused %s leads, crm %s leads %s qualified, calm %s leads",
 				cell(0, "account-leads"), cell(1, "account-leads"), cell(1, "account-qualified"), cell(2, "account-leads"))
 		}
-		// One window: the alert's number is the column's.
-		if failed, alerts := cell(1, "account-failed"), cell(1, "account-alerts"); failed != "1" || !strings.Contains(alerts, "1 event failed") {
-			t.Errorf("crm: failed %s, alerts %q; want 1 failed event in both", failed, alerts)
+		// Held back is not failed (Meta refused none): one word each.
+		if failed, alerts := cell(1, "account-failed"), cell(1, "account-alerts"); failed != "0" || !strings.Contains(alerts, "1 event held back") ||
+			strings.Contains(alerts, "failed") {
+			t.Errorf("crm: failed %s, alerts %q; want none failed and 1 event held back", failed, alerts)
 		}
 		if alerts := cell(2, "account-alerts"); alerts != "All good" {
 			t.Errorf("calm's alerts = %q; want all good", alerts)
@@ -92,9 +93,9 @@ func TestAgencyOverview(t *testing.T) {
 		if n := rows.Eq(0).Find(`a[href*="/datasets"]`).Length(); n != 0 {
 			t.Errorf("a viewer's row links %d times to datasets", n)
 		}
-		if href := rows.Eq(1).Find(`[data-testid="account-failed"] a`).AttrOr("href", ""); !strings.Contains(href, "/events?") ||
-			!strings.Contains(href, "status=failed") {
-			t.Errorf("crm's failed number links to %q; want the send log's failed events", href)
+		if href := rows.Eq(1).Find(`a[data-testid="account-alert"]:contains("held back")`).AttrOr("href", ""); !strings.Contains(href, "/events?") ||
+			!strings.Contains(href, "status=held_back") {
+			t.Errorf("crm's held-back alert links to %q; want the send log's held-back events", href)
 		}
 	})
 }
@@ -192,7 +193,7 @@ func TestAgencyAlertsRaiseAndClear(t *testing.T) {
 		a.work()
 		failing, failKey := account("failing")
 		a.dataset(failing, models.ModeLive, now)
-		lead(failKey, `{"email":"f1@example.com"}`) // a website lead with no page URL: Meta would refuse it
+		lead(failKey, `{"email":"f1@example.com"}`) // a website lead with no page URL: our check holds its event back
 		a.drain()
 
 		b := a.browser()
@@ -204,7 +205,7 @@ func TestAgencyAlertsRaiseAndClear(t *testing.T) {
 			"trial":   "Pixel in dry run for 15 days",
 			"labels":  `1 stage label not in the list: "Demo scheduled"`,
 			"stuck":   "Generic webhook Zapier: 1 delivery waits for a stage mapping",
-			"failing": "1 event failed",
+			"failing": "1 event held back",
 		}
 		for slug, w := range want {
 			if !strings.Contains(alerts[slug], w) {
@@ -218,9 +219,9 @@ func TestAgencyAlertsRaiseAndClear(t *testing.T) {
 		if numbers["junky"] != "leads 2, junk 2, qualified 0, sent 0, failed 0" {
 			t.Errorf("junky's numbers = %s; want its 2 junk leads", numbers["junky"])
 		}
-		if numbers["failing"] != "leads 1, junk 0, qualified 0, sent 0, failed 1" ||
-			!strings.Contains(alerts["failing"], "1 lead not junk, nothing sent") {
-			t.Errorf("failing: %s, %q; want its lead, its failed event and nothing sent", numbers["failing"], alerts["failing"])
+		if numbers["failing"] != "leads 1, junk 0, qualified 0, sent 0, failed 0" ||
+			!strings.Contains(alerts["failing"], "1 lead not junk, nothing sent") || strings.Contains(alerts["failing"], "failed") {
+			t.Errorf("failing: %s, %q; want its lead, its held-back event (not failed) and nothing sent", numbers["failing"], alerts["failing"])
 		}
 
 		// Fix each.
@@ -260,17 +261,17 @@ func TestAgencyAlertsRaiseAndClear(t *testing.T) {
 		if numbers["junky"] != "leads 3, junk 2, qualified 0, sent 1, failed 0" {
 			t.Errorf("junky's numbers = %s; want its clean lead sent", numbers["junky"])
 		}
-		if numbers["failing"] != "leads 2, junk 0, qualified 0, sent 1, failed 1" || alerts["failing"] != "1 event failed" {
-			t.Errorf("failing with a lead sent: %s, %q; want only its failed event", numbers["failing"], alerts["failing"])
+		if numbers["failing"] != "leads 2, junk 0, qualified 0, sent 1, failed 0" || alerts["failing"] != "1 event held back" {
+			t.Errorf("failing with a lead sent: %s, %q; want only its held-back event", numbers["failing"], alerts["failing"])
 		}
 
-		// A week later the failed event is out of the window.
+		// A week later the held-back event is out of the window.
 		a.advance(8 * 24 * time.Hour)
 		b = a.browser() // the session has ended by then
 		b.login("agency@example.com")
 		alerts, numbers = agencyAlerts(t, b)
 		if alerts["failing"] != "All good" || numbers["failing"] != "leads 0, junk 0, qualified 0, sent 0, failed 0" {
-			t.Errorf("failing 8 days later: %q, %s; want its failed event out of the window", alerts["failing"], numbers["failing"])
+			t.Errorf("failing 8 days later: %q, %s; want its held-back event out of the window", alerts["failing"], numbers["failing"])
 		}
 	})
 }

@@ -105,16 +105,6 @@ func (l overviewLinks) events(from, to time.Time, kv ...string) string {
 	return l.base + "/events?" + q.Encode()
 }
 
-// statusKey is the send log's filter of the events the Overview counts
-// with status s (event_counts, by stored status): "stored" for failed,
-// which reads as failed, held back or not sent; "status" for the others.
-func statusKey(s models.EventStatus) string {
-	if s == models.EventFailed {
-		return "stored"
-	}
-	return "status"
-}
-
 func (l overviewLinks) query(fromKey, toKey string, from, to time.Time) url.Values {
 	q := url.Values{}
 	q.Set(fromKey, from.In(l.loc).Format("2006-01-02"))
@@ -275,7 +265,7 @@ func headline(d overviewData) (cols []string, captured, reached []views.Headline
 		return func(sp store.Span) string { return d.links.leads(sp.From, sp.To, kv...) }
 	}
 	events := func(status models.EventStatus) func(store.Span) string {
-		return func(sp store.Span) string { return d.links.events(sp.From, sp.To, statusKey(status), string(status)) }
+		return func(sp store.Span) string { return d.links.events(sp.From, sp.To, "status", string(status)) }
 	}
 	rows := []views.HeadlineRow{
 		row("leads", "Leads", "Every lead captured in the period, junk and partial ones included", false, func(f overview.Figures) int64 { return f.Leads }, leads()),
@@ -306,7 +296,9 @@ func headline(d overviewData) (cols []string, captured, reached []views.Headline
 	rows = append(rows,
 		status("Events sent", "Events of these leads that Meta received", models.EventSent),
 		status("Events waiting", "Queued or being sent", models.EventQueued),
-		status("Events failed", "Failed (Meta refused them), held back (our check refused them) or not sent (cancelled): the send log tells them apart", models.EventFailed),
+		status("Events failed", "Meta refused them, or their attempts ran out", models.EventFailed),
+		status("Events held back", "Our check refused them before sending: the lead, rule or dataset needs a change, the send log says what", models.EventHeldBack),
+		status("Events not sent", "Cancelled: the lead no longer matches its rule, or was marked junk", models.EventNotSent),
 		status("Events expired", "Older than Meta's 7 days when their turn came: never sent", models.EventExpired))
 	var dry bool
 	for _, f := range figs {
@@ -456,13 +448,14 @@ func reconcile(d overviewData) []views.ReconcileLine {
 				made += n
 			}
 			link := func(s models.EventStatus) views.Count {
-				return views.Count{N: by[s], Href: d.links.events(from, to, "event", ev, statusKey(s), string(s))}
+				return views.Count{N: by[s], Href: d.links.events(from, to, "event", ev, "status", string(s))}
 			}
 			out = append(out, views.ReconcileLine{
 				Stage: st.Name, Event: ev,
 				Reached: views.Count{N: figs.Reached[i], Href: d.links.leads(from, to, "reached", st.Name)},
 				Made:    views.Count{N: made, Href: d.links.events(from, to, "event", ev)},
 				Sent:    link(models.EventSent), Waiting: link(models.EventQueued), Failed: link(models.EventFailed),
+				HeldBack: link(models.EventHeldBack), NotSent: link(models.EventNotSent),
 				Expired: link(models.EventExpired), DryRun: link(models.EventDryRun),
 			})
 		}

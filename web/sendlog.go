@@ -33,11 +33,6 @@ func parseEventFilter(c echo.Context, a models.Account) (store.EventFilter, view
 			f.Status = s
 		}
 	}
-	// The events stored failed, whatever each reads as: the Overview's
-	// "Events failed" links.
-	if q.Get("stored") == string(models.EventFailed) {
-		f.Stored, vf.Stored = models.EventFailed, q.Get("stored")
-	}
 	if id, err := strconv.ParseInt(vf.Dataset, 10, 64); err == nil {
 		f.DatasetID = id
 	}
