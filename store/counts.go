@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -304,54 +303,37 @@ type Counts struct {
 
 // Counts reads the counts of each of spans (spans of one account must not
 // overlap), with f, each row naming its span by index: the leads captured
-// in it and their events, and the stages leads reached in it. One query per table reads every span, of one account or many.
+// in it and their events, and the stages leads reached in it. One query per
+// table reads every span, of one account or many: the spans are a list of
+// rows (countSpansSQL) that the counts rows join by account and time, so
+// each span costs a range of the counts' indexes however many there are.
 func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts, error) {
 	var c Counts
 	if len(spans) == 0 {
 		return c, nil
 	}
-	// The span of a row: a CASE over the spans' accounts and days for
-	// merged rows, buckets for deltas.
-	var merged, deltas strings.Builder
-	var mergedArgs, deltaArgs []any
-	merged.WriteString("CASE")
-	deltas.WriteString("CASE")
-	var accounts []int64
-	var lo, hi, loDay, hiDay int64
-	for i, sp := range spans {
-		from, to := Bucket(sp.From), Bucket(sp.To)
-		fromDay, toDay := sp.days()
-		fmt.Fprintf(&merged, " WHEN account_id = ? AND day >= ? AND day < ? THEN %d", i)
-		mergedArgs = append(mergedArgs, sp.AccountID, fromDay, toDay)
-		fmt.Fprintf(&deltas, " WHEN account_id = ? AND bucket >= ? AND bucket < ? THEN %d", i)
-		deltaArgs = append(deltaArgs, sp.AccountID, from, to)
-		if i == 0 {
-			lo, hi, loDay, hiDay = from, to, fromDay, toDay
-		}
-		lo, hi, loDay, hiDay = min(lo, from), max(hi, to), min(loDay, fromDay), max(hiDay, toDay)
-		if !slices.Contains(accounts, sp.AccountID) {
-			accounts = append(accounts, sp.AccountID)
-		}
-	}
-	merged.WriteString(" END")
-	deltas.WriteString(" END")
-	slot := "CASE WHEN delta THEN " + deltas.String() + " ELSE " + merged.String() + " END"
-	args := append(append([]any{}, deltaArgs...), mergedArgs...)
-	where := "account_id IN ? AND (NOT delta AND day >= ? AND day < ? OR delta AND bucket >= ? AND bucket < ?)"
-	whereArgs := []any{accounts, loDay, hiDay, lo, hi}
+	spanRows, args := countSpansSQL(spans)
+	where, whereArgs := "", []any{}
 	if f.Source != "" {
-		where += " AND source = ?"
+		where += " AND c.source = ?"
 		whereArgs = append(whereArgs, f.Source)
 	}
 	if f.Campaign != "" {
-		where += " AND campaign = ?"
+		where += " AND c.campaign = ?"
 		whereArgs = append(whereArgs, f.Campaign)
 	}
-	// Rows between two spans have no span.
+	// Merged rows are in a span by their day, deltas by their bucket: each
+	// half reads its own partial index (the counts' key, the deltas').
 	read := func(dest any, cols, table, group string) error {
-		q := "SELECT span, " + cols + " FROM (SELECT " + slot + " AS span, * FROM " + table + " WHERE " + where +
-			") x WHERE span IS NOT NULL GROUP BY span, " + group
-		return s.q(ctx).Raw(q, append(append([]any{}, args...), whereArgs...)...).Scan(dest).Error
+		q := "WITH spans (span, account_id, from_day, to_day, from_bucket, to_bucket) AS (VALUES " + spanRows + ")" +
+			" SELECT span, " + cols + " FROM (" +
+			"SELECT s.span, c.* FROM spans s JOIN " + table + " c ON c.account_id = s.account_id" +
+			" AND NOT c.delta AND c.day >= s.from_day AND c.day < s.to_day" + where +
+			" UNION ALL SELECT s.span, c.* FROM spans s JOIN " + table + " c ON c.account_id = s.account_id" +
+			" AND c.delta AND c.bucket >= s.from_bucket AND c.bucket < s.to_bucket" + where +
+			") x GROUP BY span, " + group
+		qArgs := append(append(append([]any{}, args...), whereArgs...), whereArgs...)
+		return s.q(ctx).Raw(q, qArgs...).Scan(dest).Error
 	}
 	err := read(&c.Leads, "stage, junk, partial, junk_signals, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_signals")
 	switch {
@@ -367,6 +349,26 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 			"event_counts", "source, event_name, status")
 	}
 	return c, wrap("counts", err)
+}
+
+// countSpansSQL is the VALUES rows of spans, (span, account_id, from_day,
+// to_day, from_bucket, to_bucket), with their arguments: the span's index,
+// its days [from, to) as the merged rows have them (Day) and its buckets
+// as the deltas have them. The first row names the types, which Postgres
+// cannot infer from VALUES.
+func countSpansSQL(spans []Span) (string, []any) {
+	var b strings.Builder
+	args := make([]any, 0, 6*len(spans))
+	for i, sp := range spans {
+		if i == 0 {
+			b.WriteString("(CAST(? AS integer), CAST(? AS bigint), CAST(? AS bigint), CAST(? AS bigint), CAST(? AS bigint), CAST(? AS bigint))")
+		} else {
+			b.WriteString(", (?, ?, ?, ?, ?, ?)")
+		}
+		fromDay, toDay := sp.days()
+		args = append(args, i, sp.AccountID, fromDay, toDay, Bucket(sp.From), Bucket(sp.To))
+	}
+	return b.String(), args
 }
 
 // HasLeads reports whether an account has any lead: its counts have a row

@@ -60,7 +60,7 @@ type agencyFacts struct {
 	labels    map[int64][]string
 	lastStage map[int64]time.Time
 	stuck     []store.StuckCRM
-	withSeq   []int64
+	sequences map[int64][]store.SequenceCount
 }
 
 func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (agencyFacts, error) {
@@ -68,10 +68,12 @@ func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (
 	now := h.now()
 	var f agencyFacts
 	ids := make([]int64, len(accounts))
+	zones := make([]store.AccountZone, len(accounts))
 	f.spans = make([]store.Span, len(accounts))
 	for i, a := range accounts {
 		ids[i] = a.ID
 		loc := location(a.Account)
+		zones[i] = store.AccountZone{AccountID: a.ID, Loc: loc}
 		tomorrow := store.AddDays(now, 1, loc)
 		f.spans[i] = store.Span{AccountID: a.ID, From: store.AddDays(tomorrow, -agencyDays, loc), To: tomorrow, Loc: loc}
 	}
@@ -100,7 +102,7 @@ func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (
 	if f.stuck, err = h.store.StuckCRMConnections(ctx, ids); err != nil {
 		return f, err
 	}
-	f.withSeq, err = h.store.WithSequences(ctx, ids)
+	f.sequences, err = h.store.SequenceWeeksOf(ctx, zones, now, 2)
 	return f, err
 }
 
@@ -116,14 +118,8 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 	rows := make([]views.AccountRow, len(accounts))
 	for i, a := range accounts {
 		r := h.agencyRow(a, f, i, now)
-		if slices.Contains(f.withSeq, a.ID) {
-			alert, err := h.learningAlert(c, a, now)
-			if err != nil {
-				return nil, err
-			}
-			if alert != nil {
-				r.Alerts = append(r.Alerts, *alert)
-			}
+		if alert := learningAlert(f.sequences[a.ID]); alert != nil {
+			r.Alerts = append(r.Alerts, *alert)
 		}
 		// The worst first, so the cell reads as the row sorts.
 		slices.SortStableFunc(r.Alerts, func(x, y views.AccountAlert) int { return y.Severity - x.Severity })
@@ -224,20 +220,17 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 	return r
 }
 
-// learningAlert is the alert of account a's first sequence whose last
-// week was limited in learning, nil when none was.
-func (h *Handler) learningAlert(c echo.Context, a models.AccountAccess, now time.Time) (*views.AccountAlert, error) {
-	seqs, err := h.store.SequenceWeeks(c.Request().Context(), a.ID, location(a.Account), now, 2)
-	if err != nil {
-		return nil, err
-	}
+// learningAlert is the alert of an account's first sequence (of seqs,
+// counted over two weeks) whose last week was limited in learning, nil
+// when none was.
+func learningAlert(seqs []store.SequenceCount) *views.AccountAlert {
 	for _, sc := range seqs {
 		if l := sc.Learning(); l.Limited {
 			return &views.AccountAlert{Severity: 1,
-				Text: "learning limited: " + sc.Sequence.FinalEvent + " " + views.Plural(l.LastWeek.Complete, "sequence", "sequences") + " last week"}, nil
+				Text: "learning limited: " + sc.Sequence.FinalEvent + " " + views.Plural(l.LastWeek.Complete, "sequence", "sequences") + " last week"}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // unmappedLabels keeps, of the stage labels an account's changes were
