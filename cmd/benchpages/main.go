@@ -1,6 +1,6 @@
 // Command benchpages measures the pages budget (docs/operations.md,
 // "Benchmarks"): each page answers with a p95 under 100 ms when the account
-// holds a million leads (and the user 50 accounts, for the agency
+// holds a million leads (and the user 500 accounts, for the agency
 // overview), and the server stays under 150 MB of RSS.
 //
 // It creates a private schema in a Postgres database and gives a user
@@ -86,8 +86,8 @@ func run() error {
 	flag.IntVar(&cfg.leads, "leads", 1_000_000, "leads in the account")
 	flag.IntVar(&cfg.conc, "c", 4, "concurrent clients")
 	flag.DurationVar(&cfg.dur, "d", 10*time.Second, "measured duration")
-	flag.IntVar(&cfg.accounts, "accounts", 50, "accounts of the user, for the agency overview: the big one and the others")
-	flag.IntVar(&cfg.agencyLeads, "agency-leads", 2000, "leads in each of the other accounts")
+	flag.IntVar(&cfg.accounts, "accounts", 500, "accounts of the user, for the agency overview: the big one and the others")
+	flag.IntVar(&cfg.agencyLeads, "agency-leads", 400, "leads in each of the other accounts")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
 	flag.StringVar(&cfg.schema, "schema", "", "measure the schema an earlier run kept (-keep) again, migrated to this version, instead of seeding a new one (which takes minutes); it is kept")
 	flag.Parse()

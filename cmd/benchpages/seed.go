@@ -51,8 +51,8 @@ func seed(ctx context.Context, st *store.Store, dbURL string, userID int64, cfg 
 	}
 	var small []int64
 	for i := 1; i < cfg.accounts; i++ {
-		slug := fmt.Sprintf("client-%02d", i)
-		acc, d, err := seedAccount(ctx, st, userID, slug, fmt.Sprintf("Client %02d", i), agencyZones[(i-1)%len(agencyZones)])
+		slug := fmt.Sprintf("client-%03d", i)
+		acc, d, err := seedAccount(ctx, st, userID, slug, fmt.Sprintf("Client %03d", i), agencyZones[(i-1)%len(agencyZones)])
 		if err != nil {
 			return s, err
 		}
@@ -76,8 +76,8 @@ func seed(ctx context.Context, st *store.Store, dbURL string, userID int64, cfg 
 		return s, fmt.Errorf("campaign trigger: %w", err)
 	}
 	start := time.Now()
-	for _, id := range small {
-		if err := benchkit.SeedLeads(ctx, dbURL, id, cfg.agencyLeads); err != nil {
+	if len(small) > 0 {
+		if err := benchkit.SeedLeadsOf(ctx, dbURL, small, cfg.agencyLeads); err != nil {
 			return s, fmt.Errorf("seed leads: %w", err)
 		}
 	}
