@@ -213,8 +213,8 @@ func (d *Decider) ApplyRule(ctx context.Context, accountID, ruleID int64, since 
 }
 
 // Preview counts what rule r, compiled as m, makes of the account's leads
-// captured in the last 7 days (RecentWindow), newest first, as they are
-// now: what ApplyRule would queue. A match is sendable when Sendable says
+// captured in the last 7 days (RecentWindow), as they are now: what
+// ApplyRule would queue. A match is sendable when Sendable says
 // so, the check that holds events back when they are queued. It stops at
 // ctx's end with ctx's error and the counts so far: a costly rule spends
 // its time here, one lead at a time.
