@@ -51,11 +51,13 @@ func Campaign(url string) string {
 	return m[1]
 }
 
-// zones caches the time zones LocalDay loads, by name.
+// zones caches the time zones Zone loads, by name.
 var zones sync.Map
 
-// zone is the time zone named tz, UTC when there is none by that name.
-func zone(tz string) *time.Location {
+// Zone is the time zone named tz, UTC when there is none by that name,
+// loaded once per process: time.LoadLocation reads the zone's file each
+// time, and a page of 500 accounts asks for each of their zones.
+func Zone(tz string) *time.Location {
 	if loc, ok := zones.Load(tz); ok {
 		return loc.(*time.Location)
 	}
@@ -78,7 +80,7 @@ func Day(t time.Time, loc *time.Location) int64 {
 // days since 1970-01-01, as the function local_day of migration 0021 has
 // it on Postgres.
 func LocalDay(b int64, tz string) int64 {
-	return Day(time.Unix(b*BucketSeconds, 0), zone(tz))
+	return Day(time.Unix(b*BucketSeconds, 0), Zone(tz))
 }
 
 // JunkSignals is the signals of a lead's junk reasons (JSON, a list of
@@ -299,6 +301,29 @@ type Counts struct {
 	Leads  []LeadCount
 	Stages []StageDelay
 	Events []EventCount
+}
+
+// BySpan splits c into the rows of each of n spans, each row keeping its
+// span's index: a page of many spans (the agency overview's 500 accounts)
+// sums each span's rows rather than every row for each span.
+func (c Counts) BySpan(n int) []Counts {
+	out := make([]Counts, n)
+	for _, r := range c.Leads {
+		if r.Span >= 0 && r.Span < n {
+			out[r.Span].Leads = append(out[r.Span].Leads, r)
+		}
+	}
+	for _, r := range c.Stages {
+		if r.Span >= 0 && r.Span < n {
+			out[r.Span].Stages = append(out[r.Span].Stages, r)
+		}
+	}
+	for _, r := range c.Events {
+		if r.Span >= 0 && r.Span < n {
+			out[r.Span].Events = append(out[r.Span].Events, r)
+		}
+	}
+	return out
 }
 
 // Counts reads the counts of each of spans (spans of one account must not

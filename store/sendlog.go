@@ -137,20 +137,27 @@ func (s *Store) accountDatasets(ctx context.Context, accountID, datasetID int64)
 // ids) that have status as people see it: a queued event under a running
 // lease is sending.
 func (s *Store) unsentWithStatus(ctx context.Context, datasets *gorm.DB, status models.EventStatus, now time.Time) *gorm.DB {
-	q := s.q(ctx).Model(&unsentEvent{}).Where("dataset_id IN (?)", datasets)
+	cond, args := unsentStatusSQL("", status, now)
+	return s.q(ctx).Model(&unsentEvent{}).Where("dataset_id IN (?)", datasets).Where(cond, args...)
+}
+
+// unsentStatusSQL tests that an unsent event (its unsent_events columns
+// prefixed by row: "" or "u.") has status as people see it at now, with
+// the test's arguments.
+func unsentStatusSQL(row string, status models.EventStatus, now time.Time) (string, []any) {
 	switch status {
 	case models.EventSending:
-		return q.Where(sendingSQL("", "?", true), now)
+		return sendingSQL(row, "?", true), []any{now}
 	case models.EventQueued:
-		return q.Where(sendingSQL("", "?", false), now)
+		return sendingSQL(row, "?", false), []any{now}
 	case models.EventFailed:
-		return q.Where(failedSQL(""))
+		return failedSQL(row), nil
 	case models.EventHeldBack:
-		return q.Where(heldBackSQL(""))
+		return heldBackSQL(row), nil
 	case models.EventNotSent:
-		return q.Where(notSentSQL(""))
+		return notSentSQL(row), nil
 	default:
-		return q.Where("status = ?", status)
+		return row + "status = ?", []any{status}
 	}
 }
 
@@ -182,9 +189,18 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 		if len(unsent) == 0 {
 			return nil, nil
 		}
+		status := f.Status
+		f.Status = ""
+		ids = s.filterEvents(ctx, accountID, f, false, now).Select("events.id")
 		if len(unsent) <= fewUnsent {
-			f.Status = ""
-			ids = s.filterEvents(ctx, accountID, f, false, now).Select("events.id").Where("events.id IN ?", unsent)
+			ids = ids.Where("events.id IN ?", unsent)
+		} else {
+			// Many: the page is among the newest events, read from
+			// events_account_idx newest first, each looked up in
+			// unsent_events by its key. As a join, Postgres would read
+			// the row of every event with the status to sort them all.
+			cond, args := unsentStatusSQL("u.", status, now)
+			ids = ids.Where("(SELECT "+cond+" FROM unsent_events u WHERE u.event_id = events.id)", args...)
 		}
 	}
 	if after != nil {

@@ -52,7 +52,7 @@ func (h *Handler) showAccounts(c echo.Context) error {
 // accounts, one query per fact whatever their number.
 type agencyFacts struct {
 	spans     []store.Span
-	counts    store.Counts
+	counts    []store.Counts // by span
 	datasets  map[int64][]models.Dataset
 	stages    map[int64][]models.Stage
 	mappings  map[int64][]models.SendRule
@@ -77,10 +77,11 @@ func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (
 		tomorrow := store.AddDays(now, 1, loc)
 		f.spans[i] = store.Span{AccountID: a.ID, From: store.AddDays(tomorrow, -agencyDays, loc), To: tomorrow, Loc: loc}
 	}
-	var err error
-	if f.counts, err = h.store.Counts(ctx, f.spans, store.CountFilter{NoDelays: true}); err != nil {
+	counts, err := h.store.Counts(ctx, f.spans, store.CountFilter{NoDelays: true})
+	if err != nil {
 		return f, err
 	}
+	f.counts = counts.BySpan(len(f.spans))
 	if f.datasets, err = h.store.DatasetsOf(ctx, ids); err != nil {
 		return f, err
 	}
@@ -149,14 +150,14 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 	r := views.AccountRow{Access: a, Days: agencyDays,
 		LeadsURL: links.leads(sp.From, sp.To), JunkURL: links.leads(sp.From, sp.To, "junk", "junk")}
 	st := overview.Stages(f.stages[a.ID], f.mappings[a.ID])
-	fig := overview.Sum(f.counts, i, st)
+	fig := overview.Sum(f.counts[i], i, st)
 	r.Leads, r.Junk, r.Sent, r.Failed = fig.Leads, fig.Junk, fig.Events[models.EventSent], fig.Events[models.EventFailed]
 	r.SentURL = links.events(sp.From, sp.To, "status", string(models.EventSent))
 	r.FailedURL = links.events(sp.From, sp.To, "status", string(models.EventFailed))
 	// Qualified counts as the Overview's stage rows do: the leads that
 	// reached the stage in the window, by when they reached it.
 	if q := overview.Qualified(st); q >= 0 {
-		r.Qualified, r.QualifiedStage = overview.ReachedIn(f.counts, i, st)[q], st[q].Name
+		r.Qualified, r.QualifiedStage = overview.ReachedIn(f.counts[i], i, st)[q], st[q].Name
 	}
 	add := func(severity int, text, href string) {
 		r.Alerts = append(r.Alerts, views.AccountAlert{Severity: severity, Text: text, Href: href})

@@ -78,6 +78,9 @@ type config struct {
 	// and accounts-1 with agencyLeads leads each.
 	accounts    int
 	agencyLeads int
+	// cpuprofile, when set, is the file of a CPU profile of the measured
+	// requests (server and clients share the process).
+	cpuprofile string
 }
 
 func run() error {
@@ -88,6 +91,7 @@ func run() error {
 	flag.DurationVar(&cfg.dur, "d", 10*time.Second, "measured duration")
 	flag.IntVar(&cfg.accounts, "accounts", 500, "accounts of the user, for the agency overview: the big one and the others")
 	flag.IntVar(&cfg.agencyLeads, "agency-leads", 400, "leads in each of the other accounts")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured requests to this file")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the bench schema instead of dropping it")
 	flag.StringVar(&cfg.schema, "schema", "", "measure the schema an earlier run kept (-keep) again, migrated to this version, instead of seeding a new one (which takes minutes); it is kept")
 	flag.Parse()
@@ -173,7 +177,14 @@ func run() error {
 			return fmt.Errorf("%s: %w", p.name, err)
 		}
 	}
+	stopProfile, err := benchkit.StartCPUProfile(cfg.cpuprofile)
+	if err != nil {
+		return err
+	}
 	res := drive(cfg, clients, base, pages)
+	if err := stopProfile(); err != nil {
+		return err
+	}
 	return res.report(pages)
 }
 
