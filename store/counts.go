@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
@@ -349,7 +350,9 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	}
 	// Merged rows are in a span by their day, deltas by their bucket: each
 	// half reads its own partial index (the counts' key, the deltas').
-	read := func(dest any, cols, table, group string) error {
+	// Rows are scanned by hand: the agency overview reads thousands, and
+	// gorm's reflection took longer than the database.
+	read := func(cols, table, group string, scan func(*sql.Rows) error) error {
 		q := "WITH spans (span, account_id, from_day, to_day, from_bucket, to_bucket) AS (VALUES " + spanRows + ")" +
 			" SELECT span, " + cols + " FROM (" +
 			"SELECT s.span, c.* FROM spans s JOIN " + table + " c ON c.account_id = s.account_id" +
@@ -358,20 +361,49 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 			" AND c.delta AND c.bucket >= s.from_bucket AND c.bucket < s.to_bucket" + where +
 			") x GROUP BY span, " + group
 		qArgs := append(append(append([]any{}, args...), whereArgs...), whereArgs...)
-		return s.q(ctx).Raw(q, qArgs...).Scan(dest).Error
+		rows, err := s.q(ctx).Raw(q, qArgs...).Rows()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
 	}
-	err := read(&c.Leads, "stage, junk, partial, junk_signals, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_signals")
+	err := read("stage, junk, partial, junk_signals, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_signals",
+		func(rows *sql.Rows) error {
+			var r LeadCount
+			err := rows.Scan(&r.Span, &r.Stage, &r.Junk, &r.Partial, &r.JunkSignals, &r.N)
+			c.Leads = append(c.Leads, r)
+			return err
+		})
+	scanStage := func(rows *sql.Rows) error {
+		var r StageDelay
+		err := rows.Scan(&r.Span, &r.Stage, &r.Hours, &r.N)
+		c.Stages = append(c.Stages, r)
+		return err
+	}
 	switch {
 	case err != nil:
 	case f.NoDelays:
-		err = read(&c.Stages, "stage, 0 AS hours, SUM(n) AS n", "stage_counts", "stage")
+		err = read("stage, 0 AS hours, SUM(n) AS n", "stage_counts", "stage", scanStage)
 	default:
-		err = read(&c.Stages, "stage, hours, SUM(n) AS n", "stage_counts", "stage, hours")
+		err = read("stage, hours, SUM(n) AS n", "stage_counts", "stage, hours", scanStage)
 	}
 	if err == nil {
-		err = read(&c.Events, `source, event_name, status, SUM(n) AS n, SUM(em) AS em, SUM(ph) AS ph, SUM(fbc) AS fbc,
+		err = read(`source, event_name, status, SUM(n) AS n, SUM(em) AS em, SUM(ph) AS ph, SUM(fbc) AS fbc,
 			SUM(fbp) AS fbp, SUM(external_id) AS external_id, SUM(lead_id) AS lead_id, SUM(ip) AS ip, SUM(ua) AS ua`,
-			"event_counts", "source, event_name, status")
+			"event_counts", "source, event_name, status", func(rows *sql.Rows) error {
+				var r EventCount
+				k := &r.Keys
+				err := rows.Scan(&r.Span, &r.Source, &r.EventName, &r.Status, &r.N,
+					&k.Em, &k.Ph, &k.FBC, &k.FBP, &k.ExternalID, &k.LeadID, &k.IP, &k.UA)
+				c.Events = append(c.Events, r)
+				return err
+			})
 	}
 	return c, wrap("counts", err)
 }
