@@ -264,9 +264,12 @@ func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, lim
 	if datasetID == 0 {
 		// Counted up to limit, the newest events would each be looked
 		// up in event_sends, past every one still queued (an outage's
-		// thousands).
-		err = s.q(ctx).Raw(`SELECT COALESCE(CAST(SUM(n) AS bigint), 0) FROM event_counts WHERE account_id = ? AND status = ?`,
-			accountID, models.EventSent).Scan(&n).Error
+		// thousands). Merged rows and deltas each read their own partial
+		// index.
+		err = s.q(ctx).Raw(`SELECT COALESCE(CAST(SUM(n) AS bigint), 0) FROM (
+			SELECT n FROM event_counts WHERE account_id = ? AND NOT delta AND status = ?
+			UNION ALL SELECT n FROM event_counts WHERE account_id = ? AND delta AND status = ?) x`,
+			accountID, models.EventSent, accountID, models.EventSent).Scan(&n).Error
 		n = min(n, int64(limit))
 	} else {
 		n, err = s.countUpTo(ctx, s.q(ctx).Model(&models.Event{}).Where("dataset_id IN (?)", datasets).Where(sentSQL), limit)
