@@ -139,7 +139,11 @@ func run() error {
 	}
 	// Loading a million leads in minutes left the counts tables a
 	// million merged deltas, dead until autovacuum passes: it would have
-	// in the months a real account takes to get there.
+	// in the months a real account takes to get there. Their space is
+	// given back too (VACUUM FULL): a table whose deltas are merged
+	// every few seconds reuses it as it goes, while the load left
+	// lead_counts 1,448 pages for 5,772 rows, which the agency
+	// overview's join then read in full.
 	if err := vacuumCounts(ctx, dbURL); err != nil {
 		return fmt.Errorf("vacuum counts: %w", err)
 	}
@@ -344,13 +348,13 @@ func (r *result) report(pages []page) error {
 	return nil
 }
 
-// vacuumCounts vacuums and analyzes the counts tables of the bench schema.
+// vacuumCounts rewrites and analyzes the counts tables of the bench schema.
 func vacuumCounts(ctx context.Context, dbURL string) error {
 	db, err := sql.Open("pgx", dbURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	_, err = db.ExecContext(ctx, "VACUUM ANALYZE lead_counts, stage_counts, event_counts")
+	_, err = db.ExecContext(ctx, "VACUUM (FULL, ANALYZE) lead_counts, stage_counts, event_counts")
 	return err
 }
