@@ -94,11 +94,3 @@ func (s *Store) StageLabelsOf(ctx context.Context, accountIDs []int64) (map[int6
 	}
 	return out, wrap("stage labels of accounts", err)
 }
-
-// WithSequences keeps the accounts that have a sequence.
-func (s *Store) WithSequences(ctx context.Context, accountIDs []int64) ([]int64, error) {
-	var ids []int64
-	err := s.q(ctx).Model(&models.Sequence{}).Distinct("account_id").Where("account_id IN ?", accountIDs).
-		Order("account_id").Pluck("account_id", &ids).Error
-	return ids, wrap("accounts with sequences", err)
-}

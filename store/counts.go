@@ -2,11 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,11 +52,13 @@ func Campaign(url string) string {
 	return m[1]
 }
 
-// zones caches the time zones LocalDay loads, by name.
+// zones caches the time zones Zone loads, by name.
 var zones sync.Map
 
-// zone is the time zone named tz, UTC when there is none by that name.
-func zone(tz string) *time.Location {
+// Zone is the time zone named tz, UTC when there is none by that name,
+// loaded once per process: time.LoadLocation reads the zone's file each
+// time, and a page of 500 accounts asks for each of their zones.
+func Zone(tz string) *time.Location {
 	if loc, ok := zones.Load(tz); ok {
 		return loc.(*time.Location)
 	}
@@ -79,7 +81,7 @@ func Day(t time.Time, loc *time.Location) int64 {
 // days since 1970-01-01, as the function local_day of migration 0021 has
 // it on Postgres.
 func LocalDay(b int64, tz string) int64 {
-	return Day(time.Unix(b*BucketSeconds, 0), zone(tz))
+	return Day(time.Unix(b*BucketSeconds, 0), Zone(tz))
 }
 
 // JunkSignals is the signals of a lead's junk reasons (JSON, a list of
@@ -305,71 +307,128 @@ type Counts struct {
 	Events []EventCount
 }
 
+// BySpan splits c into the rows of each of n spans, each row keeping its
+// span's index: a page of many spans (the agency overview's 500 accounts)
+// sums each span's rows rather than every row for each span.
+func (c Counts) BySpan(n int) []Counts {
+	out := make([]Counts, n)
+	for _, r := range c.Leads {
+		if r.Span >= 0 && r.Span < n {
+			out[r.Span].Leads = append(out[r.Span].Leads, r)
+		}
+	}
+	for _, r := range c.Stages {
+		if r.Span >= 0 && r.Span < n {
+			out[r.Span].Stages = append(out[r.Span].Stages, r)
+		}
+	}
+	for _, r := range c.Events {
+		if r.Span >= 0 && r.Span < n {
+			out[r.Span].Events = append(out[r.Span].Events, r)
+		}
+	}
+	return out
+}
+
 // Counts reads the counts of each of spans (spans of one account must not
 // overlap), with f, each row naming its span by index: the leads captured
-// in it and their events, and the stages leads reached in it. One query per table reads every span, of one account or many.
+// in it and their events, and the stages leads reached in it. One query per
+// table reads every span, of one account or many: the spans are a list of
+// rows (countSpansSQL) that the counts rows join by account and time, so
+// each span costs a range of the counts' indexes however many there are.
 func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts, error) {
 	var c Counts
 	if len(spans) == 0 {
 		return c, nil
 	}
-	// The span of a row: a CASE over the spans' accounts and days for
-	// merged rows, buckets for deltas.
-	var merged, deltas strings.Builder
-	var mergedArgs, deltaArgs []any
-	merged.WriteString("CASE")
-	deltas.WriteString("CASE")
-	var accounts []int64
-	var lo, hi, loDay, hiDay int64
-	for i, sp := range spans {
-		from, to := Bucket(sp.From), Bucket(sp.To)
-		fromDay, toDay := sp.days()
-		fmt.Fprintf(&merged, " WHEN account_id = ? AND day >= ? AND day < ? THEN %d", i)
-		mergedArgs = append(mergedArgs, sp.AccountID, fromDay, toDay)
-		fmt.Fprintf(&deltas, " WHEN account_id = ? AND bucket >= ? AND bucket < ? THEN %d", i)
-		deltaArgs = append(deltaArgs, sp.AccountID, from, to)
-		if i == 0 {
-			lo, hi, loDay, hiDay = from, to, fromDay, toDay
-		}
-		lo, hi, loDay, hiDay = min(lo, from), max(hi, to), min(loDay, fromDay), max(hiDay, toDay)
-		if !slices.Contains(accounts, sp.AccountID) {
-			accounts = append(accounts, sp.AccountID)
-		}
-	}
-	merged.WriteString(" END")
-	deltas.WriteString(" END")
-	slot := "CASE WHEN delta THEN " + deltas.String() + " ELSE " + merged.String() + " END"
-	args := append(append([]any{}, deltaArgs...), mergedArgs...)
-	where := "account_id IN ? AND (NOT delta AND day >= ? AND day < ? OR delta AND bucket >= ? AND bucket < ?)"
-	whereArgs := []any{accounts, loDay, hiDay, lo, hi}
+	spanRows, args := countSpansSQL(spans)
+	where, whereArgs := "", []any{}
 	if f.Source != "" {
-		where += " AND source = ?"
+		where += " AND c.source = ?"
 		whereArgs = append(whereArgs, f.Source)
 	}
 	if f.Campaign != "" {
-		where += " AND campaign = ?"
+		where += " AND c.campaign = ?"
 		whereArgs = append(whereArgs, f.Campaign)
 	}
-	// Rows between two spans have no span.
-	read := func(dest any, cols, table, group string) error {
-		q := "SELECT span, " + cols + " FROM (SELECT " + slot + " AS span, * FROM " + table + " WHERE " + where +
-			") x WHERE span IS NOT NULL GROUP BY span, " + group
-		return s.q(ctx).Raw(q, append(append([]any{}, args...), whereArgs...)...).Scan(dest).Error
+	// Merged rows are in a span by their day, deltas by their bucket: each
+	// half reads its own partial index (the counts' key, the deltas').
+	// Rows are scanned by hand: the agency overview reads thousands, and
+	// gorm's reflection took longer than the database.
+	read := func(cols, table, group string, scan func(*sql.Rows) error) error {
+		q := "WITH spans (span, account_id, from_day, to_day, from_bucket, to_bucket) AS (VALUES " + spanRows + ")" +
+			" SELECT span, " + cols + " FROM (" +
+			"SELECT s.span, c.* FROM spans s JOIN " + table + " c ON c.account_id = s.account_id" +
+			" AND NOT c.delta AND c.day >= s.from_day AND c.day < s.to_day" + where +
+			" UNION ALL SELECT s.span, c.* FROM spans s JOIN " + table + " c ON c.account_id = s.account_id" +
+			" AND c.delta AND c.bucket >= s.from_bucket AND c.bucket < s.to_bucket" + where +
+			") x GROUP BY span, " + group
+		qArgs := append(append(append([]any{}, args...), whereArgs...), whereArgs...)
+		rows, err := s.q(ctx).Raw(q, qArgs...).Rows()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
 	}
-	err := read(&c.Leads, "stage, junk, partial, junk_signals, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_signals")
+	err := read("stage, junk, partial, junk_signals, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_signals",
+		func(rows *sql.Rows) error {
+			var r LeadCount
+			err := rows.Scan(&r.Span, &r.Stage, &r.Junk, &r.Partial, &r.JunkSignals, &r.N)
+			c.Leads = append(c.Leads, r)
+			return err
+		})
+	scanStage := func(rows *sql.Rows) error {
+		var r StageDelay
+		err := rows.Scan(&r.Span, &r.Stage, &r.Hours, &r.N)
+		c.Stages = append(c.Stages, r)
+		return err
+	}
 	switch {
 	case err != nil:
 	case f.NoDelays:
-		err = read(&c.Stages, "stage, 0 AS hours, SUM(n) AS n", "stage_counts", "stage")
+		err = read("stage, 0 AS hours, SUM(n) AS n", "stage_counts", "stage", scanStage)
 	default:
-		err = read(&c.Stages, "stage, hours, SUM(n) AS n", "stage_counts", "stage, hours")
+		err = read("stage, hours, SUM(n) AS n", "stage_counts", "stage, hours", scanStage)
 	}
 	if err == nil {
-		err = read(&c.Events, `source, event_name, status, SUM(n) AS n, SUM(em) AS em, SUM(ph) AS ph, SUM(fbc) AS fbc,
+		err = read(`source, event_name, status, SUM(n) AS n, SUM(em) AS em, SUM(ph) AS ph, SUM(fbc) AS fbc,
 			SUM(fbp) AS fbp, SUM(external_id) AS external_id, SUM(lead_id) AS lead_id, SUM(ip) AS ip, SUM(ua) AS ua`,
-			"event_counts", "source, event_name, status")
+			"event_counts", "source, event_name, status", func(rows *sql.Rows) error {
+				var r EventCount
+				k := &r.Keys
+				err := rows.Scan(&r.Span, &r.Source, &r.EventName, &r.Status, &r.N,
+					&k.Em, &k.Ph, &k.FBC, &k.FBP, &k.ExternalID, &k.LeadID, &k.IP, &k.UA)
+				c.Events = append(c.Events, r)
+				return err
+			})
 	}
 	return c, wrap("counts", err)
+}
+
+// countSpansSQL is the VALUES rows of spans, (span, account_id, from_day,
+// to_day, from_bucket, to_bucket), with their arguments: the span's index,
+// its days [from, to) as the merged rows have them (Day) and its buckets
+// as the deltas have them. The first row names the types, which Postgres
+// cannot infer from VALUES.
+func countSpansSQL(spans []Span) (string, []any) {
+	var b strings.Builder
+	args := make([]any, 0, 6*len(spans))
+	for i, sp := range spans {
+		if i == 0 {
+			b.WriteString("(CAST(? AS integer), CAST(? AS bigint), CAST(? AS bigint), CAST(? AS bigint), CAST(? AS bigint), CAST(? AS bigint))")
+		} else {
+			b.WriteString(", (?, ?, ?, ?, ?, ?)")
+		}
+		fromDay, toDay := sp.days()
+		args = append(args, i, sp.AccountID, fromDay, toDay, Bucket(sp.From), Bucket(sp.To))
+	}
+	return b.String(), args
 }
 
 // HasLeads reports whether an account has any lead: its counts have a row

@@ -18,10 +18,12 @@ const RecentLeadColumns = "id, external_id, source, partial, email, phone, phone
 	"client_user_agent, event_source_url, fill_seconds, honeypot, meta_lead_id, fields, match_keys, " +
 	"email_hash, phone_hash, junk, junk_reasons, stage, created_at"
 
-// EachRecentLead calls fn with each lead of an account captured since,
-// newest first, stopping at fn's first error: for a rule's preview and for
-// applying a rule to recent leads. It reads every lead, however many, one
-// at a time.
+// EachRecentLead calls fn with each lead of an account captured since, in
+// no particular order, stopping at fn's first error: for a rule's preview
+// and for applying a rule to recent leads. It reads every lead, however
+// many, one at a time. Without an order the database reads the rows as a
+// COPY of them would (in the table's order, not the index's, and with no
+// sort): the preview keeps its newest examples itself (rule.Preview).
 //
 // The lead passed has RecentLeadColumns filled in and AccountID set. Its
 // strings stay valid after fn returns; the lead itself, and what its
@@ -30,7 +32,7 @@ const RecentLeadColumns = "id, external_id, source, partial, email, phone, phone
 // reflection cost more per lead than the database took to send it.
 func (s *Store) EachRecentLead(ctx context.Context, accountID int64, since time.Time, fn func(*models.Lead) error) error {
 	rows, err := s.q(ctx).Raw(`SELECT `+RecentLeadColumns+` FROM leads
-		WHERE account_id = ? AND created_at >= ? ORDER BY created_at DESC, id DESC`, accountID, since.UTC()).Rows()
+		WHERE account_id = ? AND created_at >= ?`, accountID, since.UTC()).Rows()
 	if err != nil {
 		return wrap("recent leads", err)
 	}

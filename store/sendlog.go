@@ -128,20 +128,27 @@ func (s *Store) accountDatasets(ctx context.Context, accountID, datasetID int64)
 // ids) that have status as people see it: a queued event under a running
 // lease is sending.
 func (s *Store) unsentWithStatus(ctx context.Context, datasets *gorm.DB, status models.EventStatus, now time.Time) *gorm.DB {
-	q := s.q(ctx).Model(&unsentEvent{}).Where("dataset_id IN (?)", datasets)
+	cond, args := unsentStatusSQL("", status, now)
+	return s.q(ctx).Model(&unsentEvent{}).Where("dataset_id IN (?)", datasets).Where(cond, args...)
+}
+
+// unsentStatusSQL tests that an unsent event (its unsent_events columns
+// prefixed by row: "" or "u.") has status as people see it at now, with
+// the test's arguments.
+func unsentStatusSQL(row string, status models.EventStatus, now time.Time) (string, []any) {
 	switch status {
 	case models.EventSending:
-		return q.Where(sendingSQL("", "?", true), now)
+		return sendingSQL(row, "?", true), []any{now}
 	case models.EventQueued:
-		return q.Where(sendingSQL("", "?", false), now)
+		return sendingSQL(row, "?", false), []any{now}
 	case models.EventFailed:
-		return q.Where(failedSQL(""))
+		return failedSQL(row), nil
 	case models.EventHeldBack:
-		return q.Where(heldBackSQL(""))
+		return heldBackSQL(row), nil
 	case models.EventNotSent:
-		return q.Where(notSentSQL(""))
+		return notSentSQL(row), nil
 	default:
-		return q.Where("status = ?", status)
+		return row + "status = ?", []any{status}
 	}
 }
 
@@ -173,9 +180,18 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 		if len(unsent) == 0 {
 			return nil, nil
 		}
+		status := f.Status
+		f.Status = ""
+		ids = s.filterEvents(ctx, accountID, f, false, now).Select("events.id")
 		if len(unsent) <= fewUnsent {
-			f.Status = ""
-			ids = s.filterEvents(ctx, accountID, f, false, now).Select("events.id").Where("events.id IN ?", unsent)
+			ids = ids.Where("events.id IN ?", unsent)
+		} else {
+			// Many: the page is among the newest events, read from
+			// events_account_idx newest first, each looked up in
+			// unsent_events by its key. As a join, Postgres would read
+			// the row of every event with the status to sort them all.
+			cond, args := unsentStatusSQL("u.", status, now)
+			ids = ids.Where("(SELECT "+cond+" FROM unsent_events u WHERE u.event_id = events.id)", args...)
 		}
 	}
 	if after != nil {
@@ -215,8 +231,10 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 
 // queueCounts is EventCounts filtered by dataset at most, which reads no
 // event's row: the unsent events are counted by status in unsent_events, in
-// one pass, and the sent events in an index of events, each checked for its
-// send (sentSQL).
+// one pass. An account's sent events are the sum of their event_counts
+// rows (kept by triggers, store/counts.go); a dataset's are counted in an
+// index of events, each checked for its send (sentSQL): event_counts has
+// no dataset.
 func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, limit int, now time.Time) (map[models.EventStatus]int64, error) {
 	datasets := s.accountDatasets(ctx, accountID, datasetID)
 	var groups []struct {
@@ -233,11 +251,20 @@ func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, lim
 	for _, g := range groups {
 		out[g.State] = min(g.N, int64(limit))
 	}
-	sent := s.q(ctx).Model(&models.Event{}).Where("account_id = ?", accountID)
-	if datasetID != 0 {
-		sent = s.q(ctx).Model(&models.Event{}).Where("dataset_id IN (?)", datasets)
+	var n int64
+	if datasetID == 0 {
+		// Counted up to limit, the newest events would each be looked
+		// up in event_sends, past every one still queued (an outage's
+		// thousands). Merged rows and deltas each read their own partial
+		// index.
+		err = s.q(ctx).Raw(`SELECT COALESCE(CAST(SUM(n) AS bigint), 0) FROM (
+			SELECT n FROM event_counts WHERE account_id = ? AND NOT delta AND status = ?
+			UNION ALL SELECT n FROM event_counts WHERE account_id = ? AND delta AND status = ?) x`,
+			accountID, models.EventSent, accountID, models.EventSent).Scan(&n).Error
+		n = min(n, int64(limit))
+	} else {
+		n, err = s.countUpTo(ctx, s.q(ctx).Model(&models.Event{}).Where("dataset_id IN (?)", datasets).Where(sentSQL), limit)
 	}
-	n, err := s.countUpTo(ctx, sent.Where(sentSQL), limit)
 	if err != nil {
 		return nil, wrap("count events", err)
 	}

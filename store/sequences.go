@@ -187,16 +187,17 @@ func countedSQL(alias string) string {
 // leads the account has.
 const MaxWeekCount = 2 * LearningThreshold
 
-// sequenceWeeksSQL counts, for each sequence of the account and each
-// week of w (its number, start and end), the sequence's final events (f)
-// of the week whose lead has the sequence's initial event (i) on the same
-// dataset earlier, both events ones Meta got or will get, up to @cap. The
-// final events are read in event_time order from events_name_time_idx,
-// each lead's initial event by events_lead_idx (on Postgres from the index
-// alone: it includes event_name): every week is a bounded read. %[1]s are
-// the weeks' rows, %[2]s and %[3]s countedSQL of f and i.
+// sequenceWeeksSQL counts, for each sequence of the accounts and each
+// week of w (its account, number, start and end: each account's weeks are
+// those of its zone), the sequence's final events (f) of the week whose
+// lead has the sequence's initial event (i) on the same dataset earlier,
+// both events ones Meta got or will get, up to @cap. The final events are
+// read in event_time order from events_name_time_idx, each lead's initial
+// event by events_lead_idx (on Postgres from the index alone: it includes
+// event_name): every week is a bounded read. %[1]s are the weeks' rows,
+// %[2]s and %[3]s countedSQL of f and i.
 const sequenceWeeksSQL = `
-	WITH w (week, lo, hi) AS (VALUES %[1]s)
+	WITH w (account_id, week, lo, hi) AS (VALUES %[1]s)
 	SELECT s.id AS sequence_id, w.week, (SELECT COUNT(*) FROM (
 		SELECT 1 FROM events f
 		WHERE f.dataset_id = s.dataset_id AND f.event_name = s.final_event
@@ -205,8 +206,7 @@ const sequenceWeeksSQL = `
 			WHERE i.lead_id = f.lead_id AND i.dataset_id = s.dataset_id AND i.event_time < f.event_time
 			  AND i.event_name = s.initial_event AND %[3]s)
 		LIMIT @cap) c) AS complete
-	FROM sequences s CROSS JOIN w
-	WHERE s.account_id = @account`
+	FROM sequences s JOIN w ON w.account_id = s.account_id`
 
 // sequenceWeeksSetup runs before the count, in its transaction, per
 // dialect. Postgres prices the correlated count high (its plan cannot see
@@ -224,18 +224,50 @@ var sequenceWeeksSetup = map[string]string{migrations.Postgres: "SET LOCAL jit =
 // dry-run dataset shows what it would have), not failed or expired ones.
 // A week's count stops at MaxWeekCount (SequenceWeek.AtLeast).
 func (s *Store) SequenceWeeks(ctx context.Context, accountID int64, loc *time.Location, now time.Time, weeks int) ([]SequenceCount, error) {
-	seqs, err := s.Sequences(ctx, accountID)
-	if err != nil || len(seqs) == 0 || weeks < 1 {
-		return nil, err
+	out, err := s.SequenceWeeksOf(ctx, []AccountZone{{AccountID: accountID, Loc: loc}}, now, weeks)
+	return out[accountID], err
+}
+
+// AccountZone is an account with its time zone, whose weeks
+// SequenceWeeksOf counts in.
+type AccountZone struct {
+	AccountID int64
+	Loc       *time.Location
+}
+
+// SequenceWeeksOf is SequenceWeeks of each of accounts, by account (an
+// account without sequences is missing), in one count for all of them:
+// the agency overview's.
+func (s *Store) SequenceWeeksOf(ctx context.Context, accounts []AccountZone, now time.Time, weeks int) (map[int64][]SequenceCount, error) {
+	if len(accounts) == 0 || weeks < 1 {
+		return nil, nil
 	}
-	starts := WeekStarts(loc, now, weeks)
-	query, args := sequenceWeeksQuery(s.dialect, accountID, starts)
+	ids := make([]int64, len(accounts))
+	for i, a := range accounts {
+		ids[i] = a.AccountID
+	}
+	var seqs []models.Sequence
+	if err := s.q(ctx).Where("account_id IN ?", ids).Order("account_id, id").Find(&seqs).Error; err != nil || len(seqs) == 0 {
+		return nil, wrap("sequence weeks", err)
+	}
+	starts := map[int64][]time.Time{}
+	for _, q := range seqs {
+		starts[q.AccountID] = nil
+	}
+	var counted []accountWeeks
+	for _, a := range accounts {
+		if w, ok := starts[a.AccountID]; ok && w == nil {
+			starts[a.AccountID] = WeekStarts(a.Loc, now, weeks)
+			counted = append(counted, accountWeeks{accountID: a.AccountID, starts: starts[a.AccountID]})
+		}
+	}
+	query, args := sequenceWeeksQuery(s.dialect, counted)
 	var rows []struct {
 		SequenceID int64
 		Week       int
 		Complete   int64
 	}
-	err = s.Tx(ctx, func(tx *Store) error {
+	err := s.Tx(ctx, func(tx *Store) error {
 		if q := sequenceWeeksSetup[tx.dialect]; q != "" {
 			if err := tx.q(ctx).Exec(q).Error; err != nil {
 				return err
@@ -246,39 +278,53 @@ func (s *Store) SequenceWeeks(ctx context.Context, accountID int64, loc *time.Lo
 	if err != nil {
 		return nil, wrap("sequence weeks", err)
 	}
-	out := make([]SequenceCount, len(seqs))
-	at := map[int64]int{}
-	for i, q := range seqs {
-		out[i] = SequenceCount{Sequence: q, Weeks: make([]SequenceWeek, weeks)}
+	out := map[int64][]SequenceCount{}
+	type at struct {
+		account int64
+		i       int
+	}
+	where := map[int64]at{}
+	for _, q := range seqs {
+		c := SequenceCount{Sequence: q, Weeks: make([]SequenceWeek, weeks)}
 		for w := range weeks {
-			out[i].Weeks[w].Start = starts[w]
+			c.Weeks[w].Start = starts[q.AccountID][w]
 		}
-		at[q.ID] = i
+		where[q.ID] = at{q.AccountID, len(out[q.AccountID])}
+		out[q.AccountID] = append(out[q.AccountID], c)
 	}
 	for _, r := range rows {
-		if i, ok := at[r.SequenceID]; ok && r.Week >= 0 && r.Week < weeks {
-			out[i].Weeks[r.Week].Complete = r.Complete
-			out[i].Weeks[r.Week].AtLeast = r.Complete >= MaxWeekCount
+		if p, ok := where[r.SequenceID]; ok && r.Week >= 0 && r.Week < weeks {
+			w := &out[p.account][p.i].Weeks[r.Week]
+			w.Complete, w.AtLeast = r.Complete, r.Complete >= MaxWeekCount
 		}
 	}
 	return out, nil
 }
 
-// sequenceWeeksQuery is sequenceWeeksSQL for the account and the weeks
-// that start at starts, with its arguments. Postgres is told the type of
-// the weeks' times, which VALUES cannot infer; SQLite keeps them as the
-// driver writes times, as it compares them.
-func sequenceWeeksQuery(dialect string, accountID int64, starts []time.Time) (string, map[string]any) {
-	args := map[string]any{"account": accountID, "cap": MaxWeekCount}
+// accountWeeks is an account and the starts of the weeks to count, each a
+// week long.
+type accountWeeks struct {
+	accountID int64
+	starts    []time.Time
+}
+
+// sequenceWeeksQuery is sequenceWeeksSQL for the accounts' weeks, with its
+// arguments. Postgres is told the type of the weeks' times, which VALUES
+// cannot infer; SQLite keeps them as the driver writes times, as it
+// compares them.
+func sequenceWeeksQuery(dialect string, accounts []accountWeeks) (string, map[string]any) {
+	args := map[string]any{"cap": MaxWeekCount}
 	ts := func(name string) string { return "@" + name }
 	if dialect == migrations.Postgres {
 		ts = func(name string) string { return "CAST(@" + name + " AS timestamptz)" }
 	}
-	rows := make([]string, len(starts))
-	for i, st := range starts {
-		from, to := fmt.Sprintf("from%d", i), fmt.Sprintf("to%d", i)
-		args[from], args[to] = st.UTC(), st.AddDate(0, 0, 7).UTC()
-		rows[i] = fmt.Sprintf("(%d, %s, %s)", i, ts(from), ts(to))
+	var rows []string
+	for _, a := range accounts {
+		for i, st := range a.starts {
+			from, to := fmt.Sprintf("from%d", len(rows)), fmt.Sprintf("to%d", len(rows))
+			args[from], args[to] = st.UTC(), st.AddDate(0, 0, 7).UTC()
+			rows = append(rows, fmt.Sprintf("(%d, %d, %s, %s)", a.accountID, i, ts(from), ts(to)))
+		}
 	}
 	return fmt.Sprintf(sequenceWeeksSQL, strings.Join(rows, ", "), countedSQL("f"), countedSQL("i")), args
 }

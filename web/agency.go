@@ -52,7 +52,7 @@ func (h *Handler) showAccounts(c echo.Context) error {
 // accounts, one query per fact whatever their number.
 type agencyFacts struct {
 	spans     []store.Span
-	counts    store.Counts
+	counts    []store.Counts // by span
 	datasets  map[int64][]models.Dataset
 	stages    map[int64][]models.Stage
 	mappings  map[int64][]models.SendRule
@@ -60,7 +60,7 @@ type agencyFacts struct {
 	labels    map[int64][]string
 	lastStage map[int64]time.Time
 	stuck     []store.StuckCRM
-	withSeq   []int64
+	sequences map[int64][]store.SequenceCount
 }
 
 func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (agencyFacts, error) {
@@ -68,17 +68,20 @@ func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (
 	now := h.now()
 	var f agencyFacts
 	ids := make([]int64, len(accounts))
+	zones := make([]store.AccountZone, len(accounts))
 	f.spans = make([]store.Span, len(accounts))
 	for i, a := range accounts {
 		ids[i] = a.ID
 		loc := location(a.Account)
+		zones[i] = store.AccountZone{AccountID: a.ID, Loc: loc}
 		tomorrow := store.AddDays(now, 1, loc)
 		f.spans[i] = store.Span{AccountID: a.ID, From: store.AddDays(tomorrow, -agencyDays, loc), To: tomorrow, Loc: loc}
 	}
-	var err error
-	if f.counts, err = h.store.Counts(ctx, f.spans, store.CountFilter{NoDelays: true}); err != nil {
+	counts, err := h.store.Counts(ctx, f.spans, store.CountFilter{NoDelays: true})
+	if err != nil {
 		return f, err
 	}
+	f.counts = counts.BySpan(len(f.spans))
 	if f.datasets, err = h.store.DatasetsOf(ctx, ids); err != nil {
 		return f, err
 	}
@@ -100,7 +103,7 @@ func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (
 	if f.stuck, err = h.store.StuckCRMConnections(ctx, ids); err != nil {
 		return f, err
 	}
-	f.withSeq, err = h.store.WithSequences(ctx, ids)
+	f.sequences, err = h.store.SequenceWeeksOf(ctx, zones, now, 2)
 	return f, err
 }
 
@@ -116,14 +119,8 @@ func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([
 	rows := make([]views.AccountRow, len(accounts))
 	for i, a := range accounts {
 		r := h.agencyRow(a, f, i, now)
-		if slices.Contains(f.withSeq, a.ID) {
-			alert, err := h.learningAlert(c, a, now)
-			if err != nil {
-				return nil, err
-			}
-			if alert != nil {
-				r.Alerts = append(r.Alerts, *alert)
-			}
+		if alert := learningAlert(f.sequences[a.ID]); alert != nil {
+			r.Alerts = append(r.Alerts, *alert)
 		}
 		// The worst first, so the cell reads as the row sorts.
 		slices.SortStableFunc(r.Alerts, func(x, y views.AccountAlert) int { return y.Severity - x.Severity })
@@ -153,14 +150,14 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 	r := views.AccountRow{Access: a, Days: agencyDays,
 		LeadsURL: links.leads(sp.From, sp.To), JunkURL: links.leads(sp.From, sp.To, "junk", "junk")}
 	st := overview.Stages(f.stages[a.ID], f.mappings[a.ID])
-	fig := overview.Sum(f.counts, i, st)
+	fig := overview.Sum(f.counts[i], i, st)
 	r.Leads, r.Junk, r.Sent, r.Failed = fig.Leads, fig.Junk, fig.Events[models.EventSent], fig.Events[models.EventFailed]
 	r.SentURL = links.events(sp.From, sp.To, "status", string(models.EventSent))
 	r.FailedURL = links.events(sp.From, sp.To, "status", string(models.EventFailed))
 	// Qualified counts as the Overview's stage rows do: the leads that
 	// reached the stage in the window, by when they reached it.
 	if q := overview.Qualified(st); q >= 0 {
-		r.Qualified, r.QualifiedStage = overview.ReachedIn(f.counts, i, st)[q], st[q].Name
+		r.Qualified, r.QualifiedStage = overview.ReachedIn(f.counts[i], i, st)[q], st[q].Name
 	}
 	add := func(severity int, text, href string) {
 		r.Alerts = append(r.Alerts, views.AccountAlert{Severity: severity, Text: text, Href: href})
@@ -228,20 +225,17 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 	return r
 }
 
-// learningAlert is the alert of account a's first sequence whose last
-// week was limited in learning, nil when none was.
-func (h *Handler) learningAlert(c echo.Context, a models.AccountAccess, now time.Time) (*views.AccountAlert, error) {
-	seqs, err := h.store.SequenceWeeks(c.Request().Context(), a.ID, location(a.Account), now, 2)
-	if err != nil {
-		return nil, err
-	}
+// learningAlert is the alert of an account's first sequence (of seqs,
+// counted over two weeks) whose last week was limited in learning, nil
+// when none was.
+func learningAlert(seqs []store.SequenceCount) *views.AccountAlert {
 	for _, sc := range seqs {
 		if l := sc.Learning(); l.Limited {
 			return &views.AccountAlert{Severity: 1,
-				Text: "learning limited: " + sc.Sequence.FinalEvent + " " + views.Plural(l.LastWeek.Complete, "sequence", "sequences") + " last week"}, nil
+				Text: "learning limited: " + sc.Sequence.FinalEvent + " " + views.Plural(l.LastWeek.Complete, "sequence", "sequences") + " last week"}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // unmappedLabels keeps, of the stage labels an account's changes were

@@ -25,10 +25,7 @@ const leadsPageSize = 50
 
 // location is the account's time zone, UTC when it cannot be loaded.
 func location(a models.Account) *time.Location {
-	if loc, err := time.LoadLocation(a.Timezone); err == nil {
-		return loc
-	}
-	return time.UTC
+	return store.Zone(a.Timezone)
 }
 
 // formatTime shows a time in the account's zone; "" for nil.

@@ -66,6 +66,12 @@ func PrivateSchema(ctx context.Context, base, who string, keep bool) (string, fu
 // junk, one in 50 partial, one in 100 won; one event in 200 failed, the
 // rest sent, each with its JSON.
 func SeedLeads(ctx context.Context, dbURL string, accountID int64, n int) error {
+	return SeedLeadsOf(ctx, dbURL, []int64{accountID}, n)
+}
+
+// SeedLeadsOf is SeedLeads for each of accounts, n leads each, in one
+// statement and one vacuum: an agency of 500 accounts loads in seconds.
+func SeedLeadsOf(ctx context.Context, dbURL string, accountIDs []int64, n int) error {
 	db, err := sql.Open("pgx", dbURL)
 	if err != nil {
 		return err
@@ -76,14 +82,15 @@ func SeedLeads(ctx context.Context, dbURL string, accountID int64, n int) error 
 INSERT INTO leads (account_id, external_id, source, email, phone, phone_e164, first_name, last_name,
 	country, client_ip_address, client_user_agent, event_source_url, match_keys, email_hash, phone_hash,
 	junk, junk_reasons, partial, stage, created_at, received_at, updated_at)
-SELECT $1, 'hist-' || i, 'website', 'lead' || i || '@example.com', '+1555' || lpad(i::text, 7, '0'),
+SELECT a.id, 'hist-' || i, 'website', 'lead' || i || '@example.com', '+1555' || lpad(i::text, 7, '0'),
 	'1555' || lpad(i::text, 7, '0'), 'Pat', 'Smith' || (i % 1000), 'US', '203.0.113.7',
 	'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36', 'https://example.com/quote', '{}',
 	encode(sha256(convert_to('lead' || i || '@example.com', 'UTF8')), 'hex'),
 	encode(sha256(convert_to('1555' || lpad(i::text, 7, '0'), 'UTF8')), 'hex'),
 	i % 10 = 0, CASE WHEN i % 10 = 0 THEN '["too_fast"]' ELSE '[]' END, i % 50 = 7,
 	CASE WHEN i % 100 = 3 THEN 'won' ELSE '' END, t, t, t
-FROM generate_series(1, $2) AS i, LATERAL (SELECT now() - (i % 43200) * interval '1 minute') AS c(t)`, accountID, n); err != nil {
+FROM unnest(CAST($1 AS bigint[])) AS a(id), generate_series(1, $2) AS i,
+	LATERAL (SELECT now() - (i % 43200) * interval '1 minute') AS c(t)`, accountIDs, n); err != nil {
 			return err
 		}
 		// As the product keeps them: a sent event has its JSON (about a
@@ -102,7 +109,7 @@ WITH ev AS (
 		'"},"custom_data":{"lead_event_source":"leadsignal"}}',
 		l.created_at
 	FROM leads l JOIN datasets d ON d.account_id = l.account_id
-	WHERE l.account_id = $1 AND NOT l.junk AND NOT l.partial
+	WHERE l.account_id = ANY(CAST($1 AS bigint[])) AND NOT l.junk AND NOT l.partial
 	RETURNING id, dataset_id, lead_id, event_time, created_at
 ), sent AS (
 	INSERT INTO event_sends (event_id, attempts, fbtrace_id, sent_at)
@@ -110,7 +117,7 @@ WITH ev AS (
 )
 INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at, attempts, last_error, updated_at)
 SELECT id, dataset_id, lead_id, 'failed', event_time, created_at, 1, 'Meta refused: invalid parameter', created_at
-FROM ev WHERE lead_id % 200 = 1`, accountID); err != nil {
+FROM ev WHERE lead_id % 200 = 1`, accountIDs); err != nil {
 			return err
 		}
 	}

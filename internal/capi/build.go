@@ -33,6 +33,17 @@ type BuildInput struct {
 // It copies the event's stored EventID (it cannot recompute a stage event's
 // record key) and needs no clock; Validate checks the result.
 func Build(in BuildInput) ServerEvent {
+	e := buildEvent(in)
+	e.UserData = in.Keys.UserData()
+	if id := strings.TrimSpace(in.Lead.MetaLeadID); id != "" {
+		e.UserData["lead_id"] = leadID(id)
+	}
+	return e
+}
+
+// buildEvent is Build without the user_data, which Check reads from the
+// keys instead (keysUserData).
+func buildEvent(in BuildInput) ServerEvent {
 	action := ActionSource(in.Lead.Source, in.Event.Origin)
 	if in.Event.ActionSource != "" {
 		// The send rule's override.
@@ -43,16 +54,12 @@ func Build(in BuildInput) ServerEvent {
 		EventTime:    in.Event.EventTime.Unix(),
 		EventID:      in.Event.EventID,
 		ActionSource: action,
-		UserData:     in.Keys.UserData(),
 	}
 	if action == ActionWebsite {
 		e.EventSourceURL = strings.TrimSpace(in.Lead.EventSourceURL)
 	}
 	if action == ActionBusinessMessaging {
 		e.MessagingChannel = "whatsapp"
-	}
-	if id := strings.TrimSpace(in.Lead.MetaLeadID); id != "" {
-		e.UserData["lead_id"] = leadID(id)
 	}
 	e.CustomData = customData(in)
 	setLDU(&e, in.Dataset.LDU, in.Lead)

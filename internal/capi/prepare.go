@@ -40,10 +40,12 @@ func Prepared(e models.Event, stamp int64) bool {
 }
 
 // Check is Prepare without the JSON: an *Invalid when Meta would refuse
-// the event, its time aside, else nil. The rule preview asks it of every
-// lead it counts as sendable.
+// the event, its time aside, else nil. It builds no payload: the checks
+// Validate makes read the lead's keys where the event's user_data would
+// carry them (keysUserData). The rule preview asks it of every lead it
+// counts as sendable.
 func Check(in BuildInput) error {
-	if inv := validateContent(Build(in)); inv != nil {
+	if inv := validateContent(buildEvent(in), keysUserData{keys: &in.Keys, leadID: strings.TrimSpace(in.Lead.MetaLeadID)}); inv != nil {
 		return inv
 	}
 	return nil
@@ -61,7 +63,7 @@ func Prepare(in BuildInput) (e ServerEvent, body []byte, err error) {
 	if body, err = e.MarshalJSON(); err != nil {
 		return e, nil, err
 	}
-	if inv := validateContent(e); inv != nil {
+	if inv := validateContent(e, userDataOf(e)); inv != nil {
 		return e, body, inv
 	}
 	return e, body, nil

@@ -1,9 +1,11 @@
 package capi_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -45,22 +47,47 @@ func TestStampFollowsThePayloadSettings(t *testing.T) {
 	}
 }
 
-// Check answers as Prepare does, without the JSON.
+// Check answers as Prepare does, without the JSON, whichever check the
+// event fails: it reads the keys where Prepare reads the built user_data.
 func TestCheckAgreesWithPrepare(t *testing.T) {
 	noUA := func(in *capi.BuildInput) { in.Lead.ClientUserAgent, in.Keys.UserAgent = "", "" }
 	noURL := func(in *capi.BuildInput) { in.Lead.EventSourceURL = "" }
 	badLeadID := func(in *capi.BuildInput) { in.Lead.MetaLeadID = "12ab" }
+	shortLeadID := func(in *capi.BuildInput) { in.Lead.MetaLeadID = " 12345 " }
+	goodLeadID := func(in *capi.BuildInput) { in.Lead.MetaLeadID = " 1234567890123456 " }
 	purchase := func(in *capi.BuildInput) { in.Event.EventName = "Purchase" }
+	valued := func(in *capi.BuildInput) { v := 12.5; in.Event.Value, in.Event.Currency = &v, "eur" }
+	badCurrency := func(in *capi.BuildInput) { v := 12.5; in.Event.Value, in.Event.Currency = &v, "ZZZ" }
+	notHashed := func(in *capi.BuildInput) { in.Keys.Email.Hash = "joe@example.com" }
+	badFBC := func(in *capi.BuildInput) { in.Keys.FBC = "fb.1.x" }
+	badFBP := func(in *capi.BuildInput) { in.Keys.FBP = "fbp" }
+	privateIP := func(in *capi.BuildInput) { in.Keys.ClientIP = "10.0.0.1" }
+	noKeys := func(in *capi.BuildInput) { in.Keys = normalize.Keys{} }
+	ipAndUAOnly := func(in *capi.BuildInput) {
+		in.Keys = normalize.Keys{ClientIP: in.Keys.ClientIP, UserAgent: in.Keys.UserAgent}
+	}
+	whatsapp := func(in *capi.BuildInput) { in.Lead.Source = models.SourceWhatsApp }
+	whatsappLead := func(in *capi.BuildInput) { in.Lead.Source, in.Event.EventName = models.SourceWhatsApp, "LeadSubmitted" }
+	phoneIPOnly := func(in *capi.BuildInput) {
+		in.Lead.Source, in.Keys = models.SourcePhone, normalize.Keys{ClientIP: in.Keys.ClientIP, UserAgent: in.Keys.UserAgent}
+	}
+	noName := func(in *capi.BuildInput) { in.Event.EventName = " " }
+	noID := func(in *capi.BuildInput) { in.Event.EventID = "" }
+	ldu := func(in *capi.BuildInput) { in.Dataset.LDU = models.LDUAlways }
 	for name, change := range map[string]func(*capi.BuildInput){
 		"as it is": func(*capi.BuildInput) {}, "no user agent": noUA, "no page URL": noURL, "a lead id that is not one": badLeadID,
-		"a Purchase without value": purchase,
+		"a lead id too short": shortLeadID, "a lead id": goodLeadID, "a Purchase without value": purchase, "a value": valued,
+		"an unknown currency": badCurrency, "an email not hashed": notHashed, "a malformed fbc": badFBC, "a malformed fbp": badFBP,
+		"a private IP": privateIP, "no keys": noKeys, "only the IP and user agent": ipAndUAOnly, "whatsapp Lead": whatsapp,
+		"whatsapp LeadSubmitted": whatsappLead, "a phone call with only the IP and user agent": phoneIPOnly,
+		"no event name": noName, "no event id": noID, "LDU": ldu,
 	} {
 		l, k := lead()
 		in := capi.BuildInput{Account: account, Dataset: dataset, Lead: l, Keys: k,
 			Event: models.Event{EventName: "Lead", EventTime: now, EventID: "e1"}}
 		change(&in)
 		_, _, perr := capi.Prepare(in)
-		if cerr := capi.Check(in); (cerr == nil) != (perr == nil) {
+		if cerr := capi.Check(in); fmt.Sprint(cerr) != fmt.Sprint(perr) {
 			t.Errorf("%s: Check = %v; Prepare = %v", name, cerr, perr)
 		}
 	}

@@ -89,7 +89,7 @@ func validate(e ServerEvent, now time.Time) *Invalid {
 	if inv := checkTime(e.EventTime, now); inv != nil {
 		return inv
 	}
-	return validateContent(e)
+	return validateContent(e, userDataOf(e))
 }
 
 // CheckTime says why Meta would refuse an event dated eventTime (Unix
@@ -114,8 +114,55 @@ func checkTime(eventTime int64, now time.Time) *Invalid {
 	return nil
 }
 
-// validateContent is everything Validate checks but the time.
-func validateContent(e ServerEvent) *Invalid {
+// userData is what validation reads of an event's user_data: the value
+// of a key and whether the event carries it. A ServerEvent's map is one
+// (mapUserData); Check reads a lead's keys without building the map
+// (keysUserData).
+type userData interface {
+	get(key string) (any, bool)
+}
+
+// mapUserData is a built event's user_data.
+type mapUserData map[string]any
+
+func (m mapUserData) get(key string) (any, bool) {
+	v, ok := m[key]
+	return v, ok
+}
+
+// userDataOf is e's user_data for validation; nil when e has none.
+func userDataOf(e ServerEvent) userData {
+	if e.UserData == nil {
+		return nil
+	}
+	return mapUserData(e.UserData)
+}
+
+// keysUserData is the user_data Build makes of a lead's keys and Meta lead
+// id (buildUserData), read without making it: a hashed key reads as its
+// hash, which validation takes as it takes the one-element list Build
+// sends.
+type keysUserData struct {
+	keys   *normalize.Keys
+	leadID string // trimmed
+}
+
+func (u keysUserData) get(key string) (any, bool) {
+	if key == "lead_id" {
+		if u.leadID == "" {
+			return nil, false
+		}
+		return leadID(u.leadID), true
+	}
+	if v, _, present := u.keys.Field(key); present {
+		return v, true
+	}
+	return nil, false
+}
+
+// validateContent is everything Validate checks but the time, of e with
+// the user data ud.
+func validateContent(e ServerEvent, ud userData) *Invalid {
 	switch name := e.EventName; {
 	case strings.TrimSpace(name) == "":
 		return invalid("event_name", "missing")
@@ -131,10 +178,10 @@ func validateContent(e ServerEvent) *Invalid {
 		}
 		return invalid("action_source", "unknown value "+strconv.Quote(e.ActionSource))
 	}
-	if e.UserData == nil {
+	if ud == nil {
 		return invalid("user_data", "missing")
 	}
-	if inv := validateUserData(e.UserData); inv != nil {
+	if inv := validateUserData(ud); inv != nil {
 		return inv
 	}
 	switch e.ActionSource {
@@ -142,7 +189,7 @@ func validateContent(e ServerEvent) *Invalid {
 		if strings.TrimSpace(e.EventSourceURL) == "" {
 			return invalid("event_source_url", "required for website events")
 		}
-		if str(e.UserData[normalize.FieldUserAgent]) == "" {
+		if ua, _ := ud.get(normalize.FieldUserAgent); str(ua) == "" {
 			return invalid("user_data.client_user_agent", "required for website events")
 		}
 	case ActionBusinessMessaging:
@@ -154,7 +201,7 @@ func validateContent(e ServerEvent) *Invalid {
 				"(LeadSubmitted, QualifiedLead, Purchase, ...), not "+strconv.Quote(e.EventName))
 		}
 	}
-	if !hasIdentity(e.UserData, e.ActionSource) {
+	if !hasIdentity(ud, e.ActionSource) {
 		return invalid("user_data", "no customer information key (em, ph, external_id, fbc, fbp, lead_id"+
 			", or client_ip_address with client_user_agent on a website event)")
 	}
@@ -164,9 +211,9 @@ func validateContent(e ServerEvent) *Invalid {
 	return validateLDU(e)
 }
 
-func validateUserData(ud map[string]any) *Invalid {
+func validateUserData(ud userData) *Invalid {
 	for _, k := range hashedKeys {
-		v, ok := ud[k]
+		v, ok := ud.get(k)
 		if !ok {
 			continue
 		}
@@ -180,24 +227,24 @@ func validateUserData(ud map[string]any) *Invalid {
 			}
 		}
 	}
-	if v, ok := ud[normalize.FieldFBC]; ok {
+	if v, ok := ud.get(normalize.FieldFBC); ok {
 		s := str(v)
 		if got, rebuilt, ok := normalize.FBC(s, "", time.Time{}); !ok || rebuilt || got != s {
 			return invalid("user_data.fbc", "malformed (want fb.<index>.<ms>.<fbclid>[.<appendix>])")
 		}
 	}
-	if v, ok := ud[normalize.FieldFBP]; ok {
+	if v, ok := ud.get(normalize.FieldFBP); ok {
 		s := str(v)
 		if got, ok := normalize.FBP(s); !ok || got != s {
 			return invalid("user_data.fbp", "malformed (want fb.<index>.<ms>.<random>[.<appendix>])")
 		}
 	}
-	if v, ok := ud[normalize.FieldClientIP]; ok {
+	if v, ok := ud.get(normalize.FieldClientIP); ok {
 		if _, ok := normalize.ClientIP(str(v)); !ok {
 			return invalid("user_data.client_ip_address", "not a public IP address")
 		}
 	}
-	if v, ok := ud["lead_id"]; ok {
+	if v, ok := ud.get("lead_id"); ok {
 		if s := digits(v); len(s) < 15 || len(s) > 17 {
 			return invalid("user_data.lead_id", "not a 15-17 digit Meta lead id")
 		}
@@ -205,13 +252,17 @@ func validateUserData(ud map[string]any) *Invalid {
 	return nil
 }
 
-func hasIdentity(ud map[string]any, action string) bool {
+func hasIdentity(ud userData, action string) bool {
+	has := func(k string) bool {
+		v, _ := ud.get(k)
+		return present(v)
+	}
 	for _, k := range identityKeys {
-		if present(ud[k]) {
+		if has(k) {
 			return true
 		}
 	}
-	return action == ActionWebsite && present(ud[normalize.FieldClientIP]) && present(ud[normalize.FieldUserAgent])
+	return action == ActionWebsite && has(normalize.FieldClientIP) && has(normalize.FieldUserAgent)
 }
 
 func validateCustomData(e ServerEvent) *Invalid {

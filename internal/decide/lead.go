@@ -193,7 +193,7 @@ func (d *Decider) ApplyRule(ctx context.Context, accountID, ruleID int64, since 
 			return nil
 		}
 		out.Matched++
-		keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+		keys, err := view.Keys()
 		if err != nil {
 			return fmt.Errorf("decide: lead %d match keys: %w", l.ID, err)
 		}
@@ -213,8 +213,8 @@ func (d *Decider) ApplyRule(ctx context.Context, accountID, ruleID int64, since 
 }
 
 // Preview counts what rule r, compiled as m, makes of the account's leads
-// captured in the last 7 days (RecentWindow), newest first, as they are
-// now: what ApplyRule would queue. A match is sendable when Sendable says
+// captured in the last 7 days (RecentWindow), as they are now: what
+// ApplyRule would queue. A match is sendable when Sendable says
 // so, the check that holds events back when they are queued. It stops at
 // ctx's end with ctx's error and the counts so far: a costly rule spends
 // its time here, one lead at a time.
@@ -223,7 +223,7 @@ func Preview(ctx context.Context, s *store.Store, acc models.Account, datasets [
 	p := rule.NewPreview(m, now)
 	if ds, ok := datasetOf(datasets, r.DatasetID); ok {
 		p.CanSend = func(l *models.Lead, v *rule.Lead, now time.Time) bool {
-			keys, err := normalize.ParseKeys([]byte(l.MatchKeys))
+			keys, err := v.Keys()
 			return err == nil && Sendable(acc, ds, r, *l, keys, v, now)
 		}
 	}

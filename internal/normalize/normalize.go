@@ -224,34 +224,51 @@ func IsHashed(s string) bool {
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
-// keyField is one key of a lead under Meta's name, as user_data carries it.
-type keyField struct {
-	name    string
-	present bool
-	value   any
-}
+// fieldNames are Meta's names of every key, in Missing's order.
+var fieldNames = []string{FieldEmail, FieldPhone, FieldFirstName, FieldLastName, FieldCity, FieldState, FieldZip,
+	FieldCountry, FieldGender, FieldDateOfBirth, FieldExternalID, FieldClientIP, FieldUserAgent, FieldFBC, FieldFBP}
 
-// fields lists every key with its Meta name, in Missing's order.
-func (k Keys) fields() []keyField {
-	hashed := func(name string, key Key) keyField { return keyField{name, key.Present(), []string{key.Hash}} }
-	plain := func(name, v string) keyField { return keyField{name, v != "", v} }
-	return []keyField{
-		hashed(FieldEmail, k.Email),
-		hashed(FieldPhone, k.Phone),
-		hashed(FieldFirstName, k.FirstName),
-		hashed(FieldLastName, k.LastName),
-		hashed(FieldCity, k.City),
-		hashed(FieldState, k.State),
-		hashed(FieldZip, k.Zip),
-		hashed(FieldCountry, k.Country),
-		hashed(FieldGender, k.Gender),
-		hashed(FieldDateOfBirth, k.DateOfBirth),
-		hashed(FieldExternalID, k.ExternalID),
-		plain(FieldClientIP, k.ClientIP),
-		plain(FieldUserAgent, k.UserAgent),
-		plain(FieldFBC, k.FBC),
-		plain(FieldFBP, k.FBP),
+// Field is the key Meta names name, as user_data carries it: the hash of a
+// hashed key (which UserData sends as a one-element list), the value of a
+// plain one (client_ip_address, client_user_agent, fbc, fbp). present is
+// false when the lead lacks the key, or name names none.
+func (k *Keys) Field(name string) (value string, hashed, present bool) {
+	var key *Key
+	switch name {
+	case FieldEmail:
+		key = &k.Email
+	case FieldPhone:
+		key = &k.Phone
+	case FieldFirstName:
+		key = &k.FirstName
+	case FieldLastName:
+		key = &k.LastName
+	case FieldCity:
+		key = &k.City
+	case FieldState:
+		key = &k.State
+	case FieldZip:
+		key = &k.Zip
+	case FieldCountry:
+		key = &k.Country
+	case FieldGender:
+		key = &k.Gender
+	case FieldDateOfBirth:
+		key = &k.DateOfBirth
+	case FieldExternalID:
+		key = &k.ExternalID
+	case FieldClientIP:
+		return k.ClientIP, false, k.ClientIP != ""
+	case FieldUserAgent:
+		return k.UserAgent, false, k.UserAgent != ""
+	case FieldFBC:
+		return k.FBC, false, k.FBC != ""
+	case FieldFBP:
+		return k.FBP, false, k.FBP != ""
+	default:
+		return "", false, false
 	}
+	return key.Hash, true, key.Present()
 }
 
 // Missing lists Meta's names of the keys the lead lacks, in the order em, ph,
@@ -259,9 +276,9 @@ func (k Keys) fields() []keyField {
 // client_user_agent, fbc, fbp.
 func (k Keys) Missing() []string {
 	var missing []string
-	for _, f := range k.fields() {
-		if !f.present {
-			missing = append(missing, f.name)
+	for _, name := range fieldNames {
+		if _, _, present := k.Field(name); !present {
+			missing = append(missing, name)
 		}
 	}
 	return missing
@@ -271,11 +288,14 @@ func (k Keys) Missing() []string {
 // as a one-element []string, client_ip_address, client_user_agent, fbc and
 // fbp as plain strings. Only present keys are included.
 func (k Keys) UserData() map[string]any {
-	fields := k.fields()
-	ud := make(map[string]any, len(fields))
-	for _, f := range fields {
-		if f.present {
-			ud[f.name] = f.value
+	ud := make(map[string]any, len(fieldNames))
+	for _, name := range fieldNames {
+		switch v, hashed, present := k.Field(name); {
+		case !present:
+		case hashed:
+			ud[name] = []string{v}
+		default:
+			ud[name] = v
 		}
 	}
 	return ud

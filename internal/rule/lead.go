@@ -27,7 +27,8 @@ type Lead struct {
 	domain, local string // of the email, lowercased; local without a +tag
 	badEmail      bool
 	disposable    bool
-	phoneRegion   string // from the match keys, for a lead not backfilled yet
+	keys          normalize.Keys // the lead's match keys, parsed
+	keysErr       error
 	validPhone    bool
 	path          string
 	utms          [len(utmParams)]string
@@ -45,7 +46,7 @@ type derived uint8
 const (
 	haveEmail derived = 1 << iota
 	haveEmailChecks
-	havePhoneRegion
+	haveKeys
 	havePhoneValid
 	haveURL
 	haveFields
@@ -171,12 +172,20 @@ func (v *Lead) phoneCountry() string {
 	if v.m.PhoneCountry != "" || v.m.PhoneE164 == "" {
 		return v.m.PhoneCountry
 	}
-	if v.todo(havePhoneRegion) {
-		if keys, err := normalize.ParseKeys([]byte(v.m.MatchKeys)); err == nil {
-			v.phoneRegion = keys.PhoneRegion()
-		}
+	if keys, err := v.Keys(); err == nil {
+		return keys.PhoneRegion()
 	}
-	return v.phoneRegion
+	return ""
+}
+
+// Keys is the lead's match keys (models.Lead.MatchKeys), parsed the first
+// time a condition, the preview's check or an event asks for them: once
+// per lead.
+func (v *Lead) Keys() (normalize.Keys, error) {
+	if v.todo(haveKeys) {
+		v.keys, v.keysErr = normalize.ParseKeys([]byte(v.m.MatchKeys))
+	}
+	return v.keys, v.keysErr
 }
 
 // phoneValid is stricter than what capture needs to hash a phone: the

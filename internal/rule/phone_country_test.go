@@ -58,14 +58,14 @@ func TestPhoneCountryBeforeBackfill(t *testing.T) {
 func TestPhoneCountryParsesOnce(t *testing.T) {
 	l := phoned("030 901820", "Germany", "US")
 	v := NewLead(&l)
-	if got := v.phoneCountry(); got != "DE" || v.done&havePhoneRegion != 0 {
-		t.Errorf("phoneCountry() = %q, parsed %v; want DE from the column, not parsed", got, v.done&havePhoneRegion != 0)
+	if got := v.phoneCountry(); got != "DE" || v.done&haveKeys != 0 {
+		t.Errorf("phoneCountry() = %q, parsed %v; want DE from the column, not parsed", got, v.done&haveKeys != 0)
 	}
 
 	l.PhoneCountry = ""
 	v.Reset(&l)
-	if got := v.phoneCountry(); got != "DE" || v.done&havePhoneRegion == 0 {
-		t.Errorf("phoneCountry() = %q, parsed %v; want DE from the match keys", got, v.done&havePhoneRegion != 0)
+	if got := v.phoneCountry(); got != "DE" || v.done&haveKeys == 0 {
+		t.Errorf("phoneCountry() = %q, parsed %v; want DE from the match keys", got, v.done&haveKeys != 0)
 	}
 	l.MatchKeys = "{}"
 	if got := v.phoneCountry(); got != "DE" {
