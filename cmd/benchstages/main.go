@@ -230,11 +230,13 @@ type bench struct {
 	apiRate float64
 }
 
-// stagesAccount creates an account with a dry_run dataset, the template's
-// stage mappings on it and n leads (benchkit.SeedLeads: external ids
-// hist-1 to hist-n, emails lead1@example.com to leadn@example.com).
-func (b *bench) stagesAccount(ctx context.Context, slug string, n int) (models.Account, error) {
-	acc, err := benchkit.NamedAccount(ctx, b.st, slug, "Bench "+slug)
+// stagesAccount creates an account owned by user ownerID (0 for none)
+// with a dry_run dataset, the template's stage mappings on it and n leads
+// (benchkit.SeedLeads: external ids hist-1 to hist-n, emails
+// lead1@example.com to leadn@example.com).
+func (b *bench) stagesAccount(ctx context.Context, slug string, n int, ownerID int64) (models.Account, error) {
+	acc, err := b.st.CreateAccount(ctx, models.Account{Slug: slug, Name: "Bench " + slug,
+		Timezone: "America/New_York", DefaultCountry: "US", Currency: "USD"}, ownerID)
 	if err != nil {
 		return acc, err
 	}
