@@ -386,3 +386,27 @@ func noDrift(t *testing.T, s *store.Store) {
 		t.Errorf("counts drift = %v, %v; want none", drift, err)
 	}
 }
+
+// A stage label and a change id holding what COPY's text format reads as
+// markup (backslashes, "\." alone, "\N") and text beyond ASCII are stored
+// as they were sent.
+func TestStageChangeTextStoredAsSent(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		st := newStageSetup(t, a, s)
+		label, changeID := `Closed\Won \N é`, `\.`+`\\deal\7 «ü»`
+		body := fmt.Sprintf(`{"lead":{"external_id":"crm-1"},"stage":%q,"occurred_at":%q,"change_id":%q}`,
+			label, st.at.Add(time.Hour).Format(time.RFC3339), changeID)
+		if r := a.postStage(st.key, body); r.status != http.StatusCreated {
+			t.Fatalf("post stage = %d %s", r.status, r.raw)
+		}
+		hist, err := s.StageHistories(t.Context(), st.acc.ID, []int64{st.leadID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hist[st.leadID]) != 1 || hist[st.leadID][0].Stage != label || derefS(hist[st.leadID][0].ChangeID) != changeID {
+			t.Errorf("stored %+v; want stage %q, change id %q", hist[st.leadID], label, changeID)
+		}
+	})
+}
