@@ -13,8 +13,8 @@ import (
 )
 
 // A batch of stage changes is written in one transaction (ChangeLeads):
-// on Postgres one pipeline and a COPY per table of new rows; on SQLite, whose one writer
-// holds the transaction, statement by statement.
+// on Postgres one pipeline and a COPY per table of new rows; on SQLite,
+// whose one writer holds the transaction, statement by statement.
 
 // LeadChange is one stage change of a lead and what deciding the lead's
 // events from the lead as the change leaves it said.
@@ -331,7 +331,7 @@ func leadIDs(ls []models.Lead) []int64 {
 
 // checkFresh returns ErrStale when one of an account's leads ids is gone
 // or its updated_at is not expect's, on SQLite, whose one writer holds the
-// transaction (Postgres: lock_fresh_leads in writePipelined).
+// transaction (Postgres: lock_fresh_leads in writeCopied).
 func (s *Store) checkFresh(ctx context.Context, accountID int64, ids []int64, expect map[int64]time.Time) error {
 	q := s.q(ctx).Model(&models.Lead{}).Select("id, updated_at").Where("account_id = ? AND id IN ?", accountID, ids)
 	var got []models.Lead
@@ -350,43 +350,10 @@ func (s *Store) checkFresh(ctx context.Context, accountID int64, ids []int64, ex
 	return nil
 }
 
-var stageChangeTyped = []column{
-	{"id", "bigint"}, {"account_id", "bigint"}, {"lead_id", "bigint"}, {"value", "double precision"},
-	{"occurred_at", "timestamptz"}, {"change_id", "text"}, {"user_id", "bigint"}, {"created_at", "timestamptz"},
-	{"via_id", "bigint"}, {"via_row", "integer"},
-}
-
-var stageChangeText = []textColumn[models.StageChange]{
-	{"stage", func(c *models.StageChange) string { return c.Stage }},
-	{"currency", func(c *models.StageChange) string { return c.Currency }},
-	{"source", func(c *models.StageChange) string { return c.Source }},
-	{"via", func(c *models.StageChange) string { return c.Via }},
-}
-
-var insertStageChangesSQL = unnestInsert("stage_changes", stageChangeTyped, stageChangeText)
-
 // insertStageChanges inserts new stage changes with their reserved ids,
-// on SQLite (Postgres: writePipelined).
+// on SQLite (Postgres: writeCopied).
 func (s *Store) insertStageChanges(ctx context.Context, cs []models.StageChange) error {
 	return s.q(ctx).CreateInBatches(&cs, 200).Error
-}
-
-// stageChangeArgs are the parameters of insertStageChangesSQL.
-func stageChangeArgs(cs []models.StageChange) []any {
-	n := len(cs)
-	id, account, lead, value, at := make([]int64, n), make([]int64, n), make([]int64, n), make([]*float64, n), make([]time.Time, n)
-	changeID, user, created := make([]*string, n), make([]*int64, n), make([]time.Time, n)
-	viaID, viaRow := make([]*int64, n), make([]*int32, n)
-	for i, c := range cs {
-		id[i], account[i], lead[i], value[i], at[i] = c.ID, c.AccountID, c.LeadID, c.Value, c.OccurredAt.UTC()
-		changeID[i], user[i], created[i] = c.ChangeID, c.UserID, c.CreatedAt.UTC()
-		viaID[i] = c.ViaID
-		if c.ViaRow != nil {
-			r := int32(*c.ViaRow)
-			viaRow[i] = &r
-		}
-	}
-	return textArgs([]any{id, account, lead, value, at, changeID, user, created, viaID, viaRow}, cs, stageChangeText)
 }
 
 var verdictTyped = []column{{"id", "bigint"}, {"junk", "boolean"}, {"updated_at", "timestamptz"}}
@@ -400,7 +367,7 @@ var updateVerdictsSQL = unnestUpdate("leads", verdictTyped, verdictText, []strin
 
 // updateVerdicts writes leads' stage, junk verdict and updated_at, and
 // drops the prepared payloads of their unsent events (they are built again
-// from the lead as it is), on SQLite (Postgres: writePipelined).
+// from the lead as it is), on SQLite (Postgres: writeCopied).
 func (s *Store) updateVerdicts(ctx context.Context, ls []models.Lead) error {
 	for _, l := range ls {
 		upd := map[string]any{"updated_at": l.UpdatedAt, "junk": l.Junk, "junk_override": l.JunkOverride, "stage": l.Stage}
@@ -423,7 +390,7 @@ func verdictArgs(ls []models.Lead) []any {
 
 // queueEvents inserts new events, queued unless they say otherwise (the
 // caller has made them so, queue); one already stored is left as it is. It
-// returns how many were new. On SQLite (Postgres: writePipelined).
+// returns how many were new. On SQLite (Postgres: writeCopied).
 func (s *Store) queueEvents(ctx context.Context, evs []models.Event) (int, error) {
 	if len(evs) == 0 {
 		return 0, nil
