@@ -410,3 +410,36 @@ func TestStageChangeTextStoredAsSent(t *testing.T) {
 		}
 	})
 }
+
+// A lead that reaches a stage a second time, at another time, records the
+// change and leaves the stage's event as it was: one event, queued once.
+func TestStageReachedAgainQueuesNothingTwice(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		st := newStageSetup(t, a, s)
+		for i, at := range []time.Time{st.at.Add(time.Hour), st.at.Add(2 * time.Hour)} {
+			body := fmt.Sprintf(`{"lead":{"external_id":"crm-1"},"stage":"qualified","occurred_at":%q}`, at.Format(time.RFC3339))
+			if r := a.postStage(st.key, body); r.status != http.StatusCreated {
+				t.Fatalf("change %d: post stage = %d %s", i+1, r.status, r.raw)
+			}
+		}
+		hist, err := s.StageHistories(t.Context(), st.acc.ID, []int64{st.leadID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := s.LeadEvents(t.Context(), st.acc.ID, st.leadID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qualified := 0
+		for _, e := range evs {
+			if e.EventName == "QualifiedLead" {
+				qualified++
+			}
+		}
+		if len(hist[st.leadID]) != 2 || qualified != 1 {
+			t.Errorf("%d changes, %d QualifiedLead events; want 2 changes, 1 event", len(hist[st.leadID]), qualified)
+		}
+	})
+}
