@@ -45,9 +45,9 @@
 //     passes count: a person sees the preview before applying. Against
 //     COPY of exactly the rows the page's upload wrote (its stage changes,
 //     events and queue rows) into the same tables, with their indexes,
-//     foreign keys and triggers, in one transaction and in as many as the
-//     upload's chunks, the faster (the median of -copies runs of each).
-//     Budget: each upload at most -upload-budget (3) times the COPY.
+//     foreign keys and triggers, in one transaction, after both uploads
+//     (the median of -copies runs). Budget: each upload at most
+//     -upload-budget (3) times the COPY.
 //
 // It prints both figures, their baselines and ratios, as key=value lines
 // too, and exits non-zero when a budget is missed or a change failed.

@@ -145,18 +145,20 @@ func (b *bench) upload(ctx context.Context) (bool, error) {
 		return false, err
 	}
 
-	copies, copied, err := b.copyBaseline(ctx, pageAcc.ID, before, after)
-	if err != nil {
-		return false, fmt.Errorf("copy: %w", err)
-	}
-	copyTime := median(copies)
-
 	api, err := b.measure(ctx, apiAcc.ID, func() (models.StageUpload, []phase, error) {
 		return b.uploadAPI(ctx, base, secret, apiAcc.ID, file)
 	})
 	if err != nil {
 		return false, fmt.Errorf("API: %w", err)
 	}
+
+	// The baseline's rows stay in the tables: it runs after both uploads,
+	// on tables as large as theirs or larger.
+	copies, copied, err := b.copyBaseline(ctx, pageAcc.ID, before, after)
+	if err != nil {
+		return false, fmt.Errorf("copy: %w", err)
+	}
+	copyTime := median(copies)
 
 	pageRatio, apiRatio := float64(page.wall)/float64(copyTime), float64(api.wall)/float64(copyTime)
 	whole := func(r uploadRun) bool { return r.upload.Refused == 0 && r.upload.Applied == cfg.rows }
@@ -421,95 +423,63 @@ func (b *bench) lastIDs(ctx context.Context) (ids, error) {
 
 // copyBaseline times COPY of exactly the rows the upload into account
 // accountID wrote, its rows with ids after before and up to after (its
-// stage changes, events and their queue rows) into the same tables, with
-// their indexes, foreign keys and triggers: all of them in one
-// transaction, a COPY per table, and in as many transactions as the
-// upload's chunks, each a share of every table's rows in id order (the
-// upload's own chunks), cfg.copies times each after one unmeasured run.
-// Each run's rows are the upload's with new ids, and suffixed change and
-// event ids, which the tables' unique keys take; they are the same
-// leads', account's and datasets'. It returns the times of the faster
-// way, its name and what one run copies.
+// stage changes, events and their queue rows), into the same tables, with
+// their indexes, foreign keys and triggers, in one transaction, a COPY per
+// table: cfg.copies times after one unmeasured run. Each run's rows are
+// the upload's with new ids, and suffixed change and event ids, which the
+// tables' unique keys take; they are the same leads', account's and
+// datasets'. It returns the times and what one run copies.
 func (b *bench) copyBaseline(ctx context.Context, accountID int64, before, after ids) ([]time.Duration, string, error) {
 	conn, err := pgx.Connect(ctx, b.dbURL)
 	if err != nil {
 		return nil, "", err
 	}
 	defer conn.Close(ctx)
-	chunks := int((after.change - before.change + int64(b.cfg.chunk) - 1) / int64(b.cfg.chunk))
-	var best []time.Duration
-	what := ""
-	for _, n := range []int{1, max(chunks, 1)} {
-		var times []time.Duration
-		var counts [3]int64
-		for i := -1; i < b.cfg.copies; i++ {
-			var files [][3][]byte
-			files, counts, err = copyFiles(ctx, conn, accountID, before, after, fmt.Sprintf("~copy%d-%d", n, i+2), n)
-			if err != nil {
-				return nil, "", err
-			}
-			t0 := time.Now()
-			for _, chunk := range files {
-				if err := copyChunk(ctx, conn, chunk); err != nil {
-					return nil, "", err
+	var times []time.Duration
+	var counts [3]int64
+	for i := -1; i < b.cfg.copies; i++ {
+		var files [3][]byte
+		files, counts, err = copyFiles(ctx, conn, accountID, before, after, fmt.Sprintf("~copy%d", i+2))
+		if err != nil {
+			return nil, "", err
+		}
+		t0 := time.Now()
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			for k, table := range copyTables {
+				if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(files[k]), "COPY "+table+" FROM STDIN (FORMAT binary)"); err != nil {
+					return fmt.Errorf("%s: %w", table, err)
 				}
 			}
-			if d := time.Since(t0); i >= 0 {
-				times = append(times, d)
-			}
+			return nil
+		})
+		if err != nil {
+			return nil, "", err
 		}
-		way := "one transaction"
-		if n > 1 {
-			way = fmt.Sprintf("%d transactions", n)
-		}
-		fmt.Fprintf(os.Stderr, "benchstages: COPY in %s: %s\n", way, durations(times))
-		if best == nil || median(times) < median(best) {
-			best = times
-			what = fmt.Sprintf("%d stage changes, %d events, %d queue rows into the same tables in %s, the faster of that and one transaction",
-				counts[0], counts[1], counts[2], way)
-			if n == 1 {
-				what = fmt.Sprintf("%d stage changes, %d events, %d queue rows into the same tables in one transaction, the faster of that and %d",
-					counts[0], counts[1], counts[2], chunks)
-			}
+		if d := time.Since(t0); i >= 0 {
+			times = append(times, d)
 		}
 	}
-	return best, what, nil
+	return times, fmt.Sprintf("%d stage changes, %d events, %d queue rows into the same tables, one transaction", counts[0], counts[1], counts[2]), nil
 }
 
 // copyTables are the tables the upload writes new rows into, in the order
 // of their foreign keys.
 var copyTables = []string{"stage_changes", "events", "unsent_events"}
 
-// copyChunk COPYs a chunk's binary files of copyTables in one transaction.
-func copyChunk(ctx context.Context, conn *pgx.Conn, files [3][]byte) error {
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		for k, table := range copyTables {
-			if len(files[k]) == 0 {
-				continue
-			}
-			if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(files[k]), "COPY "+table+" FROM STDIN (FORMAT binary)"); err != nil {
-				return fmt.Errorf("%s: %w", table, err)
-			}
-		}
-		return nil
-	})
-}
-
-// copyFiles are the rows the upload wrote, as n chunks of COPY's binary
-// files of copyTables: ids moved past every id the tables hold, change
-// and event ids given suffix. It returns the rows of each table too.
-func copyFiles(ctx context.Context, conn *pgx.Conn, accountID int64, before, after ids, suffix string, n int) ([][3][]byte, [3]int64, error) {
+// copyFiles are the rows the upload wrote, as COPY's binary files of
+// copyTables, and how many each holds: ids moved past every id the tables
+// hold (and the sequences past them), change and event ids given suffix.
+func copyFiles(ctx context.Context, conn *pgx.Conn, accountID int64, before, after ids, suffix string) ([3][]byte, [3]int64, error) {
+	var files [3][]byte
 	var counts [3]int64
-	// The new rows' ids: past every id stored, and the sequences moved
-	// past them.
 	var changeShift, eventShift int64
 	if err := conn.QueryRow(ctx, `SELECT (SELECT max(id) FROM stage_changes) - $1, (SELECT max(id) FROM events) - $2`,
 		before.change, before.event).Scan(&changeShift, &eventShift); err != nil {
-		return nil, counts, err
+		return files, counts, err
 	}
 	if _, err := conn.Exec(ctx, `SELECT setval('stage_changes_id_seq', $1), setval('events_id_seq', $2)`,
 		after.change+changeShift+1, after.event+eventShift+1); err != nil {
-		return nil, counts, err
+		return files, counts, err
 	}
 	stmts := []string{
 		`CREATE TEMP TABLE copy_changes ON COMMIT DROP AS SELECT * FROM stage_changes WHERE account_id = $1 AND id > $2 AND id <= $3`,
@@ -518,37 +488,22 @@ func copyFiles(ctx context.Context, conn *pgx.Conn, accountID int64, before, aft
 		`CREATE TEMP TABLE copy_unsent ON COMMIT DROP AS SELECT u.* FROM unsent_events u JOIN copy_events e ON e.id = u.event_id`,
 		`UPDATE copy_events SET id = id + $1, event_id = event_id || $2, stage_change_id = stage_change_id + $3`,
 		`UPDATE copy_unsent SET event_id = event_id + $1`,
-		// Chunk k of n: the k-th share of the changes and of the events in
-		// id order, and those events' queue rows.
-		`CREATE TEMP TABLE copy_chunks ON COMMIT DROP AS
-			SELECT 'c' AS t, id, ntile($1) OVER (ORDER BY id) AS k FROM copy_changes
-			UNION ALL SELECT 'e', id, ntile($1) OVER (ORDER BY id) FROM copy_events`,
 	}
 	args := [][]any{{accountID, before.change, after.change}, {changeShift, suffix}, {accountID, before.event, after.event}, nil,
-		{eventShift, suffix, changeShift}, {eventShift}, {n}}
-	files := make([][3][]byte, n)
+		{eventShift, suffix, changeShift}, {eventShift}}
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		for i, s := range stmts {
 			if _, err := tx.Exec(ctx, s, args[i]...); err != nil {
 				return err
 			}
 		}
-		for k := range n {
-			for j, q := range []string{
-				`SELECT r.* FROM copy_changes r JOIN copy_chunks c ON c.t = 'c' AND c.id = r.id AND c.k = %d ORDER BY r.id`,
-				`SELECT r.* FROM copy_events r JOIN copy_chunks c ON c.t = 'e' AND c.id = r.id AND c.k = %d ORDER BY r.id`,
-				`SELECT r.* FROM copy_unsent r JOIN copy_chunks c ON c.t = 'e' AND c.id = r.event_id AND c.k = %d ORDER BY r.event_id`,
-			} {
-				var buf bytes.Buffer
-				tag, err := tx.Conn().PgConn().CopyTo(ctx, &buf, "COPY ("+fmt.Sprintf(q, k+1)+") TO STDOUT (FORMAT binary)")
-				if err != nil {
-					return err
-				}
-				if tag.RowsAffected() > 0 {
-					files[k][j] = buf.Bytes()
-				}
-				counts[j] += tag.RowsAffected()
+		for k, t := range []string{"copy_changes", "copy_events", "copy_unsent"} {
+			var buf bytes.Buffer
+			tag, err := tx.Conn().PgConn().CopyTo(ctx, &buf, "COPY "+t+" TO STDOUT (FORMAT binary)")
+			if err != nil {
+				return err
 			}
+			files[k], counts[k] = buf.Bytes(), tag.RowsAffected()
 		}
 		return nil
 	})
