@@ -35,7 +35,7 @@ type EventCancel struct {
 var ErrStale = errors.New("store: the lead changed meanwhile")
 
 // requeueAndCancel writes what becomes of stored events, on SQLite
-// (Postgres: writePipelined): cancelled events queued again, queued ones
+// (Postgres: writeCopied): cancelled events queued again, queued ones
 // cancelled. An event being sent (under a claim's lease) is left to its
 // claim.
 func (s *Store) requeueAndCancel(ctx context.Context, requeue []int64, cancel []EventCancel, now time.Time) error {

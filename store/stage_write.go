@@ -13,8 +13,8 @@ import (
 )
 
 // A batch of stage changes is written in one transaction (ChangeLeads):
-// on Postgres one pipeline, one round trip; on SQLite, whose one writer
-// holds the transaction, statement by statement.
+// on Postgres one pipeline and a COPY per table of new rows; on SQLite,
+// whose one writer holds the transaction, statement by statement.
 
 // LeadChange is one stage change of a lead and what deciding the lead's
 // events from the lead as the change leaves it said.
@@ -33,9 +33,8 @@ type LeadChange struct {
 // from the lead as read with updated_at expect[lead id]; if any of the
 // leads changed since, nothing is written and ChangeLeads returns ErrStale.
 // A lead with several changes ends as the last one leaves it. It returns
-// how many events were new. On Postgres the write is one pipeline, one
-// round trip: its statements run as one implicit transaction, the first
-// (lock_fresh_leads, migration 0029) aborting it when a lead changed.
+// how many events were new. On Postgres the new rows are COPYed in
+// (writeCopied); SQLite inserts them in batches.
 func (s *Store) ChangeLeads(ctx context.Context, accountID int64, expect map[int64]time.Time, cs []LeadChange) (int, error) {
 	if len(cs) == 0 {
 		return 0, nil
@@ -46,7 +45,7 @@ func (s *Store) ChangeLeads(ctx context.Context, accountID int64, expect map[int
 	}
 	fresh := 0
 	if s.dialect == "postgres" {
-		fresh, err = s.writePipelined(ctx, w)
+		fresh, err = s.writeCopied(ctx, w)
 	} else {
 		err = s.Tx(ctx, func(tx *Store) error {
 			if err := tx.checkFresh(ctx, accountID, w.ids, expect); err != nil {
@@ -155,41 +154,171 @@ var (
 	WHERE u.event_id = x.id AND ` + sendingSQL("u.", "$3", false)
 )
 
-// writePipelined is ChangeLeads on Postgres: every statement in one round
-// trip, one implicit transaction.
-func (s *Store) writePipelined(ctx context.Context, w leadWrite) (int, error) {
-	fresh := 0
+// writeCopied is ChangeLeads on Postgres, in one transaction: one
+// pipeline locks the leads (lock_fresh_leads, which aborts the write when
+// one changed since it was read), writes their verdicts, requeues and
+// cancels stored events, finds which of the new events are stored already
+// (left as they are, as insertEvents does) and reserves the others' ids;
+// then the new stage changes, events and their queue rows are COPYed in, a
+// round trip each. An event stored after that look (by a way in that does
+// not change the lead: a manual send, "apply to recent leads") fails the
+// COPY on the events' unique key, and the batch is decided again
+// (ErrStale).
+func (s *Store) writeCopied(ctx context.Context, w leadWrite) (int, error) {
+	evs := firstOfEach(w.events)
 	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
-		b := &pgx.Batch{}
-		b.Queue(`SELECT lock_fresh_leads($1, $2, $3)`, w.changes[0].AccountID, w.ids, w.expect)
-		b.Queue(insertStageChangesSQL, stageChangeArgs(w.changes)...)
-		if len(w.leads) > 0 {
-			b.Queue(updateVerdictsSQL, verdictArgs(w.leads)...)
-			b.Queue(unprepareSQL, leadIDs(w.leads))
-		}
-		if len(w.events) > 0 {
-			b.Queue(insertEventsSQL, eventArgs(w.events)...).Exec(func(ct pgconn.CommandTag) error {
-				fresh = int(ct.RowsAffected())
-				return nil
-			})
-		}
-		if len(w.requeue) > 0 {
-			b.Queue(requeueSQL, w.requeue, w.now)
-		}
-		if len(w.cancel) > 0 {
-			ids, reasons := make([]int64, len(w.cancel)), make([]string, len(w.cancel))
-			for i, c := range w.cancel {
-				ids[i], reasons[i] = c.ID, c.Reason
+		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			b := &pgx.Batch{}
+			b.Queue(`SELECT lock_fresh_leads($1, $2, $3)`, w.changes[0].AccountID, w.ids, w.expect)
+			if len(w.leads) > 0 {
+				b.Queue(updateVerdictsSQL, verdictArgs(w.leads)...)
+				b.Queue(unprepareSQL, leadIDs(w.leads))
 			}
-			b.Queue(cancelSQL, ids, reasons, w.now)
-		}
-		return conn.SendBatch(ctx, b).Close()
+			if len(w.requeue) > 0 {
+				b.Queue(requeueSQL, w.requeue, w.now)
+			}
+			if len(w.cancel) > 0 {
+				ids, reasons := make([]int64, len(w.cancel)), make([]string, len(w.cancel))
+				for i, c := range w.cancel {
+					ids[i], reasons[i] = c.ID, c.Reason
+				}
+				b.Queue(cancelSQL, ids, reasons, w.now)
+			}
+			stored := map[int]bool{}
+			if len(evs) > 0 {
+				datasets, ids := make([]int64, len(evs)), make([]string, len(evs))
+				for i, e := range evs {
+					datasets[i], ids[i] = e.DatasetID, e.EventID
+				}
+				b.Queue(storedEventsSQL, datasets, ids).Query(func(rows pgx.Rows) error {
+					for rows.Next() {
+						var n int
+						if err := rows.Scan(&n); err != nil {
+							return err
+						}
+						stored[n-1] = true
+					}
+					return rows.Err()
+				})
+				b.Queue(`SELECT nextval('events_id_seq') FROM generate_series(1, $1)`, len(evs)).Query(func(rows pgx.Rows) error {
+					i := 0
+					for rows.Next() {
+						if err := rows.Scan(&evs[i].ID); err != nil {
+							return err
+						}
+						i++
+					}
+					return rows.Err()
+				})
+			}
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			if len(stored) > 0 {
+				fresh := evs[:0]
+				for i, e := range evs {
+					if !stored[i] {
+						fresh = append(fresh, e)
+					}
+				}
+				evs = fresh
+			}
+			conn := tx.Conn()
+			if err := copyIn(ctx, conn, stageChangeRows(w.changes)); err != nil {
+				return err
+			}
+			if err := copyIn(ctx, conn, eventRows(evs)); err != nil {
+				return err
+			}
+			return copyIn(ctx, conn, unsentRows(evs))
+		})
 	})
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == staleCode {
+	if errors.As(err, &pe) && (pe.Code == staleCode || pe.Code == uniqueViolation && pe.ConstraintName == "events_dataset_id_event_id_key") {
 		return 0, ErrStale
 	}
-	return fresh, err
+	if err != nil {
+		return 0, err
+	}
+	return len(evs), nil
+}
+
+// storedEventsSQL finds which of the events $1 (datasets), $2 (event
+// ids) are stored already: their numbers in the arrays, from 1.
+const storedEventsSQL = `SELECT u.n FROM unnest(CAST($1 AS bigint[]), CAST($2 AS text[])) WITH ORDINALITY AS u(dataset_id, event_id, n)
+	WHERE EXISTS (SELECT 1 FROM events e WHERE e.dataset_id = u.dataset_id AND e.event_id = u.event_id)`
+
+// uniqueViolation is the SQLSTATE of a duplicate key.
+const uniqueViolation = "23505"
+
+// firstOfEach are evs with each (dataset, event id) once, the first: the
+// same event made twice in a batch is written once, in the state the
+// first gives it.
+func firstOfEach(evs []models.Event) []models.Event {
+	seen := make(map[eventKey]bool, len(evs))
+	out := make([]models.Event, 0, len(evs))
+	for _, e := range evs {
+		k := eventKey{e.DatasetID, e.EventID}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// eventKey is an event's identity: its dataset and event id.
+type eventKey struct {
+	dataset int64
+	id      string
+}
+
+// stageChangeRows are new stage changes, with their reserved ids, for COPY.
+func stageChangeRows(cs []models.StageChange) *copyRows {
+	rs := newCopyRows("stage_changes", "id", "account_id", "lead_id", "stage", "value", "currency", "occurred_at",
+		"change_id", "user_id", "created_at", "source", "via", "via_id", "via_row")
+	for _, c := range cs {
+		rs.row().int(c.ID).int(c.AccountID).int(c.LeadID).text(c.Stage).float(c.Value).text(c.Currency).time(c.OccurredAt)
+		if c.ChangeID != nil {
+			rs.text(*c.ChangeID)
+		} else {
+			rs.null()
+		}
+		rs.intPtr(c.UserID).time(c.CreatedAt).text(c.Source).text(c.Via).intPtr(c.ViaID)
+		if c.ViaRow != nil {
+			rs.int(int64(*c.ViaRow))
+		} else {
+			rs.null()
+		}
+	}
+	return rs
+}
+
+// eventRows are new events, with their reserved ids, for COPY.
+func eventRows(evs []models.Event) *copyRows {
+	rs := newCopyRows("events", "id", "account_id", "dataset_id", "lead_id", "origin", "origin_id", "event_name", "event_id",
+		"event_time", "value", "currency", "payload", "payload_stamp", "created_at", "action_source", "test_event_code",
+		"stage_change_id", "filled_in", "lead_event_source")
+	for i := range evs {
+		e := &evs[i]
+		rs.row().int(e.ID).int(e.AccountID).int(e.DatasetID).int(e.LeadID).text(e.Origin).intPtr(e.OriginID).text(e.EventName).
+			text(e.EventID).time(e.EventTime).float(e.Value).text(e.Currency).text(e.Payload).int(e.PayloadStamp).time(e.CreatedAt).
+			text(e.ActionSource).text(e.TestEventCode).intPtr(e.StageChangeID).bool(e.FilledIn).text(e.LeadEventSource)
+	}
+	return rs
+}
+
+// unsentRows are the state of new events for COPY: queued and due when
+// they were created, or held back at once failed with their reason.
+func unsentRows(evs []models.Event) *copyRows {
+	rs := newCopyRows("unsent_events", "event_id", "dataset_id", "lead_id", "status", "event_time", "next_attempt_at",
+		"last_error", "updated_at")
+	for i := range evs {
+		e := &evs[i]
+		rs.row().int(e.ID).int(e.DatasetID).int(e.LeadID).text(string(e.Status)).time(e.EventTime).time(e.CreatedAt).
+			text(e.LastError).time(e.CreatedAt)
+	}
+	return rs
 }
 
 func leadIDs(ls []models.Lead) []int64 {
@@ -202,7 +331,7 @@ func leadIDs(ls []models.Lead) []int64 {
 
 // checkFresh returns ErrStale when one of an account's leads ids is gone
 // or its updated_at is not expect's, on SQLite, whose one writer holds the
-// transaction (Postgres: lock_fresh_leads in writePipelined).
+// transaction (Postgres: lock_fresh_leads in writeCopied).
 func (s *Store) checkFresh(ctx context.Context, accountID int64, ids []int64, expect map[int64]time.Time) error {
 	q := s.q(ctx).Model(&models.Lead{}).Select("id, updated_at").Where("account_id = ? AND id IN ?", accountID, ids)
 	var got []models.Lead
@@ -221,43 +350,10 @@ func (s *Store) checkFresh(ctx context.Context, accountID int64, ids []int64, ex
 	return nil
 }
 
-var stageChangeTyped = []column{
-	{"id", "bigint"}, {"account_id", "bigint"}, {"lead_id", "bigint"}, {"value", "double precision"},
-	{"occurred_at", "timestamptz"}, {"change_id", "text"}, {"user_id", "bigint"}, {"created_at", "timestamptz"},
-	{"via_id", "bigint"}, {"via_row", "integer"},
-}
-
-var stageChangeText = []textColumn[models.StageChange]{
-	{"stage", func(c *models.StageChange) string { return c.Stage }},
-	{"currency", func(c *models.StageChange) string { return c.Currency }},
-	{"source", func(c *models.StageChange) string { return c.Source }},
-	{"via", func(c *models.StageChange) string { return c.Via }},
-}
-
-var insertStageChangesSQL = unnestInsert("stage_changes", stageChangeTyped, stageChangeText)
-
 // insertStageChanges inserts new stage changes with their reserved ids,
-// on SQLite (Postgres: writePipelined).
+// on SQLite (Postgres: writeCopied).
 func (s *Store) insertStageChanges(ctx context.Context, cs []models.StageChange) error {
 	return s.q(ctx).CreateInBatches(&cs, 200).Error
-}
-
-// stageChangeArgs are the parameters of insertStageChangesSQL.
-func stageChangeArgs(cs []models.StageChange) []any {
-	n := len(cs)
-	id, account, lead, value, at := make([]int64, n), make([]int64, n), make([]int64, n), make([]*float64, n), make([]time.Time, n)
-	changeID, user, created := make([]*string, n), make([]*int64, n), make([]time.Time, n)
-	viaID, viaRow := make([]*int64, n), make([]*int32, n)
-	for i, c := range cs {
-		id[i], account[i], lead[i], value[i], at[i] = c.ID, c.AccountID, c.LeadID, c.Value, c.OccurredAt.UTC()
-		changeID[i], user[i], created[i] = c.ChangeID, c.UserID, c.CreatedAt.UTC()
-		viaID[i] = c.ViaID
-		if c.ViaRow != nil {
-			r := int32(*c.ViaRow)
-			viaRow[i] = &r
-		}
-	}
-	return textArgs([]any{id, account, lead, value, at, changeID, user, created, viaID, viaRow}, cs, stageChangeText)
 }
 
 var verdictTyped = []column{{"id", "bigint"}, {"junk", "boolean"}, {"updated_at", "timestamptz"}}
@@ -271,7 +367,7 @@ var updateVerdictsSQL = unnestUpdate("leads", verdictTyped, verdictText, []strin
 
 // updateVerdicts writes leads' stage, junk verdict and updated_at, and
 // drops the prepared payloads of their unsent events (they are built again
-// from the lead as it is), on SQLite (Postgres: writePipelined).
+// from the lead as it is), on SQLite (Postgres: writeCopied).
 func (s *Store) updateVerdicts(ctx context.Context, ls []models.Lead) error {
 	for _, l := range ls {
 		upd := map[string]any{"updated_at": l.UpdatedAt, "junk": l.Junk, "junk_override": l.JunkOverride, "stage": l.Stage}
@@ -294,7 +390,7 @@ func verdictArgs(ls []models.Lead) []any {
 
 // queueEvents inserts new events, queued unless they say otherwise (the
 // caller has made them so, queue); one already stored is left as it is. It
-// returns how many were new. On SQLite (Postgres: writePipelined).
+// returns how many were new. On SQLite (Postgres: writeCopied).
 func (s *Store) queueEvents(ctx context.Context, evs []models.Event) (int, error) {
 	if len(evs) == 0 {
 		return 0, nil

@@ -32,7 +32,7 @@ type stageBody struct {
 // budget.
 func (b *bench) api(ctx context.Context) (bool, error) {
 	cfg := b.cfg
-	acc, err := b.stagesAccount(ctx, "stages-api", cfg.leads)
+	acc, err := b.stagesAccount(ctx, "stages-api", cfg.leads, 0)
 	if err != nil {
 		return false, err
 	}

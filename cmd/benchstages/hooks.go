@@ -42,7 +42,7 @@ const hookSignature = "X-Leadsignal-Signature"
 // whether the answers met their budget and every delivery was done.
 func (b *bench) hooks(ctx context.Context) (bool, error) {
 	cfg := b.cfg
-	acc, err := b.stagesAccount(ctx, "stages-hooks", cfg.leads)
+	acc, err := b.stagesAccount(ctx, "stages-hooks", cfg.leads, 0)
 	if err != nil {
 		return false, err
 	}

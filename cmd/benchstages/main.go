@@ -34,17 +34,20 @@
 //     new lead and the CPU per new lead (Go and Postgres). Budget: each of
 //     the large run at most -wake-budget (1.5) times the small run's, and
 //     no delivery woken.
-//   - The CSV upload: a -rows (50,000) row CSV of stage changes, from the
-//     uploaded file to all its events queued, against the time Postgres
-//     takes to COPY the same file into a table of its columns (the median
-//     of -copies runs). Budget: at most -upload-budget (3) times the COPY.
-//
-// The upload is measured through the Stages page's own code
-// (internal/stageupload) without its HTTP: Runner.Create reads, maps and
-// stores the file, then Runner.Work runs the preview's pass (a dry run)
-// and, after Runner.Apply, the apply's, each a chunk of -chunk rows at a
-// time, in the bench's goroutine instead of the server's background. Both
-// passes count: a person sees the preview before applying.
+//   - The CSV upload: a -rows (50,000) row CSV of stage changes, each of
+//     another of the account's -rows leads, through the real web server
+//     over HTTP, from the request that sends the file to the last event
+//     queued, twice, each into an account of its own: as a person does on
+//     the Stages page (the upload form's POST, the preview's pass in the
+//     server's background, the apply button, the apply's pass) and as
+//     automation does (POST /api/v1/stage-uploads, which answers the
+//     preview, its apply, GET until done); -chunk rows at a time. Both
+//     passes count: a person sees the preview before applying. Against
+//     COPY of exactly the rows the page's upload wrote (its stage changes,
+//     events and queue rows) into the same tables, with their indexes,
+//     foreign keys and triggers, in one transaction, after both uploads
+//     (the median of -copies runs). Budget: each upload at most
+//     -upload-budget (3) times the COPY.
 //
 // It prints both figures, their baselines and ratios, as key=value lines
 // too, and exits non-zero when a budget is missed or a change failed.
@@ -230,11 +233,13 @@ type bench struct {
 	apiRate float64
 }
 
-// stagesAccount creates an account with a dry_run dataset, the template's
-// stage mappings on it and n leads (benchkit.SeedLeads: external ids
-// hist-1 to hist-n, emails lead1@example.com to leadn@example.com).
-func (b *bench) stagesAccount(ctx context.Context, slug string, n int) (models.Account, error) {
-	acc, err := benchkit.NamedAccount(ctx, b.st, slug, "Bench "+slug)
+// stagesAccount creates an account owned by user ownerID (0 for none)
+// with a dry_run dataset, the template's stage mappings on it and n leads
+// (benchkit.SeedLeads: external ids hist-1 to hist-n, emails
+// lead1@example.com to leadn@example.com).
+func (b *bench) stagesAccount(ctx context.Context, slug string, n int, ownerID int64) (models.Account, error) {
+	acc, err := b.st.CreateAccount(ctx, models.Account{Slug: slug, Name: "Bench " + slug,
+		Timezone: "America/New_York", DefaultCountry: "US", Currency: "USD"}, ownerID)
 	if err != nil {
 		return acc, err
 	}

@@ -44,7 +44,7 @@ type wakeRun struct {
 // the small runs' pooled, and no delivery woken.
 func (b *bench) wake(ctx context.Context) (bool, error) {
 	cfg := b.cfg
-	acc, err := b.stagesAccount(ctx, "stages-wake", cfg.wakeSeed)
+	acc, err := b.stagesAccount(ctx, "stages-wake", cfg.wakeSeed, 0)
 	if err != nil {
 		return false, err
 	}
