@@ -4,6 +4,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -108,21 +109,7 @@ func TestBrowserCaptureSnippet(t *testing.T) {
 	}
 	leadBy := func(email string, partial bool) models.Lead {
 		t.Helper()
-		var l models.Lead
-		poll.Until(t, 15*time.Second, func() error {
-			ls, err := s.SnippetLeads(t.Context(), f.acc.ID, f.a.clock().Add(-time.Hour), 10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, x := range ls {
-				if x.Email == email && x.Partial == partial {
-					l = x
-					return nil
-				}
-			}
-			return fmt.Errorf("no lead %s (partial %v) yet", email, partial)
-		})
-		return l
+		return snippetLead(t, f, func(l models.Lead) bool { return l.Email == email && l.Partial == partial })
 	}
 
 	landed := time.Now()
@@ -309,20 +296,7 @@ func TestBrowserSnippetFormShapes(t *testing.T) {
 		b.do(click(`#` + sh.name + ` button`))
 	}
 	for _, sh := range snippetShapes {
-		var l models.Lead
-		poll.Until(t, 15*time.Second, func() error {
-			ls, err := s.SnippetLeads(t.Context(), f.acc.ID, f.a.clock().Add(-time.Hour), 10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, x := range ls {
-				if x.Email == sh.email {
-					l = x
-					return nil
-				}
-			}
-			return fmt.Errorf("no lead from the %s form yet", sh.name)
-		})
+		l := snippetLead(t, f, func(l models.Lead) bool { return l.Email == sh.email })
 		if l.FirstName != sh.first || l.LastName != sh.last || l.Phone != sh.phone || l.Message != sh.message {
 			t.Errorf("%s: first %q, last %q, phone %q, message %q; want %q %q %q %q", sh.name, l.FirstName, l.LastName, l.Phone, l.Message,
 				sh.first, sh.last, sh.phone, sh.message)
@@ -340,4 +314,25 @@ func TestBrowserSnippetFormShapes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// snippetLead waits for the lead the snippet sent to f's account that is
+// match.
+func snippetLead(t *testing.T, f rulesFixture, match func(models.Lead) bool) models.Lead {
+	t.Helper()
+	var l models.Lead
+	poll.Until(t, 15*time.Second, func() error {
+		ls, err := f.a.store.SnippetLeads(t.Context(), f.acc.ID, f.a.clock().Add(-time.Hour), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range ls {
+			if match(x) {
+				l = x
+				return nil
+			}
+		}
+		return errors.New("no such lead from the snippet yet")
+	})
+	return l
 }
