@@ -181,11 +181,16 @@ func TestBrowserCaptureSnippet(t *testing.T) {
 	}
 
 	// A form that posts by XHR: the page stays and hears of its lead.
-	b.do(chromedp.Evaluate[chromedp.Void](`localStorage.removeItem("fbq")`), chromedp.Navigate(site.URL+"/xhr"), visible(`#email`))
+	// An _fbc cookie of an older click: the landing's newer fbclid wins.
+	b.do(chromedp.Evaluate[chromedp.Void](`localStorage.removeItem("fbq"); document.cookie = "_fbc=fb.1.1700000000000.IwAR_older; path=/"`),
+		chromedp.Navigate(site.URL+"/xhr"), visible(`#email`))
 	b.waitJS("the snippet", `window.leadsignal`)
 	b.do(typeInto(`#email`, "bob@northwind.example"), chromedp.Sleep(2200*time.Millisecond), click(`#send`), visible(`#done`))
 	b.waitJS("the lead's reply", `window.__lead`)
 	xhr := leadBy("bob@northwind.example", false)
+	if !strings.HasSuffix(xhr.FBC, ".IwAR_snippet123") || xhr.FBC != partial.FBC {
+		t.Errorf("fbc %q with an older click's cookie; want the landing's, %q", xhr.FBC, partial.FBC)
+	}
 	if got := evalJS[float64](b, `window.__lead.lead_id`); int64(got) != xhr.ID {
 		t.Errorf("onLead heard of lead %v; want %d", got, xhr.ID)
 	}

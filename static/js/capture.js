@@ -97,8 +97,10 @@
       else if (Object.keys(p.fields).length < 30) p.fields[el.name.slice(0, 100)] = v;
     });
     CLICK.forEach(function (k) { if (land.ids[k]) p[k] = land.ids[k]; });
-    var fbc = cookie("_fbc"), fbp = cookie("_fbp");
-    if (fbc) p.fbc = fbc;
+    // The _fbc cookie as it is, unless the visit's landing carries a newer
+    // fbclid than its own (meta-capi.md, "Building fbc yourself").
+    var fbc = cookie("_fbc"), fbp = cookie("_fbp"), own = fbc.split(".")[3];
+    if (fbc && (!land.ids.fbclid || own === land.ids.fbclid)) p.fbc = fbc;
     else if (land.ids.fbclid) p.fbc = "fb.1." + land.t + "." + land.ids.fbclid;
     if (fbp) p.fbp = fbp;
     if (s.start) p.fill_seconds = Math.round((Date.now() - s.start) / 100) / 10;
