@@ -38,25 +38,38 @@ var conditionPath = regexp.MustCompile(`^(?:groups\[(\d+)\]\.)?conditions\[(\d+)
 // "combinator" or "conditions".
 var groupPath = regexp.MustCompile(`^groups\[(\d+)\]\.(combinator|conditions)$`)
 
-// formRow is the condition row of the form at a problem's path
-// (conditions[i].x, groups[g].conditions[i].x); nil for none.
-func formRow(f *views.RuleForm, path string) *views.RuleCondition {
+// rowAt is the condition row a problem's path points at (conditions[i].x,
+// groups[g].conditions[i].x): of own, the rule's own rows, or of group g's
+// rows as group gives them (false past the groups); nil for another path
+// or a row past the end.
+func rowAt[T any](path string, own []T, group func(g int) ([]T, bool)) *T {
 	m := conditionPath.FindStringSubmatch(path)
 	if m == nil {
 		return nil
 	}
-	rows := f.Conditions
+	rows := own
 	if m[1] != "" {
 		g, _ := strconv.Atoi(m[1])
-		if g >= len(f.Groups) {
+		var ok bool
+		if rows, ok = group(g); !ok {
 			return nil
 		}
-		rows = f.Groups[g].Conditions
 	}
 	if i, _ := strconv.Atoi(m[2]); i < len(rows) {
 		return &rows[i]
 	}
 	return nil
+}
+
+// formRow is the condition row of the form at a problem's path; nil for
+// none.
+func formRow(f *views.RuleForm, path string) *views.RuleCondition {
+	return rowAt(path, f.Conditions, func(g int) ([]views.RuleCondition, bool) {
+		if g >= len(f.Groups) {
+			return nil, false
+		}
+		return f.Groups[g].Conditions, true
+	})
 }
 
 // eachRow calls fn with each condition row of f, the groups' too.

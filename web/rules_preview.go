@@ -149,22 +149,16 @@ func (pr previewRows) where(p rule.Problem) string {
 			return pr.groupNames[g] + ": " + msg
 		}
 	}
-	m := conditionPath.FindStringSubmatch(p.Path)
-	if m == nil {
+	name := rowAt(p.Path, pr.kept, func(g int) ([]string, bool) {
+		if g >= len(pr.groups) {
+			return nil, false
+		}
+		return pr.groups[g], true
+	})
+	if name == nil {
 		return msg
 	}
-	names := pr.kept
-	if m[1] != "" {
-		g, _ := strconv.Atoi(m[1])
-		if g >= len(pr.groups) {
-			return msg
-		}
-		names = pr.groups[g]
-	}
-	if i, _ := strconv.Atoi(m[2]); i < len(names) {
-		return names[i] + ": " + msg
-	}
-	return msg
+	return *name + ": " + msg
 }
 
 // finishedInput is the form with only its rows filled in: a field chosen
