@@ -158,11 +158,10 @@ func (s *Store) SiteKeyAccount(ctx context.Context, key string) (models.Account,
 		return models.Account{}, models.SiteKey{}, wrap("site key", ErrNotFound)
 	}
 	now := time.Now()
-	if sa, _, ok := s.sites.get(key, now); ok {
+	sa, gen, ok := s.sites.get(key, now)
+	if ok {
 		return sa.account, sa.key, nil
 	}
-	_, gen, _ := s.sites.get(key, now)
-	var sa siteKeyAccount
 	if err := s.q(ctx).Where("key = ? AND revoked_at IS NULL", key).Take(&sa.key).Error; err != nil {
 		return sa.account, sa.key, wrap("site key", err)
 	}
