@@ -140,3 +140,35 @@ func TestBrowserSalesReadARule(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserSalesReadSetupPages: a sales manager follows the Stages
+// page's links to a stage mapping, a CRM connection and an upload, on a
+// laptop and on a phone: each page fits, says it is read-only where it
+// has a form, and offers nothing that changes it.
+func TestBrowserSalesReadSetupPages(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	f := newRolesFixture(t, s)
+	b := chrome(t)
+	b.login(f.a.srv.URL, "sales@example.com")
+	pages := []struct{ name, link, ready string }{
+		{"mapping", `[data-testid="mapping-event"]`, `[data-testid="mapping-form"]`},
+		{"crm", `[data-testid="crm-name"]`, `[data-testid="crm-deliveries"]`},
+		{"upload", `[data-testid="stage-uploads-link"]`, `[data-testid="stage-uploads"]`},
+	}
+	for _, w := range widths {
+		for _, pg := range pages {
+			name := "sales-" + pg.name + "-" + strconv.FormatInt(w, 10)
+			b.do(chromedp.EmulateViewport(w, 900), chromedp.Navigate(f.a.srv.URL+f.path("/stages")), visible(pg.link),
+				click(pg.link), visible(pg.ready))
+			b.fits(name)
+			b.do(shot(name))
+			if n := b.count(`main form[method="post"] button, [data-testid="edit-crm"], [data-testid="crm-hook"], [data-testid="stage-upload-form"]`); n != 0 {
+				t.Errorf("%s: %d controls that change something", name, n)
+			}
+			if strings.Contains(b.text(`main`), "URL above") {
+				t.Errorf("%s points sales to a hook URL they are not shown", name)
+			}
+		}
+	}
+}
