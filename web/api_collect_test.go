@@ -100,6 +100,12 @@ func TestCollect(t *testing.T) {
 		if l, _ := s.Lead(t.Context(), f.acc.ID, r.LeadID); l.Partial {
 			t.Error("the lead is still partial")
 		}
+		// The page posts the complete lead again (a retried fetch): the
+		// same lead, nothing new.
+		replay, _ := f.a.collect(http.MethodPost, "/api/v1/collect", k.Key, siteOrigin, "198.51.100.7", complete)
+		if replay.status != http.StatusOK || replay.LeadID != r.LeadID || replay.Outcome == "upgraded" || replay.Outcome == "created" {
+			t.Errorf("replayed complete lead = %d %s; want 200 with lead %d as it is", replay.status, replay.raw, r.LeadID)
+		}
 		got, _ := s.SiteKey(t.Context(), f.acc.ID, k.ID)
 		if got.Origins[0].LastSeenAt == nil {
 			t.Error("the origin's last use is not noted")
