@@ -105,6 +105,16 @@ func (a *app) clock() time.Time {
 	return a.now
 }
 
+// keepUp sets the app's clock to the real hour, for a test whose events
+// must reach Meta's fake: the dispatcher runs on real time and expires an
+// event older than Meta's 7 days, so events dated by the fixed clock
+// would expire as the calendar moves on.
+func (a *app) keepUp() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.now = time.Now().UTC().Truncate(time.Hour)
+}
+
 func (a *app) advance(d time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
