@@ -59,8 +59,9 @@ func (s *Store) RevokeIngestKey(ctx context.Context, accountID, keyID int64, now
 const keyUseEvery = time.Minute
 
 // NoteIngestKeyUse notes that the account's live key keyID posted at now,
-// unless a use less than keyUseEvery before is noted already. It is for
-// what captures as a key's holder would without HTTP: the demo.
+// unless a use less than keyUseEvery before is noted already: for each
+// call with the key (IngestKeyAccount), and for what captures as a key's
+// holder would without HTTP (the demo).
 func (s *Store) NoteIngestKeyUse(ctx context.Context, accountID, keyID int64, now time.Time) error {
 	err := s.q(ctx).Model(&models.IngestKey{}).
 		Where("account_id = ? AND id = ? AND revoked_at IS NULL AND (last_used_at IS NULL OR last_used_at <= ?)",
@@ -95,9 +96,8 @@ func (s *Store) IngestKeyAccount(ctx context.Context, secret string, now time.Ti
 		s.keys.put(hash, ka, gen, now)
 	}
 	if ka.KeyLastUsedAt == nil || now.Sub(*ka.KeyLastUsedAt) > keyUseEvery {
-		if err := s.q(ctx).Model(&models.IngestKey{}).Where("id = ?", ka.KeyID).
-			UpdateColumn("last_used_at", now.UTC()).Error; err != nil {
-			return models.Account{}, 0, wrap("note ingest key use", err)
+		if err := s.NoteIngestKeyUse(ctx, ka.Account.ID, ka.KeyID, now); err != nil {
+			return models.Account{}, 0, err
 		}
 		at := now.UTC()
 		s.keys.update(hash, func(ka *keyAccount) { ka.KeyLastUsedAt = &at })

@@ -308,6 +308,15 @@ func (s *Store) FailedEventIDs(ctx context.Context, accountID int64, ids []int64
 	return out, wrap("failed event ids", err)
 }
 
+// NewestFailedEventIDs lists the ids of an account's newest failed events,
+// at most limit, newest first.
+func (s *Store) NewestFailedEventIDs(ctx context.Context, accountID int64, limit int) ([]int64, error) {
+	var out []int64
+	err := s.q(ctx).Model(&unsentEvent{}).Where("dataset_id IN (?) AND status = ?", s.accountDatasets(ctx, accountID, 0), models.EventFailed).
+		Order("event_id DESC").Limit(limit).Pluck("event_id", &out).Error
+	return out, wrap("newest failed event ids", err)
+}
+
 // FailedEvents reads an account's failed events of ids with their state
 // and payload as at now, for Retry to decide which may succeed.
 func (s *Store) FailedEvents(ctx context.Context, accountID int64, ids []int64, now time.Time) ([]models.Event, error) {

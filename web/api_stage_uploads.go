@@ -119,9 +119,9 @@ func parseUploadQuery(c echo.Context) (stageupload.Submission, string, string) {
 			t, known := uploadTarget(strings.TrimSpace(field))
 			switch {
 			case !ok:
-				return sub, "columns", fmt.Sprintf("columns: write each as <field>:<column>, not %q", cutText(p, 60))
+				return sub, "columns", fmt.Sprintf("columns: write each as <field>:<column>, not %q", cut(p, 60))
 			case !known:
-				return sub, "columns", fmt.Sprintf("columns: %q is not a field; the fields are %s", cutText(field, 60), uploadFields())
+				return sub, "columns", fmt.Sprintf("columns: %q is not a field; the fields are %s", cut(field, 60), uploadFields())
 			}
 			if _, dup := sub.Columns[t]; dup {
 				return sub, "columns", fmt.Sprintf("columns: %s is named twice", stageupload.Field(t))
@@ -132,11 +132,11 @@ func parseUploadQuery(c echo.Context) (stageupload.Submission, string, string) {
 	for _, p := range pairs(q["stage_aliases"]) {
 		i := strings.LastIndex(p, ":")
 		if i < 0 {
-			return sub, "stage_aliases", fmt.Sprintf("stage_aliases: write each as <label>:<stage>, not %q", cutText(p, 60))
+			return sub, "stage_aliases", fmt.Sprintf("stage_aliases: write each as <label>:<stage>, not %q", cut(p, 60))
 		}
 		label, stage := strings.TrimSpace(p[:i]), strings.TrimSpace(p[i+1:])
 		if label == "" || stage == "" {
-			return sub, "stage_aliases", fmt.Sprintf("stage_aliases: %q needs a label and a stage, as <label>:<stage>", cutText(p, 60))
+			return sub, "stage_aliases", fmt.Sprintf("stage_aliases: %q needs a label and a stage, as <label>:<stage>", cut(p, 60))
 		}
 		if len(sub.Aliases) == stageupload.MaxStageAliases {
 			return sub, "stage_aliases", fmt.Sprintf("stage_aliases: at most %d labels", stageupload.MaxStageAliases)
@@ -177,13 +177,6 @@ func uploadFields() string {
 		names[i] = stageupload.Field(t)
 	}
 	return strings.Join(names, ", ")
-}
-
-func cutText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 // apiUpload finds the key's account's upload that the path names: any

@@ -160,7 +160,7 @@ const retryScan = 100
 // log offers "Retry" only then. A fix of the lead or the settings usually
 // touches the newest failures too.
 func AnyRetryable(ctx context.Context, s *store.Store, ms *decide.Matchers, accountID int64, now time.Time) (bool, error) {
-	ids, err := s.FailedEventIDs(ctx, accountID, nil, now)
+	ids, err := s.NewestFailedEventIDs(ctx, accountID, retryScan)
 	if err != nil || len(ids) == 0 {
 		return false, err
 	}
@@ -168,7 +168,7 @@ func AnyRetryable(ctx context.Context, s *store.Store, ms *decide.Matchers, acco
 	if err != nil {
 		return false, err
 	}
-	evs, err := s.FailedEvents(ctx, accountID, ids[max(0, len(ids)-retryScan):], now)
+	evs, err := s.FailedEvents(ctx, accountID, ids, now)
 	if err != nil {
 		return false, err
 	}

@@ -302,16 +302,3 @@ func CompileRule(r models.SendRule, schema Schema) (*Matcher, []Problem) {
 	}
 	return Compile(s, schema)
 }
-
-// RequiringJunk is the set of the ids of rules whose conditions require
-// junk (Matcher.RequiresJunk): their events go to Meta for junk leads on
-// purpose, and a person marking a lead junk does not hold them back.
-func RequiringJunk(rules []models.SendRule) map[int64]bool {
-	out := map[int64]bool{}
-	for _, r := range rules {
-		if m, problems := CompileRule(r, Schema{Open: true}); len(problems) == 0 && m.RequiresJunk() {
-			out[r.ID] = true
-		}
-	}
-	return out
-}
