@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -107,7 +106,7 @@ func (s *Store) UpdateAccountSettings(ctx context.Context, a models.Account) (mo
 				Where(`account_id = ? AND source = ? AND event_source_url = '' AND id IN (
 					SELECT lead_id FROM unsent_events WHERE dataset_id IN (SELECT id FROM datasets WHERE account_id = ?))`,
 					a.ID, models.SourceWebsite, a.ID).
-				Updates(map[string]any{"event_source_url": a.WebsiteURL, "updated_at": time.Now().UTC()}).Error
+				Updates(map[string]any{"event_source_url": a.WebsiteURL, "updated_at": s.Now()}).Error
 			if err != nil {
 				return err
 			}
@@ -211,7 +210,7 @@ func (s *Store) Account(ctx context.Context, id int64) (models.Account, error) {
 func (s *Store) UpdateJunkSettings(ctx context.Context, accountID int64, settings string) error {
 	defer s.forgetKeys()
 	res := s.q(ctx).Model(&models.Account{}).Where("id = ?", accountID).
-		Updates(map[string]any{"junk_settings": settings, "updated_at": time.Now().UTC()})
+		Updates(map[string]any{"junk_settings": settings, "updated_at": s.Now()})
 	if res.Error == nil && res.RowsAffected == 0 {
 		return wrap("update junk settings", ErrNotFound)
 	}

@@ -291,7 +291,7 @@ func (s *Store) SaveCaptured(ctx context.Context, c Captured) error {
 	if len(c.New)+len(c.Completed) == 0 {
 		return nil
 	}
-	now := time.Now().UTC()
+	now := s.Now()
 	stamp(c.New, now)
 	stamp(c.Completed, now)
 	queue(c.Events, now)

@@ -158,7 +158,7 @@ func (s *Store) EnqueueEvents(ctx context.Context, evs []models.Event) ([]models
 	for i := range evs {
 		evs[i].ID = 0
 	}
-	queue(evs, time.Now().UTC())
+	queue(evs, s.Now())
 	var out, fresh []models.Event
 	err := s.Tx(ctx, func(tx *Store) error {
 		var err error
@@ -197,7 +197,7 @@ func (s *Store) insertEvents(ctx context.Context, evs []models.Event) (all, fres
 	for ds, ids := range byDataset {
 		for start := 0; start < len(ids); start += 500 {
 			got, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
-				Where("events.dataset_id = ? AND events.event_id IN ?", ds, ids[start:min(start+500, len(ids))]), time.Now())
+				Where("events.dataset_id = ? AND events.event_id IN ?", ds, ids[start:min(start+500, len(ids))]), s.Now())
 			if err != nil {
 				return nil, nil, err
 			}
@@ -587,7 +587,7 @@ func (s *Store) InsertSendRequest(ctx context.Context, r *models.SendRequest) er
 func (s *Store) QueueDepth(ctx context.Context) (map[models.EventStatus]int64, error) {
 	var row struct{ Pending, Sending int64 }
 	err := s.q(ctx).Model(&unsentEvent{}).
-		Select("COUNT(*) AS pending, COUNT(CASE WHEN "+sendingSQL("", "?", true)+" THEN 1 END) AS sending", time.Now().UTC()).
+		Select("COUNT(*) AS pending, COUNT(CASE WHEN "+sendingSQL("", "?", true)+" THEN 1 END) AS sending", s.Now()).
 		Where("status = ?", models.EventQueued).Scan(&row).Error
 	return map[models.EventStatus]int64{models.EventQueued: row.Pending - row.Sending, models.EventSending: row.Sending}, wrap("queue depth", err)
 }

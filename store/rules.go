@@ -42,7 +42,7 @@ func (s *Store) CreateSendRule(ctx context.Context, r *models.SendRule, by *int6
 		if last != nil {
 			r.Position = *last + 1
 		}
-		now := time.Now().UTC()
+		now := s.Now()
 		r.CreatedAt, r.UpdatedAt = now, now
 		if err := tx.q(ctx).Create(r).Error; err != nil {
 			return err
@@ -68,7 +68,7 @@ func (s *Store) SaveSendRule(ctx context.Context, r *models.SendRule, by *int64)
 			*r = old
 			return nil
 		}
-		r.CreatedAt, r.Position, r.UpdatedAt = old.CreatedAt, old.Position, time.Now().UTC()
+		r.CreatedAt, r.Position, r.UpdatedAt = old.CreatedAt, old.Position, s.Now()
 		if err := tx.q(ctx).Select("*").Omit("id", "account_id", "created_at").
 			Where("account_id = ?", r.AccountID).Updates(r).Error; err != nil {
 			return err
@@ -88,7 +88,7 @@ func (s *Store) DeleteSendRule(ctx context.Context, accountID, id int64, by *int
 		if err := tx.q(ctx).Where("account_id = ? AND id = ?", accountID, id).Delete(&models.SendRule{}).Error; err != nil {
 			return err
 		}
-		return tx.addRuleVersion(ctx, accountID, id, by, ruleJSON(old), "", time.Now().UTC())
+		return tx.addRuleVersion(ctx, accountID, id, by, ruleJSON(old), "", s.Now())
 	}))
 }
 

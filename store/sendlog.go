@@ -163,7 +163,7 @@ var fewUnsent = 5000
 // and only then are those events read: an event's row holds its JSON, and
 // a filter that skips many events would otherwise read each one.
 func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, after *EventCursor, limit int) ([]models.Event, error) {
-	now := time.Now().UTC()
+	now := s.Now()
 	const newestFirst = "events.created_at DESC, events.id DESC"
 	ids := s.filterEvents(ctx, accountID, f, true, now).Select("events.id")
 	if f.Status != "" && f.Status != models.EventSent {
@@ -211,7 +211,7 @@ func (s *Store) Events(ctx context.Context, accountID int64, f EventFilter, afte
 // count a million sent events on every view. Each count but the sent one
 // reads the index of unsent_events; sent events are most events.
 func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter, limit int) (map[models.EventStatus]int64, error) {
-	now := time.Now().UTC()
+	now := s.Now()
 	if f.EventName == "" && f.From.IsZero() && f.To.IsZero() && f.Leads == nil {
 		return s.queueCounts(ctx, accountID, f.DatasetID, limit, now)
 	}
@@ -284,7 +284,7 @@ func (s *Store) countUpTo(ctx context.Context, q *gorm.DB, limit int) (int64, er
 // Event finds one event of an account.
 func (s *Store) Event(ctx context.Context, accountID, id int64) (models.Event, error) {
 	evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
-		Where("events.account_id = ? AND events.id = ?", accountID, id).Limit(1), time.Now())
+		Where("events.account_id = ? AND events.id = ?", accountID, id).Limit(1), s.Now())
 	if err == nil && len(evs) == 0 {
 		return models.Event{}, ErrNotFound
 	}

@@ -52,7 +52,7 @@ func (s *Store) CreateSequence(ctx context.Context, q *models.Sequence) error {
 			return ErrSequenceLimit
 		}
 		q.ID = 0
-		q.CreatedAt = time.Now().UTC()
+		q.CreatedAt = s.Now()
 		return tx.q(ctx).Create(q).Error
 	}))
 }
@@ -97,7 +97,7 @@ func (s *Store) ReplaceSequences(ctx context.Context, accountID int64, want []mo
 			}
 			have[key(q)] = true
 		}
-		now := time.Now().UTC()
+		now := s.Now()
 		for _, q := range want {
 			if have[key(q)] {
 				continue

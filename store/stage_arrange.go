@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/models"
@@ -34,7 +33,7 @@ func (s *Store) ArrangeStages(ctx context.Context, accountID int64, want []model
 		if err != nil {
 			return err
 		}
-		now := time.Now().UTC()
+		now := s.Now()
 		for i := range list {
 			st := &list[i]
 			st.AccountID, st.Position = accountID, i+1

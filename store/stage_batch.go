@@ -5,7 +5,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -143,7 +142,7 @@ func (s *Store) ReadStages(ctx context.Context, accountID int64, keys []LeadKey,
 		}
 	}
 	seen := map[int64]bool{}
-	for _, e := range shown(events, time.Now()) {
+	for _, e := range shown(events, s.Now()) {
 		if found[e.LeadID] && !seen[e.ID] {
 			seen[e.ID] = true
 			r.Events[e.LeadID] = append(r.Events[e.LeadID], e)
@@ -238,7 +237,7 @@ func (s *Store) eventsBy(ctx context.Context, accountID int64, column string, id
 	return eachChunk(ids, func(ids []int64) error {
 		evs, err := findShown(withState(s.q(ctx).Model(&models.Event{})).
 			Where("events.account_id = ? AND events."+column+" IN ?", accountID, ids).
-			Order("events.event_time, events.id"), time.Now())
+			Order("events.event_time, events.id"), s.Now())
 		for _, e := range evs {
 			fn(e)
 		}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"time"
 
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -18,7 +17,7 @@ func (s *Store) AppendStage(ctx context.Context, accountID int64, name string) (
 		if err != nil {
 			return err
 		}
-		st = models.Stage{AccountID: accountID, Name: name, Position: 1, CreatedAt: time.Now().UTC()}
+		st = models.Stage{AccountID: accountID, Name: name, Position: 1, CreatedAt: s.Now()}
 		if _, taken := labelOwner(ss, name, 0); taken {
 			return ErrConflict
 		}

@@ -39,7 +39,7 @@ func (s *Store) ChangeLeads(ctx context.Context, accountID int64, expect map[int
 	if len(cs) == 0 {
 		return 0, nil
 	}
-	w, err := newLeadWrite(accountID, expect, cs, time.Now().UTC())
+	w, err := newLeadWrite(accountID, expect, cs, s.Now())
 	if err != nil {
 		return 0, wrap("change leads", err)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"time"
 
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -41,7 +40,7 @@ func (s *Store) Stages(ctx context.Context, accountID int64) ([]models.Stage, er
 
 // addTemplateStages gives a new account TemplateStages.
 func (s *Store) addTemplateStages(ctx context.Context, accountID int64) error {
-	now := time.Now().UTC()
+	now := s.Now()
 	ss := make([]models.Stage, len(TemplateStages))
 	for i, t := range TemplateStages {
 		t.AccountID, t.CreatedAt = accountID, now

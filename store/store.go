@@ -56,6 +56,23 @@ type Store struct {
 	// afterCommit, inside Tx, collects what to do once the transaction
 	// has committed.
 	afterCommit *[]func()
+	// clock is the time the store dates and queues its writes by and
+	// reads "due" and "sending" against (WithClock); the key caches keep
+	// real time.
+	clock func() time.Time
+}
+
+// Now is the store's clock in UTC: what deciding and queueing call now.
+func (s *Store) Now() time.Time { return s.clock().UTC() }
+
+// WithClock returns the store on another clock, sharing its database and
+// caches: a test's app runs every date the store writes (created_at,
+// next_attempt_at, ...) on the clock its dispatcher and Meta's fake run on.
+func (s *Store) WithClock(now func() time.Time) *Store {
+	c := *s
+	c.clock = now
+	c.db = s.db.Session(&gorm.Session{NowFunc: func() time.Time { return now().UTC() }})
+	return &c
 }
 
 // Open connects to the database and checks that it answers. It does not
@@ -115,7 +132,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		return nil, fmt.Errorf("store: ping: %w", err)
 	}
 	return &Store{db: db, dialect: dialect, keys: newKeyCache(), hooks: newCache[models.CRMConnection](), sites: newCache[siteKeyAccount](),
-		instance: newCache[models.InstanceSettings]()}, nil
+		instance: newCache[models.InstanceSettings](), clock: time.Now}, nil
 }
 
 // ownerOnly makes the SQLite file, which holds personal data, the owner's
@@ -219,7 +236,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Store) error) error {
 		after = new([]func())
 	}
 	err := s.db.WithContext(ctx).Transaction(func(gtx *gorm.DB) error {
-		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, hooks: s.hooks, sites: s.sites, instance: s.instance, afterCommit: after})
+		return fn(&Store{db: gtx, dialect: s.dialect, keys: s.keys, hooks: s.hooks, sites: s.sites, instance: s.instance, afterCommit: after, clock: s.clock})
 	}, &sql.TxOptions{})
 	if err == nil && outer {
 		for _, f := range *after {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -162,6 +163,7 @@ func TestBrowserLeadPage(t *testing.T) {
 		if err != nil || len(ds) != 1 {
 			t.Fatalf("datasets = %v, %v", ds, err)
 		}
+		a.advance(time.Minute) // the rule is made after the leads
 		late := models.SendRule{AccountID: acc.ID, DatasetID: ds[0].ID, Name: "Big budgets", Mode: "automatic_match", EventName: "QualifiedLead",
 			Combinator: "and", Conditions: `[{"field":"fields.budget","match_type":"gt","pattern":"10000"}]`, Enabled: true}
 		if err := s.CreateSendRule(t.Context(), &late, nil); err != nil {

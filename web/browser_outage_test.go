@@ -30,7 +30,7 @@ func TestBrowserMetaOutageBanner(t *testing.T) {
 		t.Fatalf("post lead = %d %s", r.status, r.raw)
 	}
 	down := dispatch.New(dispatch.Options{Store: a.store, Sender: &capi.Client{}, Box: a.box, Log: testLogger(),
-		GraphURL: capitest.Unreachable(t), DefaultVersion: capitest.Version})
+		GraphURL: capitest.Unreachable(t), DefaultVersion: capitest.Version, Now: a.clock})
 	if _, err := down.Drain(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -323,6 +323,7 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 		// A cheap rule, saved and applied: the confirmation says what it
 		// does, and it does that.
 		web.SetPreviewDeadline(t, time.Minute)
+		f.a.advance(time.Minute) // the rule is made after the leads
 		b.do(
 			chromedp.Navigate(base+"/rules/new"),
 			visible(`[data-testid="rule-form"]`),

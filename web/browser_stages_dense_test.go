@@ -58,10 +58,7 @@ func newDenseStages(t *testing.T, a *app, s *store.Store) denseStages {
 			t.Fatalf("post stage = %d %s", r.status, r.raw)
 		}
 	}
-	// The export's deals closed the day after the leads came in.
-	day := st.at.Add(24 * time.Hour)
-	export := strings.NewReplacer("2026-11-30", day.Format("2006-01-02"), "11/30/2026", day.Format("01/02/2006")).Replace(uploadCSV)
-	d.upload = uploadID(t, d.b.uploadFile(st.acc, "hubspot-deals-export-2026-11-30-all-pipelines.csv", []byte(export), true))
+	d.upload = uploadID(t, d.b.uploadFile(st.acc, "hubspot-deals-export-2026-11-30-all-pipelines.csv", []byte(uploadCSV), true))
 	waitUpload(t, s, st.acc, d.upload, models.UploadPreviewed)
 	u, err := s.StageUpload(t.Context(), st.acc.ID, d.upload)
 	if err != nil {
@@ -86,7 +83,6 @@ func TestBrowserStagesDatasetsDense(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
-		a.keepUp()
 		d := newDenseStages(t, a, s)
 		base := a.srv.URL + views.AccountURL(d.acc.ID, "")
 		b := chrome(t)

@@ -53,7 +53,6 @@ func TestDatasetCountsAddUpToTheSendLog(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
-		a.keepUp()
 		st := newStageSetup(t, a, s)
 		b := a.browser()
 		b.login("crm-owner@example.com")

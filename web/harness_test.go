@@ -67,17 +67,24 @@ func (a *app) drain() {
 
 func newApp(t *testing.T, s *store.Store) *app {
 	t.Helper()
-	a := &app{t: t, store: s, now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	a := &app{t: t, now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	// One clock for everything the app dates and checks: the store's writes
+	// and queue, the decider, the dispatcher and Meta's fake. Events dated
+	// by the app's clock must not pass Meta's 7 days as the calendar moves
+	// on.
+	// The test's own store is switched too, so what a test writes through
+	// it is dated alike.
+	*s = *s.WithClock(a.clock)
+	a.store = s
 	a.meta = capitest.New(t)
+	a.meta.Now = a.clock
 	box, err := seal.New(bytes.Repeat([]byte{4}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.box = box
-	// The dispatcher runs on real time: events are queued "now", and the
-	// fake Meta checks event times against the real clock too.
 	a.dispatcher = dispatch.New(dispatch.Options{Store: s, Sender: &capi.Client{}, Box: box, Log: testLogger(),
-		GraphURL: a.meta.URL, DefaultVersion: capitest.Version})
+		GraphURL: a.meta.URL, DefaultVersion: capitest.Version, Now: a.clock})
 	a.hubspot = crmtest.NewHubSpot(t, hubspotToken)
 	a.pipedrive = crmtest.NewPipedrive(t, pipedriveToken)
 	a.crm = crmsync.New(crmsync.Options{Store: s, Decider: decide.New(s, nil, nil), Box: box, Log: testLogger(),
@@ -103,16 +110,6 @@ func (a *app) clock() time.Time {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.now
-}
-
-// keepUp sets the app's clock to the real hour, for a test whose events
-// must reach Meta's fake: the dispatcher runs on real time and expires an
-// event older than Meta's 7 days, so events dated by the fixed clock
-// would expire as the calendar moves on.
-func (a *app) keepUp() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.now = time.Now().UTC().Truncate(time.Hour)
 }
 
 func (a *app) advance(d time.Duration) {

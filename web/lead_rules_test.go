@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -133,6 +134,7 @@ func TestLeadPageRuleVerdicts(t *testing.T) {
 		add("Also Lead", "Lead", "and", "["+berlin+"]", true)
 		fresh := f.a.postLead(f.key, ruleLead(1, "ann@acme-roofing.com", "Berlin", "9000", "2026-11-30T10:00:00Z", nil))
 		old := f.a.postLead(f.key, ruleLead(2, "bea@acme-roofing.com", "Berlin", "9000", "2026-11-20T10:00:00Z", nil))
+		f.a.advance(time.Minute) // the rule is made a minute after the leads
 		late := add("Made later", "LateLead", "and", "["+berlin+"]", true)
 
 		// A rule's verdict, and what the timeline says of its event.

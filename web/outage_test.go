@@ -34,7 +34,7 @@ func TestMetaOutageEndToEnd(t *testing.T) {
 		connect(t, a, b, acc, url.Values{"name": {"Main"}, "pixel_id": {"123456789012345"}, "access_token": {capitest.Token},
 			"mode": {"live"}, "ldu": {"off"}})
 		down := dispatch.New(dispatch.Options{Store: s, Sender: &capi.Client{}, Box: a.box, Log: testLogger(),
-			GraphURL: capitest.Unreachable(t), DefaultVersion: capitest.Version})
+			GraphURL: capitest.Unreachable(t), DefaultVersion: capitest.Version, Now: a.clock})
 
 		var ids []int64
 		for i := range 12 {

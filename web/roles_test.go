@@ -59,7 +59,7 @@ func newRolesFixture(t *testing.T, s *store.Store) rolesFixture {
 	}
 	f.rule = rules[0].ID
 	f.conn = f.a.connection(f.acc, crm.HubSpot, "HubSpot", "hs-client-secret", "")
-	f.upload = uploadID(t, f.b.uploadFile(f.acc, "deals.csv", []byte("Email,Stage,Date\r\njane.doe@example.com,qualified,2026-12-01 12:30\r\n"), true))
+	f.upload = uploadID(t, f.b.uploadFile(f.acc, "deals.csv", []byte("Email,Stage,Date\r\njane.doe@example.com,qualified,2026-12-01 11:30\r\n"), true))
 	waitUpload(t, s, f.acc, f.upload, models.UploadPreviewed)
 	f.members[models.RoleOwner] = f.b
 	for _, r := range []models.Role{models.RoleEditor, models.RoleSales, models.RoleViewer} {

@@ -125,7 +125,7 @@ func (d *Decider) decideAll(ctx context.Context, accountID int64, cs []Change, o
 	slot := make([]int, len(cs))
 	pend := unstored{}
 	var storedReplays []int64
-	now := time.Now()
+	now := d.store.Now()
 	for i, c := range cs {
 		slot[i] = -1
 		o := &out[i]
