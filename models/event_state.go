@@ -30,6 +30,10 @@ const (
 	ReasonNoLonger = ReasonNotSent + "no longer matches "
 	// ReasonLeadGone is the reason of an event whose lead no longer exists.
 	ReasonLeadGone = "the lead no longer exists"
+	// ReasonTestLead is the reason of every event of a test lead (Lead.Test):
+	// it is decided like any lead's, so the install page shows what a real
+	// lead would send, and none goes to Meta.
+	ReasonTestLead = ReasonNotSent + "a test lead, which never goes to Meta"
 	// ReasonMetaRefused starts the reason of an event Meta refused.
 	ReasonMetaRefused = "Meta refused: "
 )
@@ -45,13 +49,13 @@ func Cancelled(reason string) bool {
 // (views.EventStatusWord): its status, with a failed event told apart by
 // why it was not sent. Meta refused it (or an event failed before reasons
 // were kept): failed. Our pre-send check refused it: held back. A decision
-// cancelled it: not sent. store.stateSQL is this test in SQL.
+// cancelled it, or it is a test lead's: not sent. store.stateSQL is this test in SQL.
 func (e Event) State() EventStatus {
 	if e.Status != EventFailed {
 		return e.Status
 	}
 	switch {
-	case Cancelled(e.LastError) || e.LastError == ReasonLeadGone:
+	case Cancelled(e.LastError) || e.LastError == ReasonLeadGone || e.LastError == ReasonTestLead:
 		return EventNotSent
 	case strings.HasPrefix(e.LastError, ReasonNotSent):
 		return EventHeldBack

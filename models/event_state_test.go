@@ -22,6 +22,7 @@ func TestEventState(t *testing.T) {
 		{"marked junk", models.EventFailed, models.ReasonJunkLead, models.EventNotSent},
 		{"no longer matches", models.EventFailed, models.ReasonNoLonger + "Qualified: condition 1 did not match", models.EventNotSent},
 		{"lead gone", models.EventFailed, models.ReasonLeadGone, models.EventNotSent},
+		{"a test lead's", models.EventFailed, models.ReasonTestLead, models.EventNotSent},
 		{"expired", models.EventExpired, "event_time 2026-11-20T10:00:00Z is more than 7 days ago", models.EventExpired},
 		{"dry run", models.EventDryRun, "", models.EventDryRun},
 		{"a reason on a status that is not failed", models.EventExpired, models.ReasonJunkLead, models.EventExpired},

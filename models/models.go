@@ -203,6 +203,10 @@ type Lead struct {
 	JunkOverride string
 	// Stage is the lead's latest CRM stage, "" until one is recorded.
 	Stage string
+	// Test marks a test lead, which "Send a test lead" on the site snippet
+	// section captured: its events are decided and never go to Meta
+	// (ReasonTestLead). No API sets it.
+	Test bool
 	// CreatedAt is the capture time: the form's, or when we received it.
 	CreatedAt  time.Time
 	ReceivedAt time.Time

@@ -110,7 +110,7 @@ var leadText = []textColumn[models.Lead]{
 
 var leadTyped = []column{
 	{"id", "bigint"}, {"account_id", "bigint"}, {"external_id", "text"}, {"partial", "boolean"}, {"junk", "boolean"},
-	{"fill_seconds", "double precision"}, {"created_at", "timestamptz"}, {"received_at", "timestamptz"},
+	{"test", "boolean"}, {"fill_seconds", "double precision"}, {"created_at", "timestamptz"}, {"received_at", "timestamptz"},
 	{"updated_at", "timestamptz"},
 }
 
@@ -123,14 +123,14 @@ var completeLeadsSQL = unnestUpdate("leads", leadTyped, leadText, []string{"id",
 // leadArgs are the column arrays of insertLeadsSQL and completeLeadsSQL.
 func leadArgs(ls []models.Lead) []any {
 	n := len(ls)
-	id, account, external, partial, junk := make([]int64, n), make([]int64, n), make([]*string, n), make([]bool, n), make([]bool, n)
+	id, account, external, partial, junk, test := make([]int64, n), make([]int64, n), make([]*string, n), make([]bool, n), make([]bool, n), make([]bool, n)
 	fill, created, received, updated := make([]*float64, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
 	for i := range ls {
 		l := &ls[i]
-		id[i], account[i], external[i], partial[i], junk[i], fill[i] = l.ID, l.AccountID, l.ExternalID, l.Partial, l.Junk, l.FillSeconds
+		id[i], account[i], external[i], partial[i], junk[i], test[i], fill[i] = l.ID, l.AccountID, l.ExternalID, l.Partial, l.Junk, l.Test, l.FillSeconds
 		created[i], received[i], updated[i] = l.CreatedAt.UTC(), l.ReceivedAt.UTC(), l.UpdatedAt.UTC()
 	}
-	return textArgs([]any{id, account, external, partial, junk, fill, created, received, updated}, ls, leadText)
+	return textArgs([]any{id, account, external, partial, junk, test, fill, created, received, updated}, ls, leadText)
 }
 
 var eventText = []textColumn[models.Event]{

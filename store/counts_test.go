@@ -517,7 +517,7 @@ func TestEventCountsByState(t *testing.T) {
 func TestEventStateSQL(t *testing.T) {
 	t.Parallel()
 	reasons := []string{"", "Meta refused: (#100) Invalid parameter", models.ReasonNotSent + "event_source_url: required",
-		models.ReasonJunkLead, models.ReasonNoLonger + "Qualified: condition 1 did not match", models.ReasonLeadGone,
+		models.ReasonJunkLead, models.ReasonNoLonger + "Qualified: condition 1 did not match", models.ReasonLeadGone, models.ReasonTestLead,
 		"not sent", "NOT SENT: x", "HTTP 500"}
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		for _, status := range []models.EventStatus{models.EventQueued, models.EventFailed, models.EventExpired, models.EventDryRun} {

@@ -373,7 +373,7 @@ func (s *Store) PayloadLeads(ctx context.Context, accountID int64, ids []int64) 
 	out := make(map[int64]models.Lead, len(ids))
 	for start := 0; start < len(ids); start += 500 {
 		var ls []models.Lead
-		err := s.q(ctx).Select("id, source, partial, junk, event_source_url, meta_lead_id, country, state, match_keys").
+		err := s.q(ctx).Select("id, source, partial, junk, test, event_source_url, meta_lead_id, country, state, match_keys").
 			Where("account_id = ? AND id IN ?", accountID, ids[start:min(start+500, len(ids))]).Find(&ls).Error
 		if err != nil {
 			return nil, wrap("payload leads", err)

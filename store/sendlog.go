@@ -56,7 +56,8 @@ func heldBackSQL(row string) string {
 func notSentSQL(row string) string {
 	e := row + "last_error"
 	return row + "status = 'failed' AND (" + e + " = " + textSQL(models.ReasonJunkLead) + " OR " +
-		prefixSQL(e, models.ReasonNoLonger) + " OR " + e + " = " + textSQL(models.ReasonLeadGone) + ")"
+		prefixSQL(e, models.ReasonNoLonger) + " OR " + e + " = " + textSQL(models.ReasonLeadGone) + " OR " +
+		e + " = " + textSQL(models.ReasonTestLead) + ")"
 }
 
 // stateSQL is an unsent event's state as people read it (shownStatus and

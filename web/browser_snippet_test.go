@@ -210,6 +210,21 @@ func TestBrowserCaptureSnippet(t *testing.T) {
 	if n := f.a.leadCount(f.acc); n != 2 {
 		t.Errorf("%d leads after a page of another origin posted; want 2", n)
 	}
+	// "Send a test lead": it arrives at once, marked test, and nothing of
+	// it reaches Meta.
+	f.a.drain()
+	before := f.a.meta.EventsReceived()
+	b.do(chromedp.Navigate(section), click(`[data-testid="send-test-lead"]`), visible(`[data-testid="site-arrival-test"]`))
+	if got := b.text(`[data-testid="flash"]`); !strings.Contains(got, "A real lead like it would send Lead to") {
+		t.Errorf("after Send a test lead the page says %q", got)
+	}
+	if n := f.a.leadCount(f.acc); n != 3 {
+		t.Errorf("%d leads after the test lead; want 3", n)
+	}
+	f.a.drain()
+	if n := f.a.meta.EventsReceived(); n != before {
+		t.Errorf("Meta received %d events of the test lead", n-before)
+	}
 	// The section shows the snippet's leads, at 1280 and 390 px.
 	for _, w := range widths {
 		name := "site-snippet-" + fmt.Sprint(w)

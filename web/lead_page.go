@@ -77,6 +77,7 @@ func (h *Handler) renderLead(c echo.Context, status int, l models.Lead, form vie
 		Message:  l.Message,
 		Source:   views.SourceLabel(l.Source),
 		Partial:  l.Partial,
+		Test:     l.Test,
 		Campaign: store.Campaign(l.EventSourceURL),
 		Page:     l.EventSourceURL,
 		Captured: views.NewStamp(l.CreatedAt, now, loc),

@@ -365,4 +365,6 @@ var leadColumns = []leadColumn{
 	{"message", true, func(l models.Lead) string { return l.Message }},
 	{"event_source_url", true, func(l models.Lead) string { return l.EventSourceURL }},
 	{"meta_lead_id", true, func(l models.Lead) string { return l.MetaLeadID }},
+	// test, last: added after the file's first columns were in use.
+	{"test", false, func(l models.Lead) string { return strconv.FormatBool(l.Test) }},
 }

@@ -284,7 +284,7 @@ func TestRolesCSVContactData(t *testing.T) {
 					t.Errorf("%s leads.csv has %s: %v; want %v", role, col, !full, full)
 				}
 			}
-			for _, col := range []string{"lead_id", "created_at", "source", "stage", "junk"} {
+			for _, col := range []string{"lead_id", "created_at", "source", "stage", "junk", "test"} {
 				if !slices.Contains(header, col) {
 					t.Errorf("%s leads.csv lacks %s", role, col)
 				}

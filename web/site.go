@@ -1,7 +1,13 @@
 package web
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leadsignal/leadsignal/internal/capture"
 	"github.com/leadsignal/leadsignal/internal/site"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -26,6 +33,7 @@ func (h *Handler) siteRoutes(g *echo.Group) {
 	g.POST("/site-keys/:key/origins", h.addSiteOrigin)
 	g.POST("/site-keys/:key/origins/remove", h.removeSiteOrigin)
 	g.POST("/site-keys/:key/revoke", h.revokeSiteKey)
+	g.POST("/site-keys/:key/test-lead", h.sendTestLead)
 }
 
 // arrivalsShown is how many of the snippet's newest leads the section
@@ -93,7 +101,7 @@ func (h *Handler) siteArrivals(c echo.Context) ([]views.SiteArrival, error) {
 			}
 		}
 		out = append(out, views.SiteArrival{URL: views.AccountURL(a.ID, "/leads/"+strconv.FormatInt(l.ID, 10)), Name: name,
-			Page: l.EventSourceURL, When: views.NewStamp(l.CreatedAt, now, location(a)), Partial: l.Partial})
+			Page: l.EventSourceURL, When: views.NewStamp(l.CreatedAt, now, location(a)), Partial: l.Partial, Test: l.Test})
 	}
 	return out, nil
 }
@@ -219,4 +227,73 @@ func (h *Handler) revokeSiteKey(c echo.Context) error {
 	}
 	setFlash(c, "ok", "Site key revoked: pages with its snippet send nothing now.")
 	return c.Redirect(http.StatusSeeOther, views.SettingsURL(a.ID, views.SettingsSite))
+}
+
+// sendTestLead captures a test lead as the key's snippet would post it
+// from the key's first origin, by the collect API's own path, with the
+// person's own address and browser: the lead shows under "Check the
+// install" with the events a real lead would make, none of which goes to
+// Meta (models.Lead.Test).
+func (h *Handler) sendTestLead(c echo.Context) error {
+	a := currentAccount(c).Account
+	k, err := h.siteKeyParam(c)
+	if err != nil {
+		return err
+	}
+	back := views.SettingsURL(a.ID, views.SettingsSite)
+	if k.RevokedAt != nil || len(k.Origins) == 0 {
+		setFlash(c, "error", "A revoked site key, or one without an allowed origin, sends no leads: there is nothing to test.")
+		return c.Redirect(http.StatusSeeOther, back)
+	}
+	origin := k.Origins[0].Origin
+	var random [16]byte
+	rand.Read(random[:])
+	body, err := json.Marshal(map[string]any{
+		"external_id": "ls_" + hex.EncodeToString(random[:]),
+		"email":       "test-lead-" + strings.ToLower(rand.Text()[:6]) + "@" + testLeadDomain(origin),
+		"first_name":  "Test", "last_name": "Lead",
+		"event_source_url": origin + "/",
+	})
+	if err != nil {
+		return err
+	}
+	v, verr := capture.DecodeCollect(bytes.NewReader(body), c.RealIP(), c.Request().UserAgent(), h.now())
+	if verr != nil {
+		return fmt.Errorf("test lead: %s", verr.Message)
+	}
+	v.Test = true
+	res, err := h.capture.Capture(c.Request().Context(), a, v)
+	if err != nil {
+		return err
+	}
+	h.log.Info("test lead sent", "account_id", a.ID, "site_key_id", k.ID, "lead_id", res.Lead.ID)
+	setFlash(c, "ok", testLeadNews(res))
+	return c.Redirect(http.StatusSeeOther, back+"#site-arrivals")
+}
+
+// testLeadDomain is the test lead's email domain: the origin's, without
+// "www.", or example.com for an address or a name without a dot.
+func testLeadDomain(origin string) string {
+	host := strings.TrimPrefix(origin[strings.Index(origin, "//")+2:], "www.")
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host, "]") {
+		host = host[:i]
+	}
+	if !strings.Contains(host, ".") || net.ParseIP(strings.Trim(host, "[]")) != nil {
+		return "example.com"
+	}
+	return host
+}
+
+// testLeadNews says what the test lead became: the events a real lead
+// would have sent, none of which did.
+func testLeadNews(res capture.Result) string {
+	msg := "Test lead sent: it shows under “Check the install” below."
+	if len(res.Events) == 0 {
+		return msg + " No rule makes an event of it, so a lead like it would send nothing to Meta."
+	}
+	var evs []string
+	for _, e := range res.Events {
+		evs = append(evs, e.EventName+" to "+e.Dataset)
+	}
+	return msg + " A real lead like it would send " + strings.Join(evs, ", ") + "; a test lead's events never go to Meta."
 }

@@ -184,7 +184,7 @@ func build(acc models.Account, v Validated) (models.Lead, normalize.Keys, error)
 		Country: v.Country, Gender: v.Gender, DateOfBirth: v.DateOfBirth, Message: v.Message,
 		FBCLID: v.FBCLID, FBC: v.FBC, FBP: v.FBP, ClientIP: v.ClientIP, ClientUserAgent: v.ClientUserAgent,
 		EventSourceURL: sourceURL(acc, v), FillSeconds: v.FillSeconds, Honeypot: v.Honeypot,
-		MetaLeadID: v.MetaLeadID, Fields: string(fields), MatchKeys: string(keysJSON),
+		MetaLeadID: v.MetaLeadID, Fields: string(fields), MatchKeys: string(keysJSON), Test: v.Test,
 		EmailHash: keys.Email.Hash, PhoneHash: keys.Phone.Hash,
 		CreatedAt: v.CreatedAt, ReceivedAt: time.Now().UTC(),
 	}, keys, nil

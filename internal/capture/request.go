@@ -181,6 +181,9 @@ type Validated struct {
 	CreatedAt time.Time
 	// Fields are the custom fields as strings, the way rules read them.
 	Fields map[string]string
+	// Test marks a test lead (models.Lead.Test): the site snippet
+	// section's "Send a test lead" sets it; no request body can.
+	Test bool
 }
 
 // Validate checks the values of a decoded request. A bad created_at or a

@@ -231,10 +231,14 @@ func (s eventSet) add(e models.Event) bool {
 }
 
 // Holds says why the dispatcher must not send event e of lead l, built
-// anew because the lead changed, or "" when it may: a junk lead's event
+// anew because the lead changed, or "" when it may: never a test lead's;
+// a junk lead's event
 // goes only for a rule that requires junk, and an automatic rule's event
 // only while the lead still matches it. rules are the account's.
 func (ms *Matchers) Holds(rules []models.SendRule, l models.Lead, e models.Event) string {
+	if l.Test {
+		return models.ReasonTestLead
+	}
 	r, ok := ruleOf(rules, e)
 	if !ok {
 		if l.Junk {
@@ -324,8 +328,12 @@ func newEvent(d models.Dataset, r models.SendRule, l models.Lead, recordKey stri
 }
 
 // prepare builds e's payload, or holds e back with the reason when Meta
-// would refuse it.
+// would refuse it. A test lead's event is not sent, and has no payload.
 func prepare(acc models.Account, d models.Dataset, l models.Lead, keys normalize.Keys, e *models.Event) {
+	if l.Test {
+		e.Status, e.LastError = models.EventFailed, models.ReasonTestLead
+		return
+	}
 	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: *e})
 	var inv *capi.Invalid
 	switch {
@@ -366,9 +374,9 @@ func value(r models.SendRule, v *rule.Lead) (*float64, string) {
 // Sendable reports whether an event of rule r for lead l could be sent
 // now: what Event holds back at once (Meta would refuse it: capi.Check,
 // the check capi.Prepare makes) is not, nor is an event older than Meta's
-// 7 days.
+// 7 days, nor a test lead's.
 func Sendable(acc models.Account, d models.Dataset, r models.SendRule, l models.Lead, keys normalize.Keys, v *rule.Lead, now time.Time) bool {
-	if now.Sub(l.CreatedAt) > RecentWindow {
+	if l.Test || now.Sub(l.CreatedAt) > RecentWindow {
 		return false
 	}
 	e := newEvent(d, r, l, capi.RecordKey(l), l.CreatedAt)

@@ -111,6 +111,10 @@ func TestHolds(t *testing.T) {
 	rules := []models.SendRule{plain, junkAudience, manual, stage}
 	junk := testLead()
 	junk.Junk = true
+	test := testLead()
+	test.Test = true
+	junkTest := junk
+	junkTest.Test = true
 	var ms Matchers
 	tests := []struct {
 		name string
@@ -126,6 +130,9 @@ func TestHolds(t *testing.T) {
 		{"a stage rule the lead left", testLead(), stored(1, stage, testLead(), models.EventQueued, ""),
 			`not sent: no longer matches Qualified: condition 1 (CRM stage is "qualified") did not match`},
 		{"a deleted rule's event, junk lead", junk, stored(1, newRule(99, "Gone", "automatic_completed", "Gone"), junk, models.EventQueued, ""), JunkLead},
+		{"a test lead's default event", test, stored(1, plain, test, models.EventQueued, ""), models.ReasonTestLead},
+		{"a test lead's manual event", test, stored(1, manual, test, models.EventQueued, ""), models.ReasonTestLead},
+		{"a junk test lead's junk audience event", junkTest, stored(1, junkAudience, junkTest, models.EventQueued, ""), models.ReasonTestLead},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,6 +140,28 @@ func TestHolds(t *testing.T) {
 				t.Errorf("Holds = %q; want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// A test lead's events are decided like any lead's, so the install page
+// shows what a real lead would send, and each is not sent, without a
+// payload; it is never sendable in a preview.
+func TestDecideTestLead(t *testing.T) {
+	plain := newRule(1, "Default", "automatic_completed", "Lead")
+	l := testLead()
+	l.Test = true
+	d := decideFor([]models.SendRule{plain}, l)
+	if len(d.New) != 1 || d.New[0].Status != models.EventFailed || d.New[0].LastError != models.ReasonTestLead ||
+		d.New[0].Payload != "" || d.New[0].State() != models.EventNotSent {
+		t.Fatalf("New = %+v; want the Lead event, not sent as a test lead's", d.New)
+	}
+	keys := normalize.Normalize(normalize.Input{Email: l.Email, ClientIP: l.ClientIP, UserAgent: l.ClientUserAgent, CapturedAt: l.CreatedAt})
+	if Sendable(account, main, plain, l, keys, rule.NewLead(&l), time.Now()) {
+		t.Error("a test lead is sendable in a preview")
+	}
+	l.Test = false
+	if !Sendable(account, main, plain, l, keys, rule.NewLead(&l), time.Now()) {
+		t.Error("the same lead, not a test, is not sendable")
 	}
 }
 
