@@ -5,8 +5,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leadsignal/leadsignal/internal/capi/capitest"
+	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
@@ -23,11 +25,16 @@ func TestSendTestLead(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
-		acc, _ := a.ingestAccount("acme", "US")
+		acc, ingest := a.ingestAccount("acme", "US")
 		b := a.browser()
 		b.login("acme-owner@example.com")
-		connect(t, a, b, acc, url.Values{"name": {"Main"}, "pixel_id": {"123456789012345"}, "access_token": {capitest.Token},
+		live := connect(t, a, b, acc, url.Values{"name": {"Main"}, "pixel_id": {"123456789012345"}, "access_token": {capitest.Token},
 			"mode": {"live"}, "ldu": {"off"}})
+		qualified := models.SendRule{AccountID: acc.ID, DatasetID: live.ID, Name: "Qualified", Mode: string(rule.Stage), Stage: models.StageQualified,
+			EventName: "QualifiedLead", Combinator: "and", Conditions: "[]", Enabled: true}
+		if err := s.CreateSendRule(t.Context(), &qualified, nil); err != nil {
+			t.Fatal(err)
+		}
 		k := siteKey(t, s, acc, siteOrigin)
 		page := views.SettingsURL(acc.ID, views.SettingsSite)
 		send := views.AccountURL(acc.ID, "/site-keys/"+itoa(k.ID)+"/test-lead")
@@ -78,6 +85,21 @@ func TestSendTestLead(t *testing.T) {
 		}
 		if e, _ := s.Event(t.Context(), acc.ID, evs[0].ID); e.LastError != models.ReasonTestLead {
 			t.Errorf("retried test lead's event: %q; want %q", e.LastError, models.ReasonTestLead)
+		}
+
+		// A stage recorded on it makes its event, not sent either.
+		a.advance(2 * time.Minute)
+		st := a.postStage(ingest, `{"lead":{"id":`+itoa(l.ID)+`},"stage":"qualified","occurred_at":"2026-12-01T12:01:00Z"}`)
+		if st.status != http.StatusCreated && st.status != http.StatusOK {
+			t.Fatalf("stage = %d %s", st.status, st.raw)
+		}
+		a.drain()
+		if n := a.meta.EventsReceived(); n != 0 {
+			t.Fatalf("Meta received %d events of a test lead's stage", n)
+		}
+		if evs, _ := s.LeadEvents(t.Context(), acc.ID, l.ID); len(evs) != 2 || evs[1].EventName != "QualifiedLead" && evs[0].EventName != "QualifiedLead" ||
+			evs[0].LastError != models.ReasonTestLead || evs[1].LastError != models.ReasonTestLead {
+			t.Errorf("after qualified the test lead's events = %+v; want Lead and QualifiedLead, not sent", evs)
 		}
 
 		// Pages mark it: the lead page, the leads list; the Overview counts its
