@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/lines"
 	"github.com/leadsignal/leadsignal/internal/normalize"
-	"github.com/leadsignal/leadsignal/migrations"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -25,22 +23,14 @@ import (
 // answer, and its lead and events still land together or not at all. A
 // single lead is a batch of one: there is one capture path.
 //
-// On Postgres an account has up to writersPerAccount writers, so that one
-// busy account's batches wait on the database side by side rather than in
-// turn; on SQLite, which has one writer, it has one. Two batches written at
-// once never share a person (an external id, an email or a phone hash:
-// lines.Lines' Keys), so two leads of one person posted at once are still
-// told apart deterministically (the second is the duplicate), each finding
-// what the other wrote. What one account's send rules cost to match is
-// spent in its own writers, never in another account's. Replicas still
-// write side by side.
+// One writer per account: an account's batches never race each other, so
+// two leads of one person posted at once are told apart deterministically
+// (the second is the duplicate), and what one account's send rules cost to
+// match is spent in its own writer, never in another account's. Replicas
+// still write side by side.
 
 // maxBatch bounds how many captures share one transaction.
 const maxBatch = 64
-
-// writersPerAccount bounds how many of an account's batches are written at
-// once on Postgres.
-const writersPerAccount = 4
 
 type job struct {
 	ctx      context.Context
@@ -65,10 +55,6 @@ type jobResult struct {
 type batcher struct {
 	c     *Capturer
 	lines *lines.Lines[*job]
-	// pauses holds each account's *sync.Mutex that a writer holds while
-	// it pauses after costly matching, so that the account's other
-	// writers wait it out too.
-	pauses sync.Map
 	// observe, when set (tests), learns each batch's account and size
 	// before the batch is written.
 	observe func(accountID int64, size int)
@@ -76,27 +62,8 @@ type batcher struct {
 
 func newBatcher(c *Capturer) *batcher {
 	b := &batcher{c: c}
-	b.lines = &lines.Lines[*job]{Max: maxBatch, Write: b.write, Keys: personKeys}
-	if c.store.Dialect() == migrations.Postgres {
-		b.lines.Writers = writersPerAccount
-	}
+	b.lines = &lines.Lines[*job]{Max: maxBatch, Write: b.write}
 	return b
-}
-
-// personKeys are what a capture's person is known by: two captures that
-// share one are never written at once.
-func personKeys(j *job) []string {
-	keys := []string{"e" + j.lead.EmailHash, "p" + j.lead.PhoneHash}
-	if j.lead.EmailHash == "" {
-		keys[0] = ""
-	}
-	if j.lead.PhoneHash == "" {
-		keys[1] = ""
-	}
-	if j.v.ExternalID != nil {
-		keys = append(keys, "x"+*j.v.ExternalID)
-	}
-	return keys
 }
 
 // submit hands a capture to its account's writer and waits for its
@@ -115,18 +82,12 @@ func (b *batcher) write(accountID int64, batch []*job) {
 	if b.observe != nil {
 		b.observe(accountID, len(batch))
 	}
-	v, _ := b.pauses.LoadOrStore(accountID, new(sync.Mutex))
-	pause := v.(*sync.Mutex)
-	pause.Lock() // wait out another writer's pause
-	pause.Unlock()
 	if spent := b.c.write(batch); spent > costlyMatching {
-		// Matching this account's rules took long: its writers wait as
-		// long again before their next batch, so that it takes about half
-		// of a core, whatever its rules, and leaves the rest to the other
+		// Matching this account's rules took long: it waits as long
+		// again before its next batch, so that it takes at most half of a
+		// core, whatever its rules, and leaves the rest to the other
 		// accounts' writers and the database.
-		pause.Lock()
 		time.Sleep(spent)
-		pause.Unlock()
 	}
 }
 

@@ -122,47 +122,6 @@ func TestConcurrentCapturesShareBatches(t *testing.T) {
 	})
 }
 
-// An account's writers run side by side (Postgres) but never split a
-// person: 150 people each post twice at once, and of each person's two
-// leads exactly one is the duplicate.
-func TestAccountWritersNeverSplitAPerson(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		acc, _ := setup(t, s)
-		c := New(s, nil, nil)
-		const people = 150
-		results := make([]Result, 2*people)
-		var wg sync.WaitGroup
-		for i := range results {
-			wg.Go(func() {
-				r := webLead(fmt.Sprintf("lead%d@example.com", i%people))
-				r.ExternalID = strp(fmt.Sprint("f-", i))
-				res, err := c.Capture(t.Context(), acc, valid(t, r))
-				if err != nil {
-					t.Errorf("capture %d: %v", i, err)
-				}
-				results[i] = res
-			})
-		}
-		wg.Wait()
-		dups := make([]int, people)
-		for i, r := range results {
-			if r.Lead.Junk {
-				dups[i%people]++
-			}
-		}
-		split := 0
-		for _, n := range dups {
-			if n != 1 {
-				split++
-			}
-		}
-		if split > 0 {
-			t.Errorf("%d of %d people have not exactly one duplicate of their two leads", split, people)
-		}
-	})
-}
-
 // TestCaptureBatch drives one batch with every kind of lead in it.
 func TestCaptureBatch(t *testing.T) {
 	t.Parallel()
