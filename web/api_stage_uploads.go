@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -74,10 +75,16 @@ func (h *Handler) createUploadByAPI(c echo.Context) error {
 	}
 	// The preview of the largest file takes seconds; one that outlives
 	// the wait goes on, and the answer says where it stands.
-	wait, cancel := context.WithTimeout(req.Context(), previewWait)
+	wait, cancel := context.WithTimeout(req.Context(), uploadWait())
 	defer cancel()
-	u, err = h.uploads.Finish(wait, acc.ID, u.ID)
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	id := u.ID
+	u, err = h.uploads.Finish(wait, acc.ID, id)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// The wait may have ended inside a read: where the upload stands
+		// is read again, on the request's own time.
+		u, err = h.store.StageUpload(req.Context(), acc.ID, id)
+	}
+	if err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/stage-uploads/"+strconv.FormatInt(u.ID, 10))
@@ -97,6 +104,17 @@ func (h *Handler) createUploadByAPI(c echo.Context) error {
 // previewWait bounds how long POST /api/v1/stage-uploads waits for its
 // preview, within the server's write timeout (60 s).
 const previewWait = 45 * time.Second
+
+// uploadWaitForTests, when positive, replaces previewWait
+// (api_stage_uploads_export_test.go).
+var uploadWaitForTests atomic.Int64
+
+func uploadWait() time.Duration {
+	if d := uploadWaitForTests.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return previewWait
+}
 
 // maxUploadName bounds the name query parameter.
 const maxUploadName = 200

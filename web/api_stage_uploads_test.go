@@ -15,12 +15,14 @@ import (
 	"github.com/leadsignal/leadsignal/internal/stagecsv"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
+	"github.com/leadsignal/leadsignal/web"
 )
 
 // uploadReply is the JSON of the stage uploads API.
 type uploadReply struct {
-	status int
-	raw    string
+	status   int
+	raw      string
+	location string
 
 	ID             int64             `json:"id"`
 	Columns        map[string]string `json:"columns"`
@@ -67,7 +69,7 @@ func (a *app) uploadAPI(method, path, key, contentType string, body []byte) uplo
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	r := uploadReply{status: res.StatusCode, raw: string(b)}
+	r := uploadReply{status: res.StatusCode, raw: string(b), location: res.Header.Get("Location")}
 	if err := json.Unmarshal(b, &r); err != nil {
 		a.t.Fatalf("%s %s: not JSON (%d): %s", method, path, res.StatusCode, b)
 	}
@@ -185,6 +187,30 @@ func TestAPIStageUploads(t *testing.T) {
 				t.Errorf("%s %s with another account's key = %d %s; want 404", method, p, r.status, r.raw)
 			}
 		}
+	})
+}
+
+// An upload whose preview outlives the API's wait, even one cut short
+// inside a read, answers where it stands, at its own address. Not
+// parallel: the wait is the server's.
+func TestAPIStageUploadOutlivesTheWait(t *testing.T) {
+	web.SetUploadWait(t, time.Nanosecond)
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		st := newStageSetup(t, a, s)
+		r := a.uploadAPI(http.MethodPost, "", st.key, "text/csv", []byte(labelsCSV(st.at)))
+		if r.status != http.StatusAccepted && r.status != http.StatusCreated || r.ID == 0 {
+			t.Fatalf("upload = %d %s; want 202 or 201 with the upload", r.status, r.raw)
+		}
+		if want := "/api/v1/stage-uploads/" + itoa(r.ID); r.location != want {
+			t.Errorf("Location %q; want %q", r.location, want)
+		}
+		poll.Until(t, 30*time.Second, func() error {
+			if g := a.uploadAPI(http.MethodGet, "/"+itoa(r.ID), st.key, "", nil); g.Status != "previewed" {
+				return fmt.Errorf("status %s", g.Status)
+			}
+			return nil
+		})
 	})
 }
 
