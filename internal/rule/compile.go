@@ -139,7 +139,7 @@ func (c *compiler) condition(path string, cd Condition) cond {
 	k := cond{op: cd.MatchType}
 	f, known := c.field(path+".field", cd.Field, &k)
 	k.boolean = f.Kind == Bool
-	k.junk = cd.Field == "junk" || strings.HasPrefix(cd.Field, JunkReasonPrefix)
+	k.needsJunk = cd.requiresJunk()
 
 	switch {
 	case cd.MatchType == "" && c.schema.Words:

@@ -248,6 +248,13 @@ func TestJunkInOr(t *testing.T) {
 		{"junk in an OR group", Spec{Combinator: And, Conditions: []Condition{campaign},
 			Groups: []Group{{Combinator: Or, Conditions: []Condition{phone, {"junk_reason.too_fast", Equals, "true"}}}}},
 			[]string{"sits in group 1's OR list beside conditions that do not ask for junk"}},
+		{"every item asks for junk", Spec{Combinator: Or, Conditions: []Condition{{"junk_reason.honeypot", Equals, "true"}, {"junk_reason.too_fast", Equals, " TRUE "}}}, nil},
+		{"every item asks for junk, a group too", Spec{Combinator: Or, Conditions: []Condition{{"junk", Equals, "true"}},
+			Groups: []Group{{Combinator: And, Conditions: []Condition{phone, {"junk_reason.fake_phone", NotEquals, "false"}}}}}, nil},
+		{"a junk signal that asks for no junk", Spec{Combinator: Or, Conditions: []Condition{campaign, {"junk_reason.too_fast", Equals, "false"}}}, nil},
+		{"junk beside a group that does not ask for it", Spec{Combinator: Or, Conditions: []Condition{{"junk", Equals, "true"}},
+			Groups: []Group{{Combinator: Or, Conditions: []Condition{phone, {"junk_reason.fake_phone", Equals, "true"}}}}},
+			[]string{"sits in group 1's OR list beside", "“Junk is true” sits in the rule's OR list beside"}},
 		{"alone, or is and", Spec{Combinator: Or, Conditions: []Condition{notJunk}}, nil},
 		{"AND list", Spec{Combinator: And, Conditions: []Condition{campaign, notJunk}}, nil},
 	}

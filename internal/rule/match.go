@@ -53,12 +53,12 @@ func (m *Matcher) RequiresJunk() bool { return m.requiresJunk }
 func (m *Matcher) itemsRequireJunk() bool {
 	item := make([]bool, 0, m.items())
 	for i := range m.plain {
-		item = append(item, m.conds[i].requiresJunk())
+		item = append(item, m.conds[i].needsJunk)
 	}
 	for _, g := range m.groups {
 		inner := make([]bool, 0, g.to-g.from)
 		for i := g.from; i < g.to; i++ {
-			inner = append(inner, m.conds[i].requiresJunk())
+			inner = append(inner, m.conds[i].needsJunk)
 		}
 		item = append(item, requiresJunk(g.or, inner))
 	}
@@ -230,8 +230,9 @@ type cond struct {
 	num  float64
 	// boolean: the field is true, false or unknown ("").
 	boolean bool
-	// junk: the field is junk or a junk signal's.
-	junk bool
+	// needsJunk: the condition holds only for a junk lead
+	// (Condition.requiresJunk).
+	needsJunk bool
 	// cost is the regex's size; 0 for other match types.
 	cost int
 }
@@ -239,8 +240,9 @@ type cond struct {
 // requiresJunk reports whether the condition holds only for a lead that
 // is junk or has a junk signal: "junk equals true", "junk_reason.x
 // not_equals false".
-func (c *cond) requiresJunk() bool {
-	return c.junk && (c.op == Equals && c.text == "true" || c.op == NotEquals && c.text == "false")
+func (c Condition) requiresJunk() bool {
+	p := fold(strings.TrimSpace(c.Pattern))
+	return isJunkField(c.Field) && (c.MatchType == Equals && p == "true" || c.MatchType == NotEquals && p == "false")
 }
 
 // match reports whether the condition holds for v. Values are read with

@@ -16,18 +16,18 @@ import (
 // junk". Saving is not refused: the rule is valid, only likely wrong.
 func JunkInOr(s Spec) []string {
 	var out []string
-	check := func(where string, cb Combinator, cs []Condition, items int) {
+	check := func(where string, cb Combinator, cs []Condition, items int, all bool) {
 		if cb != Or || items < 2 {
 			return
 		}
 		for _, c := range cs {
-			if !isJunkField(c.Field) {
-				continue
-			}
 			if c.notJunk() {
 				out = append(out, fmt.Sprintf("“%s” sits in %s, and every lead that is not junk meets it: the list lets them all in, "+
 					"whatever its other conditions. To require it beside them, join the rule's conditions with AND and put the "+
 					"alternatives in a group of their own, joined with OR.", c.String(), where))
+				continue
+			}
+			if !c.requiresJunk() || all {
 				continue
 			}
 			out = append(out, fmt.Sprintf("“%s” sits in %s beside conditions that do not ask for junk: a junk lead reaches a rule "+
@@ -35,11 +35,24 @@ func JunkInOr(s Spec) []string {
 				"alternatives in a group of their own.", c.String(), where))
 		}
 	}
-	check("the rule's OR list", s.Combinator, s.Conditions, len(s.Conditions)+len(s.Groups))
+	groups := make([]bool, len(s.Groups))
 	for g, gr := range s.Groups {
-		check(fmt.Sprintf("group %d's OR list", g+1), gr.Combinator, gr.Conditions, len(gr.Conditions))
+		groups[g] = listRequiresJunk(gr.Combinator == Or, gr.Conditions, nil)
+		check(fmt.Sprintf("group %d's OR list", g+1), gr.Combinator, gr.Conditions, len(gr.Conditions), groups[g])
 	}
+	check("the rule's OR list", s.Combinator, s.Conditions, len(s.Conditions)+len(s.Groups), listRequiresJunk(true, s.Conditions, groups))
 	return out
+}
+
+// listRequiresJunk reports whether a list of conditions cs and groups
+// (whether each requires junk) requires junk, as RequiresJunk decides it:
+// a junk condition in such a list is what its writer meant.
+func listRequiresJunk(or bool, cs []Condition, groups []bool) bool {
+	items := make([]bool, 0, len(cs)+len(groups))
+	for _, c := range cs {
+		items = append(items, c.requiresJunk())
+	}
+	return requiresJunk(or, append(items, groups...))
 }
 
 // isJunkField reports whether a condition on the field reads the junk
