@@ -114,6 +114,10 @@ func TestCountsAndSequencesOfManyAccounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			learning, err := s.LastWeekLearningOf(ctx, accounts, now)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if _, ok := weeks[accounts[3].AccountID]; ok || len(weeks) != 3 {
 				t.Errorf("%s: sequence weeks of %d accounts; want the 3 with a sequence", when, len(weeks))
 			}
@@ -121,6 +125,20 @@ func TestCountsAndSequencesOfManyAccounts(t *testing.T) {
 				one, err := s.SequenceWeeks(ctx, a.AccountID, a.Loc, now, 2)
 				if err != nil {
 					t.Fatal(err)
+				}
+				// The agency's count is the last full week's, up to the
+				// learning threshold, and says the same of learning.
+				if lw := learning[a.AccountID]; len(lw) != len(one) {
+					t.Errorf("%s: account %d: last week's learning of %d sequences; want %d", when, i, len(lw), len(one))
+				} else {
+					for j, sc := range one {
+						w, full := lw[j].Weeks, sc.Weeks[0]
+						if len(w) != 1 || lw[j].Sequence.ID != sc.Sequence.ID || !w[0].Start.Equal(full.Start) ||
+							w[0].Complete != min(full.Complete, store.LearningThreshold) || w[0].Limited() != sc.Learning().Limited {
+							t.Errorf("%s: account %d sequence %d: last week's learning %+v; want the first of %+v, up to %d",
+								when, i, j, w, sc.Weeks, store.LearningThreshold)
+						}
+					}
 				}
 				if among := weeks[a.AccountID]; !reflect.DeepEqual(one, among) {
 					t.Errorf("%s: account %d's sequence weeks among all = %+v; want its own, %+v", when, i, among, one)

@@ -121,8 +121,9 @@ func (s *Store) ReplaceSequences(ctx context.Context, accountID int64, want []mo
 type SequenceWeek struct {
 	Start    time.Time
 	Complete int64
-	// AtLeast is true when the count stopped at MaxWeekCount: the week has
-	// that many or more.
+	// AtLeast is true when the count stopped where it stops (MaxWeekCount;
+	// LearningThreshold for LastWeekLearningOf): the week has that many or
+	// more.
 	AtLeast bool
 }
 
@@ -154,9 +155,13 @@ func (c SequenceCount) Learning() Learning {
 	if n := len(c.Weeks); n >= 2 {
 		l.LastWeek = c.Weeks[n-2]
 	}
-	l.Limited = l.LastWeek.Complete < l.Threshold
+	l.Limited = l.LastWeek.Limited()
 	return l
 }
+
+// Limited reports whether the week has fewer complete sequences than
+// LearningThreshold: Meta cannot leave the learning phase on them.
+func (w SequenceWeek) Limited() bool { return w.Complete < LearningThreshold }
 
 // WeekStarts are the starts of the last weeks weeks at now, oldest first:
 // Mondays 00:00 in loc, the last that of now's week. time.Date takes a
@@ -239,7 +244,27 @@ type AccountZone struct {
 // account without sequences is missing), in one count for all of them:
 // the agency overview's.
 func (s *Store) SequenceWeeksOf(ctx context.Context, accounts []AccountZone, now time.Time, weeks int) (map[int64][]SequenceCount, error) {
-	if len(accounts) == 0 || weeks < 1 {
+	if weeks < 1 {
+		return nil, nil
+	}
+	return s.sequenceCounts(ctx, accounts, func(loc *time.Location) []time.Time { return WeekStarts(loc, now, weeks) }, MaxWeekCount)
+}
+
+// LastWeekLearningOf is what the agency overview asks of each account's
+// sequences, by account: their last full week's complete sequences
+// (SequenceCount.Weeks holds that week alone), counted up to
+// LearningThreshold, enough to tell whether each is learning limited
+// (SequenceWeek.Limited), for a quarter of SequenceWeeksOf's two weeks up
+// to MaxWeekCount.
+func (s *Store) LastWeekLearningOf(ctx context.Context, accounts []AccountZone, now time.Time) (map[int64][]SequenceCount, error) {
+	return s.sequenceCounts(ctx, accounts, func(loc *time.Location) []time.Time { return WeekStarts(loc, now, 2)[:1] }, LearningThreshold)
+}
+
+// sequenceCounts counts the sequences of accounts in the weeks weeks
+// gives for each account's zone, each week up to upTo (SequenceWeek.AtLeast
+// when it stopped there).
+func (s *Store) sequenceCounts(ctx context.Context, accounts []AccountZone, weeksIn func(*time.Location) []time.Time, upTo int64) (map[int64][]SequenceCount, error) {
+	if len(accounts) == 0 {
 		return nil, nil
 	}
 	ids := make([]int64, len(accounts))
@@ -257,11 +282,11 @@ func (s *Store) SequenceWeeksOf(ctx context.Context, accounts []AccountZone, now
 	var counted []accountWeeks
 	for _, a := range accounts {
 		if w, ok := starts[a.AccountID]; ok && w == nil {
-			starts[a.AccountID] = WeekStarts(a.Loc, now, weeks)
+			starts[a.AccountID] = weeksIn(a.Loc)
 			counted = append(counted, accountWeeks{accountID: a.AccountID, starts: starts[a.AccountID]})
 		}
 	}
-	query, args := sequenceWeeksQuery(s.dialect, counted)
+	query, args := sequenceWeeksQuery(s.dialect, counted, upTo)
 	var rows []struct {
 		SequenceID int64
 		Week       int
@@ -285,17 +310,17 @@ func (s *Store) SequenceWeeksOf(ctx context.Context, accounts []AccountZone, now
 	}
 	where := map[int64]at{}
 	for _, q := range seqs {
-		c := SequenceCount{Sequence: q, Weeks: make([]SequenceWeek, weeks)}
-		for w := range weeks {
+		c := SequenceCount{Sequence: q, Weeks: make([]SequenceWeek, len(starts[q.AccountID]))}
+		for w := range c.Weeks {
 			c.Weeks[w].Start = starts[q.AccountID][w]
 		}
 		where[q.ID] = at{q.AccountID, len(out[q.AccountID])}
 		out[q.AccountID] = append(out[q.AccountID], c)
 	}
 	for _, r := range rows {
-		if p, ok := where[r.SequenceID]; ok && r.Week >= 0 && r.Week < weeks {
+		if p, ok := where[r.SequenceID]; ok && r.Week >= 0 && r.Week < len(out[p.account][p.i].Weeks) {
 			w := &out[p.account][p.i].Weeks[r.Week]
-			w.Complete, w.AtLeast = r.Complete, r.Complete >= MaxWeekCount
+			w.Complete, w.AtLeast = r.Complete, r.Complete >= upTo
 		}
 	}
 	return out, nil
@@ -312,8 +337,8 @@ type accountWeeks struct {
 // arguments. Postgres is told the type of the weeks' times, which VALUES
 // cannot infer; SQLite keeps them as the driver writes times, as it
 // compares them.
-func sequenceWeeksQuery(dialect string, accounts []accountWeeks) (string, map[string]any) {
-	args := map[string]any{"cap": MaxWeekCount}
+func sequenceWeeksQuery(dialect string, accounts []accountWeeks, upTo int64) (string, map[string]any) {
+	args := map[string]any{"cap": upTo}
 	ts := func(name string) string { return "@" + name }
 	if dialect == migrations.Postgres {
 		ts = func(name string) string { return "CAST(@" + name + " AS timestamptz)" }

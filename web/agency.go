@@ -103,7 +103,7 @@ func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (
 	if f.stuck, err = h.store.StuckCRMConnections(ctx, ids); err != nil {
 		return f, err
 	}
-	f.sequences, err = h.store.SequenceWeeksOf(ctx, zones, now, 2)
+	f.sequences, err = h.store.LastWeekLearningOf(ctx, zones, now)
 	return f, err
 }
 
@@ -230,9 +230,9 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 // when none was.
 func learningAlert(seqs []store.SequenceCount) *views.AccountAlert {
 	for _, sc := range seqs {
-		if l := sc.Learning(); l.Limited {
+		if w := sc.Weeks[0]; w.Limited() {
 			return &views.AccountAlert{Severity: 1,
-				Text: "learning limited: " + sc.Sequence.FinalEvent + " " + views.Plural(l.LastWeek.Complete, "sequence", "sequences") + " last week"}
+				Text: "learning limited: " + sc.Sequence.FinalEvent + " " + views.Plural(w.Complete, "sequence", "sequences") + " last week"}
 		}
 	}
 	return nil
