@@ -16,7 +16,7 @@ import (
 const RecentLeadColumns = "id, external_id, source, partial, email, phone, phone_e164, phone_country, first_name, last_name, " +
 	"city, state, zip, country, gender, date_of_birth, message, fbclid, fbc, fbp, client_ip_address, " +
 	"client_user_agent, event_source_url, fill_seconds, honeypot, meta_lead_id, fields, match_keys, " +
-	"email_hash, phone_hash, junk, junk_reasons, stage, created_at"
+	"email_hash, phone_hash, junk, junk_reasons, stage, test, created_at"
 
 // EachRecentLead calls fn with each lead of an account captured since, in
 // no particular order, stopping at fn's first error: for a rule's preview
@@ -46,7 +46,7 @@ func (s *Store) EachRecentLead(ctx context.Context, accountID int64, since time.
 	dest := []any{&l.ID, &externalID, &source, &l.Partial, &l.Email, &l.Phone, &l.PhoneE164, &l.PhoneCountry, &l.FirstName, &l.LastName,
 		&l.City, &l.State, &l.Zip, &l.Country, &l.Gender, &l.DateOfBirth, &l.Message, &l.FBCLID, &l.FBC, &l.FBP, &l.ClientIP,
 		&l.ClientUserAgent, &l.EventSourceURL, &fillSeconds, &l.Honeypot, &l.MetaLeadID, &l.Fields, &l.MatchKeys,
-		&l.EmailHash, &l.PhoneHash, &l.Junk, &l.JunkReasons, &l.Stage, &l.CreatedAt}
+		&l.EmailHash, &l.PhoneHash, &l.Junk, &l.JunkReasons, &l.Stage, &l.Test, &l.CreatedAt}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return wrap("recent leads", err)

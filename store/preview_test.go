@@ -24,7 +24,7 @@ func TestEachRecentLead(t *testing.T) {
 
 		full := lead(a, now.Add(-time.Hour), "full@example.com")
 		fill := 12.5
-		full.ExternalID, full.FillSeconds, full.Partial, full.Junk = strp("crm-1"), &fill, true, true
+		full.ExternalID, full.FillSeconds, full.Partial, full.Junk, full.Test = strp("crm-1"), &fill, true, true, true
 		full.Phone, full.PhoneE164, full.PhoneHash, full.City, full.State, full.Zip, full.Country = "+1 415 692 4281", "14156924281", "h-ph", "Austin", "TX", "78701", "US"
 		full.Gender, full.DateOfBirth, full.Message, full.FBCLID, full.FBC, full.FBP = "f", "1990-01-31", "Need a roof", "IwAR1", "fb.1.2.IwAR1", "fb.1.2.3"
 		full.ClientIP, full.ClientUserAgent, full.EventSourceURL, full.Honeypot, full.MetaLeadID = "203.0.113.7", "Mozilla/5.0", "https://example.com/?utm_source=fb", "x", "ml-1"

@@ -102,6 +102,32 @@ func TestSendTestLead(t *testing.T) {
 			t.Errorf("after qualified the test lead's events = %+v; want Lead and QualifiedLead, not sent", evs)
 		}
 
+		// A rule made later and applied to recent leads decides its event,
+		// not sent either.
+		contact := models.SendRule{AccountID: acc.ID, DatasetID: live.ID, Name: "Contacts", Mode: "automatic_completed",
+			EventName: "Contact", Combinator: "and", Conditions: "[]", Enabled: true}
+		if err := s.CreateSendRule(t.Context(), &contact, nil); err != nil {
+			t.Fatal(err)
+		}
+		wantStatus(t, "apply a rule", b.post(views.AccountURL(acc.ID, "/rules/"+itoa(contact.ID)+"/apply"), url.Values{"confirm": {"yes"}}), http.StatusSeeOther)
+		a.drain()
+		if n := a.meta.EventsReceived(); n != 0 {
+			t.Fatalf("Meta received %d events of a test lead after a rule was applied", n)
+		}
+		evs, _ = s.LeadEvents(t.Context(), acc.ID, l.ID)
+		applied := 0
+		for _, e := range evs {
+			if e.EventName == "Contact" {
+				applied++
+				if e.LastError != models.ReasonTestLead || e.Payload != "" {
+					t.Errorf("the applied rule's event of a test lead: %+v", e)
+				}
+			}
+		}
+		if applied != 1 {
+			t.Errorf("%d Contact events of the test lead; want the applied rule's one", applied)
+		}
+
 		// Pages mark it: the lead page, the leads list; the Overview counts its
 		// event as not sent.
 		if r := b.get(views.AccountURL(acc.ID, "/leads/"+itoa(l.ID))); !r.has("lead-test") {
@@ -124,8 +150,8 @@ func TestSendTestLead(t *testing.T) {
 			t.Fatalf("collect = %d", rep.status)
 		}
 		a.drain()
-		if n := a.meta.EventsReceived(); n != 1 {
-			t.Errorf("Meta received %d events; want the real lead's Lead", n)
+		if n := a.meta.EventsReceived(); n != 2 {
+			t.Errorf("Meta received %d events; want the real lead's Lead and Contact", n)
 		}
 
 		// Another account's key; a revoked key; members who may not.
