@@ -79,9 +79,10 @@ func (h *Handler) createUploadByAPI(c echo.Context) error {
 	defer cancel()
 	id := u.ID
 	u, err = h.uploads.Finish(wait, acc.ID, id)
-	if errors.Is(err, context.DeadlineExceeded) {
-		// The wait may have ended inside a read: where the upload stands
-		// is read again, on the request's own time.
+	if err != nil && wait.Err() != nil && req.Context().Err() == nil {
+		// The wait ended, maybe inside a read, whatever error the driver
+		// made of that: where the upload stands is read again, on the
+		// request's own time.
 		u, err = h.store.StageUpload(req.Context(), acc.ID, id)
 	}
 	if err != nil {

@@ -254,7 +254,7 @@ func TestJunkInOr(t *testing.T) {
 		{"a junk signal that asks for no junk", Spec{Combinator: Or, Conditions: []Condition{campaign, {"junk_reason.too_fast", Equals, "false"}}}, nil},
 		{"junk beside a group that does not ask for it", Spec{Combinator: Or, Conditions: []Condition{{"junk", Equals, "true"}},
 			Groups: []Group{{Combinator: Or, Conditions: []Condition{phone, {"junk_reason.fake_phone", Equals, "true"}}}}},
-			[]string{"sits in group 1's OR list beside", "“Junk is true” sits in the rule's OR list beside"}},
+			[]string{"“Junk is true” sits in the rule's OR list beside", "sits in group 1's OR list beside"}},
 		{"alone, or is and", Spec{Combinator: Or, Conditions: []Condition{notJunk}}, nil},
 		{"AND list", Spec{Combinator: And, Conditions: []Condition{campaign, notJunk}}, nil},
 	}

@@ -38,9 +38,11 @@ func JunkInOr(s Spec) []string {
 	groups := make([]bool, len(s.Groups))
 	for g, gr := range s.Groups {
 		groups[g] = listRequiresJunk(gr.Combinator == Or, gr.Conditions, nil)
-		check(fmt.Sprintf("group %d's OR list", g+1), gr.Combinator, gr.Conditions, len(gr.Conditions), groups[g])
 	}
 	check("the rule's OR list", s.Combinator, s.Conditions, len(s.Conditions)+len(s.Groups), listRequiresJunk(true, s.Conditions, groups))
+	for g, gr := range s.Groups {
+		check(fmt.Sprintf("group %d's OR list", g+1), gr.Combinator, gr.Conditions, len(gr.Conditions), groups[g])
+	}
 	return out
 }
 
