@@ -122,17 +122,22 @@ func livePurchases(out decide.Outcome) *views.StageConfirm {
 
 // queuedText names the events a stage change queued, in order, for the
 // page's message: " Queued QualifiedLead (filled in), Purchase.", or ""
-// for none.
+// for none; a test lead's are made and not sent.
 func queuedText(evs []models.Event) string {
 	if len(evs) == 0 {
 		return ""
 	}
 	names := make([]string, len(evs))
+	test := true
 	for i, e := range evs {
 		names[i] = e.EventName
 		if e.FilledIn {
 			names[i] += " (filled in)"
 		}
+		test = test && e.LastError == models.ReasonTestLead
+	}
+	if test {
+		return " Made " + strings.Join(names, ", ") + ", not sent: a test lead's events never go to Meta."
 	}
 	return " Queued " + strings.Join(names, ", ") + "."
 }
@@ -161,6 +166,8 @@ func (h *Handler) sendRuleEvent(c echo.Context) error {
 		setFlash(c, "error", "This lead does not meet the conditions of "+r.Name+": nothing was sent.")
 	case err != nil:
 		return err
+	case queued && l.Test:
+		setFlash(c, "ok", r.EventName+" made by "+r.Name+", not sent: a test lead's events never go to Meta.")
 	case queued:
 		setFlash(c, "ok", r.EventName+" queued for Meta by "+r.Name+".")
 	default:

@@ -102,6 +102,19 @@ func TestSendTestLead(t *testing.T) {
 			t.Errorf("after qualified the test lead's events = %+v; want Lead and QualifiedLead, not sent", evs)
 		}
 
+		// A person's stage on the lead page says so.
+		booked := models.SendRule{AccountID: acc.ID, DatasetID: live.ID, Name: "Booked", Mode: string(rule.Stage), Stage: models.StageBooked,
+			EventName: "Schedule", Combinator: "and", Conditions: "[]", Enabled: true}
+		if err := s.CreateSendRule(t.Context(), &booked, nil); err != nil {
+			t.Fatal(err)
+		}
+		a.advance(time.Minute)
+		lp := views.AccountURL(acc.ID, "/leads/"+itoa(l.ID))
+		wantStatus(t, "stage on the lead page", b.post(lp+"/stages", url.Values{"stage": {models.StageBooked}}), http.StatusSeeOther)
+		if got := b.get(lp).text("flash"); !strings.Contains(got, "Made Schedule, not sent: a test lead's events never go to Meta.") {
+			t.Errorf("the lead page's stage message %q", got)
+		}
+
 		// A rule made later and applied to recent leads decides its event,
 		// not sent either.
 		contact := models.SendRule{AccountID: acc.ID, DatasetID: live.ID, Name: "Contacts", Mode: "automatic_completed",
