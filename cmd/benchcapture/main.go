@@ -122,6 +122,7 @@ func run() error {
 	bg, stopBG := context.WithCancel(ctx)
 	defer stopBG()
 	go func() { _ = upkeep.Stats(st, slog.New(slog.DiscardHandler)).Run(bg) }()
+	go func() { _ = upkeep.Search(st, slog.New(slog.DiscardHandler)).Run(bg) }()
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

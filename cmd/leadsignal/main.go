@@ -276,9 +276,10 @@ func serve(ctx context.Context, e env) error {
 		return crmWorker.Run(gctx)
 	})
 	// The database's chores: ended sessions, new tables' statistics, the
-	// Overview's counts, backfills.
+	// Overview's counts, the search index's pending rows, backfills.
 	for _, l := range []*service.Loop{
-		upkeep.Sessions(s, sessionLimits(cfg), log), upkeep.Stats(s, log), upkeep.Counts(s, log), upkeep.Backfill(s, log),
+		upkeep.Sessions(s, sessionLimits(cfg), log), upkeep.Stats(s, log), upkeep.Counts(s, log), upkeep.Search(s, log),
+		upkeep.Backfill(s, log),
 	} {
 		g.Go(func() error { return l.Run(gctx) })
 	}

@@ -2,6 +2,7 @@ package upkeep
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -16,6 +17,24 @@ const countsEvery = 5 * time.Second
 // and every few seconds, so the Overview reads few rows.
 func Counts(s *store.Store, log *slog.Logger) *service.Loop {
 	return service.New(service.Options{Name: "compact counts", Every: countsEvery, Log: log}, s.CompactCounts)
+}
+
+// searchEvery is how often Search cleans the search index's pending list.
+const searchEvery = time.Second
+
+// Search moves the leads' search index's pending rows into the index every
+// second (store.CleanSearchIndex), so that no capture waits for it. A
+// database user that does not own the index may not: it says so once and
+// leaves the work to Postgres.
+func Search(s *store.Store, log *slog.Logger) *service.Loop {
+	return service.New(service.Options{Name: "clean search index", Every: searchEvery, Log: log}, func(ctx context.Context) error {
+		err := s.CleanSearchIndex(ctx)
+		if errors.Is(err, store.ErrNotOwner) {
+			log.Warn("the search index's pending rows are left to Postgres, which a capture then waits for", slog.Any("error", err))
+			return service.ErrDone
+		}
+		return err
+	})
 }
 
 // statsFor is how long Stats runs: by then autovacuum has analyzed the
