@@ -34,8 +34,7 @@ func (s *Store) StagesOf(ctx context.Context, accountIDs []int64) (map[int64][]m
 // StageMappingsOf lists the stage mappings of accounts (enabled or not),
 // in the accounts' order, by account, with the columns the agency overview
 // reads of them (which stage sends which event, enabled or not) and not
-// their conditions, values and the rest: at 500 accounts, scanning whole
-// rows took more of the page than reading them.
+// their conditions, values and the rest, which no caller reads.
 func (s *Store) StageMappingsOf(ctx context.Context, accountIDs []int64) (map[int64][]models.SendRule, error) {
 	var rs []models.SendRule
 	err := s.q(ctx).Select("id, account_id, dataset_id, name, mode, stage, event_name, enabled, position").

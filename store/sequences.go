@@ -253,9 +253,9 @@ func (s *Store) SequenceWeeksOf(ctx context.Context, accounts []AccountZone, now
 // LastWeekLearningOf is what the agency overview asks of each account's
 // sequences, by account: their last full week's complete sequences
 // (SequenceCount.Weeks holds that week alone), counted up to
-// LearningThreshold, enough to tell whether each is learning limited
-// (SequenceWeek.Limited), for a quarter of SequenceWeeksOf's two weeks up
-// to MaxWeekCount.
+// LearningThreshold: enough to tell whether each is learning limited
+// (SequenceWeek.Limited), and no more, as it runs for every account a user
+// has.
 func (s *Store) LastWeekLearningOf(ctx context.Context, accounts []AccountZone, now time.Time) (map[int64][]SequenceCount, error) {
 	return s.sequenceCounts(ctx, accounts, func(loc *time.Location) []time.Time { return WeekStarts(loc, now, 2)[:1] }, LearningThreshold)
 }

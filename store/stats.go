@@ -65,11 +65,10 @@ FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ?`, 
 // CleanSearchIndex moves the rows that leads' trigram search index
 // (leads_search_idx, a GIN index) keeps in its pending list into the index
 // proper. Postgres otherwise does that in whichever insert finds the list
-// full, 4 MB by default: at a busy capture rate a lead's insert took 40 to
-// 60 ms every few seconds, and every capture waiting on its account's
-// writer with it. Run every second beside the web server
-// (internal/upkeep), the list stays small and the work is off the capture
-// path. SQLite has no such index.
+// full (gin_pending_list_limit), and that capture, with every capture
+// waiting on its account's writer, waits for the whole list. Run every
+// second beside the web server (internal/upkeep), the list stays small and
+// the work is off the capture path. SQLite has no such index.
 func (s *Store) CleanSearchIndex(ctx context.Context) error {
 	if s.dialect != "postgres" {
 		return nil

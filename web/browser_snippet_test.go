@@ -18,6 +18,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/poll"
 	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
 	"github.com/leadsignal/leadsignal/views"
 )
@@ -224,6 +225,30 @@ func TestBrowserCaptureSnippet(t *testing.T) {
 	f.a.drain()
 	if n := f.a.meta.EventsReceived(); n != before {
 		t.Errorf("Meta received %d events of the test lead", n-before)
+	}
+	// The lead page and the leads list say it is a test lead, at 1280 and
+	// 390 px.
+	var test models.Lead
+	all, err := s.Leads(t.Context(), f.acc.ID, store.LeadFilter{}, nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range all {
+		if l.Test {
+			test = l
+		}
+	}
+	if test.ID == 0 {
+		t.Fatal("no test lead stored")
+	}
+	for _, w := range widths {
+		page := f.a.srv.URL + views.AccountURL(f.acc.ID, "/leads/"+itoa(test.ID))
+		b.do(chromedp.EmulateViewport(w, 900), chromedp.Navigate(page), visible(`[data-testid="lead-test"]`))
+		b.fits(fmt.Sprint("test-lead-page-", w))
+		b.do(shot(fmt.Sprint("test-lead-page-", w)))
+		b.do(chromedp.Navigate(f.a.srv.URL+views.AccountURL(f.acc.ID, "/leads")), visible(`[data-testid="test-badge"]`))
+		b.fits(fmt.Sprint("test-lead-list-", w))
+		b.do(shot(fmt.Sprint("test-lead-list-", w)))
 	}
 	// The section shows the snippet's leads, at 1280 and 390 px.
 	for _, w := range widths {

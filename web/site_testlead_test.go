@@ -64,6 +64,9 @@ func TestSendTestLead(t *testing.T) {
 			t.Fatalf("leads = %d, %v; want the test lead", len(leads), err)
 		}
 		l := leads[0]
+		if !l.ReceivedAt.Equal(a.clock()) || !l.CreatedAt.Equal(a.clock()) {
+			t.Errorf("test lead received %v, created %v; want both at the app's clock, %v", l.ReceivedAt, l.CreatedAt, a.clock())
+		}
 		if !l.Test || l.Junk || l.Email == "" || !strings.HasSuffix(l.Email, "@northwind.example") || l.EventSourceURL != siteOrigin+"/" ||
 			l.ClientIP == "" || l.ClientUserAgent == "" || l.ExternalID == nil || !strings.HasPrefix(*l.ExternalID, "ls_") {
 			t.Errorf("test lead %+v", l)

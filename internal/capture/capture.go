@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/nyaruka/phonenumbers"
@@ -186,7 +185,9 @@ func build(acc models.Account, v Validated) (models.Lead, normalize.Keys, error)
 		EventSourceURL: sourceURL(acc, v), FillSeconds: v.FillSeconds, Honeypot: v.Honeypot,
 		MetaLeadID: v.MetaLeadID, Fields: string(fields), MatchKeys: string(keysJSON), Test: v.Test,
 		EmailHash: keys.Email.Hash, PhoneHash: keys.Phone.Hash,
-		CreatedAt: v.CreatedAt, ReceivedAt: time.Now().UTC(),
+		// ReceivedAt is left to the store, which stamps it on its clock
+		// when it writes the lead.
+		CreatedAt: v.CreatedAt,
 	}, keys, nil
 }
 
