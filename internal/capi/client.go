@@ -2,7 +2,6 @@ package capi
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -13,12 +12,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -37,7 +35,7 @@ const (
 	// PartnerAgent identifies leadsignal in every request (Meta's documentation: the request).
 	PartnerAgent = "leadsignal"
 	// MaxLoggedBody is how much of Meta's reply Response.Body keeps.
-	MaxLoggedBody = 4 << 10
+	MaxLoggedBody = destination.MaxLoggedBody
 	// maxReadBody is how much of a reply is read at all; Meta's are tiny.
 	maxReadBody = 1 << 20
 )
@@ -235,18 +233,18 @@ func (c *Client) Send(ctx context.Context, t Target, events []json.RawMessage) (
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"?"+q.Encode(), bytes.NewReader(body))
 	if err != nil {
-		return Response{}, scrubbed("capi: post "+endpoint, err, secrets)
+		return Response{}, destination.Scrubbed("capi: post "+endpoint, err, secrets)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	res, err := c.httpClient().Do(req)
 	if err != nil {
-		return Response{}, scrubbed("capi: post "+endpoint, err, secrets)
+		return Response{}, destination.Scrubbed("capi: post "+endpoint, err, secrets)
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(res.Body, maxReadBody))
 	if err != nil {
-		return Response{}, scrubbed("capi: read reply of "+endpoint, err, secrets)
+		return Response{}, destination.Scrubbed("capi: read reply of "+endpoint, err, secrets)
 	}
 	return parseResponse(res, raw, secrets), nil
 }
@@ -302,7 +300,7 @@ func writeData(b *bytes.Buffer, events []json.RawMessage) {
 }
 
 func parseResponse(res *http.Response, raw []byte, secrets []string) Response {
-	r := Response{HTTPStatus: res.StatusCode, Body: logBody(raw, secrets)}
+	r := Response{HTTPStatus: res.StatusCode, Body: destination.LogBody(raw, secrets)}
 	var body struct {
 		EventsReceived int         `json:"events_received"`
 		Messages       []string    `json:"messages"`
@@ -312,11 +310,11 @@ func parseResponse(res *http.Response, raw []byte, secrets []string) Response {
 	if json.Unmarshal(raw, &body) == nil {
 		r.EventsReceived, r.Messages, r.FBTraceID = body.EventsReceived, body.Messages, body.FBTraceID
 		for i := range r.Messages {
-			r.Messages[i] = scrub(r.Messages[i], secrets)
+			r.Messages[i] = destination.Scrub(r.Messages[i], secrets)
 		}
 		if e := body.Error; e != nil && (e.Code != 0 || e.Message != "") {
 			for _, s := range []*string{&e.Message, &e.Type, &e.UserTitle, &e.UserMsg} {
-				*s = scrub(*s, secrets)
+				*s = destination.Scrub(*s, secrets)
 			}
 			r.Err = e
 			if r.FBTraceID == "" {
@@ -330,75 +328,3 @@ func parseResponse(res *http.Response, raw []byte, secrets []string) Response {
 	return r
 }
 
-// logBody is what the send log may keep of a reply: no secret, valid UTF-8
-// (Postgres text refuses anything else), at most MaxLoggedBody bytes, cut
-// between characters.
-func logBody(raw []byte, secrets []string) []byte {
-	s := strings.ToValidUTF8(scrub(string(raw), secrets), "\uFFFD")
-	if len(s) > MaxLoggedBody {
-		cut := MaxLoggedBody
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
-	return []byte(s)
-}
-
-// redacted replaces secrets in error texts and logged bodies.
-const redacted = "[redacted]"
-
-func scrub(s string, secrets []string) string {
-	for _, sec := range secrets {
-		if sec == "" {
-			continue
-		}
-		for _, form := range secretForms(sec) {
-			s = strings.ReplaceAll(s, form, redacted)
-		}
-	}
-	return s
-}
-
-// secretForms are the ways a secret can be written in a URL or a JSON body:
-// as is, URL-escaped, JSON-escaped (Go escapes &<>, PHP also writes / as \/).
-func secretForms(sec string) []string {
-	forms := []string{sec, url.QueryEscape(sec), url.PathEscape(sec)}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	for _, html := range []bool{true, false} {
-		b.Reset()
-		enc.SetEscapeHTML(html)
-		_ = enc.Encode(sec)
-		j := strings.TrimSuffix(b.String(), "\n")
-		j = j[1 : len(j)-1] // the quotes
-		forms = append(forms, j, strings.ReplaceAll(j, "/", `\/`))
-	}
-	// Longest first, so that a form containing another is replaced whole.
-	slices.SortFunc(forms, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
-	return slices.Compact(forms)
-}
-
-// transportError is a failed request, its text scrubbed of secrets. It wraps
-// the cause below *url.Error, whose own text would hold the full URL.
-type transportError struct {
-	msg string
-	err error
-}
-
-func (e *transportError) Error() string { return e.msg }
-func (e *transportError) Unwrap() error { return e.err }
-
-func scrubbed(op string, err error, secrets []string) error {
-	cause := err
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		cause = ue.Err
-	}
-	msg := cause.Error()
-	if clean := scrub(msg, secrets); clean != msg {
-		// The cause itself names a secret: do not hand it out either.
-		return &transportError{msg: op + ": " + clean}
-	}
-	return &transportError{msg: op + ": " + msg, err: cause}
-}
