@@ -285,11 +285,28 @@ const (
 // Dataset is a Meta dataset (pixel) that an account sends events to.
 // Secrets are sealed (internal/seal); only the token's last four
 // characters are ever shown.
+//
+// A dataset is a destination of the account's events (docs/destinations.md):
+// Kind says whose, Meta's dataset or TikTok's, Google's or Pinterest's
+// account. PixelID is the platform's id of where events go, TokenSealed its
+// token (Google's OAuth refresh token) and AppSecretSealed Meta's app secret
+// or Google's OAuth client secret.
 type Dataset struct {
-	ID              int64
-	AccountID       int64
-	Name            string
-	PixelID         string
+	ID        int64
+	AccountID int64
+	Kind      Kind
+	Name      string
+	PixelID   string
+	// EventSource is TikTok's event_source: web, crm or offline.
+	EventSource string
+	// EventNames is a JSON object of the destination's own names of our
+	// events, over its kind's defaults; Google's are conversion action ids.
+	EventNames string
+	// LoginAccount, ClientID and Consent are Google's: the manager account,
+	// the OAuth client id, and the consent every request states.
+	LoginAccount string
+	ClientID     string
+	Consent      Consent
 	TokenSealed     string
 	TokenLast4      string `gorm:"column:token_last4"`
 	TokenEnv        string
@@ -319,6 +336,40 @@ type Dataset struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 }
+
+// Kind is the platform a destination sends to.
+type Kind string
+
+// The kinds of destination.
+const (
+	KindMeta      Kind = "meta"
+	KindTikTok    Kind = "tiktok"
+	KindGoogle    Kind = "google"
+	KindPinterest Kind = "pinterest"
+)
+
+// Kinds lists the kinds, Meta first.
+var Kinds = []Kind{KindMeta, KindTikTok, KindGoogle, KindPinterest}
+
+// Of is the kind of a dataset, Meta's when it has none (one made in Go
+// before it was saved).
+func (d Dataset) Of() Kind {
+	if d.Kind == "" {
+		return KindMeta
+	}
+	return d.Kind
+}
+
+// Consent is a Google destination's consent for ad user data and
+// personalisation: "" states none.
+type Consent string
+
+// The consents.
+const (
+	ConsentNone    Consent = ""
+	ConsentGranted Consent = "granted"
+	ConsentDenied  Consent = "denied"
+)
 
 // EventStatus is where an event is in the outbox.
 type EventStatus string

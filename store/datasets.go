@@ -23,6 +23,9 @@ const MaxDatasets = 50
 // The dataset comes with its default send rule (DefaultRule), named after
 // it, or after its id too when a rule has that name already.
 func (s *Store) CreateDataset(ctx context.Context, d *models.Dataset) error {
+	if d.Kind == "" {
+		d.Kind = models.KindMeta
+	}
 	return wrap("create dataset", s.Tx(ctx, func(tx *Store) error {
 		if err := tx.q(ctx).Create(d).Error; err != nil {
 			return err
@@ -43,11 +46,13 @@ func (s *Store) CreateDataset(ctx context.Context, d *models.Dataset) error {
 // SaveDataset writes a dataset's settings and secrets. Its pause and
 // hold are the dispatcher's (PauseDataset, HoldDataset, LiftHold) and a
 // person's new token's (ResumeDataset): an edit made from a page read
-// before a pause must not undo it.
+// before a pause must not undo it. Its kind stays: its events' ids are
+// its platform's.
 func (s *Store) SaveDataset(ctx context.Context, d *models.Dataset) error {
 	res := s.q(ctx).Where("account_id = ?", d.AccountID).
 		Select("name", "pixel_id", "token_sealed", "token_last4", "token_env", "app_secret_sealed", "app_secret_env",
-			"test_event_code", "api_version", "mode", "ldu", "updated_at").Updates(d)
+			"test_event_code", "api_version", "mode", "ldu", "event_source", "event_names", "login_account", "client_id",
+			"consent", "updated_at").Updates(d)
 	if res.Error == nil && res.RowsAffected == 0 {
 		return wrap("save dataset", ErrNotFound)
 	}
