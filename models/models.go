@@ -304,9 +304,9 @@ type Dataset struct {
 	EventNames string
 	// LoginAccount, ClientID and Consent are Google's: the manager account,
 	// the OAuth client id, and the consent every request states.
-	LoginAccount string
-	ClientID     string
-	Consent      Consent
+	LoginAccount    string
+	ClientID        string
+	Consent         Consent
 	TokenSealed     string
 	TokenLast4      string `gorm:"column:token_last4"`
 	TokenEnv        string

@@ -327,4 +327,3 @@ func parseResponse(res *http.Response, raw []byte, secrets []string) Response {
 	}
 	return r
 }
-
