@@ -10,6 +10,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -327,18 +328,18 @@ func newEvent(d models.Dataset, r models.SendRule, l models.Lead, recordKey stri
 	}
 }
 
-// prepare builds e's payload, or holds e back with the reason when Meta
-// would refuse it. A test lead's event is not sent, and has no payload.
+// prepare builds e's payload for its destination's platform, or holds e
+// back with the reason when the platform would refuse it. A test lead's event is not sent, and has no payload.
 func prepare(acc models.Account, d models.Dataset, l models.Lead, keys normalize.Keys, e *models.Event) {
 	if l.Test {
 		e.Status, e.LastError = models.EventFailed, models.ReasonTestLead
 		return
 	}
-	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: *e})
+	body, err := platform.Prepare(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: *e})
 	var inv *capi.Invalid
 	switch {
 	case err == nil:
-		e.Payload, e.PayloadStamp = string(body), capi.Stamp(acc, d)
+		e.Payload, e.PayloadStamp = string(body), platform.Stamp(acc, d)
 	case errors.As(err, &inv):
 		e.Status, e.LastError, e.Payload = models.EventFailed, NotSent(inv), string(body)
 	}
@@ -381,7 +382,7 @@ func Sendable(acc models.Account, d models.Dataset, r models.SendRule, l models.
 	}
 	e := newEvent(d, r, l, capi.RecordKey(l), l.CreatedAt)
 	e.Value, e.Currency = value(r, v)
-	return capi.Check(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e}) == nil
+	return platform.Check(capi.BuildInput{Account: acc, Dataset: d, Lead: l, Keys: keys, Event: e}) == nil
 }
 
 // RecentWindow is how far back "apply to recent leads" and the rule

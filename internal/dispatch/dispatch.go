@@ -1,6 +1,8 @@
-// Package dispatch sends queued events to Meta's Conversions API: it claims
-// due events per dataset in batches of up to 1000, builds and validates each
-// event on its own, sends one request, and records what Meta answered.
+// Package dispatch sends queued events to their destinations, Meta's
+// Conversions API and the other platforms (internal/platform): it claims
+// due events per dataset (destination) in batches of up to the platform's
+// maximum, builds and validates each event on its own, sends one request,
+// and records what the platform answered.
 // The database row is the truth: a dispatcher that dies mid-batch loses
 // nothing, because its lease runs out and another claims the batch again
 // with the same event ids, which Meta deduplicates.
@@ -20,7 +22,9 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/internal/service"
 	"github.com/leadsignal/leadsignal/models"
@@ -65,8 +69,13 @@ func NotSent(inv *capi.Invalid) string { return decide.NotSent(inv) }
 
 // Options configures a Dispatcher.
 type Options struct {
-	Store  *store.Store
+	Store *store.Store
+	// Sender posts Meta's batches.
 	Sender Sender
+	// Platforms post the other kinds' batches: TikTok's (*tiktok.Client)
+	// and so on. A destination whose kind has none is paused with the
+	// reason.
+	Platforms map[models.Kind]destination.Sender
 	// Box opens the datasets' sealed tokens.
 	Box *seal.Box
 	Log *slog.Logger
@@ -282,7 +291,7 @@ func (d *Dispatcher) Batch(ctx context.Context, datasetID int64) (int, error) {
 	}
 	// A probe's batch is claimed under the probe's lease: c.Lease is the
 	// probe's too.
-	c, err := s.ClaimEvents(ctx, ds.ID, now, lease, MaxBatch, probe)
+	c, err := s.ClaimEvents(ctx, ds.ID, now, lease, platform.MaxBatch(ds.Of()), probe)
 	switch {
 	case err != nil && probe != nil:
 		return 0, errors.Join(err, s.ReleaseProbe(ctx, ds.ID, *probe, now))
@@ -343,7 +352,8 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 	}
 	// Payloads prepared when the events were queued go as they are; the
 	// others are built now from their leads.
-	stamp := capi.Stamp(acc, ds)
+	stamp := platform.Stamp(acc, ds)
+	name := platform.Name(ds.Of())
 	var leads map[int64]models.Lead
 	var rules []models.SendRule
 	if ids := unprepared(c.Events, stamp); len(ids) > 0 {
@@ -361,9 +371,9 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 		// A margin: an event just under 7 days old may be over by the time
 		// Meta reads it, and would sink the whole request.
 		if now.Sub(e.EventTime) > MaxAge-expiryMargin {
-			reason := fmt.Sprintf("event_time %s is more than 7 days ago; Meta would refuse the whole batch", e.EventTime.UTC().Format(time.RFC3339))
+			reason := fmt.Sprintf("event_time %s is more than 7 days ago; %s would refuse the whole batch", e.EventTime.UTC().Format(time.RFC3339), name)
 			if ds.HeldSince != nil {
-				reason = fmt.Sprintf("Meta unreachable since %s: %s", ds.HeldSince.UTC().Format(time.RFC3339), reason)
+				reason = fmt.Sprintf("%s unreachable since %s: %s", name, ds.HeldSince.UTC().Format(time.RFC3339), reason)
 			}
 			outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventExpired, Error: reason})
 			continue
@@ -423,7 +433,8 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 	for _, group := range byTestCode(ready) {
 		t := target
 		if code := group[0].event.TestEventCode; code != "" {
-			t.TestEventCode = code
+			t.meta.TestEventCode = code
+			t.dest.Test, t.dest.TestEventCode = true, code
 		}
 		held, err := d.send(ctx, ds, c, t, group)
 		if err != nil {
@@ -476,7 +487,7 @@ func (d *Dispatcher) build(acc models.Account, ds models.Dataset, e models.Event
 	if err != nil {
 		return held(notSent+"the lead's match keys cannot be read: "+err.Error(), "")
 	}
-	_, body, err := capi.Prepare(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
+	body, err := platform.Prepare(capi.BuildInput{Account: acc, Dataset: ds, Lead: l, Keys: keys, Event: e})
 	if inv := (*capi.Invalid)(nil); errors.As(err, &inv) {
 		return held(NotSent(inv), string(body))
 	}
@@ -495,9 +506,60 @@ func unprepared(evs []models.Event, stamp int64) []int64 {
 	return ids
 }
 
+// target is where and how a destination's batches go: Meta's Target for
+// a Meta dataset, else the platform's.
+type target struct {
+	meta capi.Target
+	dest destination.Target
+}
+
 // target is where and how to send for a dataset.
-func (d *Dispatcher) target(ds models.Dataset) (capi.Target, error) {
-	return targetFor(d.o.Box, d.o.GraphURL, d.o.DefaultVersion, ds)
+func (d *Dispatcher) target(ds models.Dataset) (target, error) {
+	if ds.Of() == models.KindMeta {
+		t, err := targetFor(d.o.Box, d.o.GraphURL, d.o.DefaultVersion, ds)
+		return target{meta: t}, err
+	}
+	if d.o.Platforms[ds.Of()] == nil {
+		return target{}, fmt.Errorf("this server cannot send to %s", platform.Name(ds.Of()))
+	}
+	t, err := DestinationTarget(d.o.Box, ds)
+	return target{dest: t}, err
+}
+
+// DestinationTarget opens the sealed secrets of a destination other than
+// Meta's into where its batches go.
+func DestinationTarget(box *seal.Box, ds models.Dataset) (destination.Target, error) {
+	t := destination.Target{AccountID: ds.PixelID, EventSource: ds.EventSource, LoginAccount: ds.LoginAccount}
+	if ds.Mode == models.ModeTest {
+		t.Test, t.TestEventCode = true, ds.TestEventCode
+	}
+	switch ds.Consent {
+	case models.ConsentGranted:
+		t.ConsentAdUserData, t.ConsentAdPersonalization = "CONSENT_GRANTED", "CONSENT_GRANTED"
+	case models.ConsentDenied:
+		t.ConsentAdUserData, t.ConsentAdPersonalization = "CONSENT_DENIED", "CONSENT_DENIED"
+	}
+	if ds.TokenSealed == "" {
+		return t, errors.New("the destination has no access token")
+	}
+	tok, err := box.Open(ds.TokenSealed, TokenLabel(ds.ID))
+	if err != nil {
+		return t, errors.New("the access token cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
+	}
+	t.Token = tok
+	if ds.Of() == models.KindGoogle {
+		// Google's token is its OAuth refresh token, its app secret the
+		// OAuth client's secret.
+		t.Token, t.OAuth = "", destination.OAuth{ClientID: ds.ClientID, RefreshToken: tok}
+		if ds.AppSecretSealed != "" {
+			sec, err := box.Open(ds.AppSecretSealed, AppSecretLabel(ds.ID))
+			if err != nil {
+				return t, errors.New("the OAuth client secret cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
+			}
+			t.OAuth.ClientSecret = sec
+		}
+	}
+	return t, nil
 }
 
 // targetFor opens a dataset's sealed secrets into a send target.
@@ -537,35 +599,37 @@ func AppSecretLabel(datasetID int64) string {
 	return "dataset:" + strconv.FormatInt(datasetID, 10) + ":app_secret"
 }
 
-// send posts a batch; when Meta refuses it as invalid, it splits the batch
-// in halves until the bad events are alone, so the good ones still go.
-// held says that Meta or the network failed, not an event: the dataset is
-// then held, and the batch waits without spending an attempt.
-func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim, t capi.Target, batch []prepared) (held bool, err error) {
+// send posts a batch; when the platform refuses it for an invalid event,
+// it splits the batch in halves until the bad events are alone, so the
+// good ones still go. held says that the platform or the network failed,
+// not an event: the dataset is then held, and the batch waits without
+// spending an attempt.
+func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim, t target, batch []prepared) (held bool, err error) {
 	s := d.o.Store
+	name := platform.Name(ds.Of())
 	payloads := make([]json.RawMessage, len(batch))
 	for i, p := range batch {
 		payloads[i] = p.payload
 	}
 	start := d.o.Now()
-	resp, err := d.o.Sender.Send(ctx, t, payloads)
+	a, err := d.post(ctx, ds, t, payloads)
 	elapsed := d.o.Now().Sub(start)
 	d.o.Metrics.request(elapsed, len(batch))
 
 	req := models.SendRequest{
 		AccountID: ds.AccountID, DatasetID: ds.ID, Kind: "batch", StartedAt: start.UTC(),
-		DurationMS: int(elapsed.Milliseconds()), EventsCount: len(batch), HTTPStatus: resp.HTTPStatus,
-		EventsReceived: resp.EventsReceived, FBTraceID: resp.FBTraceID, Response: string(resp.Body),
+		DurationMS: int(elapsed.Milliseconds()), EventsCount: len(batch), HTTPStatus: a.HTTPStatus,
+		EventsReceived: a.Received, FBTraceID: a.RequestID, Response: string(a.Body),
 	}
-	msg := fmt.Sprintf("HTTP %d", resp.HTTPStatus)
+	msg := fmt.Sprintf("HTTP %d", a.HTTPStatus)
 	switch {
 	case err != nil:
 		msg = "network: " + err.Error()
 		req.Error = err.Error()
-	case resp.Err != nil:
-		msg = resp.Err.Error()
+	case a.Message != "":
+		msg = a.Message
 		req.Error = msg
-	case resp.HTTPStatus >= 300:
+	case a.HTTPStatus >= 300:
 		req.Error = msg
 	}
 	if ierr := s.InsertSendRequest(ctx, &req); ierr != nil {
@@ -574,60 +638,101 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 	now := d.o.Now()
 
 	switch {
-	case err != nil, resp.Retryable():
-		// Meta or the network failed, not an event: hold the dataset.
-		// Throttling is Meta asking for the same.
+	case err != nil, a.Verdict == destination.Unavailable:
+		// The platform or the network failed, not an event: hold the
+		// dataset. Throttling is the platform asking for the same.
 		return true, d.hold(ctx, ds, c, batch, msg)
-	case resp.HTTPStatus >= 200 && resp.HTTPStatus < 300 && resp.Err == nil:
+	case a.Verdict == destination.Accepted:
 		// Each event's JSON is its payload, kept with it; the request does
-		// not keep the batch again.
+		// not keep the batch again. A platform that answers per event
+		// (Pinterest) may have refused some alone.
 		outs := make([]store.Outcome, len(batch))
 		for i, p := range batch {
 			outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventSent}
 			if p.built {
 				outs[i].Payload = string(p.payload)
 			}
+			if why, refused := a.Refused[i]; refused {
+				outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventFailed, Error: refusedBy(name) + why, Payload: string(p.payload)}
+			}
 		}
 		d.o.Metrics.settled(outs)
-		if err := s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, outs); err != nil {
+		if err := s.SettleEvents(ctx, c, &req.ID, a.RequestID, now, outs); err != nil {
 			return false, err
 		}
 		if ds.HeldSince != nil {
 			return false, d.lift(ctx, ds, c)
 		}
 		return false, nil
-	case resp.Err != nil && resp.Err.TokenInvalid():
-		// Never retry a refused token blindly: pause and tell a person.
-		return false, d.pause(ctx, ds, c, batch, "Meta refused the access token: "+resp.Err.Message)
-	case !eventLevel(resp):
+	case a.Verdict == destination.AuthRefused:
+		// Never retry refused credentials blindly: pause and tell a person.
+		return false, d.pause(ctx, ds, c, batch, name+" refused the access token: "+a.Message)
+	case a.Verdict == destination.Refused:
 		// Not about one event (a wrong dataset id, no permission, a proxy's
 		// 4xx): splitting would send every event alone for nothing. Pause
 		// and tell a person.
-		return false, d.pause(ctx, ds, c, batch, "Meta refused the requests: "+msg)
+		return false, d.pause(ctx, ds, c, batch, name+" refused the requests: "+msg)
 	}
-	// Meta answered, so it is reachable.
+	// The platform answered, so it is reachable.
 	if ds.HeldSince != nil {
 		if err := d.lift(ctx, ds, c); err != nil {
 			return false, err
 		}
 		ds.HeldSince = nil
 	}
-	// Meta refused the batch for an invalid event: one bad event sinks
-	// all. Split until the bad ones are alone.
+	// The platform refused the batch for an invalid event: one bad event
+	// sinks all. Split until the bad ones are alone.
 	if len(batch) > 1 {
 		mid := len(batch) / 2
 		held, err := d.send(ctx, ds, c, t, batch[:mid])
 		if err != nil || held {
 			if held {
-				err = d.requeue(ctx, c, batch[mid:], "Meta unreachable: "+msg)
+				err = d.requeue(ctx, c, batch[mid:], name+" unreachable: "+msg)
 			}
 			return held, err
 		}
 		return d.send(ctx, ds, c, t, batch[mid:])
 	}
-	out := []store.Outcome{{ID: batch[0].event.ID, Status: models.EventFailed, Error: metaRefused + msg, Payload: string(batch[0].payload)}}
+	out := []store.Outcome{{ID: batch[0].event.ID, Status: models.EventFailed, Error: refusedBy(name) + msg, Payload: string(batch[0].payload)}}
 	d.o.Metrics.settled(out)
-	return false, s.SettleEvents(ctx, c, &req.ID, resp.FBTraceID, now, out)
+	return false, s.SettleEvents(ctx, c, &req.ID, a.RequestID, now, out)
+}
+
+// post sends one request to the destination's platform and reads its
+// answer as the dispatcher acts on it.
+func (d *Dispatcher) post(ctx context.Context, ds models.Dataset, t target, payloads []json.RawMessage) (destination.Answer, error) {
+	if ds.Of() != models.KindMeta {
+		return d.o.Platforms[ds.Of()].Send(ctx, t.dest, payloads)
+	}
+	resp, err := d.o.Sender.Send(ctx, t.meta, payloads)
+	return metaAnswer(resp), err
+}
+
+// metaAnswer is Meta's response as the dispatcher acts on it.
+func metaAnswer(r capi.Response) destination.Answer {
+	a := destination.Answer{HTTPStatus: r.HTTPStatus, Received: r.EventsReceived, RequestID: r.FBTraceID, Body: r.Body}
+	if r.Err != nil {
+		a.Message = r.Err.Error()
+	}
+	switch {
+	case r.Retryable():
+		a.Verdict = destination.Unavailable
+	case r.HTTPStatus >= 200 && r.HTTPStatus < 300 && r.Err == nil:
+		a.Verdict = destination.Accepted
+	case r.Err != nil && r.Err.TokenInvalid():
+		a.Verdict, a.Message = destination.AuthRefused, r.Err.Message
+	case eventLevel(r):
+		a.Verdict = destination.EventRefused
+	default:
+		a.Verdict = destination.Refused
+	}
+	return a
+}
+
+// refusedBy begins the reason of an event its platform refused
+// (models.ReasonMetaRefused for Meta), which reads as failed.
+func refusedBy(name string) string {
+	return name + " refused: "
 }
 
 // hold holds a dataset that Meta or the network failed (why says how), or
@@ -635,7 +740,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 // lease), and puts the batch back in its place without spending an
 // attempt: an outage is the dataset's, not its events'.
 func (d *Dispatcher) hold(ctx context.Context, ds models.Dataset, c store.Claim, batch []prepared, why string) error {
-	reason := "Meta unreachable: " + why
+	reason := platform.Name(ds.Of()) + " unreachable: " + why
 	var probe *store.Lease
 	if ds.HeldSince != nil {
 		probe = &c.Lease
@@ -645,7 +750,7 @@ func (d *Dispatcher) hold(ctx context.Context, ds models.Dataset, c store.Claim,
 		return err
 	}
 	if started {
-		d.o.Log.Warn("dataset held: Meta unreachable", slog.Int64("dataset_id", ds.ID), slog.String("reason", reason))
+		d.o.Log.Warn("dataset held: platform unreachable", slog.Int64("dataset_id", ds.ID), slog.String("reason", reason))
 	} else {
 		d.o.Log.Debug("held dataset's probe failed", slog.Int64("dataset_id", ds.ID), slog.Int("tries", held.HoldTries),
 			slog.Time("next_try", *held.HoldUntil), slog.String("reason", reason))
@@ -660,7 +765,7 @@ func (d *Dispatcher) lift(ctx context.Context, ds models.Dataset, c store.Claim)
 	if err != nil || since == nil {
 		return err
 	}
-	d.o.Log.Info("dataset hold lifted: Meta reachable again", slog.Int64("dataset_id", ds.ID),
+	d.o.Log.Info("dataset hold lifted: platform reachable again", slog.Int64("dataset_id", ds.ID),
 		slog.Duration("held_for", d.o.Now().Sub(*since)))
 	return nil
 }
