@@ -3,7 +3,7 @@ package normalize
 import "strings"
 
 // Platform is an ad platform a lead's events go to. Each hashes a lead's
-// email and phone by its own rules (../shared/destinations.md, "Common
+// email and phone by its own rules (docs/destinations.md, "Common
 // model"): Meta, Pinterest and LinkedIn the email trimmed and lower-cased
 // and the phone as E.164 digits without "+"; TikTok the phone with "+";
 // Google the phone with "+" and a Gmail address without the dots and
