@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
-	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 )

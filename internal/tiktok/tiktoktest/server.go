@@ -1,8 +1,8 @@
 // Package tiktoktest is a fake of TikTok's Events API 2.0
 // (POST /open_api/v1.3/event/track/) for tests, in the manner of
 // capitest's fake of Meta's Graph API: it refuses what TikTok refuses
-// (docs/destinations.md), can fail on
-// demand, and records what it accepted.
+// (docs/destinations.md), can fail on demand, and records what it
+// accepted.
 //
 // As TikTok does, it answers errors with HTTP 200 and a non-zero "code" in
 // the body: a client must read the body of every answer.
