@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
-	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 )
 
