@@ -97,3 +97,29 @@ func (p Page) withoutFlash() Page {
 	p.Flashes = nil
 	return p
 }
+
+// testModeLabel says where a destination's test mode sends.
+func testModeLabel(k models.Kind) string {
+	switch k {
+	case models.KindTikTok:
+		return "TikTok's Test Events only"
+	case models.KindPinterest:
+		return "Pinterest's test mode, nothing recorded"
+	case models.KindGoogle:
+		return "Google validates only, nothing recorded"
+	}
+	return "Test Events tool only"
+}
+
+// testEventNote says where a destination's test event goes.
+func testEventNote(k models.Kind) string {
+	switch k {
+	case models.KindTikTok:
+		return "One Lead event with the test event code: it shows in TikTok's Events Manager → Test events and nowhere else."
+	case models.KindPinterest:
+		return "One Lead event in Pinterest's test mode: Pinterest checks it and records nothing."
+	case models.KindGoogle:
+		return "One event for the first conversion action, validated by Google and not recorded."
+	}
+	return "One Lead event with the test event code: it shows in Events Manager's Test Events tab and nowhere else."
+}

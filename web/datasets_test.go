@@ -26,10 +26,16 @@ func connect(t *testing.T, a *app, b *browser, acc models.Account, form url.Valu
 		t.Fatalf("connect dataset = %d\n%s", r.status, r.body)
 	}
 	ds, err := a.store.Datasets(t.Context(), acc.ID)
-	if err != nil || len(ds) == 0 {
-		t.Fatalf("datasets = %v, %v", ds, err)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return ds[len(ds)-1]
+	for _, d := range ds {
+		if d.Name == form.Get("name") {
+			return d
+		}
+	}
+	t.Fatalf("no dataset %q among %v", form.Get("name"), ds)
+	return models.Dataset{}
 }
 
 func TestDatasetsTokenNeverShown(t *testing.T) {

@@ -24,8 +24,12 @@ import (
 	"github.com/leadsignal/leadsignal/internal/crmsync"
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/google/googletest"
 	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/internal/pinterest/pinteresttest"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/seal"
+	"github.com/leadsignal/leadsignal/internal/tiktok/tiktoktest"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/web"
@@ -49,6 +53,11 @@ type app struct {
 	hubspot   *crmtest.HubSpotFake
 	pipedrive *crmtest.PipedriveFake
 	crm       *crmsync.Worker
+	// tiktok, pinterest and google are the other destinations' fake
+	// platforms, which the dispatcher and the test buttons send to.
+	tiktok    *tiktoktest.Server
+	pinterest *pinteresttest.Server
+	google    *googletest.Server
 }
 
 // The fake CRM APIs' tokens.
@@ -83,7 +92,9 @@ func newApp(t *testing.T, s *store.Store) *app {
 		t.Fatal(err)
 	}
 	a.box = box
-	a.dispatcher = dispatch.New(dispatch.Options{Store: s, Sender: &capi.Client{}, Box: box, Log: testLogger(),
+	a.tiktok, a.pinterest, a.google = tiktoktest.New(t), pinteresttest.New(t), googletest.New(t)
+	platforms := platform.Senders(platform.URLs{TikTok: a.tiktok.URL, Pinterest: a.pinterest.URL, Google: a.google.URL, GoogleToken: a.google.TokenURL})
+	a.dispatcher = dispatch.New(dispatch.Options{Store: s, Sender: &capi.Client{}, Platforms: platforms, Box: box, Log: testLogger(),
 		GraphURL: a.meta.URL, DefaultVersion: capitest.Version, Now: a.clock})
 	a.hubspot = crmtest.NewHubSpot(t, hubspotToken)
 	a.pipedrive = crmtest.NewPipedrive(t, pipedriveToken)
@@ -97,6 +108,7 @@ func newApp(t *testing.T, s *store.Store) *app {
 		Now:             a.clock,
 		Box:             box,
 		Sender:          &capi.Client{},
+		Platforms:       platforms,
 		GraphURL:        a.meta.URL,
 		APIVersion:      capitest.Version,
 		CRM:             web.CRMOptions{HubSpotAPIURL: a.hubspot.URL(), PipedriveAPIURL: a.pipedrive.URL()},

@@ -15,6 +15,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/config"
 	"github.com/leadsignal/leadsignal/internal/crmsync"
 	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/internal/stageupload"
@@ -37,8 +38,10 @@ type Options struct {
 	Now func() time.Time
 	// Box seals and opens the datasets' tokens.
 	Box *seal.Box
-	// Sender posts test events to Meta; the dispatcher sends the rest.
-	Sender dispatch.Sender
+	// Sender posts test events to Meta, Platforms to the other
+	// destinations' platforms; the dispatcher sends the rest.
+	Sender    dispatch.Sender
+	Platforms map[models.Kind]destination.Sender
 	// GraphURL and APIVersion are META_GRAPH_URL and META_API_VERSION.
 	GraphURL   string
 	APIVersion string
@@ -79,7 +82,9 @@ type Handler struct {
 	now      func() time.Time
 	box      *seal.Box
 	sender   dispatch.Sender
-	graphURL string
+	// platforms send the other destinations' test events.
+	platforms map[models.Kind]destination.Sender
+	graphURL  string
 	// apiVersion is the Graph API version of datasets that name none.
 	apiVersion string
 	notify     func()
@@ -115,17 +120,18 @@ func New(o Options) *echo.Echo {
 		o.SessionLimits.Absolute = config.DefaultSessionMax
 	}
 	h := &Handler{
-		store:    o.Store,
-		log:      o.Log,
-		sessions: newSessionStore(o.Store, o.SessionHashKey, o.SessionBlockKey, o.SessionLimits, o.Now),
-		limiter:  newLimiter(loginLimit, loginWindow, o.Now),
-		collect:  newCollectLimits(o.CollectKeyRate),
-		capture:  capture.New(o.Store, o.Decider.Matchers, o.Notify),
-		decider:  o.Decider,
-		now:      o.Now,
-		box:      o.Box,
-		sender:   o.Sender,
-		graphURL: o.GraphURL,
+		store:     o.Store,
+		log:       o.Log,
+		sessions:  newSessionStore(o.Store, o.SessionHashKey, o.SessionBlockKey, o.SessionLimits, o.Now),
+		limiter:   newLimiter(loginLimit, loginWindow, o.Now),
+		collect:   newCollectLimits(o.CollectKeyRate),
+		capture:   capture.New(o.Store, o.Decider.Matchers, o.Notify),
+		decider:   o.Decider,
+		now:       o.Now,
+		box:       o.Box,
+		sender:    o.Sender,
+		platforms: o.Platforms,
+		graphURL:  o.GraphURL,
 
 		apiVersion: o.APIVersion,
 		notify:     o.Notify,

@@ -614,7 +614,7 @@ func TestDatasetFormCap(t *testing.T) {
 		b.get(base + "/new")
 		r := b.post(base, form("Fifty-first"))
 		wantStatus(t, "the 51st dataset", r, http.StatusUnprocessableEntity)
-		if got := r.text("form-error"); !strings.HasPrefix(got, "An account has at most 50 datasets") {
+		if got := r.text("form-error"); !strings.HasPrefix(got, "An account has at most 50 destinations") {
 			t.Errorf("form error = %q; want the limit", got)
 		}
 		if r.inputValue("name") != "Fifty-first" {

@@ -32,6 +32,7 @@ import (
 	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/password"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/internal/service"
 	"github.com/leadsignal/leadsignal/internal/site"
@@ -196,13 +197,15 @@ func serve(ctx context.Context, e env) error {
 		return err
 	}
 	sender := &capi.Client{}
+	platforms := platform.Senders(platform.URLs{TikTok: cfg.TikTokAPIURL, Pinterest: cfg.PinterestAPIURL,
+		Google: cfg.GoogleAPIURL, GoogleToken: cfg.GoogleTokenURL})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// One cache of compiled rules for capture, the recorder and the
 	// dispatcher, and one recorder for every way a stage change comes in.
 	matchers := &decide.Matchers{}
 	disp := dispatch.New(dispatch.Options{
-		Store: s, Sender: sender, Box: box, Log: log,
+		Store: s, Sender: sender, Platforms: platforms, Box: box, Log: log,
 		GraphURL: cfg.MetaGraphURL, DefaultVersion: cfg.MetaAPIVersion,
 		Metrics: dispatch.NewMetrics(reg, s), Matchers: matchers,
 	})
@@ -224,6 +227,7 @@ func serve(ctx context.Context, e env) error {
 			SessionLimits:   sessionLimits(cfg),
 			Box:             box,
 			Sender:          sender,
+			Platforms:       platforms,
 			GraphURL:        cfg.MetaGraphURL,
 			APIVersion:      cfg.MetaAPIVersion,
 			Notify:          disp.Notify,

@@ -25,6 +25,10 @@ const (
 	DefaultMetaAPIVersion = "v24.0"
 	DefaultHubSpotAPIURL  = "https://api.hubapi.com"
 	DefaultPipedriveURL   = "https://api.pipedrive.com"
+	DefaultTikTokAPIURL   = "https://business-api.tiktok.com"
+	DefaultPinterestURL   = "https://api.pinterest.com"
+	DefaultGoogleURL      = "https://datamanager.googleapis.com"
+	DefaultGoogleTokenURL = "https://oauth2.googleapis.com/token"
 	DefaultSessionIdle    = 12 * time.Hour
 	DefaultSessionMax     = 14 * 24 * time.Hour
 	secretFile            = "secret"
@@ -51,6 +55,15 @@ type Config struct {
 	// (HUBSPOT_API_URL, PIPEDRIVE_API_URL); tests point them at fakes.
 	HubSpotAPIURL   string
 	PipedriveAPIURL string
+	// TikTokAPIURL and PinterestAPIURL are the other destinations'
+	// platforms' API base URLs (TIKTOK_API_URL, PINTEREST_API_URL); tests
+	// point them at fakes.
+	TikTokAPIURL    string
+	PinterestAPIURL string
+	// GoogleAPIURL is Google's Data Manager API (GOOGLE_DATAMANAGER_URL),
+	// GoogleTokenURL its OAuth token endpoint (GOOGLE_TOKEN_URL).
+	GoogleAPIURL   string
+	GoogleTokenURL string
 	// PublicURL is the address CRMs and browsers reach this server at
 	// (LEADSIGNAL_PUBLIC_URL), as PublicURL writes it; "" when unset, when
 	// the one an administrator saves applies. Hook URLs are absolute with
@@ -83,6 +96,10 @@ func Load(getenv func(string) string) (Config, error) {
 		MetaAPIVersion:  or(getenv("META_API_VERSION"), DefaultMetaAPIVersion),
 		HubSpotAPIURL:   strings.TrimRight(or(getenv("HUBSPOT_API_URL"), DefaultHubSpotAPIURL), "/"),
 		PipedriveAPIURL: strings.TrimRight(or(getenv("PIPEDRIVE_API_URL"), DefaultPipedriveURL), "/"),
+		TikTokAPIURL:    strings.TrimRight(or(getenv("TIKTOK_API_URL"), DefaultTikTokAPIURL), "/"),
+		PinterestAPIURL: strings.TrimRight(or(getenv("PINTEREST_API_URL"), DefaultPinterestURL), "/"),
+		GoogleAPIURL:    strings.TrimRight(or(getenv("GOOGLE_DATAMANAGER_URL"), DefaultGoogleURL), "/"),
+		GoogleTokenURL:  strings.TrimSpace(or(getenv("GOOGLE_TOKEN_URL"), DefaultGoogleTokenURL)),
 		PublicURL:       strings.TrimSpace(getenv("LEADSIGNAL_PUBLIC_URL")),
 		ClientIPHeader:  strings.TrimSpace(getenv("LEADSIGNAL_CLIENT_IP_HEADER")),
 		SessionIdle:     DefaultSessionIdle,
@@ -122,6 +139,8 @@ func (c Config) Validate() error {
 	}
 	for _, u := range []struct{ name, value string }{
 		{"META_GRAPH_URL", c.MetaGraphURL}, {"HUBSPOT_API_URL", c.HubSpotAPIURL}, {"PIPEDRIVE_API_URL", c.PipedriveAPIURL},
+		{"TIKTOK_API_URL", c.TikTokAPIURL}, {"PINTEREST_API_URL", c.PinterestAPIURL},
+		{"GOOGLE_DATAMANAGER_URL", c.GoogleAPIURL}, {"GOOGLE_TOKEN_URL", c.GoogleTokenURL},
 	} {
 		if !httpURL(u.value) {
 			return fmt.Errorf("config: %s must be an http(s) URL", u.name)

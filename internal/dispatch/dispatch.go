@@ -781,12 +781,14 @@ func (d *Dispatcher) pause(ctx context.Context, ds models.Dataset, c store.Claim
 
 // FixesPause reports whether a change from before to after to a paused
 // dataset may fix what paused it, so that sending resumes: a new token or
-// app secret (Meta refused the token), another dataset id or Graph API
-// version (Meta refused every request for the dataset). Other edits leave
+// app secret (the platform refused the token), another dataset id or Graph
+// API version, or another TikTok event source or Google OAuth client or
+// manager account (the platform refused every request for the dataset). Other edits leave
 // the pause to a person who fixes the cause.
 func FixesPause(before, after models.Dataset) bool {
 	return before.PausedAt != nil && (before.TokenSealed != after.TokenSealed || before.AppSecretSealed != after.AppSecretSealed ||
-		before.PixelID != after.PixelID || before.APIVersion != after.APIVersion)
+		before.PixelID != after.PixelID || before.APIVersion != after.APIVersion || before.EventSource != after.EventSource ||
+		before.ClientID != after.ClientID || before.LoginAccount != after.LoginAccount)
 }
 
 // requeue puts a batch back in its place without spending an attempt, for

@@ -3,12 +3,15 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/normalize"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -36,6 +39,8 @@ type Tester struct {
 	Box            *seal.Box
 	GraphURL       string
 	DefaultVersion string
+	// Platforms send the other kinds' test events (Options.Platforms).
+	Platforms map[models.Kind]destination.Sender
 }
 
 // SendTest posts one Lead event with made-up, hashed contact data and the
@@ -44,6 +49,9 @@ type Tester struct {
 // pre-flight check of what would go. A dataset that cannot send (no code,
 // no token) is an answer too, not an error; err is for the database.
 func (t Tester) SendTest(ctx context.Context, acc models.Account, ds models.Dataset, now time.Time) (TestResult, error) {
+	if ds.Of() != models.KindMeta {
+		return t.sendPlatformTest(ctx, acc, ds, now)
+	}
 	if ds.Mode == models.ModeDryRun {
 		body, err := json.Marshal(testEvent(acc, ds, now))
 		if err != nil {
@@ -104,13 +112,18 @@ func (t Tester) SendTest(ctx context.Context, acc models.Account, ds models.Data
 // testEvent is a Lead event whose contact data is made up and hashed: it
 // proves the connection without sending anyone's data.
 func testEvent(a models.Account, d models.Dataset, now time.Time) capi.ServerEvent {
+	return capi.Build(testInput(a, d, now))
+}
+
+// testInput is what testEvent is built from.
+func testInput(a models.Account, d models.Dataset, now time.Time) capi.BuildInput {
 	keys := normalize.Normalize(normalize.Input{
 		Email: "test@leadsignal.invalid", ExternalID: "leadsignal-test", CapturedAt: now, DefaultCountry: a.DefaultCountry,
 	})
 	id := "test-" + strconv.FormatInt(now.UnixNano(), 36)
 	lead := models.Lead{AccountID: a.ID, Source: models.SourceCRM, ExternalID: &id, CreatedAt: now}
 	ev := models.Event{EventName: "Lead", EventID: capi.EventID(d.PixelID, "Lead", id), EventTime: now, Origin: models.OriginTest}
-	return capi.Build(capi.BuildInput{Account: a, Dataset: d, Lead: lead, Keys: keys, Event: ev})
+	return capi.BuildInput{Account: a, Dataset: d, Lead: lead, Keys: keys, Event: ev}
 }
 
 func firstNonEmpty(ss ...string) string {
@@ -120,4 +133,70 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// sendPlatformTest is SendTest for a destination other than Meta's: one
+// Lead event (the destination's first own event name for Google, whose
+// events need a conversion action), in the platform's test mode: TikTok's
+// test event code, Pinterest's test=true, Google's validateOnly.
+func (t Tester) sendPlatformTest(ctx context.Context, acc models.Account, ds models.Dataset, now time.Time) (TestResult, error) {
+	name := platform.Name(ds.Of())
+	in := testInput(acc, ds, now)
+	if ds.Of() == models.KindGoogle {
+		if ours := platform.FirstMapped(ds); ours != "" {
+			in.Event.EventName = ours
+		}
+	}
+	body, err := platform.Prepare(in)
+	if err != nil {
+		var inv *capi.Invalid
+		if errors.As(err, &inv) {
+			return TestResult{Title: "The test event cannot be built.", Message: inv.Error()}, nil
+		}
+		return TestResult{}, err
+	}
+	if ds.Mode == models.ModeDryRun {
+		return TestResult{OK: true, DryRun: true, Payload: body, Title: "Dry run: nothing was sent to " + name + ".",
+			Message: "This is the test event as it would go to " + name + ". Switch the destination to test mode to send it to " + name + "'s test mode."}, nil
+	}
+	if ds.Of() == models.KindTikTok && ds.TestEventCode == "" {
+		return TestResult{Title: "No test event code.", Message: "Copy it from TikTok's Events Manager → Test events and save it here first."}, nil
+	}
+	sender := t.Platforms[ds.Of()]
+	if sender == nil {
+		return TestResult{Title: "The destination cannot send.", Message: "this server cannot send to " + name}, nil
+	}
+	target, err := DestinationTarget(t.Box, ds)
+	if err != nil {
+		return TestResult{Title: "The destination cannot send.", Message: err.Error()}, nil
+	}
+	// Always to the platform's test mode, whatever the destination's mode.
+	target.Test, target.TestEventCode = true, ds.TestEventCode
+	sendCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	a, serr := sender.Send(sendCtx, target, []json.RawMessage{body})
+	req := models.SendRequest{AccountID: acc.ID, DatasetID: ds.ID, Kind: "test", StartedAt: now.UTC(),
+		DurationMS: int(time.Since(start).Milliseconds()), EventsCount: 1, HTTPStatus: a.HTTPStatus,
+		EventsReceived: a.Received, FBTraceID: a.RequestID, Response: string(a.Body)}
+	r := TestResult{Sent: true}
+	switch {
+	case serr != nil:
+		req.Error = serr.Error()
+		r.Title, r.Message = name+" could not be reached.", serr.Error()
+	case a.Verdict != destination.Accepted || len(a.Refused) > 0:
+		req.Error = firstNonEmpty(a.Message, a.Refused[0], fmt.Sprintf("HTTP %d", a.HTTPStatus))
+		r.Title, r.Message = name+" refused the test event.", req.Error
+	default:
+		r.OK = true
+		r.Title = name + " took the test event."
+		r.Message = "It was sent in " + name + "'s test mode, which records nothing."
+		if ds.Of() == models.KindTikTok {
+			r.Message = "Look for it in TikTok's Events Manager → Test events."
+		}
+		if a.RequestID != "" {
+			r.Message += " Request " + a.RequestID + "."
+		}
+	}
+	return r, t.Store.InsertSendRequest(ctx, &req)
 }

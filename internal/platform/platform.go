@@ -1,16 +1,22 @@
 // Package platform is where a destination's kind picks its platform's code:
 // each event's JSON (Prepare, Check), what a prepared payload depends on
 // (Stamp), the platform's names of our events (EventName) and its limits.
-// Meta's is internal/capi; TikTok's internal/tiktok. The decider and the
+// Meta's is internal/capi; TikTok's internal/tiktok, Pinterest's
+// internal/pinterest, Google's internal/google. The decider and the
 // dispatcher ask this package and never switch on a kind themselves.
 package platform
 
 import (
 	"encoding/json"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/destination"
+	"github.com/leadsignal/leadsignal/internal/google"
+	"github.com/leadsignal/leadsignal/internal/pinterest"
 	"github.com/leadsignal/leadsignal/internal/tiktok"
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -33,37 +39,59 @@ func MaxBatch(k models.Kind) int {
 	switch k {
 	case models.KindTikTok:
 		return tiktok.MaxBatch
+	case models.KindPinterest:
+		return pinterest.MaxBatch
+	case models.KindGoogle:
+		return google.MaxBatch
 	}
 	return capi.MaxBatch
 }
 
 // Supported reports whether leadsignal can send to destinations of kind k.
 func Supported(k models.Kind) bool {
-	return k == models.KindMeta || k == models.KindTikTok
+	return slices.Contains(models.Kinds, k)
 }
 
 // EventName is the destination's name of our event name ours: its own
-// (Dataset.EventNames), else its kind's default. Meta's are ours.
+// (Dataset.EventNames), else its kind's default. Meta's are ours. Google's
+// are its conversion actions' ids, which have no default: "" when the
+// destination maps none to ours.
 func EventName(d models.Dataset, ours string) string {
 	if d.Of() == models.KindMeta {
 		return ours
 	}
-	if own, ok := EventNames(d)[ours]; ok && own != "" {
+	if own := ownNames(d.EventNames)[ours]; own != "" {
 		return own
 	}
 	switch d.Of() {
 	case models.KindTikTok:
 		return tiktok.EventName(ours)
+	case models.KindPinterest:
+		return pinterest.EventName(ours)
+	case models.KindGoogle:
+		return ""
 	}
 	return ours
 }
 
-// EventNames reads a destination's own names of our events; a value that
-// cannot be read is none (the page and the setup file check it when saved).
-func EventNames(d models.Dataset) map[string]string {
+// FirstMapped is the first of our event names (in alphabetical order) the
+// destination names itself, "" when it names none: Google's test event
+// goes to its first conversion action.
+func FirstMapped(d models.Dataset) string {
+	names := ownNames(d.EventNames)
+	if len(names) == 0 {
+		return ""
+	}
+	return slices.Sorted(maps.Keys(names))[0]
+}
+
+// ownNames reads a destination's own names of our events
+// (Dataset.EventNames); a value that cannot be read is none: the page and
+// the setup file check it when saved (ParseEventNames).
+func ownNames(eventNames string) map[string]string {
 	m := map[string]string{}
-	if strings.TrimSpace(d.EventNames) != "" {
-		_ = json.Unmarshal([]byte(d.EventNames), &m)
+	if strings.TrimSpace(eventNames) != "" {
+		_ = json.Unmarshal([]byte(eventNames), &m)
 	}
 	return m
 }
@@ -79,6 +107,10 @@ func Prepare(in capi.BuildInput) ([]byte, error) {
 		return body, err
 	case models.KindTikTok:
 		return tiktok.Prepare(in, EventName(in.Dataset, in.Event.EventName))
+	case models.KindPinterest:
+		return pinterest.Prepare(in, EventName(in.Dataset, in.Event.EventName))
+	case models.KindGoogle:
+		return google.Prepare(in, EventName(in.Dataset, in.Event.EventName))
 	}
 	return nil, &capi.Invalid{Field: "destination", Reason: Name(in.Dataset.Of()) + " cannot be sent to yet"}
 }
@@ -111,4 +143,24 @@ func Stamp(acc models.Account, d models.Dataset) int64 {
 		return v
 	}
 	return 1
+}
+
+// URLs are the platforms' API base URLs (internal/config), "" for each
+// platform's own.
+type URLs struct {
+	TikTok    string
+	Pinterest string
+	// Google is the Data Manager API's, GoogleToken the OAuth token
+	// endpoint's.
+	Google      string
+	GoogleToken string
+}
+
+// Senders are the dispatcher's senders of the kinds other than Meta.
+func Senders(u URLs) map[models.Kind]destination.Sender {
+	return map[models.Kind]destination.Sender{
+		models.KindTikTok:    &tiktok.Client{BaseURL: u.TikTok},
+		models.KindPinterest: &pinterest.Client{BaseURL: u.Pinterest},
+		models.KindGoogle:    &google.Client{BaseURL: u.Google, TokenURL: u.GoogleToken},
+	}
 }
