@@ -159,10 +159,10 @@ func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve 
 						return err
 					})
 			}
-			b.Queue(`SELECT id, name, pixel_id, ldu FROM datasets WHERE account_id = $1 ORDER BY lower(name), id`, q.AccountID).
+			b.Queue(`SELECT id, kind, name, pixel_id, ldu, event_names FROM datasets WHERE account_id = $1 ORDER BY lower(name), id`, q.AccountID).
 				Query(func(rows pgx.Rows) error {
 					var d models.Dataset
-					_, err := pgx.ForEachRow(rows, []any{&d.ID, &d.Name, &d.PixelID, &d.LDU}, func() error {
+					_, err := pgx.ForEachRow(rows, []any{&d.ID, &d.Kind, &d.Name, &d.PixelID, &d.LDU, &d.EventNames}, func() error {
 						d.AccountID = q.AccountID
 						f.Datasets = append(f.Datasets, d)
 						return nil

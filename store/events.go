@@ -367,13 +367,14 @@ func (s *Store) ClaimEvents(ctx context.Context, datasetID int64, now time.Time,
 
 // PayloadLeads reads the leads of an account with the columns an event's
 // payload is built from (id, source, partial, junk, event_source_url,
-// meta_lead_id, country, state and match_keys), by id: for claimed events
-// whose prepared payload is missing or stale. A lead not found is absent.
+// meta_lead_id, country, state, match_keys, and the custom fields where
+// the other platforms' click ids are), by id: for claimed events whose
+// prepared payload is missing or stale. A lead not found is absent.
 func (s *Store) PayloadLeads(ctx context.Context, accountID int64, ids []int64) (map[int64]models.Lead, error) {
 	out := make(map[int64]models.Lead, len(ids))
 	for start := 0; start < len(ids); start += 500 {
 		var ls []models.Lead
-		err := s.q(ctx).Select("id, source, partial, junk, test, event_source_url, meta_lead_id, country, state, match_keys").
+		err := s.q(ctx).Select("id, source, partial, junk, test, event_source_url, meta_lead_id, country, state, match_keys, fields").
 			Where("account_id = ? AND id IN ?", accountID, ids[start:min(start+500, len(ids))]).Find(&ls).Error
 		if err != nil {
 			return nil, wrap("payload leads", err)

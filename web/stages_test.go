@@ -113,8 +113,8 @@ func TestStagesListAndTemplate(t *testing.T) {
 			t.Error("the Stages link of the account navigation is not current")
 		}
 		nav := r.doc.Find(`nav.account-nav a`).Map(func(_ int, s *goquery.Selection) string { return s.Text() })
-		if got := strings.Join(nav, ","); got != "Overview,Leads,Send log,Rules,Stages,Datasets,Settings" {
-			t.Errorf("navigation = %s; want Stages between Rules and Datasets", got)
+		if got := strings.Join(nav, ","); got != "Overview,Leads,Send log,Rules,Stages,Destinations,Settings" {
+			t.Errorf("navigation = %s; want Stages between Rules and Destinations", got)
 		}
 		if !r.has("stage-template") || !r.has("start-template") || r.has("stages-empty") {
 			t.Error("an account with a dataset and no mapping should be offered the template")
@@ -545,7 +545,7 @@ func TestStagesSalesReadOnly(t *testing.T) {
 			t.Error("sales are not linked to the mappings' pages")
 		}
 		nav := r.doc.Find(`nav.account-nav a`).Map(func(_ int, s *goquery.Selection) string { return s.Text() })
-		if got := strings.Join(nav, ","); got != "Overview,Leads,Send log,Rules,Stages,Datasets" {
+		if got := strings.Join(nav, ","); got != "Overview,Leads,Send log,Rules,Stages,Destinations" {
 			t.Errorf("viewer's navigation = %s", got)
 		}
 
