@@ -23,7 +23,7 @@ func TestParseEventNames(t *testing.T) {
 		{"twice", "Lead = a\nLead = b", "", "line 2: Lead is named twice"},
 		{"bad ours", "Le@d = a", "", "line 1:"},
 		{"control character", "Lead = a\x00b", "", "printable"},
-		{"too long", "Lead = " + strings.Repeat("x", platform.MaxOwnName+1), "", "at most"},
+		{"too long", "Lead = " + strings.Repeat("x", platform.MaxOwnName+1), "", "1 to 100 printable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

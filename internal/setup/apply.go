@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/models"
@@ -304,7 +305,7 @@ func (a *applier) run(ctx context.Context, f File) error {
 		return err
 	}
 	a.keepRules = f.SendRules == nil
-	if err := a.datasets(ctx, acc.ID, f.Datasets); err != nil {
+	if err := a.datasets(ctx, acc.ID, f.destinations()); err != nil {
 		return err
 	}
 	if f.Junk != nil {
@@ -423,8 +424,8 @@ func (a *applier) datasets(ctx context.Context, accountID int64, specs []Dataset
 		byName[strings.ToLower(d.Name)] = d
 	}
 	inFile := map[int64]bool{}
-	for i, spec := range specs {
-		path := fmt.Sprintf("datasets[%d]", i)
+	for _, spec := range specs {
+		path := spec.path
 		if d, ok := byName[strings.ToLower(spec.Name)]; ok {
 			inFile[d.ID] = true
 			if err := a.updateDataset(ctx, path, d, spec); err != nil {
@@ -445,14 +446,20 @@ func (a *applier) datasets(ctx context.Context, accountID int64, specs []Dataset
 }
 
 func (a *applier) createDataset(ctx context.Context, path string, accountID int64, spec DatasetSpec) error {
+	names, _ := platform.EventNamesJSON(spec.EventNames) // checked by Validate
 	d := models.Dataset{
-		AccountID: accountID, Name: spec.Name, PixelID: spec.PixelID, TestEventCode: spec.TestEventCode,
-		APIVersion: spec.APIVersion, Mode: spec.Mode, LDU: spec.LDU,
+		AccountID: accountID, Kind: spec.Kind, Name: spec.Name, PixelID: spec.PixelID, TestEventCode: spec.TestEventCode,
+		APIVersion: spec.APIVersion, Mode: spec.Mode, LDU: spec.LDU, EventSource: spec.EventSource, EventNames: names,
+		LoginAccount: spec.LoginAccount, ClientID: spec.ClientID, Consent: spec.Consent,
 	}
 	if err := a.tx.CreateDataset(ctx, &d); err != nil {
 		return err
 	}
-	a.change(path, "created %q (dataset id %s, %s)", d.Name, d.PixelID, d.Mode)
+	if d.Of() == models.KindMeta {
+		a.change(path, "created %q (dataset id %s, %s)", d.Name, d.PixelID, d.Mode)
+	} else {
+		a.change(path, "created %q (%s %s, %s)", d.Name, platform.Name(d.Of()), d.PixelID, d.Mode)
+	}
 	a.report.Summary.DatasetsAdded++
 	if a.keepRules {
 		a.note(path, "the new dataset sends every completed lead that is not junk as Lead (its default send rule); "+
@@ -476,6 +483,17 @@ func (a *applier) updateDataset(ctx context.Context, path string, d models.Datas
 	a.set(path+".pixel_id", &d.PixelID, spec.PixelID)
 	a.set(path+".test_event_code", &d.TestEventCode, spec.TestEventCode)
 	a.set(path+".api_version", &d.APIVersion, spec.APIVersion)
+	a.set(path+".event_source", &d.EventSource, spec.EventSource)
+	a.set(path+".login_account", &d.LoginAccount, spec.LoginAccount)
+	a.set(path+".client_id", &d.ClientID, spec.ClientID)
+	if d.Consent != spec.Consent {
+		a.change(path+".consent", "%s → %s", show(string(d.Consent)), show(string(spec.Consent)))
+		d.Consent = spec.Consent
+	}
+	if names, _ := platform.EventNamesJSON(spec.EventNames); names != d.EventNames {
+		a.change(path+".event_names", "%s → %s", show(platform.EventNamesText(d.EventNames)), show(platform.EventNamesText(names)))
+		d.EventNames = names
+	}
 	if d.Mode != spec.Mode {
 		a.change(path+".mode", "%s → %s", show(string(d.Mode)), spec.Mode)
 		d.Mode = spec.Mode

@@ -2,6 +2,7 @@ package setup
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -65,11 +66,21 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 		return s
 	}
 	var notes []Note
-	for i, d := range ds {
-		path := fmt.Sprintf("datasets[%d]", i)
+	for _, d := range ds {
+		// Meta's datasets go in datasets, as before destinations; the
+		// other kinds in destinations, with their kind.
+		path := fmt.Sprintf("datasets[%d]", len(f.Datasets))
 		spec := DatasetSpec{
 			Name: d.Name, PixelID: d.PixelID, TestEventCode: d.TestEventCode, APIVersion: d.APIVersion,
 			Mode: d.Mode, LDU: d.LDU,
+		}
+		if d.Of() != models.KindMeta {
+			path = fmt.Sprintf("destinations[%d]", len(f.Destinations))
+			spec.Kind, spec.EventSource, spec.LoginAccount, spec.ClientID, spec.Consent = d.Of(), d.EventSource, d.LoginAccount, d.ClientID, d.Consent
+			if d.EventNames != "" {
+				// Written by EventNamesJSON; one that cannot be read is none.
+				_ = json.Unmarshal([]byte(d.EventNames), &spec.EventNames)
+			}
 		}
 		if d.TokenSealed != "" {
 			spec.AccessTokenEnv = d.TokenEnv
@@ -87,7 +98,11 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 					"the app secret was saved in the web UI; %s is a suggested name: set it to the app secret wherever this file is applied", spec.AppSecretEnv)})
 			}
 		}
-		f.Datasets = append(f.Datasets, spec)
+		if spec.Kind == "" {
+			f.Datasets = append(f.Datasets, spec)
+		} else {
+			f.Destinations = append(f.Destinations, spec)
+		}
 	}
 	settings, ok := storedJunk(acc.JunkSettings)
 	if !ok {

@@ -20,6 +20,10 @@ import (
 type File struct {
 	Account  AccountSpec   `json:"account"`
 	Datasets []DatasetSpec `json:"datasets"`
+	// Destinations are destinations of every kind, Meta's datasets
+	// included, each with its kind (docs/destinations.md); Datasets are
+	// Meta's. Both may be given; names differ across both.
+	Destinations []DatasetSpec `json:"destinations,omitzero"`
 	// Junk, when present, replaces the account's junk settings; signals it
 	// leaves out use their defaults. Absent (nil), the settings are kept.
 	Junk junk.Settings `json:"junk,omitempty"`
@@ -71,11 +75,18 @@ type AccountSpec struct {
 // not decoded, gives them all).
 func (a AccountSpec) has(key string) bool { return a.present == nil || a.present[key] }
 
-// DatasetSpec is one Meta dataset of the account, found by its name
-// (ignoring case). The access token and app secret are given as the names
-// of the environment variables that hold them.
+// DatasetSpec is one destination of the account, a Meta dataset unless
+// its Kind says otherwise, found by its name (ignoring case). The access
+// token and app secret are given as the names of the environment
+// variables that hold them: for Google, its OAuth refresh token and client
+// secret.
 type DatasetSpec struct {
-	Name           string `json:"name"`
+	// Kind is meta (the default), tiktok, pinterest or google.
+	Kind models.Kind `json:"kind,omitempty"`
+	Name string      `json:"name"`
+	// PixelID is the platform's id of where events go: Meta's dataset id,
+	// TikTok's pixel code or event set id, Pinterest's ad account id,
+	// Google's customer id.
 	PixelID        string `json:"pixel_id"`
 	AccessTokenEnv string `json:"access_token_env,omitempty"`
 	AppSecretEnv   string `json:"app_secret_env,omitempty"`
@@ -86,6 +97,34 @@ type DatasetSpec struct {
 	Mode       models.Mode `json:"mode"`
 	// LDU is the Limited Data Use setting; empty means off.
 	LDU models.LDU `json:"ldu"`
+	// EventSource is TikTok's: web (the default), crm or offline.
+	EventSource string `json:"event_source,omitempty"`
+	// EventNames are the destination's own names of our events; Google's
+	// are its conversion actions' ids.
+	EventNames map[string]string `json:"event_names,omitempty"`
+	// LoginAccount, ClientID and Consent are Google's: the manager
+	// account, the OAuth client id, and granted, denied or none.
+	LoginAccount string         `json:"login_account,omitempty"`
+	ClientID     string         `json:"client_id,omitempty"`
+	Consent      models.Consent `json:"consent,omitempty"`
+	// path is where the spec is in the file, datasets[i] or
+	// destinations[i], for its problems and changes.
+	path string
+}
+
+// destinations are the file's datasets and destinations, each with its
+// path in the file and its kind (Meta's when it names none).
+func (f File) destinations() []DatasetSpec {
+	out := make([]DatasetSpec, 0, len(f.Datasets)+len(f.Destinations))
+	for i, d := range f.Datasets {
+		d.path = fmt.Sprintf("datasets[%d]", i)
+		out = append(out, d)
+	}
+	for i, d := range f.Destinations {
+		d.path = fmt.Sprintf("destinations[%d]", i)
+		out = append(out, d)
+	}
+	return out
 }
 
 // RuleSpec is one send rule of the account, found by its name (ignoring
@@ -220,6 +259,8 @@ func Decode(r io.Reader) (File, []Problem) {
 			d.account(m.key, m.value, &f.Account)
 		case "datasets":
 			f.Datasets = d.datasets(m.key, m.value)
+		case "destinations":
+			f.Destinations = d.datasets(m.key, m.value)
 		case "junk":
 			f.Junk = d.junk(m.key, m.value)
 		case "send_rules":
@@ -238,7 +279,7 @@ func Decode(r io.Reader) (File, []Problem) {
 			if later[m.key] {
 				d.add(m.key, "not supported by this version of leadsignal yet")
 			} else {
-				d.add(m.key, "unknown field; the file has account, datasets, junk, send_rules, stages, stage_mappings, sequences, crm_connections and site_keys")
+				d.add(m.key, "unknown field; the file has account, datasets, destinations, junk, send_rules, stages, stage_mappings, sequences, crm_connections and site_keys")
 			}
 		}
 	}
@@ -424,6 +465,12 @@ func (d *decoder) datasets(path string, raw json.RawMessage) []DatasetSpec {
 			{"api_version", &ds.APIVersion, "a string like v24.0"},
 			{"mode", &ds.Mode, "a string: live, test or dry_run"},
 			{"ldu", &ds.LDU, "a string: off, california or always"},
+			{"kind", &ds.Kind, "a string: meta, tiktok, pinterest or google"},
+			{"event_source", &ds.EventSource, "a string: web, crm or offline"},
+			{"event_names", &ds.EventNames, `an object of our event names to the platform's, like {"QualifiedLead": "ApplicationApproval"}`},
+			{"login_account", &ds.LoginAccount, "a string: a Google Ads customer id"},
+			{"client_id", &ds.ClientID, "a string: an OAuth client id"},
+			{"consent", &ds.Consent, "a string: granted or denied"},
 		})
 	}
 	return out
@@ -661,6 +708,14 @@ func decodedStrings(dst any) []string {
 		for i := range v.Len() {
 			if e := v.Index(i); e.Kind() == reflect.String {
 				out = append(out, e.String())
+			}
+		}
+		return out
+	case reflect.Map:
+		var out []string
+		for it := v.MapRange(); it.Next(); {
+			if it.Key().Kind() == reflect.String && it.Value().Kind() == reflect.String {
+				out = append(out, it.Key().String(), it.Value().String())
 			}
 		}
 		return out

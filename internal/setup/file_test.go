@@ -61,7 +61,7 @@ func TestDecodeProblems(t *testing.T) {
 		{
 			name: "unknown top-level key",
 			json: `{"account": {"slug": "acme"}, "datsets": []}`,
-			want: []string{"datsets: unknown field; the file has account, datasets, junk, send_rules, stages, stage_mappings, sequences, crm_connections and site_keys"},
+			want: []string{"datsets: unknown field; the file has account, datasets, destinations, junk, send_rules, stages, stage_mappings, sequences, crm_connections and site_keys"},
 		},
 		{
 			name: "unknown sequence key",

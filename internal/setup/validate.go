@@ -101,24 +101,22 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 		add("account.website_url", "%s", p)
 	}
 
-	if msg := datasetCountProblem(f.Datasets, k); msg != "" {
+	all := f.destinations()
+	if msg := datasetCountProblem(all, k); msg != "" {
 		add("datasets", "%s", msg)
 	}
 	firstByName := map[string]int{}
-	for i, d := range f.Datasets {
-		p := fmt.Sprintf("datasets[%d]", i)
+	firstPath := map[string]string{}
+	for i, d := range all {
+		p := d.path
 		if msg := name.Problem(d.Name); msg != "" {
 			add(p+".name", "%s", msg)
-		} else if j, ok := firstByName[strings.ToLower(d.Name)]; ok {
-			add(p+".name", "%q is also the name of datasets[%d]; dataset names must differ (ignoring case)", d.Name, j)
+		} else if j, ok := firstPath[strings.ToLower(d.Name)]; ok {
+			add(p+".name", "%q is also the name of %s; destination names must differ (ignoring case)", d.Name, j)
 		} else {
-			firstByName[strings.ToLower(d.Name)] = i
+			firstByName[strings.ToLower(d.Name)], firstPath[strings.ToLower(d.Name)] = i, p
 		}
-		if d.PixelID == "" {
-			add(p+".pixel_id", "required: the dataset id from Events Manager, digits only")
-		} else if !pixelIDRE.MatchString(d.PixelID) {
-			add(p+".pixel_id", "must be 5 to 20 digits, as Events Manager shows the dataset id")
-		}
+		ps = append(ps, kindProblems(d, k)...)
 		if d.APIVersion != "" && !apiVersionRE.MatchString(d.APIVersion) {
 			add(p+".api_version", "%q is not a Graph API version; write it like v24.0, or leave it empty for the server's default", d.APIVersion)
 		}
@@ -134,7 +132,7 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 		default:
 			add(p+".ldu", "%q is not a Limited Data Use setting; use off, california or always", d.LDU)
 		}
-		if d.Mode == models.ModeTest && d.TestEventCode == "" {
+		if d.Mode == models.ModeTest && d.TestEventCode == "" && (d.Kind == models.KindMeta || d.Kind == models.KindTikTok) {
 			add(p+".test_event_code", "test mode needs the test event code from Events Manager → Test events")
 		}
 		if len(d.TestEventCode) > maxCodeLen {
@@ -188,7 +186,7 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 		}
 	}
 
-	refs := &datasetRefs{inFile: firstByName, datasets: f.Datasets, k: k}
+	refs := &datasetRefs{inFile: firstByName, datasets: all, k: k}
 	firstRule := map[string]int{}
 	rules := make([]models.SendRule, len(f.SendRules))
 	for i, r := range f.SendRules {
@@ -430,17 +428,36 @@ func (f File) clean() File {
 	a := &f.Account
 	a.Slug, a.Name, a.Timezone, a.DefaultCountry, a.Currency, a.CRMName, a.WebsiteURL =
 		t(a.Slug), t(a.Name), t(a.Timezone), t(a.DefaultCountry), t(a.Currency), t(a.CRMName), t(a.WebsiteURL)
-	ds := make([]DatasetSpec, len(f.Datasets))
-	for i, d := range f.Datasets {
-		d.Name, d.PixelID, d.TestEventCode, d.APIVersion = t(d.Name), t(d.PixelID), t(d.TestEventCode), t(d.APIVersion)
-		d.AccessTokenEnv, d.AppSecretEnv = t(d.AccessTokenEnv), t(d.AppSecretEnv)
-		d.Mode, d.LDU = models.Mode(t(string(d.Mode))), models.LDU(t(string(d.LDU)))
-		if d.LDU == "" {
-			d.LDU = models.LDUOff
+	cleanDestinations := func(in []DatasetSpec, kindless models.Kind) []DatasetSpec {
+		ds := make([]DatasetSpec, len(in))
+		for i, d := range in {
+			d.Name, d.PixelID, d.TestEventCode, d.APIVersion = t(d.Name), t(d.PixelID), t(d.TestEventCode), t(d.APIVersion)
+			d.AccessTokenEnv, d.AppSecretEnv = t(d.AccessTokenEnv), t(d.AppSecretEnv)
+			d.Mode, d.LDU = models.Mode(t(string(d.Mode))), models.LDU(t(string(d.LDU)))
+			d.Kind, d.EventSource, d.ClientID = models.Kind(t(string(d.Kind))), t(d.EventSource), t(d.ClientID)
+			d.LoginAccount, d.Consent = t(d.LoginAccount), models.Consent(t(string(d.Consent)))
+			if d.Kind == "" {
+				d.Kind = kindless
+			}
+			if d.LDU == "" {
+				d.LDU = models.LDUOff
+			}
+			if d.Kind == models.KindTikTok && d.EventSource == "" {
+				d.EventSource = "web"
+			}
+			if d.Kind == models.KindGoogle {
+				d.PixelID, d.LoginAccount = strings.ReplaceAll(d.PixelID, "-", ""), strings.ReplaceAll(d.LoginAccount, "-", "")
+			}
+			ds[i] = d
 		}
-		ds[i] = d
+		return ds
 	}
-	f.Datasets = ds
+	// A dataset is Meta's; a destination names its kind, which Validate
+	// requires.
+	f.Datasets = cleanDestinations(f.Datasets, models.KindMeta)
+	if f.Destinations != nil {
+		f.Destinations = cleanDestinations(f.Destinations, "")
+	}
 	if f.SendRules != nil {
 		rs := make([]RuleSpec, len(f.SendRules))
 		for i, r := range f.SendRules {
