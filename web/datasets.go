@@ -518,6 +518,15 @@ func (h *Handler) probeDataset(c echo.Context) error {
 
 func ptr[T any](v T) *T { return &v }
 
+// destinationLabel names a destination where events are listed: its name,
+// with its platform unless it is Meta's.
+func destinationLabel(d models.Dataset) string {
+	if d.Of() == models.KindMeta {
+		return d.Name
+	}
+	return d.Name + " (" + platform.Name(d.Of()) + ")"
+}
+
 // destinationNoun is what people call a destination of kind k: a Meta
 // dataset is a dataset.
 func destinationNoun(k models.Kind) string {

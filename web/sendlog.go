@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -141,7 +142,7 @@ func eventNames(rules []models.SendRule) []string {
 func (h *Handler) eventRows(a models.Account, evs []models.Event, datasets []models.Dataset) []views.EventRow {
 	names := map[int64]string{}
 	for _, d := range datasets {
-		names[d.ID] = d.Name
+		names[d.ID] = destinationLabel(d)
 	}
 	now, loc := h.now(), location(a)
 	rows := make([]views.EventRow, 0, len(evs))
@@ -217,7 +218,7 @@ func (h *Handler) showEvent(c echo.Context) error {
 		if e.Payload != "" {
 			v.PayloadNote = "As last built: it is built again from the lead and the dataset when it is sent."
 			if i := slices.IndexFunc(datasets, func(d models.Dataset) bool { return d.ID == e.DatasetID }); i >= 0 &&
-				capi.Prepared(e, capi.Stamp(a.Account, datasets[i])) {
+				capi.Prepared(e, platform.Stamp(a.Account, datasets[i])) {
 				v.PayloadNote = "Prepared when the event was queued, and sent as it is, unless the lead or the dataset's payload settings change first: then it is built again."
 			}
 		}
