@@ -63,6 +63,7 @@ func login(ctx context.Context, s *store.Store, accountID int64) (Login, error) 
 
 // createAccount makes the demo account with its dataset (in dry run, with
 // the default rule every dataset gets: complete, clean leads become Lead),
+// a TikTok and a Google Ads destination (otherDestinations),
 // two more send rules, the template stage mappings (qualified to
 // QualifiedLead, booked to Schedule, won to a Purchase with the deal's
 // value and currency) and an ingest key. ErrConflict: the account is there
@@ -90,6 +91,14 @@ func createAccount(ctx context.Context, s *store.Store) (models.Account, error) 
 	if _, err := s.StartStageTemplate(ctx, acc.ID, d.ID, nil); err != nil {
 		return acc, err
 	}
+	// The same leads feed TikTok and Google Ads, in dry run too, each with
+	// its default rule: the destinations page and the send log show each
+	// platform's payloads.
+	for _, other := range otherDestinations(acc.ID) {
+		if err := s.CreateDataset(ctx, &other); err != nil {
+			return acc, err
+		}
+	}
 	// The key the website's form would post with, as a set-up account has
 	// one; its secret is not kept: the demo captures without HTTP, and
 	// notes the key's use as the API would (Demo.useKey).
@@ -97,6 +106,18 @@ func createAccount(ctx context.Context, s *store.Store) (models.Account, error) 
 		return acc, err
 	}
 	return acc, nil
+}
+
+// otherDestinations are the demo's destinations beside its Meta dataset:
+// a TikTok pixel and a Google Ads account with a conversion action for its
+// Lead events, in dry run.
+func otherDestinations(accountID int64) []models.Dataset {
+	return []models.Dataset{
+		{AccountID: accountID, Kind: models.KindTikTok, Name: "TikTok Ads", PixelID: "CDEMOPIXEL2026", EventSource: "web",
+			Mode: models.ModeDryRun, LDU: models.LDUOff},
+		{AccountID: accountID, Kind: models.KindGoogle, Name: "Google Ads", PixelID: "1234567890", EventNames: `{"Lead":"700000001"}`,
+			Mode: models.ModeDryRun, LDU: models.LDUOff},
+	}
 }
 
 // rules are the demo's send rules beside the dataset's default one: a

@@ -99,8 +99,18 @@ func TestSeed(t *testing.T) {
 			t.Fatalf("AccountBySlug(%s): %v", demo.Slug, err)
 		}
 		ds, err := s.Datasets(ctx, acc.ID)
-		if err != nil || len(ds) != 1 || ds[0].Mode != models.ModeDryRun {
-			t.Fatalf("Datasets = %v, %v; want one in dry run", ds, err)
+		if err != nil || len(ds) != 3 {
+			t.Fatalf("Datasets = %v, %v; want Meta's, TikTok's and Google's", ds, err)
+		}
+		kinds := map[models.Kind]models.Dataset{}
+		for _, d := range ds {
+			if d.Mode != models.ModeDryRun {
+				t.Errorf("destination %s is %s; want dry run", d.Name, d.Mode)
+			}
+			kinds[d.Of()] = d
+		}
+		if len(kinds) != 3 || kinds[models.KindTikTok].ID == 0 || kinds[models.KindGoogle].ID == 0 {
+			t.Errorf("destinations' kinds = %v; want meta, tiktok and google", kinds)
 		}
 		if keys, err := s.IngestKeys(ctx, acc.ID); err != nil || len(keys) != 1 {
 			t.Errorf("IngestKeys = %d, %v; want one, as a set-up account has", len(keys), err)
@@ -114,7 +124,7 @@ func TestSeed(t *testing.T) {
 			modes[r.Mode] = append(modes[r.Mode], r.EventName+"@"+r.Stage)
 		}
 		want := map[string]string{
-			string(rule.AutomaticCompleted): "Lead@", string(rule.AutomaticMatch): "Contact@",
+			string(rule.AutomaticCompleted): "Lead@ Lead@ Lead@", string(rule.AutomaticMatch): "Contact@",
 			string(rule.AutomaticPartial): "PartialLead@",
 			string(rule.Stage):            "QualifiedLead@qualified Schedule@booked Purchase@won",
 		}
