@@ -3,6 +3,8 @@ package views
 import (
 	"strings"
 	"testing"
+
+	"github.com/leadsignal/leadsignal/models"
 )
 
 func TestCount(t *testing.T) {
@@ -35,5 +37,17 @@ func TestSearchCount(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "1,000+ leads match") {
 		t.Errorf("the leads page does not say 1,000+ leads match")
+	}
+}
+
+// TestSentAs: a lead's events are named once each, with how many
+// destinations each went to, and the hover holds the cell's text.
+func TestSentAs(t *testing.T) {
+	r := LeadRow{SentAs: []SentAs{{"Lead", models.EventSent}, {"Lead", models.EventQueued}, {"Lead", models.EventDryRun}, {"QualifiedLead", models.EventSent}}}
+	if got := r.sentAsNames(); got != "Lead ×3, QualifiedLead" {
+		t.Errorf("sentAsNames() = %q; want %q", got, "Lead ×3, QualifiedLead")
+	}
+	if got := r.sentAsStatuses(); !strings.HasPrefix(got, "Lead ×3, QualifiedLead: Lead Sent; Lead Waiting;") {
+		t.Errorf("sentAsStatuses() = %q", got)
 	}
 }

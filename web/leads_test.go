@@ -329,7 +329,7 @@ func TestLeadsListSentAs(t *testing.T) {
 		}
 		sentAs := j.Find(`[data-testid="sent-as"]`)
 		title, _ := sentAs.Attr("title")
-		if got := strings.TrimSpace(sentAs.Text()); got != "Lead, Contact" || title != "Lead: Waiting; Contact: Waiting" {
+		if got := strings.TrimSpace(sentAs.Text()); got != "Lead, Contact" || title != "Lead, Contact: Lead Waiting; Contact Waiting" {
 			t.Errorf("Jane's Sent as = %q (hover %q); want Lead, Contact, both waiting", got, title)
 		}
 		o := row(r, solo.LeadID)
@@ -343,7 +343,7 @@ func TestLeadsListSentAs(t *testing.T) {
 		// Sent: the dry-run dataset builds the events and sends nothing.
 		a.drain()
 		title, _ = row(b.get(base+"/leads"), jane.LeadID).Find(`[data-testid="sent-as"]`).Attr("title")
-		if want := "Lead: Dry run; Contact: Dry run"; title != want {
+		if want := "Lead, Contact: Lead Dry run; Contact Dry run"; title != want {
 			t.Errorf("after dispatch Sent as says %q; want %q", title, want)
 		}
 
