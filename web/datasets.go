@@ -46,7 +46,7 @@ func (h *Handler) datasetForm(d models.Dataset, canSecrets bool) views.DatasetFo
 		APIVersion:    views.Field{Name: "api_version", Label: "Graph API version", Value: version},
 		Mode:          views.Field{Name: "mode", Label: "Mode", Value: string(d.Mode)},
 		LDU:           views.Field{Name: "ldu", Label: "Limited Data Use", Value: string(d.LDU)},
-		EventSource:   views.Field{Name: "event_source", Label: "Event source", Value: d.EventSource, Hint: "What the id below is: a pixel for website leads, a CRM event set for CRM stages."},
+		EventSource:   views.Field{Name: "event_source", Label: "Event source", Value: d.EventSource, Hint: "What the id above is: a pixel for website leads, a CRM event set for CRM stages."},
 		EventNames: views.Field{Name: "event_names", Label: "Own event names (optional)", Value: platform.EventNamesText(d.EventNames),
 			Hint: "One a line, like QualifiedLead = ApplicationApproval: our event, then the platform's name for it. Others keep their default names."},
 		TokenLast4:    d.TokenLast4,
@@ -266,9 +266,12 @@ func (h *Handler) readDatasetForm(c echo.Context, d *models.Dataset, canSecrets 
 			f.AppSecret.Error = "Live and test modes need the OAuth client secret."
 		}
 	}
+	if kind != models.KindMeta {
+		// Keep what was typed, whatever else is wrong.
+		f.EventNames.Value = namesText
+	}
 	if namesErr != nil {
-		// Keep what was typed.
-		f.EventNames.Value, f.EventNames.Error = namesText, namesErr.Error()
+		f.EventNames.Error = namesErr.Error()
 	}
 	if d.APIVersion != "" && !apiVersionRE.MatchString(d.APIVersion) {
 		f.APIVersion.Error = "Write the version like v24.0."
