@@ -123,3 +123,18 @@ func testEventNote(k models.Kind) string {
 	}
 	return "One Lead event with the test event code: it shows in Events Manager's Test Events tab and nowhere else."
 }
+
+// heldBackExample says why a rule's matches would be held back before
+// they are sent to a destination of kind k, with the platform's commonest
+// reason.
+func heldBackExample(k models.Kind) string {
+	switch k {
+	case models.KindTikTok:
+		return "The others would be held back with the reason, as TikTok would refuse them (a lead with no email, phone, external id, click id or IP address, say)."
+	case models.KindPinterest:
+		return "The others would be held back with the reason, as Pinterest would refuse them (a lead with neither an email nor both its IP address and browser, say)."
+	case models.KindGoogle:
+		return "The others would be held back with the reason, as Google would refuse them (an event with no conversion action, or a lead with no email, phone or Google click id, say)."
+	}
+	return "The others would be held back with the reason, as Meta would refuse them (a website lead without its visitor's browser, say)."
+}

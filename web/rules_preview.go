@@ -1,6 +1,7 @@
 package web
 
 import (
+	"slices"
 	"context"
 	"errors"
 	"fmt"
@@ -116,6 +117,9 @@ func (h *Handler) countPreview(c echo.Context, in ruleInput) error {
 		return err
 	default:
 		v = h.previewView(a.Account, m, res)
+		if i := slices.IndexFunc(env.datasets, func(d models.Dataset) bool { return d.ID == r.DatasetID }); i >= 0 {
+			v.Destination, v.Kind = destinationLabel(env.datasets[i]), env.datasets[i].Of()
+		}
 	}
 	v.Warnings, v.JunkWarnings = warnings, junkWarnings
 	v.Unfinished = unfinishedNote(rows.unfinished)

@@ -25,6 +25,34 @@ import (
 	"github.com/leadsignal/leadsignal/web"
 )
 
+// The preview counts what the rule's destination's platform would take:
+// a Google Ads destination without a conversion action for the rule's
+// event takes none, and the preview says so in Google's terms.
+func TestRulePreviewSendableByPlatform(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newRulesFixture(t, s)
+		postRuleLeads(t, f)
+		g := models.Dataset{AccountID: f.acc.ID, Kind: models.KindGoogle, Name: "Google", PixelID: "1234567890", Mode: models.ModeDryRun,
+			LDU: models.LDUOff, EventNames: `{"Lead":"111111111"}`}
+		if err := s.CreateDataset(t.Context(), &g); err != nil {
+			t.Fatal(err)
+		}
+		r := f.b.postWith(f.url("/preview"), ruleValues("R", g, "automatic_match", "QualifiedLead", "and",
+			[3]string{"city", "equals", "berlin"}), http.Header{"Hx-Request": {"true"}})
+		wantStatus(t, "preview", r, http.StatusOK)
+		got := strings.Join(strings.Fields(r.text("preview-sendable")), " ")
+		if !strings.HasPrefix(got, "0 could be sent to Google (Google Ads) now.") || !strings.Contains(got, "as Google would refuse them") {
+			t.Errorf("sendable: %q; want none, in Google's terms", got)
+		}
+		r = f.b.postWith(f.url("/preview"), ruleValues("R", g, "automatic_match", "Lead", "and",
+			[3]string{"city", "equals", "berlin"}), http.Header{"Hx-Request": {"true"}})
+		if got := strings.Join(strings.Fields(r.text("preview-sendable")), " "); !strings.HasPrefix(got, r.text("preview-matched")+" could be sent") {
+			t.Errorf("sendable with a conversion action: %q; want every match (%s)", got, r.text("preview-matched"))
+		}
+	})
+}
+
 // "Sendable now" is decided as events are held back when queued: a
 // website lead without its visitor's user agent matches, and is not
 // sendable.
@@ -44,7 +72,7 @@ func TestRulePreviewSendable(t *testing.T) {
 		if r.text("preview-matched") != "3" {
 			t.Errorf("preview %q; want 3 matches", r.text("preview-headline"))
 		}
-		if got := strings.Join(strings.Fields(r.text("preview-sendable")), " "); !strings.HasPrefix(got, "2 could be sent now. The others would be held back") {
+		if got := strings.Join(strings.Fields(r.text("preview-sendable")), " "); !strings.HasPrefix(got, "2 could be sent to Main now. The others would be held back with the reason, as Meta would refuse them") {
 			t.Errorf("sendable: %q; want 2, and why the others are not", got)
 		}
 		if got := strings.Join(strings.Fields(r.text("preview-headline")), " "); !strings.HasSuffix(got, "leads of the last 7 days, as they are now.") {
