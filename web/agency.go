@@ -11,6 +11,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/internal/overview"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -170,16 +171,16 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 		if a.Role.AtLeast(models.RoleEditor) {
 			href = views.AccountURL(a.ID, "/datasets/new")
 		}
-		add(4, "No dataset: nothing reaches Meta", href)
+		add(4, "No destination: nothing reaches Meta or another platform", href)
 	}
 	sending := false // a dataset that sends: neither a dry run nor paused
 	for _, d := range datasets {
 		page := link(views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(d.ID, 10)))
 		switch {
 		case d.PausedAt != nil:
-			add(4, d.Name+" paused: "+d.PausedReason, page)
+			add(4, destinationLabel(d)+" paused: "+d.PausedReason, page)
 		case d.HeldSince != nil:
-			add(3, d.Name+" held: Meta failing since "+h.formatTime(a.Account, d.HeldSince), page)
+			add(3, destinationLabel(d)+" held: "+platform.Name(d.Of())+" failing since "+h.formatTime(a.Account, d.HeldSince), page)
 		}
 		if d.Mode != models.ModeDryRun && d.PausedAt == nil {
 			sending = true
@@ -189,7 +190,7 @@ func (h *Handler) agencyRow(a models.AccountAccess, f agencyFacts, i int, now ti
 			if d.Mode == models.ModeTest {
 				mode = "test"
 			}
-			add(2, fmt.Sprintf("%s in %s for %s", d.Name, mode, views.Plural(days, "day", "days")), page)
+			add(2, fmt.Sprintf("%s in %s for %s", destinationLabel(d), mode, views.Plural(days, "day", "days")), page)
 		}
 	}
 

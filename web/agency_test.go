@@ -196,11 +196,22 @@ func TestAgencyAlertsRaiseAndClear(t *testing.T) {
 		lead(failKey, `{"email":"f1@example.com"}`) // a website lead with no page URL: our check holds its event back
 		a.drain()
 
+		held, _ := account("held")
+		tt := models.Dataset{AccountID: held.ID, Kind: models.KindTikTok, Name: "TikTok Ads", PixelID: "C4TIKTOK1", EventSource: "web",
+			Mode: models.ModeLive, LDU: models.LDUOff}
+		if err := s.CreateDataset(ctx, &tt); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.HoldDataset(ctx, tt.ID, now, "TikTok 40100: Too many requests", func(int) time.Duration { return time.Minute }, nil); err != nil {
+			t.Fatal(err)
+		}
+
 		b := a.browser()
 		b.login("agency@example.com")
 		alerts, numbers := agencyAlerts(t, b)
 		want := map[string]string{
-			"bare":    "No dataset",
+			"held":    "TikTok Ads (TikTok) held: TikTok failing since",
+			"bare":    "No destination",
 			"junky":   "All 2 leads junk",
 			"trial":   "Pixel in dry run for 15 days",
 			"labels":  `1 stage label not in the list: "Demo scheduled"`,
