@@ -91,7 +91,7 @@ func TestBrowserAgencyAlerts(t *testing.T) {
 			t.Errorf("at 390 px %d rows do not show their alerts first, on the screen", bad)
 		}
 		b.oneLineRows("agency overview at 390 px", `[data-testid="accounts-table"]`)
-		if title := evalJS[string](b, `document.querySelector('[data-testid="account-alerts"]').title`); !strings.Contains(title, "No dataset") ||
+		if title := evalJS[string](b, `document.querySelector('[data-testid="account-alerts"]').title`); !strings.Contains(title, "No destination") ||
 			!strings.Contains(title, "All 6 leads junk") || !strings.Contains(title, "Angebot verschickt") {
 			t.Errorf("the first row's alerts say in full %q; want each of them", title)
 		}
