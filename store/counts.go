@@ -277,13 +277,15 @@ type StageDelay struct {
 	N     int64
 }
 
-// EventCount is how many events named EventName of the leads of a span
-// have Status now, and how many of them carry each match key.
+// EventCount is how many events named EventName, for the destination
+// DatasetID, of the leads of a span have Status now, and how many of them
+// carry each match key.
 type EventCount struct {
 	Span      int
 	Source    models.Source
 	EventName string
 	Status    models.EventStatus
+	DatasetID int64
 	N         int64
 	Keys      KeyCounts `gorm:"embedded"`
 }
@@ -397,12 +399,12 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 		err = read("stage, hours, SUM(n) AS n", "stage_counts", "stage, hours", scanStage)
 	}
 	if err == nil {
-		err = read(`source, event_name, status, SUM(n) AS n, SUM(em) AS em, SUM(ph) AS ph, SUM(fbc) AS fbc,
+		err = read(`source, event_name, status, dataset_id, SUM(n) AS n, SUM(em) AS em, SUM(ph) AS ph, SUM(fbc) AS fbc,
 			SUM(fbp) AS fbp, SUM(external_id) AS external_id, SUM(lead_id) AS lead_id, SUM(ip) AS ip, SUM(ua) AS ua`,
-			"event_counts", "source, event_name, status", func(rows *sql.Rows) error {
+			"event_counts", "source, event_name, status, dataset_id", func(rows *sql.Rows) error {
 				var r EventCount
 				k := &r.Keys
-				err := rows.Scan(&r.Span, &r.Source, &r.EventName, &r.Status, &r.N,
+				err := rows.Scan(&r.Span, &r.Source, &r.EventName, &r.Status, &r.DatasetID, &r.N,
 					&k.Em, &k.Ph, &k.FBC, &k.FBP, &k.ExternalID, &k.LeadID, &k.IP, &k.UA)
 				c.Events = append(c.Events, r)
 				return err
@@ -529,14 +531,14 @@ var compactSQLite = []string{
 	GROUP BY 1, 2, 3, 4, 5, 6 HAVING SUM(n) <> 0
 	ON CONFLICT (account_id, day, source, campaign, stage, hours) WHERE NOT delta DO UPDATE SET n = n + excluded.n`,
 	`DELETE FROM stage_counts WHERE delta`,
-	`INSERT INTO event_counts (account_id, day, source, campaign, event_name, status,
+	`INSERT INTO event_counts (account_id, day, source, campaign, event_name, status, dataset_id,
 		n, em, ph, fbc, fbp, external_id, lead_id, ip, ua, delta)
-	SELECT c.account_id, local_day(c.bucket, a.timezone), source, campaign, event_name, status, SUM(n), SUM(em), SUM(ph),
-		SUM(fbc), SUM(fbp), SUM(external_id), SUM(lead_id), SUM(ip), SUM(ua), false
-	FROM event_counts c JOIN accounts a ON a.id = c.account_id WHERE delta GROUP BY 1, 2, 3, 4, 5, 6
+	SELECT c.account_id, local_day(c.bucket, a.timezone), source, campaign, event_name, status, dataset_id, SUM(n), SUM(em),
+		SUM(ph), SUM(fbc), SUM(fbp), SUM(external_id), SUM(lead_id), SUM(ip), SUM(ua), false
+	FROM event_counts c JOIN accounts a ON a.id = c.account_id WHERE delta GROUP BY 1, 2, 3, 4, 5, 6, 7
 	HAVING SUM(n) <> 0 OR SUM(em) <> 0 OR SUM(ph) <> 0 OR SUM(fbc) <> 0 OR SUM(fbp) <> 0 OR SUM(external_id) <> 0
 		OR SUM(lead_id) <> 0 OR SUM(ip) <> 0 OR SUM(ua) <> 0
-	ON CONFLICT (account_id, day, source, campaign, event_name, status) WHERE NOT delta DO UPDATE SET
+	ON CONFLICT (account_id, day, source, campaign, event_name, status, dataset_id) WHERE NOT delta DO UPDATE SET
 		n = n + excluded.n, em = em + excluded.em, ph = ph + excluded.ph, fbc = fbc + excluded.fbc,
 		fbp = fbp + excluded.fbp, external_id = external_id + excluded.external_id,
 		lead_id = lead_id + excluded.lead_id, ip = ip + excluded.ip, ua = ua + excluded.ua`,

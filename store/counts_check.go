@@ -48,11 +48,12 @@ var countTables = []countTable{{
 		GROUP BY 1, 2, 3, 4, 5, 6`,
 }, {
 	name: "event_counts",
-	keys: []string{"source", "campaign", "event_name", "status"},
+	keys: []string{"source", "campaign", "event_name", "status", "dataset_id"},
 	sums: []string{"n", "em", "ph", "fbc", "fbp", "external_id", "lead_id", "ip", "ua"},
 	definition: `SELECT l.account_id, local_day(count_bucket(l.created_at), a.timezone) AS day, l.source,
 		utm_campaign(l.event_source_url) AS campaign, e.event_name,
-		CASE WHEN s.event_id IS NOT NULL THEN 'sent' ELSE event_state(u.status, u.last_error) END AS status, COUNT(*) AS n,
+		CASE WHEN s.event_id IS NOT NULL THEN 'sent' ELSE event_state(u.status, u.last_error) END AS status,
+		e.dataset_id, COUNT(*) AS n,
 		SUM(CASE WHEN l.email_hash <> '' THEN 1 ELSE 0 END) AS em,
 		SUM(CASE WHEN l.phone_hash <> '' THEN 1 ELSE 0 END) AS ph,
 		SUM(CASE WHEN l.fbc <> '' OR l.fbclid <> '' THEN 1 ELSE 0 END) AS fbc,
@@ -65,7 +66,7 @@ var countTables = []countTable{{
 		LEFT JOIN event_sends s ON s.event_id = e.id
 		LEFT JOIN unsent_events u ON u.event_id = e.id
 		WHERE (s.event_id IS NOT NULL OR u.event_id IS NOT NULL) AND %s
-		GROUP BY 1, 2, 3, 4, 5, 6`,
+		GROUP BY 1, 2, 3, 4, 5, 6, 7`,
 }}
 
 // cols lists account_id, day and the keys, each prefixed with prefix.

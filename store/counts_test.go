@@ -547,3 +547,65 @@ func TestCountBucketSQL(t *testing.T) {
 		}
 	})
 }
+
+// TestEventCountsByDestination: a lead's events for two destinations are
+// counted apart, through sending, a lead that moves and the merge.
+func TestEventCountsByDestination(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, _ := twoAccounts(t, s)
+		meta := newDataset(t, s, a, models.ModeLive)
+		tt := models.Dataset{AccountID: a.ID, Kind: models.KindTikTok, Name: "TikTok", PixelID: "C4TIKTOK1", EventSource: "web",
+			Mode: models.ModeLive, LDU: models.LDUOff}
+		if err := s.CreateDataset(ctx, &tt); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC().Truncate(time.Second)
+		var evs []models.Event
+		for i := range 3 {
+			l := storedLead(t, s, a, now, fmt.Sprintf("l%d@example.com", i))
+			evs = append(evs, dueEvent(meta, l, fmt.Sprintf("m%d", i), now, now))
+			if i < 2 {
+				evs = append(evs, dueEvent(tt, l, fmt.Sprintf("t%d", i), now, now))
+			}
+		}
+		enqueue(t, s, evs...)
+		byDestination := func(when string, want map[int64]map[models.EventStatus]int64) {
+			t.Helper()
+			noDrift(t, s, when)
+			c, err := s.Counts(ctx, []store.Span{{AccountID: a.ID, From: now.Add(-24 * time.Hour), To: now.Add(24 * time.Hour)}}, store.CountFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[int64]map[models.EventStatus]int64{}
+			for _, e := range c.Events {
+				if e.N == 0 {
+					continue
+				}
+				if got[e.DatasetID] == nil {
+					got[e.DatasetID] = map[models.EventStatus]int64{}
+				}
+				got[e.DatasetID][e.Status] += e.N
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: events by destination = %v; want %v", when, got, want)
+			}
+		}
+		byDestination("queued", map[int64]map[models.EventStatus]int64{meta.ID: {models.EventQueued: 3}, tt.ID: {models.EventQueued: 2}})
+		c, err := s.ClaimEvents(ctx, tt.ID, now, time.Minute, 10, nil)
+		if err != nil || len(c.Events) != 2 {
+			t.Fatalf("claim = %d, %v; want TikTok's 2", len(c.Events), err)
+		}
+		outs := []store.Outcome{{ID: c.Events[0].ID, Status: models.EventSent}, {ID: c.Events[1].ID, Status: models.EventFailed, Error: "TikTok refused: 40002"}}
+		if err := s.SettleEvents(ctx, c, nil, "", now, outs); err != nil {
+			t.Fatal(err)
+		}
+		want := map[int64]map[models.EventStatus]int64{meta.ID: {models.EventQueued: 3}, tt.ID: {models.EventSent: 1, models.EventFailed: 1}}
+		byDestination("TikTok settled", want)
+		if err := s.CompactCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		byDestination("merged", want)
+	})
+}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/leadsignal/leadsignal/internal/capi/capitest"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/google/googletest"
@@ -148,6 +150,25 @@ func TestFanOutEndToEnd(t *testing.T) {
 		for _, e := range a.pinterest.Events() {
 			if ids[e["event_id"].(string)] {
 				t.Errorf("TikTok and Pinterest share event id %v", e["event_id"])
+			}
+		}
+
+		// The Overview follows won to each destination, its counts adding up.
+		b := a.browser()
+		b.login("fan-owner@example.com")
+		ov := b.get(fmt.Sprintf("/accounts/%d", f.acc.ID))
+		var purchases []string
+		ov.doc.Find(`[data-testid="reconcile-line"]`).Each(func(_ int, l *goquery.Selection) {
+			if text := strings.Join(strings.Fields(l.Text()), " "); strings.Contains(text, "Purchase to") {
+				purchases = append(purchases, text)
+			}
+		})
+		if len(purchases) != 4 || !strings.Contains(ov.text("reconcile"), "From the CRM to each destination") {
+			t.Errorf("the Overview's Purchase lines = %q; want one for each of the 4 destinations", purchases)
+		}
+		for _, line := range purchases {
+			if !strings.Contains(line, "1 leads reached it") && !strings.Contains(line, "1 lead reached it") || !strings.Contains(line, "1 sent") {
+				t.Errorf("reconcile line %q; want the lead that reached won and its one event sent", line)
 			}
 		}
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/overview"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"
@@ -132,6 +134,9 @@ type overviewData struct {
 	// byWeek itself when no filter is set.
 	unfiltered store.Counts
 	links      overviewLinks
+	// destinations are the account's, by name: the reconciliation follows
+	// a stage to each.
+	destinations []models.Dataset
 	// created is when the account was made: the chart starts there.
 	created time.Time
 }
@@ -183,6 +188,9 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 	if d.inRange, err = h.store.Counts(ctx, rng, d.filter.counts); err != nil {
 		return d, err
 	}
+	if d.destinations, err = h.store.Datasets(ctx, a.ID); err != nil {
+		return d, err
+	}
 	d.vf.Campaigns, err = h.store.Campaigns(ctx, a.ID, starts[0], 50)
 	return d, err
 }
@@ -224,7 +232,7 @@ func (h *Handler) showOverview(c echo.Context) error {
 	v.Funnel = funnel(d)
 	v.Junk, v.JunkTotal = junkReasons(d)
 	v.Coverage = coverage(d)
-	v.Reconcile = reconcile(d)
+	v.Reconcile, v.ReconcileTitle = reconcile(d), reconcileTitle(d.destinations)
 	if v.Readiness, err = h.readiness(c, d); err != nil {
 		return err
 	}
@@ -436,29 +444,84 @@ func share(n, of int64) string {
 	return strings.TrimSuffix(formatFloat(100*float64(n)/float64(of)), ".0") + "%"
 }
 
+// reconcile follows each mapped stage to its events, one line per stage,
+// event and destination the events went to (all of them on one line when
+// the account has one destination), each count linked to those events in
+// the send log.
 func reconcile(d overviewData) []views.ReconcileLine {
 	var out []views.ReconcileLine
 	figs := overview.Sum(d.inRange, 0, d.stages)
 	from, to := d.filter.from, d.filter.to
 	for i, st := range d.stages {
 		for _, ev := range st.Events {
-			by := overview.Events(d.inRange, 0, ev)
-			var made int64
-			for _, n := range by {
-				made += n
+			targets := []models.Dataset{{}}
+			if len(d.destinations) > 1 {
+				targets = eventDestinations(d, ev)
 			}
-			link := func(s models.EventStatus) views.Count {
-				return views.Count{N: by[s], Href: d.links.events(from, to, "event", ev, "status", string(s))}
+			for _, ds := range targets {
+				by := overview.EventsTo(d.inRange, 0, ev, ds.ID)
+				var made int64
+				for _, n := range by {
+					made += n
+				}
+				filter := []string{"event", ev}
+				if ds.ID != 0 {
+					filter = append(filter, "dataset", strconv.FormatInt(ds.ID, 10))
+				}
+				link := func(s models.EventStatus) views.Count {
+					return views.Count{N: by[s], Href: d.links.events(from, to, append(filter, "status", string(s))...)}
+				}
+				line := views.ReconcileLine{
+					Stage: st.Name, Event: ev,
+					Reached: views.Count{N: figs.Reached[i], Href: d.links.leads(from, to, "reached", st.Name)},
+					Made:    views.Count{N: made, Href: d.links.events(from, to, filter...)},
+					Sent:    link(models.EventSent), Waiting: link(models.EventQueued), Failed: link(models.EventFailed),
+					HeldBack: link(models.EventHeldBack), NotSent: link(models.EventNotSent),
+					Expired: link(models.EventExpired), DryRun: link(models.EventDryRun),
+				}
+				if ds.ID != 0 {
+					line.Destination = destinationLabel(ds)
+				}
+				out = append(out, line)
 			}
-			out = append(out, views.ReconcileLine{
-				Stage: st.Name, Event: ev,
-				Reached: views.Count{N: figs.Reached[i], Href: d.links.leads(from, to, "reached", st.Name)},
-				Made:    views.Count{N: made, Href: d.links.events(from, to, "event", ev)},
-				Sent:    link(models.EventSent), Waiting: link(models.EventQueued), Failed: link(models.EventFailed),
-				HeldBack: link(models.EventHeldBack), NotSent: link(models.EventNotSent),
-				Expired: link(models.EventExpired), DryRun: link(models.EventDryRun),
-			})
 		}
 	}
 	return out
+}
+
+// eventDestinations are the account's destinations that have events named
+// ev in the range, in the account's order; one with none when none has.
+func eventDestinations(d overviewData, ev string) []models.Dataset {
+	has := map[int64]bool{}
+	for _, e := range d.inRange.Events {
+		if e.Span == 0 && e.EventName == ev && e.N != 0 {
+			has[e.DatasetID] = true
+		}
+	}
+	var out []models.Dataset
+	for _, ds := range d.destinations {
+		if has[ds.ID] {
+			out = append(out, ds)
+		}
+	}
+	if len(out) == 0 {
+		return []models.Dataset{{}}
+	}
+	return out
+}
+
+// reconcileTitle names where the reconciliation follows stages to: Meta,
+// or the one platform the account sends to, or its destinations.
+func reconcileTitle(ds []models.Dataset) string {
+	kinds := map[models.Kind]bool{}
+	for _, d := range ds {
+		kinds[d.Of()] = true
+	}
+	if len(kinds) > 1 {
+		return "From the CRM to each destination"
+	}
+	for k := range kinds {
+		return "From the CRM to " + platform.Name(k)
+	}
+	return "From the CRM to Meta"
 }

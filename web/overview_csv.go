@@ -71,10 +71,11 @@ func (h *Handler) overviewCSV(c echo.Context, d overviewData, table string) erro
 			rows = append(rows, row)
 		}
 	case "reconcile":
-		rows = append(rows, []string{"stage", "event_name", "leads_reached", "events_made", "sent", "waiting", "failed", "held_back", "dry_run"})
+		rows = append(rows, []string{"stage", "event_name", "leads_reached", "events_made", "sent", "waiting", "failed", "held_back", "dry_run",
+			"not_sent", "expired", "destination"})
 		for _, r := range reconcile(d) {
 			rows = append(rows, []string{r.Stage, r.Event, n(r.Reached.N), n(r.Made.N), n(r.Sent.N), n(r.Waiting.N),
-				n(r.Failed.N), n(r.Expired.N), n(r.DryRun.N)})
+				n(r.Failed.N), n(r.HeldBack.N), n(r.DryRun.N), n(r.NotSent.N), n(r.Expired.N), r.Destination})
 		}
 	case "sequences":
 		seqs, err := h.store.SequenceWeeks(c.Request().Context(), currentAccount(c).ID, d.loc, h.now(), overviewWeeks)

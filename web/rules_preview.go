@@ -1,11 +1,11 @@
 package web
 
 import (
-	"slices"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"

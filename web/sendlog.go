@@ -16,8 +16,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
-	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/views"

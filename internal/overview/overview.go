@@ -255,9 +255,15 @@ func JunkReasons(c store.Counts, span int) []JunkReason {
 
 // Events counts span's events named name by status.
 func Events(c store.Counts, span int, name string) map[models.EventStatus]int64 {
+	return EventsTo(c, span, name, 0)
+}
+
+// EventsTo is Events of one destination (its dataset id); 0 is every
+// destination's.
+func EventsTo(c store.Counts, span int, name string, datasetID int64) map[models.EventStatus]int64 {
 	out := map[models.EventStatus]int64{}
 	for _, e := range c.Events {
-		if e.Span == span && e.EventName == name {
+		if e.Span == span && e.EventName == name && (datasetID == 0 || e.DatasetID == datasetID) {
 			out[e.Status] += e.N
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/dispatch"
-	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/junk"
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/seal"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
