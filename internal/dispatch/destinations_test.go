@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/capi/capitest"
 	"github.com/leadsignal/leadsignal/internal/destination"
@@ -265,4 +267,48 @@ func TestNoSenderForKind(t *testing.T) {
 			t.Errorf("Meta received %d; want 1", got)
 		}
 	})
+}
+
+// TestMetricsByPlatform: what the dispatcher settles and sends is counted
+// by the destination's platform.
+func TestMetricsByPlatform(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	f := newFanout(t, s)
+	reg := prometheus.NewRegistry()
+	d := dispatch.New(dispatch.Options{
+		Store: s, Sender: &capi.Client{}, Box: f.box, GraphURL: f.meta.URL, DefaultVersion: capitest.Version,
+		Platforms: map[models.Kind]destination.Sender{models.KindTikTok: &tiktok.Client{BaseURL: f.tiktok.URL}},
+		Now:       f.clock.now, Log: quiet, Metrics: dispatch.NewMetrics(reg, s),
+	})
+	f.queueBoth(2, f.clock.now().Add(-time.Hour))
+	f.drain(d)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, fam := range families {
+		for _, m := range fam.GetMetric() {
+			key := fam.GetName()
+			for _, l := range m.GetLabel() {
+				key += "{" + l.GetValue() + "}"
+			}
+			switch {
+			case m.GetCounter() != nil:
+				got[key] = m.GetCounter().GetValue()
+			case m.GetHistogram() != nil:
+				got[key] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	for k, want := range map[string]float64{
+		"leadsignal_events_settled_total{meta}{sent}": 2, "leadsignal_events_settled_total{tiktok}{sent}": 2,
+		"leadsignal_capi_request_seconds{meta}": 1, "leadsignal_capi_request_seconds{tiktok}": 1,
+		"leadsignal_capi_batch_events{tiktok}": 1,
+	} {
+		if got[k] != want {
+			t.Errorf("%s = %v; want %v", k, got[k], want)
+		}
+	}
 }

@@ -407,11 +407,11 @@ func (d *Dispatcher) process(ctx context.Context, ds models.Dataset, c store.Cla
 		for _, p := range ready {
 			outs = append(outs, store.Outcome{ID: p.event.ID, Status: models.EventDryRun, Payload: string(p.payload)})
 		}
-		d.o.Metrics.settled(outs)
+		d.o.Metrics.settled(ds.Of(), outs)
 		return s.SettleEvents(ctx, c, nil, "", now, outs)
 	}
 	if len(outs) > 0 {
-		d.o.Metrics.settled(outs)
+		d.o.Metrics.settled(ds.Of(), outs)
 		if err := s.SettleEvents(ctx, c, nil, "", now, outs); err != nil {
 			return err
 		}
@@ -614,7 +614,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 	start := d.o.Now()
 	a, err := d.post(ctx, ds, t, payloads)
 	elapsed := d.o.Now().Sub(start)
-	d.o.Metrics.request(elapsed, len(batch))
+	d.o.Metrics.request(ds.Of(), elapsed, len(batch))
 
 	req := models.SendRequest{
 		AccountID: ds.AccountID, DatasetID: ds.ID, Kind: "batch", StartedAt: start.UTC(),
@@ -656,7 +656,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 				outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventFailed, Error: refusedBy(name) + why, Payload: string(p.payload)}
 			}
 		}
-		d.o.Metrics.settled(outs)
+		d.o.Metrics.settled(ds.Of(), outs)
 		if err := s.SettleEvents(ctx, c, &req.ID, a.RequestID, now, outs); err != nil {
 			return false, err
 		}
@@ -694,7 +694,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 		return d.send(ctx, ds, c, t, batch[mid:])
 	}
 	out := []store.Outcome{{ID: batch[0].event.ID, Status: models.EventFailed, Error: refusedBy(name) + msg, Payload: string(batch[0].payload)}}
-	d.o.Metrics.settled(out)
+	d.o.Metrics.settled(ds.Of(), out)
 	return false, s.SettleEvents(ctx, c, &req.ID, a.RequestID, now, out)
 }
 

@@ -777,12 +777,12 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	want := map[string]float64{
-		"leadsignal_events_settled_total{sent}":    3,
-		"leadsignal_events_settled_total{expired}": 1,
-		"leadsignal_events_queue{queued}":          2,
-		"leadsignal_events_queue{sending}":         0,
-		"leadsignal_capi_request_seconds":          1,
-		"leadsignal_capi_batch_events":             1,
+		"leadsignal_events_settled_total{meta}{sent}":    3,
+		"leadsignal_events_settled_total{meta}{expired}": 1,
+		"leadsignal_events_queue{queued}":                2,
+		"leadsignal_events_queue{sending}":               0,
+		"leadsignal_capi_request_seconds{meta}":          1,
+		"leadsignal_capi_batch_events{meta}":             1,
 	}
 	for k, v := range want {
 		if got[k] != v {

@@ -6,14 +6,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
 
 // Metrics are the dispatcher's Prometheus metrics.
 type Metrics struct {
 	settledTotal *prometheus.CounterVec
-	latency      prometheus.Histogram
-	batchSize    prometheus.Histogram
+	latency      *prometheus.HistogramVec
+	batchSize    *prometheus.HistogramVec
 }
 
 // NewMetrics registers the dispatcher's metrics, and a queue-depth gauge
@@ -22,18 +23,18 @@ func NewMetrics(reg prometheus.Registerer, s *store.Store) *Metrics {
 	m := &Metrics{
 		settledTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "leadsignal_events_settled_total",
-			Help: "Events the dispatcher settled, by outcome (sent, failed, expired, dry_run, queued for retry).",
-		}, []string{"status"}),
-		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Help: "Events the dispatcher settled, by destination kind (meta, tiktok, pinterest, google) and outcome (sent, failed, expired, dry_run, queued for retry).",
+		}, []string{"platform", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "leadsignal_capi_request_seconds",
-			Help:    "Duration of requests to Meta's Conversions API.",
+			Help:    "Duration of requests to each destination kind's platform (Meta's Conversions API and the others).",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 10),
-		}),
-		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+		}, []string{"platform"}),
+		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "leadsignal_capi_batch_events",
-			Help:    "Events per request to Meta's Conversions API.",
-			Buckets: []float64{1, 10, 50, 100, 250, 500, 1000},
-		}),
+			Help:    "Events per request to each destination kind's platform.",
+			Buckets: []float64{1, 10, 50, 100, 250, 500, 1000, 2000},
+		}, []string{"platform"}),
 	}
 	reg.MustRegister(m.settledTotal, m.latency, m.batchSize, &depthCollector{store: s, now: time.Now,
 		desc: prometheus.NewDesc("leadsignal_events_queue", "Events still to send, by status: queued or sending.", []string{"status"}, nil),
@@ -43,21 +44,21 @@ func NewMetrics(reg prometheus.Registerer, s *store.Store) *Metrics {
 	return m
 }
 
-func (m *Metrics) settled(outs []store.Outcome) {
+func (m *Metrics) settled(k models.Kind, outs []store.Outcome) {
 	if m == nil {
 		return
 	}
 	for _, o := range outs {
-		m.settledTotal.WithLabelValues(string(o.Status)).Inc()
+		m.settledTotal.WithLabelValues(string(k), string(o.Status)).Inc()
 	}
 }
 
-func (m *Metrics) request(d time.Duration, events int) {
+func (m *Metrics) request(k models.Kind, d time.Duration, events int) {
 	if m == nil {
 		return
 	}
-	m.latency.Observe(d.Seconds())
-	m.batchSize.Observe(float64(events))
+	m.latency.WithLabelValues(string(k)).Observe(d.Seconds())
+	m.batchSize.WithLabelValues(string(k)).Observe(float64(events))
 }
 
 // depthCollector reads the queue's depth and the datasets' holds from the
