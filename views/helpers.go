@@ -167,17 +167,17 @@ func EventStatusWord(s models.EventStatus) string {
 func EventStatusMeaning(s models.EventStatus) string {
 	switch s {
 	case models.EventQueued:
-		return "Queued: goes to Meta when its turn comes"
+		return "Queued: goes to its destination when its turn comes"
 	case models.EventSending:
-		return "Being sent to Meta now"
+		return "Being sent to its destination now"
 	case models.EventSent:
-		return "Meta received it"
+		return "Its destination's platform received it"
 	case models.EventHeldBack:
-		return "Not sent: Meta would refuse it as it is; the lead, the rule or the dataset must change"
+		return "Not sent: its platform would refuse it as it is; the lead, the rule or the destination must change"
 	case models.EventFailed:
-		return "Meta refused it"
+		return "Its platform refused it"
 	case models.EventExpired:
-		return "Not sent: older than Meta's 7 days when its turn came"
+		return "Not sent: older than 7 days when its turn came"
 	case models.EventNotSent:
 		return "Cancelled: the lead no longer matches the rule, or was marked junk"
 	case models.EventDryRun:

@@ -216,7 +216,7 @@ func (h *Handler) readDatasetForm(c echo.Context, d *models.Dataset, canSecrets 
 	namesText := c.FormValue("event_names")
 	var namesErr error
 	if kind != models.KindMeta {
-		d.EventNames, namesErr = platform.ParseEventNames(namesText)
+		d.EventNames, namesErr = platform.ParseEventNames(kind, namesText)
 	}
 	token, appSecret := "", ""
 	if canSecrets {
@@ -511,10 +511,10 @@ func (h *Handler) probeDataset(c echo.Context) error {
 	}
 	if held {
 		h.notify()
-		setFlash(c, "ok", "Trying Meta again now.")
+		setFlash(c, "ok", "Trying again now.")
 	} else {
 		// A second click, or a page left open after the hold lifted.
-		setFlash(c, "ok", "Meta is reachable again: this dataset sends as usual.")
+		setFlash(c, "ok", "The platform is reachable again: this destination sends as usual.")
 	}
 	return c.Redirect(http.StatusSeeOther, views.AccountURL(a.ID, "/datasets/"+strconv.FormatInt(id, 10)))
 }

@@ -270,7 +270,7 @@ func TestFailedEventRetryAndPausedBanner(t *testing.T) {
 	if e, _ := a.store.Event(t.Context(), acc.ID, evs[0].ID); e.Status != models.EventFailed {
 		t.Errorf("retried before the fix: %s", e.Status)
 	}
-	if msg := b.get(fmt.Sprintf("%s/%d", views.AccountURL(acc.ID, "/events"), evs[0].ID)).text("flash"); !strings.HasPrefix(msg, "Not queued again: Meta rejects it as sent (event_source_url: required") {
+	if msg := b.get(fmt.Sprintf("%s/%d", views.AccountURL(acc.ID, "/events"), evs[0].ID)).text("flash"); !strings.HasPrefix(msg, "Not queued again: their platform rejects it as sent (event_source_url: required") {
 		t.Errorf("retry before the fix says %q", msg)
 	}
 	settings := url.Values{"name": {"Acme"}, "timezone": {"UTC"}, "default_country": {"US"}, "currency": {"USD"},

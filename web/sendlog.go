@@ -395,7 +395,7 @@ func (h *Handler) retryAllEvents(c echo.Context) error {
 }
 
 // retriedMessage says what a retry of the failed events did: "12 queued
-// again; 3 left: Meta rejects them as sent (…)".
+// again; 3 left: their platform rejects them as sent (…)".
 func retriedMessage(r dispatch.Retried) string {
 	left := r.LeftCount()
 	switch {
@@ -444,9 +444,9 @@ func leftReason(l dispatch.Left, all bool) string {
 		n := strconv.FormatInt(l.Count, 10)
 		switch l.Kind {
 		case dispatch.LeftRefused:
-			return n + " that Meta rejects as sent" + detail
+			return n + " that their platform rejects as sent" + detail
 		case dispatch.LeftTooOld:
-			return n + " older than 7 days, which Meta no longer takes"
+			return n + " older than 7 days, which no platform takes"
 		}
 		return n + " held back" + detail
 	}
@@ -456,9 +456,9 @@ func leftReason(l dispatch.Left, all bool) string {
 	}
 	switch l.Kind {
 	case dispatch.LeftRefused:
-		return "Meta rejects " + them + " as sent" + detail
+		return "their platform rejects " + them + " as sent" + detail
 	case dispatch.LeftTooOld:
-		return they + " older than 7 days, which Meta no longer takes"
+		return they + " older than 7 days, which no platform takes"
 	}
 	return they + " held back" + detail
 }

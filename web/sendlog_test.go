@@ -231,7 +231,7 @@ func TestRetryFailedLeavesWhatCannotSucceed(t *testing.T) {
 		}
 		wantStatus(t, "retry all", b.post(log+"/retry", nil), http.StatusSeeOther)
 		msg := b.get(log).text("flash")
-		for _, want := range []string{"1 queued again; 3 left: 2 that Meta rejects as sent (graph error 100/",
+		for _, want := range []string{"1 queued again; 3 left: 2 that their platform rejects as sent (graph error 100/",
 			"; event_name: business_messaging accepts only", "); 1 held back (a person marked the lead junk)."} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("retry message %q; want %q", msg, want)
@@ -266,7 +266,7 @@ func TestRetryFailedLeavesWhatCannotSucceed(t *testing.T) {
 		// One event's retry says the same of it.
 		one := log + "/" + itoa(leadEvent(refused.LeadID).ID)
 		wantStatus(t, "retry one", b.post(one+"/retry", nil), http.StatusSeeOther)
-		if got := b.get(one).text("flash"); !strings.HasPrefix(got, "Not queued again: Meta rejects it as sent (graph error 100/") {
+		if got := b.get(one).text("flash"); !strings.HasPrefix(got, "Not queued again: their platform rejects it as sent (graph error 100/") {
 			t.Errorf("one event's retry: %q", got)
 		}
 	})

@@ -91,6 +91,16 @@ type Answer struct {
 // MaxLoggedBody is how much of a reply Answer.Body keeps.
 const MaxLoggedBody = 4 << 10
 
+// Unsendable is a Sender's error for a batch it sent nothing of because
+// the destination's settings cannot make a request (no token, an account
+// id the platform cannot take): the dispatcher pauses the destination with
+// the reason, where it holds one for any other error (the network).
+type Unsendable struct {
+	Reason string
+}
+
+func (e *Unsendable) Error() string { return e.Reason }
+
 // Sender posts one batch of events, each as its platform's JSON, to a
 // platform. The error is for a request that got no answer (the network);
 // every answer, refusals included, is an Answer.

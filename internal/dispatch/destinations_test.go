@@ -15,6 +15,8 @@ import (
 	"github.com/leadsignal/leadsignal/internal/capi/capitest"
 	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/google"
+	"github.com/leadsignal/leadsignal/internal/google/googletest"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/internal/tiktok"
@@ -311,4 +313,40 @@ func TestMetricsByPlatform(t *testing.T) {
 			t.Errorf("%s = %v; want %v", k, got[k], want)
 		}
 	}
+}
+
+// TestUnsendableSettingsPause: a destination whose settings cannot make a
+// request (a Google destination without its OAuth client secret) is
+// paused with the reason for a person to fix, not held as if the platform
+// were down.
+func TestUnsendableSettingsPause(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newFanout(t, s)
+		g := googletest.New(t)
+		gd := models.Dataset{AccountID: f.account.ID, Kind: models.KindGoogle, Name: "Google", PixelID: googletest.OperatingAccount,
+			ClientID: googletest.ClientID, EventNames: `{"Lead":"` + googletest.ConversionActions[0] + `"}`, Mode: models.ModeLive, LDU: models.LDUOff}
+		if err := s.CreateDataset(t.Context(), &gd); err != nil {
+			t.Fatal(err)
+		}
+		gd.TokenSealed = f.box.Seal(googletest.RefreshToken, dispatch.TokenLabel(gd.ID))
+		if err := s.SaveDataset(t.Context(), &gd); err != nil {
+			t.Fatal(err)
+		}
+		f.tiktokDS = gd
+		f.queueBoth(2, f.clock.now().Add(-time.Hour))
+		d := dispatch.New(dispatch.Options{
+			Store: s, Sender: &capi.Client{}, Box: f.box, GraphURL: f.meta.URL, DefaultVersion: capitest.Version,
+			Platforms: map[models.Kind]destination.Sender{models.KindGoogle: &google.Client{BaseURL: g.URL, TokenURL: g.TokenURL}},
+			Now:       f.clock.now, Lease: time.Minute, Log: quiet,
+		})
+		f.drain(d)
+		got := f.destination(gd)
+		if got.PausedAt == nil || got.HeldSince != nil || !strings.Contains(got.PausedReason, "Google Ads cannot be sent to: no OAuth client id, client secret or refresh token") {
+			t.Errorf("Google destination paused %v held %v %q; want paused with the reason, not held", got.PausedAt, got.HeldSince, got.PausedReason)
+		}
+		if c := f.status(gd); c[models.EventQueued] != 2 || g.Exchanges() != 0 {
+			t.Errorf("events %v, token exchanges %d; want both queued for the fix, no request", c, g.Exchanges())
+		}
+	})
 }

@@ -637,7 +637,12 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 	}
 	now := d.o.Now()
 
+	var unsendable *destination.Unsendable
 	switch {
+	case errors.As(err, &unsendable):
+		// No request went: the destination's settings cannot make one.
+		// Waiting would not help; a person must fix them.
+		return false, d.pause(ctx, ds, c, batch, name+" cannot be sent to: "+unsendable.Reason)
 	case err != nil, a.Verdict == destination.Unavailable:
 		// The platform or the network failed, not an event: hold the
 		// dataset. Throttling is the platform asking for the same.
@@ -653,7 +658,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 				outs[i].Payload = string(p.payload)
 			}
 			if why, refused := a.Refused[i]; refused {
-				outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventFailed, Error: refusedBy(name) + why, Payload: string(p.payload)}
+				outs[i] = store.Outcome{ID: p.event.ID, Status: models.EventFailed, Error: platform.RefusedBy(ds.Of()) + why, Payload: string(p.payload)}
 			}
 		}
 		d.o.Metrics.settled(ds.Of(), outs)
@@ -693,7 +698,7 @@ func (d *Dispatcher) send(ctx context.Context, ds models.Dataset, c store.Claim,
 		}
 		return d.send(ctx, ds, c, t, batch[mid:])
 	}
-	out := []store.Outcome{{ID: batch[0].event.ID, Status: models.EventFailed, Error: refusedBy(name) + msg, Payload: string(batch[0].payload)}}
+	out := []store.Outcome{{ID: batch[0].event.ID, Status: models.EventFailed, Error: platform.RefusedBy(ds.Of()) + msg, Payload: string(batch[0].payload)}}
 	d.o.Metrics.settled(ds.Of(), out)
 	return false, s.SettleEvents(ctx, c, &req.ID, a.RequestID, now, out)
 }
@@ -727,12 +732,6 @@ func metaAnswer(r capi.Response) destination.Answer {
 		a.Verdict = destination.Refused
 	}
 	return a
-}
-
-// refusedBy begins the reason of an event its platform refused
-// (models.ReasonMetaRefused for Meta), which reads as failed.
-func refusedBy(name string) string {
-	return name + " refused: "
 }
 
 // hold holds a dataset that Meta or the network failed (why says how), or
@@ -783,12 +782,13 @@ func (d *Dispatcher) pause(ctx context.Context, ds models.Dataset, c store.Claim
 // dataset may fix what paused it, so that sending resumes: a new token or
 // app secret (the platform refused the token), another dataset id or Graph
 // API version, or another TikTok event source or Google OAuth client or
-// manager account (the platform refused every request for the dataset). Other edits leave
+// manager account, or its own event names (Google's conversion actions)
+// (the platform refused every request for the dataset). Other edits leave
 // the pause to a person who fixes the cause.
 func FixesPause(before, after models.Dataset) bool {
 	return before.PausedAt != nil && (before.TokenSealed != after.TokenSealed || before.AppSecretSealed != after.AppSecretSealed ||
 		before.PixelID != after.PixelID || before.APIVersion != after.APIVersion || before.EventSource != after.EventSource ||
-		before.ClientID != after.ClientID || before.LoginAccount != after.LoginAccount)
+		before.ClientID != after.ClientID || before.LoginAccount != after.LoginAccount || before.EventNames != after.EventNames)
 }
 
 // requeue puts a batch back in its place without spending an attempt, for

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -240,7 +241,7 @@ func (rc *retryCheck) wouldFail(e models.Event, leads map[int64]models.Lead, now
 	case e.RequestID != nil && e.Payload != "" && string(body) == e.Payload:
 		// Meta refused this very JSON: the last request that carried the
 		// event without sending it is the one Meta refused it in.
-		return LeftRefused, strings.TrimPrefix(e.LastError, metaRefused), nil
+		return LeftRefused, platform.TrimRefused(e.LastError), nil
 	}
 	return "", "", nil
 }

@@ -141,13 +141,13 @@ func (c *Client) post(ctx context.Context, body []byte, token string, n int, sec
 func checkTarget(t destination.Target, n int) error {
 	switch {
 	case t.AccountID == "":
-		return errors.New("google: no operating account id")
+		return &destination.Unsendable{Reason: "no Google Ads account id"}
 	case len(t.AccountID) != 10 || !allDigits(t.AccountID):
-		return fmt.Errorf("google: operating account id %q is not 10 digits", t.AccountID)
+		return &destination.Unsendable{Reason: fmt.Sprintf("the Google Ads account id %q is not 10 digits", t.AccountID)}
 	case t.LoginAccount != "" && (len(t.LoginAccount) != 10 || !allDigits(t.LoginAccount)):
-		return fmt.Errorf("google: login account id %q is not 10 digits", t.LoginAccount)
+		return &destination.Unsendable{Reason: fmt.Sprintf("the manager account id %q is not 10 digits", t.LoginAccount)}
 	case t.OAuth.ClientID == "" || t.OAuth.ClientSecret == "" || t.OAuth.RefreshToken == "":
-		return errors.New("google: no OAuth client id, client secret or refresh token")
+		return &destination.Unsendable{Reason: "no OAuth client id, client secret or refresh token"}
 	case !validConsent(t.ConsentAdUserData) || !validConsent(t.ConsentAdPersonalization):
 		return fmt.Errorf("google: consent %q, %q: want %s, %s or none",
 			t.ConsentAdUserData, t.ConsentAdPersonalization, ConsentGranted, ConsentDenied)
@@ -211,7 +211,7 @@ func destinations(t destination.Target, events []json.RawMessage) ([]destination
 		}
 	}
 	if len(out) > MaxDestinations {
-		return nil, fmt.Errorf("google: %d conversion actions in one batch, at most %d", len(out), MaxDestinations)
+		return nil, &destination.Unsendable{Reason: fmt.Sprintf("%d conversion actions in one batch, at most %d", len(out), MaxDestinations)}
 	}
 	return out, nil
 }

@@ -217,10 +217,10 @@ func TestSendLocalErrors(t *testing.T) {
 		batch  []json.RawMessage
 		want   string
 	}{
-		{"no account", with(func(t *destination.Target) { t.AccountID = "" }), one, "no operating account"},
+		{"no account", with(func(t *destination.Target) { t.AccountID = "" }), one, "no Google Ads account id"},
 		{"a hyphenated account", with(func(t *destination.Target) { t.AccountID = "123-456-7890" }), one, "not 10 digits"},
 		{"a short account", with(func(t *destination.Target) { t.AccountID = "123456789" }), one, "not 10 digits"},
-		{"a bad login account", with(func(t *destination.Target) { t.LoginAccount = "98-76" }), one, "login account"},
+		{"a bad login account", with(func(t *destination.Target) { t.LoginAccount = "98-76" }), one, "manager account id"},
 		{"no OAuth", with(func(t *destination.Target) { t.OAuth = destination.OAuth{} }), one, "no OAuth"},
 		{"no refresh token", with(func(t *destination.Target) { t.OAuth.RefreshToken = "" }), one, "no OAuth"},
 		{"a bad consent", with(func(t *destination.Target) { t.ConsentAdUserData = "GRANTED" }), one, "consent"},

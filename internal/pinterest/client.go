@@ -109,9 +109,9 @@ func (c *Client) Send(ctx context.Context, t destination.Target, events []json.R
 func checkBatch(t destination.Target, events []json.RawMessage) error {
 	switch {
 	case strings.TrimSpace(t.AccountID) == "":
-		return errors.New("pinterest: no ad account id")
+		return &destination.Unsendable{Reason: "no ad account id"}
 	case t.Token == "":
-		return errors.New("pinterest: no conversion token")
+		return &destination.Unsendable{Reason: "no conversion token"}
 	case len(events) == 0:
 		return errors.New("pinterest: no events to send")
 	case len(events) > MaxBatch:

@@ -34,6 +34,22 @@ func Name(k models.Kind) string {
 	return "Meta"
 }
 
+// RefusedBy begins the reason of an event the platform of kind k refused
+// (models.ReasonMetaRefused for Meta's): "TikTok refused: ". It reads as
+// failed (models.Event.State).
+func RefusedBy(k models.Kind) string { return Name(k) + " refused: " }
+
+// TrimRefused is the reason of an event a platform refused without the
+// platform's prefix (RefusedBy): the platform's own words.
+func TrimRefused(reason string) string {
+	for _, k := range models.Kinds {
+		if rest, ok := strings.CutPrefix(reason, RefusedBy(k)); ok {
+			return rest
+		}
+	}
+	return reason
+}
+
 // MaxBatch is the most events one request of the kind may carry.
 func MaxBatch(k models.Kind) int {
 	switch k {

@@ -27,7 +27,7 @@ func TestParseEventNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := platform.ParseEventNames(tt.text)
+			got, err := platform.ParseEventNames(models.KindTikTok, tt.text)
 			switch {
 			case tt.problem == "" && (err != nil || got != tt.want):
 				t.Errorf("ParseEventNames(%q) = %q, %v; want %q", tt.text, got, err, tt.want)
@@ -40,8 +40,22 @@ func TestParseEventNames(t *testing.T) {
 	for i := range platform.MaxEventNames + 1 {
 		many.WriteString("Custom" + strings.Repeat("x", i%5) + string(rune('A'+i%26)) + string(rune('a'+i/26)) + " = y\n")
 	}
-	if _, err := platform.ParseEventNames(many.String()); err == nil {
+	if _, err := platform.ParseEventNames(models.KindTikTok, many.String()); err == nil {
 		t.Errorf("%d names: no error; want the limit", platform.MaxEventNames+1)
+	}
+	for _, tt := range []struct {
+		text, problem string
+	}{
+		{"Lead = 123 456", "not a conversion action id"},
+		{"Lead = abc", "not a conversion action id"},
+		{strings.Repeat("Custom", 0) + "A = 1\nB = 2\nC = 3\nD = 4\nE = 5\nF = 6\nG = 7\nH = 8\nI = 9\nJ = 10\nK = 11", "at most 10"},
+	} {
+		if _, err := platform.ParseEventNames(models.KindGoogle, tt.text); err == nil || !strings.Contains(err.Error(), tt.problem) {
+			t.Errorf("Google's ParseEventNames(%q) = %v; want %q", tt.text, err, tt.problem)
+		}
+	}
+	if got, err := platform.EventNamesJSON(models.KindGoogle, map[string]string{"Lead": " 123 "}); err != nil || got != `{"Lead":"123"}` {
+		t.Errorf("EventNamesJSON trims: %q, %v", got, err)
 	}
 	if got := platform.EventNamesText(`{"QualifiedLead":"ApplicationApproval","Lead":"SubmitForm"}`); got != "Lead = SubmitForm\nQualifiedLead = ApplicationApproval\n" {
 		t.Errorf("EventNamesText = %q", got)

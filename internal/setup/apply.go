@@ -446,7 +446,7 @@ func (a *applier) datasets(ctx context.Context, accountID int64, specs []Dataset
 }
 
 func (a *applier) createDataset(ctx context.Context, path string, accountID int64, spec DatasetSpec) error {
-	names, _ := platform.EventNamesJSON(spec.EventNames) // checked by Validate
+	names, _ := platform.EventNamesJSON(spec.Kind, spec.EventNames) // checked by Validate
 	d := models.Dataset{
 		AccountID: accountID, Kind: spec.Kind, Name: spec.Name, PixelID: spec.PixelID, TestEventCode: spec.TestEventCode,
 		APIVersion: spec.APIVersion, Mode: spec.Mode, LDU: spec.LDU, EventSource: spec.EventSource, EventNames: names,
@@ -490,7 +490,7 @@ func (a *applier) updateDataset(ctx context.Context, path string, d models.Datas
 		a.change(path+".consent", "%s → %s", show(string(d.Consent)), show(string(spec.Consent)))
 		d.Consent = spec.Consent
 	}
-	if names, _ := platform.EventNamesJSON(spec.EventNames); names != d.EventNames {
+	if names, _ := platform.EventNamesJSON(spec.Kind, spec.EventNames); names != d.EventNames {
 		a.change(path+".event_names", "%s → %s", show(platform.EventNamesText(d.EventNames)), show(platform.EventNamesText(names)))
 		d.EventNames = names
 	}

@@ -71,7 +71,7 @@ func kindProblems(d DatasetSpec, k *known) []Problem {
 	if d.Kind == models.KindTikTok && d.EventSource != "web" && d.EventSource != "crm" && d.EventSource != "offline" {
 		add(".event_source", "%q is not an event source; use web, crm or offline", d.EventSource)
 	}
-	if _, err := platform.EventNamesJSON(d.EventNames); err != nil {
+	if _, err := platform.EventNamesJSON(d.Kind, d.EventNames); err != nil {
 		add(".event_names", "%s", err.Error())
 	}
 	if d.Kind == models.KindGoogle {
@@ -85,6 +85,9 @@ func kindProblems(d DatasetSpec, k *known) []Problem {
 		}
 		if d.Mode != models.ModeDryRun && d.ClientID == "" {
 			add(".client_id", "%s mode needs the OAuth client id (or use dry_run until you have one)", d.Mode)
+		}
+		if stored, ok := k.dataset(d.Name); d.Mode != models.ModeDryRun && d.AppSecretEnv == "" && (!ok || stored.AppSecretSealed == "") {
+			add(".app_secret_env", "%s mode needs the OAuth client secret: name the environment variable that holds it (or use dry_run until you have one)", d.Mode)
 		}
 	}
 	return ps

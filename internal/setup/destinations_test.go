@@ -99,6 +99,8 @@ func TestDestinationProblems(t *testing.T) {
 			{"bad names", `{"kind": "pinterest", "name": "X", "pixel_id": "123456", "mode": "dry_run", "event_names": {"Lead": ""}}`, "destinations[0].event_names: Lead:"},
 			{"Google id", `{"kind": "google", "name": "X", "pixel_id": "12345", "mode": "dry_run"}`, "destinations[0].pixel_id: must be the Google Ads customer id"},
 			{"Google client", `{"kind": "google", "name": "X", "pixel_id": "1234567890", "mode": "live", "access_token_env": "G_REFRESH"}`, "destinations[0].client_id: live mode needs"},
+			{"Google secret", `{"kind": "google", "name": "X", "pixel_id": "1234567890", "mode": "live", "client_id": "c", "access_token_env": "G_REFRESH"}`, "destinations[0].app_secret_env: live mode needs"},
+			{"Google action", `{"kind": "google", "name": "X", "pixel_id": "1234567890", "mode": "dry_run", "event_names": {"Lead": "abc"}}`, "destinations[0].event_names: Lead: \"abc\" is not a conversion action id"},
 			{"kind changes", `{"kind": "pinterest", "name": "TikTok", "pixel_id": "123456", "mode": "dry_run"}`, "destinations[0].kind: \"TikTok\" is a TikTok destination of the account"},
 			{"same name twice", `{"kind": "pinterest", "name": "main", "pixel_id": "123456", "mode": "dry_run"}`, "destinations[0].name: \"main\" is also the name of datasets[0]"},
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -62,9 +61,9 @@ func (c *Client) httpClient() *http.Client {
 func (c *Client) Send(ctx context.Context, t destination.Target, events []json.RawMessage) (destination.Answer, error) {
 	switch {
 	case strings.TrimSpace(t.AccountID) == "":
-		return destination.Answer{}, errors.New("tiktok: no pixel code or event set id")
+		return destination.Answer{}, &destination.Unsendable{Reason: "no pixel code or event set id"}
 	case t.Token == "":
-		return destination.Answer{}, errors.New("tiktok: no access token")
+		return destination.Answer{}, &destination.Unsendable{Reason: "no access token"}
 	case len(events) == 0 || len(events) > MaxBatch:
 		return destination.Answer{}, fmt.Errorf("tiktok: %d events in one batch, 1 to %d", len(events), MaxBatch)
 	}
