@@ -101,11 +101,7 @@ func customData(in BuildInput) map[string]any {
 	cd := map[string]any{}
 	if v := in.Event.Value; v != nil {
 		cd["value"] = *v
-		cur := strings.ToUpper(strings.TrimSpace(in.Event.Currency))
-		if cur == "" {
-			cur = strings.ToUpper(strings.TrimSpace(in.Account.Currency))
-		}
-		if cur != "" {
+		if cur := Currency(in); cur != "" {
 			cd["currency"] = cur
 		}
 	}
@@ -136,6 +132,24 @@ const (
 	LDUCountryUS        = 1
 	LDUStateCalifornia  = 1000
 )
+
+// Currency is the currency of a valued event: its own, else its account's,
+// in capitals; every platform sends it so.
+func Currency(in BuildInput) string {
+	cur := strings.ToUpper(strings.TrimSpace(in.Event.Currency))
+	if cur == "" {
+		cur = strings.ToUpper(strings.TrimSpace(in.Account.Currency))
+	}
+	return cur
+}
+
+// LimitedDataUse reports whether a destination's Limited Data Use setting
+// covers a lead: always, or for a lead from California. Meta's data
+// processing options, TikTok's limited_data_use and Pinterest's LDP opt-out
+// all follow it.
+func LimitedDataUse(ldu models.LDU, l models.Lead) bool {
+	return ldu == models.LDUAlways || ldu == models.LDUCalifornia && FromCalifornia(l)
+}
 
 // setLDU sets the data processing options of the dataset's LDU setting:
 // off (or unknown) -> []; always -> ["LDU"] with 0/0 so Meta geolocates;

@@ -118,7 +118,7 @@ func build(in capi.BuildInput, conversionAction string) (event, *capi.Invalid) {
 		badValue = math.IsNaN(*v) || math.IsInf(*v, 0)
 		if !badValue {
 			e.ConversionValue = v
-			e.Currency = currency(in)
+			e.Currency = capi.Currency(in)
 		}
 	}
 	var inv *capi.Invalid
@@ -159,15 +159,6 @@ func eventSource(in capi.BuildInput) string {
 		return sourcePhone
 	}
 	return sourceOther
-}
-
-// currency is the event's currency, else the account's, upper-case.
-func currency(in capi.BuildInput) string {
-	c := strings.ToUpper(strings.TrimSpace(in.Event.Currency))
-	if c == "" {
-		c = strings.ToUpper(strings.TrimSpace(in.Account.Currency))
-	}
-	return c
 }
 
 // clickID is the lead's Google click id from its custom fields: gclid, or

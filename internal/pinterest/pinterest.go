@@ -10,7 +10,6 @@ import (
 	"github.com/leadsignal/leadsignal/internal/country"
 	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/normalize"
-	"github.com/leadsignal/leadsignal/models"
 )
 
 // Limits and defaults of Pinterest's Conversions API.
@@ -174,14 +173,11 @@ func buildCustomData(in capi.BuildInput) customData {
 	var cd customData
 	if v := in.Event.Value; v != nil {
 		cd.Value = value(*v)
-		cd.Currency = strings.ToUpper(strings.TrimSpace(in.Event.Currency))
-		if cd.Currency == "" {
-			cd.Currency = strings.ToUpper(strings.TrimSpace(in.Account.Currency))
-		}
+		cd.Currency = capi.Currency(in)
 		// Pinterest deduplicates on event_id and recommends order_id too.
 		cd.OrderID = in.Event.EventID
 	}
-	if limitedDataUse(in.Dataset.LDU, in.Lead) {
+	if capi.LimitedDataUse(in.Dataset.LDU, in.Lead) {
 		cd.OptOutType = OptOutLDP
 	}
 	return cd
@@ -195,12 +191,6 @@ func value(v float64) string {
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
-}
-
-// limitedDataUse reports whether the dataset's Limited Data Use setting
-// covers the lead, as it does for Meta (capi's setLDU).
-func limitedDataUse(ldu models.LDU, l models.Lead) bool {
-	return ldu == models.LDUAlways || ldu == models.LDUCalifornia && capi.FromCalifornia(l)
 }
 
 // check says why Pinterest would refuse e, nil when it would take it; its

@@ -7,7 +7,6 @@ import (
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/normalize"
-	"github.com/leadsignal/leadsignal/models"
 )
 
 // defaultEvents are TikTok's names of our (Meta's standard) event names
@@ -90,12 +89,12 @@ func Prepare(in capi.BuildInput, name string) ([]byte, error) {
 			IP:         k.ClientIP,
 			UserAgent:  k.UserAgent,
 		},
-		LimitedDataUse: limited(in.Dataset.LDU, in.Lead),
+		LimitedDataUse: capi.LimitedDataUse(in.Dataset.LDU, in.Lead),
 	}
 	fields := destination.CustomFields(in.Lead.Fields)
 	e.User.TTCLID, e.User.TTP = fields["ttclid"], fields["ttp"]
 	if v := in.Event.Value; v != nil {
-		e.Properties = &properties{Value: *v, Currency: currency(in)}
+		e.Properties = &properties{Value: *v, Currency: capi.Currency(in)}
 	}
 	if capi.ActionSource(in.Lead.Source, in.Event.Origin) == capi.ActionWebsite {
 		if u := strings.TrimSpace(in.Lead.EventSourceURL); u != "" {
@@ -120,19 +119,4 @@ func one(hash string) []string {
 		return nil
 	}
 	return []string{hash}
-}
-
-// currency is the event's currency, else the account's, in capitals.
-func currency(in capi.BuildInput) string {
-	cur := strings.TrimSpace(in.Event.Currency)
-	if cur == "" {
-		cur = strings.TrimSpace(in.Account.Currency)
-	}
-	return strings.ToUpper(cur)
-}
-
-// limited is TikTok's limited_data_use of the destination's LDU setting,
-// as Meta's is set (capi's setLDU): always, or for a lead from California.
-func limited(ldu models.LDU, l models.Lead) bool {
-	return ldu == models.LDUAlways || ldu == models.LDUCalifornia && capi.FromCalifornia(l)
 }
