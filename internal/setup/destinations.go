@@ -2,20 +2,11 @@ package setup
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/models"
-)
-
-var (
-	// tiktokIDRE is a TikTok pixel code (letters and digits) or event set
-	// id (digits).
-	tiktokIDRE = regexp.MustCompile(`^[A-Za-z0-9]{5,40}$`)
-	// googleAccountRE is a Google Ads customer id without its hyphens.
-	googleAccountRE = regexp.MustCompile(`^[0-9]{10}$`)
 )
 
 // kindProblems says what is wrong with a destination for its kind: the
@@ -41,20 +32,11 @@ func kindProblems(d DatasetSpec, k *known) []Problem {
 		add(".kind", "%q is a %s destination of the account; a destination's kind cannot change (connect a new one with another name)",
 			d.Name, platform.Name(stored.Of()))
 	}
-	id := map[models.Kind]struct {
-		ok   func(string) bool
-		want string
-	}{
-		models.KindMeta:      {pixelIDRE.MatchString, "5 to 20 digits, as Events Manager shows the dataset id"},
-		models.KindTikTok:    {tiktokIDRE.MatchString, "the pixel code or event set id: 5 to 40 letters and digits"},
-		models.KindPinterest: {pixelIDRE.MatchString, "the ad account id: 5 to 20 digits"},
-		models.KindGoogle:    {googleAccountRE.MatchString, "the Google Ads customer id: 10 digits, like 123-456-7890"},
-	}[d.Kind]
 	switch {
 	case d.PixelID == "":
-		add(".pixel_id", "required: %s", id.want)
-	case !id.ok(d.PixelID):
-		add(".pixel_id", "must be %s", id.want)
+		add(".pixel_id", "required: %s", platform.IDWant(d.Kind))
+	case !platform.ValidID(d.Kind, d.PixelID):
+		add(".pixel_id", "must be %s", platform.IDWant(d.Kind))
 	}
 	only := func(field string, set bool, kinds ...models.Kind) {
 		if set && !slices.Contains(kinds, d.Kind) {
@@ -75,7 +57,7 @@ func kindProblems(d DatasetSpec, k *known) []Problem {
 		add(".event_names", "%s", err.Error())
 	}
 	if d.Kind == models.KindGoogle {
-		if d.LoginAccount != "" && !googleAccountRE.MatchString(d.LoginAccount) {
+		if d.LoginAccount != "" && !platform.ValidID(models.KindGoogle, d.LoginAccount) {
 			add(".login_account", "must be the manager's customer id: 10 digits, like 123-456-7890")
 		}
 		switch d.Consent {

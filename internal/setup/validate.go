@@ -19,8 +19,7 @@ import (
 var (
 	// slugRE is the web form's rule for account slugs (web.SlugProblem).
 	slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,38}[a-z0-9]$`)
-	// pixelIDRE and apiVersionRE are the dataset form's rules.
-	pixelIDRE    = regexp.MustCompile(`^[0-9]{5,20}$`)
+	// apiVersionRE is the dataset form's rule.
 	apiVersionRE = regexp.MustCompile(`^v[0-9]{1,3}\.[0-9]$`)
 	envNameRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
