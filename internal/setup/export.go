@@ -67,7 +67,7 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 	}
 	var notes []Note
 	for _, d := range ds {
-		// Meta's datasets go in datasets, as before destinations; the
+		// Meta's datasets go in datasets, which every version of the file reads; the
 		// other kinds in destinations, with their kind.
 		path := fmt.Sprintf("datasets[%d]", len(f.Datasets))
 		spec := DatasetSpec{
