@@ -9,6 +9,8 @@ package destination
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"time"
 )
 
 // Target is where a destination's batch goes and with which credentials,
@@ -106,4 +108,24 @@ func (e *Unsendable) Error() string { return e.Reason }
 // every answer, refusals included, is an Answer.
 type Sender interface {
 	Send(ctx context.Context, t Target, events []json.RawMessage) (Answer, error)
+}
+
+// DefaultTimeout bounds one request of a platform's client without an HTTP
+// client of its own, as capi's does Meta's: a batch of events is about a
+// megabyte to upload and process, and a hung connection must still free
+// the dispatcher soon. A resend after a timeout is harmless: the platforms
+// deduplicate on the event ids.
+const DefaultTimeout = 15 * time.Second
+
+var defaultHTTP = &http.Client{Timeout: DefaultTimeout}
+
+// HTTPClient is h, or one with DefaultTimeout when nil, that never follows
+// a redirect: it would carry the token elsewhere.
+func HTTPClient(h *http.Client) *http.Client {
+	if h == nil {
+		h = defaultHTTP
+	}
+	cp := *h
+	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cp
 }

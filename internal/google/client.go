@@ -19,7 +19,7 @@ import (
 // HTTP client of its own: room for a 2,000-event batch while a hung
 // connection still frees the dispatcher. A resend after a timeout is
 // harmless: Google deduplicates on transactionId.
-const DefaultTimeout = 15 * time.Second
+const DefaultTimeout = destination.DefaultTimeout
 
 // maxReply bounds how much of an ingest reply is read; Google's are small.
 const maxReply = 1 << 20
@@ -50,18 +50,6 @@ type Client struct {
 }
 
 var _ destination.Sender = (*Client)(nil)
-
-var defaultHTTP = &http.Client{Timeout: DefaultTimeout}
-
-// httpClient is h, or the default, never following redirects.
-func httpClient(h *http.Client) *http.Client {
-	if h == nil {
-		h = defaultHTTP
-	}
-	cp := *h
-	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &cp
-}
 
 func (c *Client) tokenSource() *TokenSource {
 	c.once.Do(func() { c.tokens = &TokenSource{URL: c.TokenURL, HTTP: c.HTTP, Now: c.Now} })
@@ -124,7 +112,7 @@ func (c *Client) post(ctx context.Context, body []byte, token string, n int, sec
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	res, err := httpClient(c.HTTP).Do(req)
+	res, err := destination.HTTPClient(c.HTTP).Do(req)
 	if err != nil {
 		return destination.Answer{}, destination.Scrubbed("google: post "+endpoint, err, secrets)
 	}

@@ -181,7 +181,7 @@ func (s *TokenSource) exchange(ctx context.Context, o destination.OAuth) (string
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	res, err := httpClient(s.HTTP).Do(req)
+	res, err := destination.HTTPClient(s.HTTP).Do(req)
 	if err != nil {
 		return "", 0, destination.Scrubbed("google: token exchange at "+endpoint, err, secrets)
 	}

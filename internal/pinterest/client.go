@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/leadsignal/leadsignal/internal/destination"
 )
@@ -20,7 +19,7 @@ import (
 // its own: room for a 1000-event batch, while a hung connection still frees
 // the dispatcher quickly. A resend after a timeout is harmless: Pinterest
 // deduplicates on event_id.
-const DefaultTimeout = 15 * time.Second
+const DefaultTimeout = destination.DefaultTimeout
 
 // maxReadBody bounds how much of a reply is read: an answer to 1000 events
 // lists each one's status and messages, a few hundred KB at most.
@@ -42,18 +41,6 @@ type Client struct {
 	// DefaultTimeout. Redirects are never followed (they would carry the
 	// token elsewhere), whatever its CheckRedirect says.
 	HTTP *http.Client
-}
-
-var defaultHTTP = &http.Client{Timeout: DefaultTimeout}
-
-func (c *Client) httpClient() *http.Client {
-	h := defaultHTTP
-	if c.HTTP != nil {
-		h = c.HTTP
-	}
-	cp := *h
-	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &cp
 }
 
 // endpoint is the events URL of t's ad account; it holds no secret, so it
@@ -94,7 +81,7 @@ func (c *Client) Send(ctx context.Context, t destination.Target, events []json.R
 	req.Header.Set("Authorization", "Bearer "+t.Token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	res, err := c.httpClient().Do(req)
+	res, err := destination.HTTPClient(c.HTTP).Do(req)
 	if err != nil {
 		return destination.Answer{}, destination.Scrubbed(op, err, secrets)
 	}

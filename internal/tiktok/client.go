@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/leadsignal/leadsignal/internal/destination"
 )
@@ -22,7 +21,7 @@ const (
 	MaxBatch = 1000
 	// DefaultTimeout bounds one request of a Client without its own HTTP
 	// client, as capi's does Meta's.
-	DefaultTimeout = 15 * time.Second
+	DefaultTimeout = destination.DefaultTimeout
 	maxReadBody    = 1 << 20
 )
 
@@ -43,18 +42,6 @@ type Client struct {
 	// HTTP is the client requests go through; one with DefaultTimeout when
 	// nil. Redirects are never followed: they would carry the token away.
 	HTTP *http.Client
-}
-
-var defaultHTTP = &http.Client{Timeout: DefaultTimeout}
-
-func (c *Client) httpClient() *http.Client {
-	h := defaultHTTP
-	if c.HTTP != nil {
-		h = c.HTTP
-	}
-	cp := *h
-	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &cp
 }
 
 // Send posts events (each as Prepare made it) to t's pixel or event set.
@@ -83,7 +70,7 @@ func (c *Client) Send(ctx context.Context, t destination.Target, events []json.R
 	}
 	req.Header.Set("Access-Token", t.Token)
 	req.Header.Set("Content-Type", "application/json")
-	res, err := c.httpClient().Do(req)
+	res, err := destination.HTTPClient(c.HTTP).Do(req)
 	if err != nil {
 		return destination.Answer{}, destination.Scrubbed("tiktok: post "+endpoint, err, secrets)
 	}
