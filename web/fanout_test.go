@@ -10,6 +10,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/leadsignal/leadsignal/internal/capi/capitest"
+	"github.com/leadsignal/leadsignal/internal/crm"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/google/googletest"
 	"github.com/leadsignal/leadsignal/internal/normalize"
@@ -221,6 +222,38 @@ func TestFanOutOutageHoldsOnePlatform(t *testing.T) {
 		a.drain()
 		if got := received(a); got[models.KindPinterest] != 3 || got[models.KindMeta] != 3 {
 			t.Errorf("received %v after the outage; want Pinterest's 3, nothing twice", got)
+		}
+	})
+}
+
+// TestFanOutWebhookReplay: a CRM's won delivered twice (a webhook
+// replayed) sends one Purchase to each platform, none twice.
+func TestFanOutWebhookReplay(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		f := newFanOut(t, a, s)
+		const secret = "generic-secret-0123456789"
+		c := a.connection(f.acc, crm.Generic, "Zapier", secret, "")
+		if err := s.MapCRMStages(t.Context(), f.acc.ID, c.ID, map[string]string{"Closed Won": models.StageWon}, a.clock()); err != nil {
+			t.Fatal(err)
+		}
+		if r := a.postLead(f.key, `{"external_id":"crm-10","email":"sam@example.com","client_ip_address":"203.0.113.7",
+			"client_user_agent":"Mozilla/5.0","event_source_url":"https://acme.example/quote?gclid=G2"}`); r.status != http.StatusCreated {
+			t.Fatalf("post lead = %d %s", r.status, r.raw)
+		}
+		a.advance(time.Minute)
+		body := []byte(`{"external_id":"crm-10","stage":"Closed Won","value":900,"currency":"USD","change_id":"deal-10"}`)
+		for range 2 {
+			if r := a.postGeneric(c, secret, body); r.status != http.StatusOK {
+				t.Fatalf("post hook = %d %s", r.status, r.raw)
+			}
+			a.work()
+			a.drain()
+		}
+		want := map[models.Kind]int{models.KindMeta: 2, models.KindTikTok: 2, models.KindPinterest: 2, models.KindGoogle: 2}
+		if got := received(a); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("received %v after the replayed webhook; want the lead's Lead and one Purchase on each platform", got)
 		}
 	})
 }
