@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -186,48 +185,11 @@ type BaselineRun struct {
 // a short warmup) and returns the rate: what the fake takes when nothing
 // but sending is done, the yardstick of the dispatch budgets.
 func Baseline(c *capi.Client, t capi.Target, batch []json.RawMessage, conc int, d time.Duration) (BaselineRun, error) {
-	ctx := context.Background()
-	warm := min(d/10, time.Second)
-	for range conc {
+	return BaselineOf(func(ctx context.Context) error {
 		resp, err := c.Send(ctx, t, batch)
-		if err != nil || !resp.OK() {
-			return BaselineRun{}, fmt.Errorf("send: %+v, %v", resp, err)
+		if err == nil && !resp.OK() {
+			err = fmt.Errorf("HTTP %d: %s", resp.HTTPStatus, resp.Body)
 		}
-	}
-	start := time.Now()
-	from := start.Add(warm)
-	end := from.Add(d)
-	var (
-		reqs, evs atomic.Int64
-		firstErr  error
-		once      sync.Once
-		wg        sync.WaitGroup
-	)
-	for range conc {
-		wg.Go(func() {
-			for {
-				resp, err := c.Send(ctx, t, batch)
-				done := time.Now()
-				if err == nil && !resp.OK() {
-					err = fmt.Errorf("HTTP %d: %s", resp.HTTPStatus, resp.Body)
-				}
-				if err != nil {
-					once.Do(func() { firstErr = err })
-					return
-				}
-				if done.After(end) {
-					return
-				}
-				if !done.Before(from) {
-					reqs.Add(1)
-					evs.Add(int64(len(batch)))
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return BaselineRun{}, firstErr
-	}
-	return BaselineRun{Rate: float64(evs.Load()) / d.Seconds(), Requests: reqs.Load(), Events: evs.Load(), Seconds: d.Seconds()}, nil
+		return err
+	}, len(batch), conc, d)
 }
