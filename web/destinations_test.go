@@ -78,6 +78,14 @@ func TestConnectTikTok(t *testing.T) {
 			t.Errorf("the form's own names = %q", got)
 		}
 
+		// Rules and stage mappings offer it by name and platform.
+		for _, path := range []string{"/rules/new", "/stages/mappings/new"} {
+			form := b.get(views.AccountURL(acc.ID, path))
+			if got := form.doc.Find(`select[name="dataset_id"] option`).Text(); !strings.Contains(got, "TikTok (TikTok)") {
+				t.Errorf("%s offers %q; want the TikTok destination with its platform", path, got)
+			}
+		}
+
 		r = b.post(fmt.Sprintf("%s/%d/test", base, d.ID), nil)
 		wantStatus(t, "TikTok test event", r, http.StatusOK)
 		if msg := r.text("test-result"); !strings.Contains(msg, "TikTok took the test event") {

@@ -98,7 +98,7 @@ func livePurchases(out decide.Outcome) *views.StageConfirm {
 	live := map[int64]string{}
 	for _, d := range out.Datasets {
 		if d.Mode == models.ModeLive {
-			live[d.ID] = d.Name
+			live[d.ID] = destinationLabel(d)
 		}
 	}
 	var cf *views.StageConfirm

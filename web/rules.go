@@ -64,7 +64,7 @@ func (h *Handler) ruleItems(ctx context.Context, a models.Account) ([]views.Rule
 			Conditions: ruleSummary(r), First: i == 0, Last: i == len(rules)-1, Changed: views.NewStamp(r.UpdatedAt, now, loc)}
 		for _, d := range datasets {
 			if d.ID == r.DatasetID {
-				it.Dataset = d.Name
+				it.Dataset = destinationLabel(d)
 				it.Default = r.Mode == string(rule.AutomaticCompleted) && r.EventName == "Lead" && r.Name == store.DefaultRule(d).Name
 			}
 		}

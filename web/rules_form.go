@@ -77,7 +77,7 @@ func (env ruleEnv) choices() views.RuleChoices {
 		ch.AccountCurrency = "none set"
 	}
 	for _, d := range env.datasets {
-		ch.Datasets = append(ch.Datasets, views.Option{Value: strconv.FormatInt(d.ID, 10), Label: d.Name})
+		ch.Datasets = append(ch.Datasets, views.Option{Value: strconv.FormatInt(d.ID, 10), Label: destinationLabel(d)})
 	}
 	for _, m := range rule.Modes {
 		w := modes[m]
@@ -274,8 +274,8 @@ func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm
 	f := views.RuleForm{
 		ID:   in.ID,
 		Name: views.Field{Name: "name", Label: "Name", Required: true, Value: in.Name, Hint: "Unique in the account, like Qualified leads from Facebook."},
-		Dataset: views.Field{Name: "dataset_id", Label: "Dataset", Value: in.DatasetID,
-			Hint: "The Meta dataset (pixel) the events go to."},
+		Dataset: views.Field{Name: "dataset_id", Label: "Destination", Value: in.DatasetID,
+			Hint: "Where the events go: a Meta dataset, or a TikTok, Pinterest or Google Ads destination, which names the events its own way."},
 		Mode: views.Field{Name: "mode", Label: "Send mode", Value: in.Mode},
 		EventName: views.Field{Name: "event_name", Label: "Event name", Value: in.EventName, List: "rule-events",
 			Hint: "One of Meta's standard events, or a custom name such as QualifiedLead: letters, digits, _, - and spaces."},

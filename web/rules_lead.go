@@ -32,7 +32,7 @@ func (h *Handler) leadRuleRows(a models.Account, role models.Role, l models.Lead
 		if i >= 0 {
 			ds = datasets[i]
 		}
-		row := views.LeadRuleRow{ID: r.ID, Name: r.Name, Sends: modeOf(r.Mode).label, EventName: r.EventName, Dataset: ds.Name,
+		row := views.LeadRuleRow{ID: r.ID, Name: r.Name, Sends: modeOf(r.Mode).label, EventName: r.EventName, Dataset: destinationLabel(ds),
 			Enabled: true, Manual: r.Mode == string(rule.Manual)}
 		m, problems := rule.CompileRule(r, rule.Schema{Open: true})
 		if len(problems) > 0 {

@@ -100,7 +100,7 @@ func (h *Handler) stagesView(c echo.Context) (views.StagesView, error) {
 	}
 	v.CRM = &card
 	for _, d := range datasets {
-		v.Datasets = append(v.Datasets, views.Option{Value: strconv.FormatInt(d.ID, 10), Label: d.Name})
+		v.Datasets = append(v.Datasets, views.Option{Value: strconv.FormatInt(d.ID, 10), Label: destinationLabel(d)})
 	}
 	for _, r := range rules {
 		if rule.Mode(r.Mode) == rule.Stage {
@@ -178,7 +178,7 @@ func mappingItems(a models.Account, rules []models.SendRule, datasets []models.D
 			Repeatable: r.Repeatable, Enabled: r.Enabled, Conditions: "no conditions"}
 		for _, d := range datasets {
 			if d.ID == r.DatasetID {
-				it.Dataset = d.Name
+				it.Dataset = destinationLabel(d)
 			}
 		}
 		for _, o := range rules {
