@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -91,7 +92,7 @@ func ActionSource(s models.Source, origin string) string {
 // value that is not all digits stays a string, which Validate refuses:
 // json.Number would make the whole batch fail to encode.
 func leadID(s string) any {
-	if allDigits(s) {
+	if destination.AllDigits(s) {
 		return json.Number(s)
 	}
 	return s
@@ -180,16 +181,4 @@ func FromCalifornia(l models.Lead) bool {
 	}
 	st, ok := normalize.State(l.State, "US")
 	return ok && st == "ca"
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -260,11 +260,8 @@ func checkBatch(t Target, events []json.RawMessage) error {
 	case len(events) > MaxBatch:
 		return fmt.Errorf("capi: %d events in one batch, at most %d", len(events), MaxBatch)
 	}
-	for i, e := range events {
-		e = bytes.TrimSpace(e)
-		if len(e) < 2 || e[0] != '{' || e[len(e)-1] != '}' {
-			return fmt.Errorf("capi: event %d is not a JSON object", i)
-		}
+	if err := destination.CheckEvents(events); err != nil {
+		return fmt.Errorf("capi: %w", err)
 	}
 	return nil
 }
@@ -278,7 +275,7 @@ func batchBody(t Target, events []json.RawMessage) []byte {
 	}
 	b := bytes.NewBuffer(make([]byte, 0, n))
 	b.WriteString(`{"data":`)
-	writeData(b, events)
+	destination.WriteEvents(b, events)
 	if t.TestEventCode != "" {
 		code, _ := json.Marshal(t.TestEventCode)
 		b.WriteString(`,"test_event_code":`)
@@ -286,17 +283,6 @@ func batchBody(t Target, events []json.RawMessage) []byte {
 	}
 	b.WriteString(`,"partner_agent":"` + PartnerAgent + `"}`)
 	return b.Bytes()
-}
-
-func writeData(b *bytes.Buffer, events []json.RawMessage) {
-	b.WriteByte('[')
-	for i, e := range events {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(bytes.TrimSpace(e))
-	}
-	b.WriteByte(']')
 }
 
 func parseResponse(res *http.Response, raw []byte, secrets []string) Response {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/country"
+	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 )
 
@@ -375,7 +376,7 @@ func digits(v any) string {
 		// A payload decoded without UseNumber; only the length matters here.
 		s = strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	if !allDigits(s) {
+	if !destination.AllDigits(s) {
 		return ""
 	}
 	return s

@@ -1,6 +1,8 @@
 package destination_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strings"
@@ -48,5 +50,16 @@ func TestScrub(t *testing.T) {
 	err := destination.Scrubbed("post", &url.Error{Op: "Post", URL: "https://x/?token=" + secret, Err: errors.New("refused " + secret)}, []string{secret})
 	if strings.Contains(err.Error(), secret) || !strings.HasPrefix(err.Error(), "post: refused") {
 		t.Errorf("Scrubbed = %v; want the cause without the secret", err)
+	}
+}
+
+func TestEvents(t *testing.T) {
+	if err := destination.CheckEvents([]json.RawMessage{json.RawMessage(` {"a":1} `), json.RawMessage(`[1]`)}); err == nil || err.Error() != "event 1 is not a JSON object" {
+		t.Errorf("CheckEvents = %v; want event 1 named", err)
+	}
+	var b bytes.Buffer
+	destination.WriteEvents(&b, []json.RawMessage{json.RawMessage(` {"a":1}`), json.RawMessage(`{"b":2} `)})
+	if b.String() != `[{"a":1},{"b":2}]` {
+		t.Errorf("WriteEvents wrote %s", b.String())
 	}
 }

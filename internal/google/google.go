@@ -126,7 +126,7 @@ func build(in capi.BuildInput, conversionAction string) (event, *capi.Invalid) {
 	case conversionAction == "":
 		inv = &capi.Invalid{Field: "conversion_action",
 			Reason: "no Google Ads conversion action is mapped to " + strconv.Quote(in.Event.EventName)}
-	case !allDigits(conversionAction):
+	case !destination.AllDigits(conversionAction):
 		inv = &capi.Invalid{Field: "conversion_action",
 			Reason: strconv.Quote(conversionAction) + " is not a Google Ads conversion action id (digits only)"}
 	case strings.TrimSpace(e.TransactionID) == "":
@@ -212,16 +212,4 @@ func addressOf(k normalize.Keys) *address {
 		return nil
 	}
 	return &address{GivenName: k.FirstName.Hash, FamilyName: k.LastName.Hash, RegionCode: region, PostalCode: zip}
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

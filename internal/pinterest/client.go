@@ -104,11 +104,8 @@ func checkBatch(t destination.Target, events []json.RawMessage) error {
 	case len(events) > MaxBatch:
 		return fmt.Errorf("pinterest: %d events in one batch, at most %d", len(events), MaxBatch)
 	}
-	for i, e := range events {
-		e = bytes.TrimSpace(e)
-		if len(e) < 2 || e[0] != '{' || e[len(e)-1] != '}' {
-			return fmt.Errorf("pinterest: event %d is not a JSON object", i)
-		}
+	if err := destination.CheckEvents(events); err != nil {
+		return fmt.Errorf("pinterest: %w", err)
 	}
 	return nil
 }
@@ -121,14 +118,9 @@ func batchBody(events []json.RawMessage) []byte {
 		n += len(e) + 1
 	}
 	b := bytes.NewBuffer(make([]byte, 0, n))
-	b.WriteString(`{"data":[`)
-	for i, e := range events {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(bytes.TrimSpace(e))
-	}
-	b.WriteString(`]}`)
+	b.WriteString(`{"data":`)
+	destination.WriteEvents(b, events)
+	b.WriteString(`}`)
 	return b.Bytes()
 }
 

@@ -97,20 +97,14 @@ func requestBody(t destination.Target, events []json.RawMessage) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := destination.CheckEvents(events); err != nil {
+		return nil, fmt.Errorf("tiktok: %w", err)
+	}
 	var b bytes.Buffer
 	b.Write(h[:len(h)-1])
-	b.WriteString(`,"data":[`)
-	for i, e := range events {
-		e = bytes.TrimSpace(e)
-		if len(e) < 2 || e[0] != '{' || e[len(e)-1] != '}' {
-			return nil, fmt.Errorf("tiktok: event %d is not a JSON object", i)
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(e)
-	}
-	b.WriteString("]}")
+	b.WriteString(`,"data":`)
+	destination.WriteEvents(&b, events)
+	b.WriteString("}")
 	return b.Bytes(), nil
 }
 
