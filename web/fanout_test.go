@@ -168,6 +168,9 @@ func TestFanOutEndToEnd(t *testing.T) {
 			t.Errorf("the Overview's Purchase lines = %q; want one for each of the 4 destinations", purchases)
 		}
 		for _, line := range purchases {
+			if strings.Contains(line, " :") {
+				t.Errorf("reconcile line %q has a space before its colon", line)
+			}
 			if !strings.Contains(line, "1 leads reached it") && !strings.Contains(line, "1 lead reached it") || !strings.Contains(line, "1 sent") {
 				t.Errorf("reconcile line %q; want the lead that reached won and its one event sent", line)
 			}

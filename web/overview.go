@@ -302,12 +302,12 @@ func headline(d overviewData) (cols []string, captured, reached []views.Headline
 		return row(string(s), label, hint, false, func(f overview.Figures) int64 { return f.Events[s] }, events(s))
 	}
 	rows = append(rows,
-		status("Events sent", "Events of these leads that Meta received", models.EventSent),
+		status("Events sent", "Events of these leads that their platforms received", models.EventSent),
 		status("Events waiting", "Queued or being sent", models.EventQueued),
-		status("Events failed", "Meta refused them, or their attempts ran out", models.EventFailed),
+		status("Events failed", "Their platforms refused them, or their attempts ran out", models.EventFailed),
 		status("Events held back", "Our check refused them before sending: the lead, rule or dataset needs a change, the send log says what", models.EventHeldBack),
 		status("Events not sent", "Cancelled: the lead no longer matches its rule, or was marked junk", models.EventNotSent),
-		status("Events expired", "Older than Meta's 7 days when their turn came: never sent", models.EventExpired))
+		status("Events expired", "Older than 7 days when their turn came: never sent", models.EventExpired))
 	var dry bool
 	for _, f := range figs {
 		dry = dry || f.Events[models.EventDryRun] > 0
