@@ -3,7 +3,13 @@
 // makes no database calls: the store package owns every query.
 package models
 
-import "time"
+import (
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
 
 // User is a person who logs in to the web UI.
 type User struct {
@@ -451,13 +457,16 @@ type Event struct {
 	UpdatedAt    time.Time `gorm:"->"`
 }
 
-// SendRule decides which leads of an account become which events of one
-// dataset (internal/rule compiles and matches it).
+// SendRule decides which leads of an account become which events of its
+// destinations (internal/rule compiles and matches it).
 type SendRule struct {
 	ID        int64
 	AccountID int64
-	DatasetID int64
-	Name      string
+	// DatasetID is the rule's first destination, AlsoDatasetIDs the
+	// others, in order (Destinations).
+	DatasetID      int64
+	AlsoDatasetIDs IDs
+	Name           string
 	// Mode is a rule.Mode: when the rule sends.
 	Mode      string
 	EventName string
@@ -487,6 +496,71 @@ type SendRule struct {
 	Repeatable bool
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+}
+
+// Destinations are the ids of the rule's destinations, first its
+// DatasetID.
+func (r SendRule) Destinations() []int64 {
+	return append([]int64{r.DatasetID}, r.AlsoDatasetIDs...)
+}
+
+// SendsTo reports whether destination id is one of the rule's.
+func (r SendRule) SendsTo(id int64) bool {
+	return id == r.DatasetID || slices.Contains(r.AlsoDatasetIDs, id)
+}
+
+// SharesDestination reports whether r and o send to a destination in
+// common.
+func (r SendRule) SharesDestination(o SendRule) bool {
+	return slices.ContainsFunc(r.Destinations(), o.SendsTo)
+}
+
+// SetDestinations makes ids, in order, the rule's destinations: the first
+// its DatasetID (0 for none).
+func (r *SendRule) SetDestinations(ids []int64) {
+	r.DatasetID, r.AlsoDatasetIDs = 0, nil
+	if len(ids) > 0 {
+		r.DatasetID = ids[0]
+		r.AlsoDatasetIDs = append(IDs(nil), ids[1:]...)
+	}
+}
+
+// IDs is a list of ids that a column keeps as one JSON array ("[3,7]").
+type IDs []int64
+
+// Value is the list as its column keeps it: "[]" for none.
+func (ids IDs) Value() (driver.Value, error) {
+	if len(ids) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal([]int64(ids))
+	return string(b), err
+}
+
+// Scan reads the list from its column; an empty text is none.
+func (ids *IDs) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case nil:
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		return fmt.Errorf("models: ids from %T", src)
+	}
+	*ids = nil
+	if len(b) == 0 {
+		return nil
+	}
+	var out []int64
+	if err := json.Unmarshal(b, &out); err != nil {
+		return fmt.Errorf("models: ids: %w", err)
+	}
+	if len(out) > 0 {
+		*ids = out
+	}
+	return nil
 }
 
 // StageValueFromChange is a stage mapping's ValueField (and

@@ -62,7 +62,7 @@ type CaptureFacts struct {
 // captureRulesSQL selects an account's ($1) enabled send rules that a
 // capture consults, with the columns ruleArgs scans. SQLite reads "$1" as
 // its first parameter too.
-const captureRulesSQL = `SELECT id, dataset_id, name, mode, event_name, action_source, value, value_field, currency,
+const captureRulesSQL = `SELECT id, dataset_id, also_dataset_ids, name, mode, event_name, action_source, value, value_field, currency,
 	currency_field, test_event_code, combinator, conditions, updated_at
 FROM send_rules WHERE account_id = $1 AND enabled
 	AND mode IN ('automatic_completed', 'automatic_partial', 'automatic_match')
@@ -70,7 +70,7 @@ ORDER BY position, id`
 
 // ruleArgs are the scan targets of captureRulesSQL's columns.
 func ruleArgs(r *models.SendRule) []any {
-	return []any{&r.ID, &r.DatasetID, &r.Name, &r.Mode, &r.EventName, &r.ActionSource, &r.Value, &r.ValueField, &r.Currency,
+	return []any{&r.ID, &r.DatasetID, &r.AlsoDatasetIDs, &r.Name, &r.Mode, &r.EventName, &r.ActionSource, &r.Value, &r.ValueField, &r.Currency,
 		&r.CurrencyField, &r.TestEventCode, &r.Combinator, &r.Conditions, &r.UpdatedAt}
 }
 

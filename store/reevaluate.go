@@ -58,17 +58,25 @@ func (s *Store) requeueAndCancel(ctx context.Context, requeue []int64, cancel []
 	return nil
 }
 
-// StoredEventIDs counts the events of evs, all of dataset datasetID, that
-// are stored already (by event id), whatever their state.
-func (s *Store) StoredEventIDs(ctx context.Context, datasetID int64, evs []models.Event) (int, error) {
-	if len(evs) == 0 {
-		return 0, nil
+// StoredEvents counts the events of evs that are stored already (by
+// destination and event id), whatever their state: one query for each
+// destination among them.
+func (s *Store) StoredEvents(ctx context.Context, evs []models.Event) (int, error) {
+	ids := map[int64][]string{}
+	var order []int64
+	for _, e := range evs {
+		if _, ok := ids[e.DatasetID]; !ok {
+			order = append(order, e.DatasetID)
+		}
+		ids[e.DatasetID] = append(ids[e.DatasetID], e.EventID)
 	}
-	ids := make([]string, len(evs))
-	for i, e := range evs {
-		ids[i] = e.EventID
+	total := 0
+	for _, d := range order {
+		var n int64
+		if err := s.q(ctx).Model(&models.Event{}).Where("dataset_id = ? AND event_id IN ?", d, ids[d]).Count(&n).Error; err != nil {
+			return total, wrap("stored events", err)
+		}
+		total += int(n)
 	}
-	var n int64
-	err := s.q(ctx).Model(&models.Event{}).Where("dataset_id = ? AND event_id IN ?", datasetID, ids).Count(&n).Error
-	return int(n), wrap("stored event ids", err)
+	return total, nil
 }

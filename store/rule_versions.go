@@ -12,19 +12,22 @@ import (
 // before and after the change as a snapshot's JSON (send_rule_versions
 // before and after), and the rule page reads them back with it.
 type RuleSnapshot struct {
-	Name          string          `json:"name"`
-	DatasetID     int64           `json:"dataset_id"`
-	Mode          string          `json:"mode"`
-	EventName     string          `json:"event_name"`
-	ActionSource  string          `json:"action_source,omitempty"`
-	Value         *float64        `json:"value,omitempty"`
-	ValueField    string          `json:"value_field,omitempty"`
-	Currency      string          `json:"currency,omitempty"`
-	CurrencyField string          `json:"currency_field,omitempty"`
-	TestEventCode string          `json:"test_event_code,omitempty"`
-	Combinator    string          `json:"combinator"`
-	Conditions    json.RawMessage `json:"conditions"`
-	Enabled       bool            `json:"enabled"`
+	Name      string `json:"name"`
+	DatasetID int64  `json:"dataset_id"`
+	// AlsoDatasetIDs are the destinations after the first; none is left
+	// out, so a rule's versions from before it had several read the same.
+	AlsoDatasetIDs []int64         `json:"also_dataset_ids,omitempty"`
+	Mode           string          `json:"mode"`
+	EventName      string          `json:"event_name"`
+	ActionSource   string          `json:"action_source,omitempty"`
+	Value          *float64        `json:"value,omitempty"`
+	ValueField     string          `json:"value_field,omitempty"`
+	Currency       string          `json:"currency,omitempty"`
+	CurrencyField  string          `json:"currency_field,omitempty"`
+	TestEventCode  string          `json:"test_event_code,omitempty"`
+	Combinator     string          `json:"combinator"`
+	Conditions     json.RawMessage `json:"conditions"`
+	Enabled        bool            `json:"enabled"`
 	// Stage and Repeatable are a stage mapping's.
 	Stage      string `json:"stage,omitempty"`
 	Repeatable bool   `json:"repeatable,omitempty"`
@@ -37,7 +40,7 @@ func SnapshotOf(r models.SendRule) RuleSnapshot {
 	if !json.Valid(conditions) || strings.TrimSpace(r.Conditions) == "" {
 		conditions = json.RawMessage("[]")
 	}
-	return RuleSnapshot{Name: r.Name, DatasetID: r.DatasetID, Mode: r.Mode, EventName: r.EventName, ActionSource: r.ActionSource,
+	return RuleSnapshot{Name: r.Name, DatasetID: r.DatasetID, AlsoDatasetIDs: r.AlsoDatasetIDs, Mode: r.Mode, EventName: r.EventName, ActionSource: r.ActionSource,
 		Value: r.Value, ValueField: r.ValueField, Currency: r.Currency, CurrencyField: r.CurrencyField,
 		TestEventCode: r.TestEventCode, Combinator: r.Combinator, Conditions: conditions, Enabled: r.Enabled,
 		Stage: r.Stage, Repeatable: r.Repeatable}
@@ -58,7 +61,7 @@ func (s RuleSnapshot) Rule() models.SendRule {
 	if len(s.Conditions) > 0 {
 		conditions = string(s.Conditions)
 	}
-	return models.SendRule{Name: s.Name, DatasetID: s.DatasetID, Mode: s.Mode, EventName: s.EventName, ActionSource: s.ActionSource,
+	return models.SendRule{Name: s.Name, DatasetID: s.DatasetID, AlsoDatasetIDs: s.AlsoDatasetIDs, Mode: s.Mode, EventName: s.EventName, ActionSource: s.ActionSource,
 		Value: s.Value, ValueField: s.ValueField, Currency: s.Currency, CurrencyField: s.CurrencyField,
 		TestEventCode: s.TestEventCode, Combinator: s.Combinator, Conditions: conditions, Enabled: s.Enabled,
 		Stage: s.Stage, Repeatable: s.Repeatable}

@@ -27,10 +27,10 @@ func (s *Store) SendRule(ctx context.Context, accountID, id int64) (models.SendR
 // CreateSendRule stores a new send rule at the end of its account's list,
 // and its first version, made by the user by (nil for none: setup apply, a
 // new dataset's default rule). ErrConflict: the account has a rule of that
-// name; ErrNotFound: the dataset is not the account's.
+// name; ErrNotFound: a destination is not the account's.
 func (s *Store) CreateSendRule(ctx context.Context, r *models.SendRule, by *int64) error {
 	return wrap("create send rule", s.Tx(ctx, func(tx *Store) error {
-		if err := tx.ownDataset(ctx, r.AccountID, r.DatasetID); err != nil {
+		if err := tx.ownDestinations(ctx, *r); err != nil {
 			return err
 		}
 		var last *int
@@ -52,15 +52,15 @@ func (s *Store) CreateSendRule(ctx context.Context, r *models.SendRule, by *int6
 }
 
 // SaveSendRule writes a send rule's changes, and keeps the version when
-// anything changed. ErrNotFound: no such rule in the account, or the
-// dataset is not the account's.
+// anything changed. ErrNotFound: no such rule in the account, or a
+// destination is not the account's.
 func (s *Store) SaveSendRule(ctx context.Context, r *models.SendRule, by *int64) error {
 	return wrap("save send rule", s.Tx(ctx, func(tx *Store) error {
 		old, err := tx.SendRule(ctx, r.AccountID, r.ID)
 		if err != nil {
 			return err
 		}
-		if err := tx.ownDataset(ctx, r.AccountID, r.DatasetID); err != nil {
+		if err := tx.ownDestinations(ctx, *r); err != nil {
 			return err
 		}
 		before, after := ruleJSON(old), ruleJSON(*r)
@@ -202,17 +202,34 @@ func (s *Store) addRuleVersion(ctx context.Context, accountID, ruleID int64, by 
 		Before: before, After: after, CreatedAt: at}).Error
 }
 
-// ownDataset is ErrNotFound unless the dataset is the account's.
-func (s *Store) ownDataset(ctx context.Context, accountID, datasetID int64) error {
+// ownDestinations is ErrNotFound unless each of r's destinations is its
+// account's, and ErrDestinations when one is named twice or there are
+// more than MaxDestinations.
+func (s *Store) ownDestinations(ctx context.Context, r models.SendRule) error {
+	ids := r.Destinations()
+	if len(ids) > MaxDestinations {
+		return ErrDestinations
+	}
+	seen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			return ErrDestinations
+		}
+		seen[id] = true
+	}
 	var n int64
-	if err := s.q(ctx).Model(&models.Dataset{}).Where("account_id = ? AND id = ?", accountID, datasetID).Count(&n).Error; err != nil {
+	if err := s.q(ctx).Model(&models.Dataset{}).Where("account_id = ? AND id IN ?", r.AccountID, ids).Count(&n).Error; err != nil {
 		return err
 	}
-	if n == 0 {
+	if n != int64(len(ids)) {
 		return ErrNotFound
 	}
 	return nil
 }
+
+// MaxDestinations is how many destinations one send rule or stage mapping
+// may name: each is one more event of every lead it matches.
+const MaxDestinations = 10
 
 // ruleJSON is what a version keeps of a rule (RuleSnapshot).
 func ruleJSON(r models.SendRule) string { return SnapshotOf(r).JSON() }

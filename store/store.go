@@ -32,6 +32,9 @@ var (
 	ErrNotFound = errors.New("store: not found")
 	// ErrConflict means a unique value (email, slug, ...) is taken.
 	ErrConflict = errors.New("store: already exists")
+	// ErrDestinations means a send rule names a destination twice, or
+	// more than MaxDestinations.
+	ErrDestinations = errors.New("store: a destination named twice, or too many")
 )
 
 // Options says which database to open.

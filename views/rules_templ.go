@@ -163,7 +163,7 @@ func RulesList(p Page, items []RuleListItem) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<div class=\"table-wrap\" id=\"rules-list\"><table data-testid=\"rules-table\" class=\"list rules-table\"><thead><tr><th scope=\"col\">Rule</th><th scope=\"col\">Event</th><th scope=\"col\" class=\"wide-only\">Dataset</th><th scope=\"col\" class=\"fill\">Which leads</th><th scope=\"col\">Status</th><th scope=\"col\" class=\"when wide-only\">Changed</th><th scope=\"col\"><span class=\"visually-hidden\">Order</span></th></tr></thead> <tbody>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<div class=\"table-wrap\" id=\"rules-list\"><table data-testid=\"rules-table\" class=\"list rules-table\"><thead><tr><th scope=\"col\">Rule</th><th scope=\"col\">Event</th><th scope=\"col\" class=\"wide-only\">Destinations</th><th scope=\"col\" class=\"fill\">Which leads</th><th scope=\"col\">Status</th><th scope=\"col\" class=\"when wide-only\">Changed</th><th scope=\"col\"><span class=\"visually-hidden\">Order</span></th></tr></thead> <tbody>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -124,8 +124,8 @@ func (h *Handler) collectConfig(c echo.Context) error {
 	}
 	pixels := []string{}
 	for _, d := range datasets {
-		sends := slices.ContainsFunc(rules, func(r models.SendRule) bool {
-			return r.Enabled && r.DatasetID == d.ID && r.EventName == "Lead" && rule.Mode(r.Mode).OnCapture()
+		sends := d.Of() == models.KindMeta && slices.ContainsFunc(rules, func(r models.SendRule) bool {
+			return r.Enabled && r.SendsTo(d.ID) && r.EventName == "Lead" && rule.Mode(r.Mode).OnCapture()
 		})
 		if sends && !slices.Contains(pixels, d.PixelID) {
 			pixels = append(pixels, d.PixelID)

@@ -81,7 +81,7 @@ func TestConnectTikTok(t *testing.T) {
 		// Rules and stage mappings offer it by name and platform.
 		for _, path := range []string{"/rules/new", "/stages/mappings/new"} {
 			form := b.get(views.AccountURL(acc.ID, path))
-			if got := form.doc.Find(`select[name="dataset_id"] option`).Text(); !strings.Contains(got, "TikTok (TikTok)") {
+			if got := form.doc.Find(`#f-dataset_id label`).Text(); !strings.Contains(got, "TikTok (TikTok)") {
 				t.Errorf("%s offers %q; want the TikTok destination with its platform", path, got)
 			}
 		}

@@ -23,8 +23,9 @@ import (
 )
 
 // fanOut is an account whose leads go to Meta, TikTok, Pinterest and
-// Google Ads, each destination live with its default rule (a completed
-// lead's Lead) and a mapping of won to Purchase with the deal's value.
+// Google Ads, each destination live: one send rule names all four (a
+// completed lead's Lead), and one mapping of won to Purchase with the
+// deal's value names all four too.
 type fanOut struct {
 	acc  models.Account
 	key  string
@@ -56,12 +57,29 @@ func newFanOut(t *testing.T, a *app, s *store.Store) fanOut {
 		if err := s.SaveDataset(ctx, &d); err != nil {
 			t.Fatal(err)
 		}
-		won := models.SendRule{AccountID: acc.ID, DatasetID: d.ID, Name: "won to Purchase on " + d.Name, Mode: string(rule.Stage),
-			Stage: models.StageWon, EventName: "Purchase", ValueField: models.StageValueFromChange, Combinator: "and", Conditions: "[]", Enabled: true}
-		if err := s.CreateSendRule(ctx, &won, nil); err != nil {
+		f.dest[d.Kind] = d
+	}
+	// Each destination came with its own default rule: one rule for all
+	// four takes their place.
+	defaults, err := s.SendRules(ctx, acc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range defaults {
+		if err := s.DeleteSendRule(ctx, acc.ID, r.ID, nil); err != nil {
 			t.Fatal(err)
 		}
-		f.dest[d.Kind] = d
+	}
+	all := []int64{f.dest[models.KindMeta].ID, f.dest[models.KindTikTok].ID, f.dest[models.KindPinterest].ID, f.dest[models.KindGoogle].ID}
+	lead := models.SendRule{AccountID: acc.ID, Name: "Completed leads everywhere", Mode: string(rule.AutomaticCompleted),
+		EventName: "Lead", Combinator: "and", Conditions: "[]", Enabled: true}
+	won := models.SendRule{AccountID: acc.ID, Name: "won to Purchase everywhere", Mode: string(rule.Stage),
+		Stage: models.StageWon, EventName: "Purchase", ValueField: models.StageValueFromChange, Combinator: "and", Conditions: "[]", Enabled: true}
+	for _, r := range []*models.SendRule{&lead, &won} {
+		r.SetDestinations(all)
+		if err := s.CreateSendRule(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return f
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -62,11 +63,9 @@ func (h *Handler) ruleItems(ctx context.Context, a models.Account) ([]views.Rule
 	for i, r := range rules {
 		it := views.RuleListItem{ID: r.ID, Name: r.Name, Mode: modeOf(r.Mode).label, EventName: r.EventName, Enabled: r.Enabled,
 			Conditions: ruleSummary(r), First: i == 0, Last: i == len(rules)-1, Changed: views.NewStamp(r.UpdatedAt, now, loc)}
-		for _, d := range datasets {
-			if d.ID == r.DatasetID {
-				it.Dataset = destinationLabel(d)
-				it.Default = r.Mode == string(rule.AutomaticCompleted) && r.EventName == "Lead" && r.Name == store.DefaultRule(d).Name
-			}
+		it.Dataset = destinationsLabel(datasets, r)
+		if ds := decide.Destinations(datasets, r); len(ds) == 1 {
+			it.Default = r.Mode == string(rule.AutomaticCompleted) && r.EventName == "Lead" && r.Name == store.DefaultRule(ds[0]).Name
 		}
 		items = append(items, it)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
+	"github.com/leadsignal/leadsignal/store"
 )
 
 // checkRule builds the rule the form describes and checks all of it, as
@@ -28,8 +29,8 @@ func checkRule(in ruleInput, env ruleEnv) (models.SendRule, []rule.Problem) {
 	if msg := validName(in.Name); msg != "" {
 		add("name", msg)
 	}
-	if !ownsDataset(env.datasets, r.DatasetID) {
-		add("dataset_id", "Choose one of this account's datasets.")
+	if msg := checkDestinations(env.datasets, r); msg != "" {
+		add("dataset_id", msg)
 	}
 	if in.Mode == "" {
 		add("mode", "Choose a send mode.")
@@ -99,13 +100,26 @@ func (in ruleInput) texts() []typed {
 		typed{"currency_field", in.CurrencyField}, typed{"test_event_code", in.TestEventCode})
 }
 
-func ownsDataset(ds []models.Dataset, id int64) bool {
-	for _, d := range ds {
-		if d.ID == id {
-			return true
+// destinationsProblem is the form's answer to destinations that are not
+// the account's.
+const destinationsProblem = "Choose among this account's destinations."
+
+// checkDestinations says what is wrong with the destinations of r, a
+// rule or mapping of the account whose destinations are ds, or "".
+func checkDestinations(ds []models.Dataset, r models.SendRule) string {
+	ids := r.Destinations()
+	switch {
+	case r.DatasetID == 0 && len(ids) == 1:
+		return "Choose at least one destination."
+	case len(ids) > store.MaxDestinations:
+		return fmt.Sprintf("Choose at most %d destinations: each is one more event of every lead it matches.", store.MaxDestinations)
+	}
+	for _, id := range ids {
+		if !slices.ContainsFunc(ds, func(d models.Dataset) bool { return d.ID == id }) {
+			return destinationsProblem
 		}
 	}
-	return false
+	return ""
 }
 
 // withRule is the account's rules in their order with r, a new version,
@@ -127,7 +141,7 @@ func withRule(rules []models.SendRule, r models.SendRule) []models.SendRule {
 }
 
 // sharedEvents warns, before the rule is saved, of each other enabled
-// automatic rule that sends the same event to the same dataset: both make
+// automatic rule that sends the same event to a destination of r's: both make
 // the same event id for a lead, and a lead that matches both gets one
 // event, owned by the first of the two in the rules order (see
 // internal/decide). nil when r sends on no capture or is disabled.
@@ -143,7 +157,7 @@ func sharedEvents(r models.SendRule, rules []models.SendRule) []string {
 			thisFirst = true
 			continue
 		}
-		if !o.Enabled || !rule.Mode(o.Mode).OnCapture() || o.DatasetID != r.DatasetID || o.EventName != r.EventName {
+		if !o.Enabled || !rule.Mode(o.Mode).OnCapture() || !o.SharesDestination(r) || o.EventName != r.EventName {
 			continue
 		}
 		owner := o.Name

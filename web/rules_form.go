@@ -130,9 +130,10 @@ var matchTypeLabels = func() map[rule.MatchType]string {
 
 // ruleInput is the rule form as posted, or as a saved rule fills it.
 type ruleInput struct {
-	ID            int64 // the saved rule the form edits; 0 for a new one
-	Name          string
-	DatasetID     string
+	ID   int64 // the saved rule the form edits; 0 for a new one
+	Name string
+	// DatasetIDs are the destinations ticked, in the form's order.
+	DatasetIDs    []string
 	Mode          string
 	EventName     string
 	ActionSource  string
@@ -158,7 +159,7 @@ func readRuleInput(c echo.Context) ruleInput {
 	form, _ := c.FormParams()
 	in := ruleInput{
 		Name:          strings.TrimSpace(form.Get("name")),
-		DatasetID:     form.Get("dataset_id"),
+		DatasetIDs:    form["dataset_id"],
 		Mode:          form.Get("mode"),
 		EventName:     form.Get("event_name"),
 		ActionSource:  form.Get("action_source"),
@@ -205,7 +206,7 @@ func readRuleInput(c echo.Context) ruleInput {
 // ruleInputOf fills the form from a saved rule.
 func ruleInputOf(r models.SendRule) ruleInput {
 	spec, _ := rule.SpecOf(r)
-	in := ruleInput{ID: r.ID, Name: r.Name, DatasetID: strconv.FormatInt(r.DatasetID, 10), Mode: r.Mode, EventName: r.EventName,
+	in := ruleInput{ID: r.ID, Name: r.Name, DatasetIDs: idTexts(r.Destinations()), Mode: r.Mode, EventName: r.EventName,
 		ActionSource: r.ActionSource, ValueMode: "none", ValueField: r.ValueField, CurrencyMode: "account", Currency: r.Currency,
 		CurrencyField: r.CurrencyField, TestEventCode: r.TestEventCode, Enabled: r.Enabled, Combinator: r.Combinator,
 		Conditions: spec.Conditions}
@@ -234,9 +235,18 @@ func newRuleInput(env ruleEnv) ruleInput {
 	in := ruleInput{Mode: string(rule.AutomaticMatch), ValueMode: "none", CurrencyMode: "account",
 		Enabled: true, Combinator: string(rule.And), Conditions: []rule.Condition{{MatchType: rule.Equals}}}
 	if len(env.datasets) > 0 {
-		in.DatasetID = strconv.FormatInt(env.datasets[0].ID, 10)
+		in.DatasetIDs = []string{strconv.FormatInt(env.datasets[0].ID, 10)}
 	}
 	return in
+}
+
+// idTexts are ids as a form posts them.
+func idTexts(ids []int64) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.FormatInt(id, 10)
+	}
+	return out
 }
 
 // sendRule is the rule the form describes, for the account, without its
@@ -248,7 +258,7 @@ func (in ruleInput) sendRule(accountID int64) models.SendRule {
 	if r.Combinator == "" {
 		r.Combinator = string(rule.And)
 	}
-	r.DatasetID, _ = strconv.ParseInt(in.DatasetID, 10, 64)
+	r.SetDestinations(in.destinations())
 	r.Conditions = in.spec().StoredConditions()
 	switch in.ValueMode {
 	case "fixed":
@@ -269,14 +279,28 @@ func (in ruleInput) sendRule(accountID int64) models.SendRule {
 	return r
 }
 
+// destinations are the ids of the destinations ticked, each once, in
+// order; one that is no id is 0, which no destination has.
+func (in ruleInput) destinations() []int64 {
+	var ids []int64
+	for _, t := range in.DatasetIDs {
+		id, _ := strconv.ParseInt(t, 10, 64)
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // ruleForm shows the form as typed, with each problem at its input.
 func ruleForm(in ruleInput, env ruleEnv, problems []rule.Problem) views.RuleForm {
 	f := views.RuleForm{
 		ID:   in.ID,
 		Name: views.Field{Name: "name", Label: "Name", Required: true, Value: in.Name, Hint: "Unique in the account, like Qualified leads from Facebook."},
-		Dataset: views.Field{Name: "dataset_id", Label: "Destination", Value: in.DatasetID,
-			Hint: "Where the events go: a Meta dataset, or a TikTok, Pinterest or Google Ads destination, which names the events its own way."},
-		Mode: views.Field{Name: "mode", Label: "Send mode", Value: in.Mode},
+		Dataset: views.Field{Name: "dataset_id", Label: "Destinations",
+			Hint: "Where the events go, one event to each: Meta datasets, TikTok, Pinterest or Google Ads destinations, each naming the events its own way."},
+		Destinations: in.DatasetIDs,
+		Mode:         views.Field{Name: "mode", Label: "Send mode", Value: in.Mode},
 		EventName: views.Field{Name: "event_name", Label: "Event name", Value: in.EventName, List: "rule-events",
 			Hint: "One of Meta's standard events, or a custom name such as QualifiedLead: letters, digits, _, - and spaces."},
 		ActionSource: views.Field{Name: "action_source", Label: "Action source", Value: in.ActionSource,
@@ -383,7 +407,7 @@ func (h *Handler) showNewRule(c echo.Context) error {
 	}
 	f := sendRuleForm(newRuleInput(env), env, nil)
 	if len(env.datasets) == 0 {
-		f.Error = "Connect a dataset first: a rule sends its events to one of the account's datasets."
+		f.Error = "Connect a destination first: a rule sends its events to the account's destinations."
 	}
 	return h.renderRule(c, http.StatusOK, f, nil)
 }
@@ -461,8 +485,8 @@ func saveProblems(err error) []rule.Problem {
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		return []rule.Problem{{Path: "name", Message: "Another rule of this account has this name."}}
-	case errors.Is(err, store.ErrNotFound):
-		return []rule.Problem{{Path: "dataset_id", Message: "Choose one of this account's datasets."}}
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrDestinations):
+		return []rule.Problem{{Path: "dataset_id", Message: destinationsProblem}}
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
@@ -15,12 +17,15 @@ const ruleVersionsShown = 50
 // ruleSettings lists a rule's settings as people read them, in the form's
 // order: a version's before and after (store.RuleSnapshot).
 func ruleSettings(r models.SendRule, datasets []models.Dataset) [][2]string {
-	dataset := strconv.FormatInt(r.DatasetID, 10)
-	for _, d := range datasets {
-		if d.ID == r.DatasetID {
-			dataset = d.Name
+	var names []string
+	for _, id := range r.Destinations() {
+		name := strconv.FormatInt(id, 10)
+		if i := slices.IndexFunc(datasets, func(d models.Dataset) bool { return d.ID == id }); i >= 0 {
+			name = destinationLabel(datasets[i])
 		}
+		names = append(names, name)
 	}
+	destinations := strings.Join(names, ", ")
 	enabled := "no"
 	if r.Enabled {
 		enabled = "yes"
@@ -32,7 +37,7 @@ func ruleSettings(r models.SendRule, datasets []models.Dataset) [][2]string {
 	if conditions == "" {
 		conditions = "none"
 	}
-	return [][2]string{{"Name", r.Name}, {"Dataset", dataset}, {"Send mode", modeOf(r.Mode).label}, {"Event name", r.EventName},
+	return [][2]string{{"Name", r.Name}, {"Destinations", destinations}, {"Send mode", modeOf(r.Mode).label}, {"Event name", r.EventName},
 		{"Action source", rule.ActionSourceText(r)}, {"Value", rule.ValueText(r)}, {"Currency", rule.CurrencyText(r)}, {"Test event code", r.TestEventCode},
 		{"Conditions", conditions}, {"Enabled", enabled}}
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/decide"
@@ -27,13 +28,9 @@ func (h *Handler) leadRuleRows(a models.Account, role models.Role, l models.Lead
 		if rule.Mode(r.Mode) == rule.Stage {
 			continue // a stage mapping: its events show when the stage changes
 		}
-		i := slices.IndexFunc(datasets, func(d models.Dataset) bool { return d.ID == r.DatasetID })
-		var ds models.Dataset
-		if i >= 0 {
-			ds = datasets[i]
-		}
-		row := views.LeadRuleRow{ID: r.ID, Name: r.Name, Sends: modeOf(r.Mode).label, EventName: r.EventName, Dataset: destinationLabel(ds),
-			Enabled: true, Manual: r.Mode == string(rule.Manual)}
+		dss := decide.Destinations(datasets, r)
+		row := views.LeadRuleRow{ID: r.ID, Name: r.Name, Sends: modeOf(r.Mode).label, EventName: r.EventName,
+			Dataset: destinationsLabel(datasets, r), Enabled: true, Manual: r.Mode == string(rule.Manual)}
 		m, problems := rule.CompileRule(r, rule.Schema{Open: true})
 		if len(problems) > 0 {
 			row.Why = "the rule cannot be used: " + problems[0].String()
@@ -46,12 +43,35 @@ func (h *Handler) leadRuleRows(a models.Account, role models.Role, l models.Lead
 		switch {
 		case res.Matched && row.Manual:
 			row.Why = "sends when a person clicks: " + row.Why
-		case res.Matched && i >= 0 && rule.Mode(r.Mode).OnCapture():
-			row.Event, row.NoEvent, row.ApplyURL = h.ruleEvent(a, role, l, r, rules, ds, evs)
+		case res.Matched && rule.Mode(r.Mode).OnCapture():
+			row.Event, row.NoEvent, row.ApplyURL = h.ruleEvents(a, role, l, r, rules, dss, evs)
 		}
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// ruleEvents says, for an automatic rule r that matches lead l, what
+// became of its event at each of its destinations dss (ruleEvent): one
+// note when they all say the same, else each destination's own.
+func (h *Handler) ruleEvents(a models.Account, role models.Role, l models.Lead, r models.SendRule, rules []models.SendRule,
+	dss []models.Dataset, evs []models.Event) (note string, noEvent bool, applyURL string) {
+	var notes, alone []string
+	for _, ds := range dss {
+		n, no, apply := h.ruleEvent(a, role, l, r, rules, ds, evs)
+		noEvent = noEvent || no
+		if applyURL == "" {
+			applyURL = apply
+		}
+		if n != "" {
+			notes = append(notes, "To "+destinationLabel(ds)+": "+n)
+			alone = append(alone, n)
+		}
+	}
+	if len(alone) > 0 && len(alone) == len(dss) && len(slices.Compact(slices.Clone(alone))) == 1 {
+		return alone[0], noEvent, applyURL
+	}
+	return strings.Join(notes, " "), noEvent, applyURL
 }
 
 // ruleEvent says, for an automatic rule r that matches lead l, what became

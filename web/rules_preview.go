@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -117,8 +116,8 @@ func (h *Handler) countPreview(c echo.Context, in ruleInput) error {
 		return err
 	default:
 		v = h.previewView(a.Account, m, res)
-		if i := slices.IndexFunc(env.datasets, func(d models.Dataset) bool { return d.ID == r.DatasetID }); i >= 0 {
-			v.Destination, v.Kind = destinationLabel(env.datasets[i]), env.datasets[i].Of()
+		for i, d := range decide.Destinations(env.datasets, r) {
+			v.Sends = append(v.Sends, views.RulePreviewSend{Destination: destinationLabel(d), Kind: d.Of(), Sendable: res.Sendable[i]})
 		}
 	}
 	v.Warnings, v.JunkWarnings = warnings, junkWarnings
@@ -255,7 +254,7 @@ func (h *Handler) preview(ctx context.Context, env ruleEnv, r models.SendRule, m
 
 func (h *Handler) previewView(a models.Account, m *rule.Matcher, res rule.PreviewResult) views.RulePreview {
 	v := views.RulePreview{Leads: res.Leads, Matched: res.Matched, OutJunk: res.OutJunk, OutPartial: res.OutPartial,
-		OutCompleted: res.OutCompleted, MatchedJunk: res.MatchedJunk, MatchedPartial: res.MatchedPartial, Sendable: res.Sendable,
+		OutCompleted: res.OutCompleted, MatchedJunk: res.MatchedJunk, MatchedPartial: res.MatchedPartial,
 		Or: m.Spec().Combinator == rule.Or}
 	if m.Mode() == rule.Manual {
 		v.Note = "A manual rule sends only when a person clicks: these are the leads whose page would offer the button."
@@ -327,7 +326,7 @@ func (h *Handler) applyRule(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		ds, err := h.store.Dataset(ctx, a.ID, r.DatasetID)
+		datasets, err := h.store.Datasets(ctx, a.ID)
 		if err != nil {
 			return err
 		}
@@ -336,10 +335,10 @@ func (h *Handler) applyRule(c echo.Context) error {
 		v := views.RuleConfirm{
 			Title:   "Apply " + r.Name + " to the leads of the last 7 days?",
 			Message: applyMessage(r.EventName, res),
-			Detail:  applyDetail(r, ds),
-			Action:  ruleURL + "/apply", Button: "Queue " + views.Plural(int64(res.Matched-res.Had), "event", "events"), Cancel: ruleURL,
+			Detail:  applyDetail(r, decide.Destinations(datasets, r)),
+			Action:  ruleURL + "/apply", Button: "Queue " + views.Plural(int64(res.Events-res.Had), "event", "events"), Cancel: ruleURL,
 		}
-		if res.Matched == res.Had {
+		if res.Events == res.Had {
 			v.Button = ""
 		}
 		return render(c, http.StatusOK, views.RuleConfirmPage(p, v))
@@ -357,18 +356,27 @@ func (h *Handler) applyRule(c echo.Context) error {
 	return redirect(c, ruleURL)
 }
 
-// applyDetail says what happens to the events applying r queues: nothing
-// twice, held back when Meta would refuse them, and what a dry run or a
-// test event code does with them.
-func applyDetail(r models.SendRule, ds models.Dataset) string {
+// applyDetail says what happens to the events applying r queues to its
+// destinations dss: nothing twice, held back when the platform would
+// refuse them, and what a dry run or a test mode does with them.
+func applyDetail(r models.SendRule, dss []models.Dataset) string {
 	msg := "These are the leads the rule's preview counts. A lead that already has this event gets " +
 		"nothing twice: applying again queues only what is missing. An event Meta would refuse (a website lead without " +
 		"its visitor's browser, say) is kept, held back with the reason, and not sent."
-	switch {
-	case ds.Mode == models.ModeDryRun:
-		msg += " " + ds.Name + " is a dry run: its events are built and logged, never sent to Meta."
-	case ds.Mode == models.ModeTest || r.TestEventCode != "":
-		msg += " The events go to Events Manager's Test Events only (a test event code)."
+	if len(dss) > 1 || (len(dss) == 1 && dss[0].Of() != models.KindMeta) {
+		msg = "These are the leads the rule's preview counts, one event for each destination. A lead that already has " +
+			"an event gets nothing twice: applying again queues only what is missing. An event a platform would refuse is kept, " +
+			"held back with the reason, and not sent."
+	}
+	for _, ds := range dss {
+		switch {
+		case ds.Mode == models.ModeDryRun:
+			msg += " " + destinationLabel(ds) + " is a dry run: its events are built and logged, never sent."
+		case ds.Mode == models.ModeTest:
+			msg += " " + destinationLabel(ds) + " is in test mode: its events go to the platform's test tools only."
+		case r.TestEventCode != "" && ds.Of() == models.KindMeta:
+			msg += " The events to " + ds.Name + " go to Events Manager's Test Events only (a test event code)."
+		}
 	}
 	return msg
 }
@@ -377,10 +385,21 @@ func applyDetail(r models.SendRule, ds models.Dataset) string {
 // match it as they are now, how many of those have its event already, and
 // how many events it would queue.
 func applyMessage(eventName string, res decide.Applied) string {
-	queue := res.Matched - res.Had
+	queue := res.Events - res.Had
 	match := "match"
 	if res.Matched == 1 {
 		match = "matches"
+	}
+	if res.Events != res.Matched {
+		// Several destinations: an event each.
+		msg := fmt.Sprintf("%s of the last 7 days %s this rule as they are now: %s, one for each destination, of which %s "+
+			"stored already, so applying queues %s.", views.Plural(int64(res.Matched), "lead", "leads"), match,
+			views.Plural(int64(res.Events), eventName+" event", eventName+" events"), views.Plural(int64(res.Had), "is", "are"),
+			views.Plural(int64(queue), "event", "events"))
+		if queue == 0 {
+			msg += " There is nothing to queue."
+		}
+		return msg
 	}
 	msg := fmt.Sprintf("%s of the last 7 days %s this rule as they are now; %s the %s event already, so applying queues %s.",
 		views.Plural(int64(res.Matched), "lead", "leads"), match, views.Plural(int64(res.Had), "has", "have"), eventName,

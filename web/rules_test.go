@@ -681,7 +681,7 @@ func TestRulesTenancyAndRoles(t *testing.T) {
 		// A rule on another account's dataset is refused at the dataset.
 		r := f.b.post(f.url(""), ruleValues("Sneaky", od, "automatic_match", "QualifiedLead", "and", [3]string{"city", "equals", "x"}))
 		wantStatus(t, "another account's dataset", r, http.StatusUnprocessableEntity)
-		if !strings.Contains(r.text("error-dataset_id"), "this account's datasets") {
+		if !strings.Contains(r.text("error-dataset_id"), "this account's destinations") {
 			t.Errorf("dataset error %q", r.text("error-dataset_id"))
 		}
 		if rs, _ := s.SendRules(ctx, f.acc.ID); len(rs) != 1 {

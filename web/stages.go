@@ -176,16 +176,12 @@ func mappingItems(a models.Account, rules []models.SendRule, datasets []models.D
 		}
 		it := views.MappingItem{ID: r.ID, Name: r.Name, EventName: r.EventName, Value: mappingValueWords(a, r),
 			Repeatable: r.Repeatable, Enabled: r.Enabled, Conditions: "no conditions"}
-		for _, d := range datasets {
-			if d.ID == r.DatasetID {
-				it.Dataset = destinationLabel(d)
-			}
-		}
+		it.Dataset = destinationsLabel(datasets, r)
 		for _, o := range rules {
 			if o.ID == r.ID {
 				break
 			}
-			if r.Enabled && o.Enabled && store.IsStageMapping(o, stage) && o.DatasetID == r.DatasetID && o.EventName == r.EventName &&
+			if r.Enabled && o.Enabled && store.IsStageMapping(o, stage) && o.SharesDestination(r) && o.EventName == r.EventName &&
 				o.Repeatable == r.Repeatable && it.SharedWith == "" {
 				it.SharedWith = o.Name
 			}

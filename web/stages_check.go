@@ -45,7 +45,7 @@ func newMappingInput(env ruleEnv, stage string) mappingInput {
 	in := mappingInput{ruleInput: ruleInput{Mode: string(rule.Stage), ValueMode: "none", CurrencyMode: "account", Enabled: true,
 		Combinator: string(rule.And)}, Stage: stage}
 	if len(env.datasets) > 0 {
-		in.DatasetID = strconv.FormatInt(env.datasets[0].ID, 10)
+		in.DatasetIDs = []string{strconv.FormatInt(env.datasets[0].ID, 10)}
 	}
 	return in
 }
@@ -107,8 +107,8 @@ func checkMapping(in mappingInput, env ruleEnv, stages []models.Stage, before *m
 		// the form keeps them, so a test event code never turns live.
 		r.ActionSource, r.TestEventCode = before.ActionSource, before.TestEventCode
 	}
-	if !ownsDataset(env.datasets, r.DatasetID) {
-		add("dataset_id", "Choose one of this account's datasets.")
+	if msg := checkDestinations(env.datasets, r); msg != "" {
+		add("dataset_id", msg)
 	}
 	r.Name = store.NameMapping(r, before, datasetName(env.datasets, r.DatasetID), env.rules)
 	_, ruleProblems := rule.CheckRule(r, env.schema)

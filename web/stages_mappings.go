@@ -58,7 +58,7 @@ func mappingForm(in mappingInput, env ruleEnv, stages []models.Stage, problems [
 	f.Rule.Choices = mappingChoices(env)
 	eachRow(&f.Rule, func(c *views.RuleCondition) { fitRow(c, env.schema) })
 	f.Rule.Warnings = sharedMappings(in.mapping(env.account.ID), env.rules)
-	f.Rule.Dataset.Hint = "The Meta dataset (pixel) the event goes to."
+	f.Rule.Dataset.Hint = "Where the event goes, one to each: Meta datasets, TikTok, Pinterest or Google Ads destinations."
 	f.Rule.EventName.Hint = "One of Meta's standard events (Schedule, Purchase, ...) or a custom name such as QualifiedLead."
 	f.Rule.Combinator.Label = "Combine conditions"
 	listed := false
@@ -112,7 +112,7 @@ func (h *Handler) showNewMapping(c echo.Context) error {
 	}
 	f := mappingForm(newMappingInput(env, stage), env, stages, nil)
 	if len(env.datasets) == 0 {
-		f.Rule.Error = "Connect a dataset first: a stage mapping sends its event to one of the account's datasets."
+		f.Rule.Error = "Connect a destination first: a stage mapping sends its event to the account's destinations."
 	}
 	return h.renderMapping(c, http.StatusOK, f, nil)
 }
@@ -250,7 +250,7 @@ func sharedMappings(r models.SendRule, rules []models.SendRule) []string {
 			thisFirst = true
 			continue
 		}
-		if !o.Enabled || !store.IsStageMapping(o, r.Stage) || o.DatasetID != r.DatasetID || o.EventName != r.EventName ||
+		if !o.Enabled || !store.IsStageMapping(o, r.Stage) || !o.SharesDestination(r) || o.EventName != r.EventName ||
 			o.Repeatable != r.Repeatable {
 			continue
 		}

@@ -237,13 +237,13 @@ func TestApplyRule(t *testing.T) {
 		r := addRule(t, s, acc, d, models.SendRule{Name: "Acme", Mode: "automatic_match", EventName: "QualifiedLead", Enabled: true},
 			rule.Condition{Field: "email_domain", MatchType: rule.Equals, Pattern: "acme.example"})
 		since := time.Now().Add(-decide.RecentWindow)
-		if n, err := decide.New(s, nil, nil).ApplyRule(ctx, acc.ID, r.ID, since, true); err != nil || n != (decide.Applied{Matched: 2}) {
+		if n, err := decide.New(s, nil, nil).ApplyRule(ctx, acc.ID, r.ID, since, true); err != nil || n != (decide.Applied{Matched: 2, Events: 2}) {
 			t.Fatalf("count before applying = %+v, %v; want 2 matched, none had", n, err)
 		}
-		if n, err := decide.New(s, nil, nil).ApplyRule(ctx, acc.ID, r.ID, since, false); err != nil || n != (decide.Applied{Matched: 2, Queued: 2}) {
+		if n, err := decide.New(s, nil, nil).ApplyRule(ctx, acc.ID, r.ID, since, false); err != nil || n != (decide.Applied{Matched: 2, Events: 2, Queued: 2}) {
 			t.Fatalf("apply = %+v, %v; want 2 matched, 2 queued", n, err)
 		}
-		if n, err := decide.New(s, nil, nil).ApplyRule(ctx, acc.ID, r.ID, since, false); err != nil || n != (decide.Applied{Matched: 2, Had: 2}) {
+		if n, err := decide.New(s, nil, nil).ApplyRule(ctx, acc.ID, r.ID, since, false); err != nil || n != (decide.Applied{Matched: 2, Events: 2, Had: 2}) {
 			t.Errorf("apply again = %+v, %v; want 2 matched, 2 had, none queued", n, err)
 		}
 		if counts, err := s.EventCounts(ctx, acc.ID, store.EventFilter{EventName: "QualifiedLead"}, 100); err != nil || counts[models.EventQueued] != 2 {

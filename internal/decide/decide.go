@@ -127,9 +127,10 @@ func (ms *Matchers) Decide(in Input) Decision {
 	var d Decision
 	wanted := eventSet{}
 	for _, r := range ms.matching(in, automatic) {
-		ds, _ := datasetOf(in.Datasets, r.DatasetID)
-		if e := Event(in.Account, ds, r, in.Lead, in.Keys, view, capi.RecordKey(in.Lead), in.Lead.CreatedAt); wanted.add(e) {
-			d.New = append(d.New, e)
+		for _, ds := range Destinations(in.Datasets, r) {
+			if e := Event(in.Account, ds, r, in.Lead, in.Keys, view, capi.RecordKey(in.Lead), in.Lead.CreatedAt); wanted.add(e) {
+				d.New = append(d.New, e)
+			}
 		}
 	}
 	stored := map[eventKey]bool{}
@@ -197,8 +198,8 @@ func automaticEvent(rules []models.SendRule, e models.Event) bool {
 	return ok && automatic(r)
 }
 
-// matching are the enabled rules of in that keep says, whose dataset is
-// the account's, that the lead (and in.Change) matches, in order.
+// matching are the enabled rules of in that keep says, with a destination
+// of the account's, that the lead (and in.Change) matches, in order.
 func (ms *Matchers) matching(in Input, keep func(models.SendRule) bool) []models.SendRule {
 	view := rule.NewLead(&in.Lead)
 	view.SetChange(in.Change)
@@ -207,7 +208,7 @@ func (ms *Matchers) matching(in Input, keep func(models.SendRule) bool) []models
 		if !r.Enabled || !keep(r) {
 			continue
 		}
-		if _, ok := datasetOf(in.Datasets, r.DatasetID); !ok {
+		if len(Destinations(in.Datasets, r)) == 0 {
 			continue
 		}
 		if m := ms.Get(r); m != nil && m.Match(view).Matched {
@@ -284,13 +285,19 @@ func ruleOf(rules []models.SendRule, e models.Event) (models.SendRule, bool) {
 	return models.SendRule{}, false
 }
 
-func datasetOf(ds []models.Dataset, id int64) (models.Dataset, bool) {
-	for _, d := range ds {
-		if d.ID == id {
-			return d, true
+// Destinations are the destinations of ds (an account's) that rule r
+// sends to, in the rule's order.
+func Destinations(ds []models.Dataset, r models.SendRule) []models.Dataset {
+	var out []models.Dataset
+	for _, id := range r.Destinations() {
+		for _, d := range ds {
+			if d.ID == id {
+				out = append(out, d)
+				break
+			}
 		}
 	}
-	return models.Dataset{}, false
+	return out
 }
 
 // Event is the event send rule r makes of lead l for dataset d: named as

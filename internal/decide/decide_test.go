@@ -176,3 +176,36 @@ func TestDecideKeepsPartialEventsOnCompletion(t *testing.T) {
 		t.Errorf("decision = %+v; want the Lead event new and the StartedForm event kept", d)
 	}
 }
+
+// A rule naming several destinations makes one event for each, under each
+// destination's own event id, in the rule's order; a destination that is
+// not among the account's is skipped, and one shared with an earlier rule
+// making the same event is that rule's.
+func TestDecideSeveralDestinations(t *testing.T) {
+	tiktok := models.Dataset{ID: 11, AccountID: 1, Kind: models.KindTikTok, Name: "TikTok", PixelID: "C4TIKTOK1234", EventSource: "web",
+		Mode: models.ModeLive}
+	first := newRule(1, "Meta only", "automatic_completed", "Lead")
+	both := newRule(2, "Everywhere", "automatic_completed", "Lead")
+	both.SetDestinations([]int64{tiktok.ID, 999, main.ID})
+	l := testLead()
+	keys := normalize.Normalize(normalize.Input{Email: l.Email, ClientIP: l.ClientIP, UserAgent: l.ClientUserAgent, CapturedAt: l.CreatedAt})
+	var ms Matchers
+	d := ms.Decide(Input{Account: account, Datasets: []models.Dataset{main, tiktok}, Rules: []models.SendRule{first, both}, Lead: l, Keys: keys})
+	if len(d.New) != 2 {
+		t.Fatalf("New = %+v; want two Lead events", d.New)
+	}
+	byDataset := map[int64]models.Event{}
+	for _, e := range d.New {
+		byDataset[e.DatasetID] = e
+	}
+	if e := byDataset[main.ID]; *e.OriginID != first.ID || e.EventID != capi.EventID(main.PixelID, "Lead", capi.RecordKey(l)) {
+		t.Errorf("Meta's event = rule %d, id %s; want rule 1's, under Meta's id", *e.OriginID, e.EventID)
+	}
+	e := byDataset[tiktok.ID]
+	if *e.OriginID != both.ID || e.EventID != capi.EventID(tiktok.PixelID, "Lead", capi.RecordKey(l)) || e.Status != models.EventQueued {
+		t.Errorf("TikTok's event = rule %d, id %s, %s (%s); want rule 2's, queued, under TikTok's id", *e.OriginID, e.EventID, e.Status, e.LastError)
+	}
+	if got := Destinations([]models.Dataset{main, tiktok}, both); len(got) != 2 || got[0].ID != tiktok.ID || got[1].ID != main.ID {
+		t.Errorf("Destinations = %v; want TikTok then Main", got)
+	}
+}

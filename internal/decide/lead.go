@@ -88,9 +88,10 @@ func (d *Decider) manual(in Input, recordKey string, at time.Time) []models.Even
 	seen := eventSet{}
 	view := rule.NewLead(&in.Lead)
 	for _, r := range d.Matchers.matching(in, func(r models.SendRule) bool { return rule.Mode(r.Mode) == rule.Manual }) {
-		ds, _ := datasetOf(in.Datasets, r.DatasetID)
-		if e := Event(in.Account, ds, r, in.Lead, in.Keys, view, recordKey, at); seen.add(e) {
-			evs = append(evs, e)
+		for _, ds := range Destinations(in.Datasets, r) {
+			if e := Event(in.Account, ds, r, in.Lead, in.Keys, view, recordKey, at); seen.add(e) {
+				evs = append(evs, e)
+			}
 		}
 	}
 	return evs
@@ -139,11 +140,13 @@ func (d *Decider) SendManual(ctx context.Context, accountID, leadID, ruleID int6
 
 // Applied says what applying a rule to recent leads found and did.
 type Applied struct {
-	// Matched is how many recent leads the rule matches now.
+	// Matched is how many recent leads the rule matches now, and Events
+	// how many events they make: one for each of the rule's destinations.
 	Matched int
-	// Had is how many of those already had the rule's event.
+	Events  int
+	// Had is how many of those events were stored already.
 	Had int
-	// Queued is how many events applying queued (Matched - Had when it
+	// Queued is how many events applying queued (Events - Had when it
 	// ran; 0 for a dry count).
 	Queued int
 }
@@ -169,15 +172,19 @@ func (d *Decider) ApplyRule(ctx context.Context, accountID, ruleID int64, since 
 	if err != nil {
 		return out, err
 	}
-	ds, err := d.store.Dataset(ctx, accountID, r.DatasetID)
+	datasets, err := d.store.Datasets(ctx, accountID)
 	if err != nil {
 		return out, err
+	}
+	dss := Destinations(datasets, r)
+	if len(dss) == 0 {
+		return out, store.ErrNotFound
 	}
 	var batch []models.Event
 	flush := func() error {
 		defer func() { batch = batch[:0] }()
 		if dry {
-			had, err := d.store.StoredEventIDs(ctx, ds.ID, batch)
+			had, err := d.store.StoredEvents(ctx, batch)
 			out.Had += had
 			return err
 		}
@@ -197,8 +204,11 @@ func (d *Decider) ApplyRule(ctx context.Context, accountID, ruleID int64, since 
 		if err != nil {
 			return fmt.Errorf("decide: lead %d match keys: %w", l.ID, err)
 		}
-		batch = append(batch, Event(acc, ds, r, *l, keys, view, capi.RecordKey(*l), l.CreatedAt))
-		if len(batch) == 500 {
+		for _, ds := range dss {
+			batch = append(batch, Event(acc, ds, r, *l, keys, view, capi.RecordKey(*l), l.CreatedAt))
+			out.Events++
+		}
+		if len(batch) >= 500 {
 			return flush()
 		}
 		return nil
@@ -214,18 +224,19 @@ func (d *Decider) ApplyRule(ctx context.Context, accountID, ruleID int64, since 
 
 // Preview counts what rule r, compiled as m, makes of the account's leads
 // captured in the last 7 days (RecentWindow), as they are now: what
-// ApplyRule would queue. A match is sendable when Sendable says
-// so, the check that holds events back when they are queued. It stops at
-// ctx's end with ctx's error and the counts so far: a costly rule spends
-// its time here, one lead at a time.
+// ApplyRule would queue. A match is sendable to each of the rule's
+// destinations (Destinations, the order of the result's Sendable) when
+// Sendable says so, the check that holds events back when they are
+// queued. It stops at ctx's end with ctx's error and the counts so far: a
+// costly rule spends its time here, one lead at a time.
 func Preview(ctx context.Context, s *store.Store, acc models.Account, datasets []models.Dataset, r models.SendRule,
 	m *rule.Matcher, now time.Time) (rule.PreviewResult, error) {
 	p := rule.NewPreview(m, now)
-	if ds, ok := datasetOf(datasets, r.DatasetID); ok {
-		p.CanSend = func(l *models.Lead, v *rule.Lead, now time.Time) bool {
+	for _, ds := range Destinations(datasets, r) {
+		p.CanSend = append(p.CanSend, func(l *models.Lead, v *rule.Lead, now time.Time) bool {
 			keys, err := v.Keys()
 			return err == nil && Sendable(acc, ds, r, *l, keys, v, now)
-		}
+		})
 	}
 	err := s.EachRecentLead(ctx, acc.ID, now.Add(-RecentWindow), func(l *models.Lead) error {
 		if err := ctx.Err(); err != nil {

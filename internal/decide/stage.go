@@ -119,28 +119,30 @@ func (ms *Matchers) StageEvents(in Input, st StageInput) []models.Event {
 	for i, group := range skipped {
 		t := start.Add(time.Duration(i) * time.Second)
 		for _, r := range group {
-			ds, _ := datasetOf(in.Datasets, r.DatasetID)
-			e := newEvent(ds, r, in.Lead, capi.StageRecordKey(in.Lead, r.Stage, ""), t)
-			e.FilledIn = true
-			e.LeadEventSource = c.Source
-			if r.ValueField != models.StageValueFromChange {
-				e.Value, e.Currency = value(r, view)
+			for _, ds := range Destinations(in.Datasets, r) {
+				e := newEvent(ds, r, in.Lead, capi.StageRecordKey(in.Lead, r.Stage, ""), t)
+				e.FilledIn = true
+				e.LeadEventSource = c.Source
+				if r.ValueField != models.StageValueFromChange {
+					e.Value, e.Currency = value(r, view)
+				}
+				ms.finish(in, ds, &e, st.Now)
+				add(e)
 			}
-			ms.finish(in, ds, &e, st.Now)
-			add(e)
 		}
 	}
 	for _, r := range target {
-		ds, _ := datasetOf(in.Datasets, r.DatasetID)
 		key := ""
 		if r.Repeatable {
 			key = changeKey(c)
 		}
-		e := newEvent(ds, r, in.Lead, capi.StageRecordKey(in.Lead, r.Stage, key), at)
-		e.Value, e.Currency = stageValue(r, c, view)
-		e.LeadEventSource = c.Source
-		ms.finish(in, ds, &e, st.Now)
-		add(e)
+		for _, ds := range Destinations(in.Datasets, r) {
+			e := newEvent(ds, r, in.Lead, capi.StageRecordKey(in.Lead, r.Stage, key), at)
+			e.Value, e.Currency = stageValue(r, c, view)
+			e.LeadEventSource = c.Source
+			ms.finish(in, ds, &e, st.Now)
+			add(e)
+		}
 	}
 	return evs
 }

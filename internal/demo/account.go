@@ -64,7 +64,7 @@ func login(ctx context.Context, s *store.Store, accountID int64) (Login, error) 
 // createAccount makes the demo account with its dataset (in dry run, with
 // the default rule every dataset gets: complete, clean leads become Lead),
 // a TikTok and a Google Ads destination (otherDestinations),
-// two more send rules, the template stage mappings (qualified to
+// two more send rules (one of them to the dataset and TikTok both), the template stage mappings (qualified to
 // QualifiedLead, booked to Schedule, won to a Purchase with the deal's
 // value and currency) and an ingest key. ErrConflict: the account is there
 // already.
@@ -80,7 +80,16 @@ func createAccount(ctx context.Context, s *store.Store) (models.Account, error) 
 	if err := s.CreateDataset(ctx, &d); err != nil {
 		return acc, err
 	}
-	for _, r := range rules(d) {
+	// The same leads feed TikTok and Google Ads, in dry run too, each with
+	// its default rule: the destinations page and the send log show each
+	// platform's payloads.
+	others := otherDestinations(acc.ID)
+	for i := range others {
+		if err := s.CreateDataset(ctx, &others[i]); err != nil {
+			return acc, err
+		}
+	}
+	for _, r := range rules(d, others[0]) {
 		if _, problems := rule.CheckRule(r, rule.Schema{}); len(problems) > 0 {
 			return acc, fmt.Errorf("demo: rule %s: %s", r.Name, problems[0])
 		}
@@ -90,14 +99,6 @@ func createAccount(ctx context.Context, s *store.Store) (models.Account, error) 
 	}
 	if _, err := s.StartStageTemplate(ctx, acc.ID, d.ID, nil); err != nil {
 		return acc, err
-	}
-	// The same leads feed TikTok and Google Ads, in dry run too, each with
-	// its default rule: the destinations page and the send log show each
-	// platform's payloads.
-	for _, other := range otherDestinations(acc.ID) {
-		if err := s.CreateDataset(ctx, &other); err != nil {
-			return acc, err
-		}
 	}
 	// The key the website's form would post with, as a set-up account has
 	// one; its secret is not kept: the demo captures without HTTP, and
@@ -121,16 +122,18 @@ func otherDestinations(accountID int64) []models.Dataset {
 }
 
 // rules are the demo's send rules beside the dataset's default one: a
-// conditional rule for leads worth a call the same day, and one that
-// reports forms left half filled in under an event of their own.
-func rules(d models.Dataset) []models.SendRule {
+// conditional rule for leads worth a call the same day, to the dataset d
+// and the TikTok destination tiktok both, and one that reports forms left
+// half filled in under an event of their own.
+func rules(d, tiktok models.Dataset) []models.SendRule {
 	cond := func(cs ...rule.Condition) string {
 		b, _ := json.Marshal(cs)
 		return string(b)
 	}
 	return []models.SendRule{
 		{
-			AccountID: d.AccountID, DatasetID: d.ID, Name: "High-intent leads", Mode: string(rule.AutomaticMatch),
+			AccountID: d.AccountID, DatasetID: d.ID, AlsoDatasetIDs: models.IDs{tiktok.ID}, Name: "High-intent leads",
+			Mode:      string(rule.AutomaticMatch),
 			EventName: "Contact", Combinator: string(rule.Or), Enabled: true,
 			Conditions: cond(
 				rule.Condition{Field: "email_is_work", MatchType: rule.Equals, Pattern: "true"},

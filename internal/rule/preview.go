@@ -17,12 +17,12 @@ const PreviewExamples = 10
 // Add each lead, then read Result. It holds no lead, only counts and the
 // few examples it copies. A Preview is not safe for concurrent use.
 type Preview struct {
-	// CanSend, when set, decides whether the event of a match could be
-	// sent now (v is the lead's view, now the preview's time). The caller
-	// asks the check that holds events back when they are queued
-	// (decide.Sendable), which this package, under it, cannot import.
-	// Without it no match is counted sendable.
-	CanSend func(l *models.Lead, v *Lead, now time.Time) bool
+	// CanSend decide, one for each of the rule's destinations, whether
+	// the event of a match could be sent there now (v is the lead's view,
+	// now the preview's time). The caller asks the check that holds events
+	// back when they are queued (decide.Sendable), which this package,
+	// under it, cannot import. Set them before the first Add.
+	CanSend []func(l *models.Lead, v *Lead, now time.Time) bool
 
 	m     *Matcher
 	now   time.Time
@@ -53,8 +53,9 @@ type PreviewResult struct {
 	Groups     []GroupCount
 	// Keys counts the matches that carry each match key.
 	Keys KeyCounts
-	// Sendable is how many matches could be sent now, as CanSend decides.
-	Sendable int
+	// Sendable is how many matches could be sent now to each destination,
+	// as its CanSend decides, in CanSend's order.
+	Sendable []int
 	// Matches and Misses are the newest matched and unmatched leads, newest
 	// first, at most PreviewExamples of each.
 	Matches []PreviewLead
@@ -178,8 +179,13 @@ func (p *Preview) Add(l *models.Lead) {
 	k.ExternalID += b2i(externalID)
 	k.IP += b2i(l.ClientIP != "")
 	k.UserAgent += b2i(l.ClientUserAgent != "")
-	if p.CanSend != nil && p.CanSend(l, &p.view, p.now) {
-		res.Sendable++
+	if len(res.Sendable) != len(p.CanSend) {
+		res.Sendable = make([]int, len(p.CanSend))
+	}
+	for i, can := range p.CanSend {
+		if can(l, &p.view, p.now) {
+			res.Sendable[i]++
+		}
 	}
 	p.res.Matches = p.example(p.res.Matches, l, r)
 }
@@ -278,6 +284,10 @@ func (p *Preview) Result() PreviewResult {
 	r.Groups = slices.Clone(p.res.Groups)
 	for i := range r.Groups {
 		r.Groups[i].Conditions = slices.Clone(r.Groups[i].Conditions)
+	}
+	if len(p.CanSend) > 0 {
+		r.Sendable = make([]int, len(p.CanSend))
+		copy(r.Sendable, p.res.Sendable)
 	}
 	r.Matches = slices.Clone(p.res.Matches)
 	r.Misses = slices.Clone(p.res.Misses)

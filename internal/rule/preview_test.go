@@ -180,9 +180,9 @@ func TestPreviewExamples(t *testing.T) {
 	}
 }
 
-// Sendable counts the matches CanSend says could be sent now; it is asked
-// about matches only, with the lead's view and the preview's time.
-// Without it no match counts.
+// Sendable counts, for each destination, the matches its CanSend says
+// could be sent now; each is asked about matches only, with the lead's
+// view and the preview's time. Without one no match counts.
 func TestPreviewSendable(t *testing.T) {
 	m, problems := Compile(Spec{Mode: AutomaticMatch, EventName: "Lead", Conditions: []Condition{{"city", Equals, "berlin"}}}, schema)
 	if problems != nil {
@@ -190,24 +190,24 @@ func TestPreviewSendable(t *testing.T) {
 	}
 	var asked []int64
 	p := NewPreview(m, previewNow)
-	p.CanSend = func(l *models.Lead, v *Lead, now time.Time) bool {
+	p.CanSend = append(p.CanSend, func(l *models.Lead, v *Lead, now time.Time) bool {
 		asked = append(asked, l.ID)
 		if !now.Equal(previewNow) || v.Value("city") != l.City {
 			t.Errorf("CanSend(lead %d) at %v with the view of %q", l.ID, now, v.Value("city"))
 		}
 		return l.EmailHash != ""
-	}
+	}, func(l *models.Lead, _ *Lead, _ time.Time) bool { return l.ID == 2 })
 	bare := NewPreview(m, previewNow)
 	for _, l := range previewLeads() {
 		p.Add(&l)
 		bare.Add(&l)
 	}
 	// Berlin: 1 and 2 match (both with an email); 5 is junk, 6 partial.
-	if r := p.Result(); r.Matched != 2 || r.Sendable != 2 || !slices.Equal(asked, []int64{1, 2}) {
-		t.Errorf("matched %d, sendable %d, asked about %v; want 2, 2, [1 2]", r.Matched, r.Sendable, asked)
+	if r := p.Result(); r.Matched != 2 || !slices.Equal(r.Sendable, []int{2, 1}) || !slices.Equal(asked, []int64{1, 2}) {
+		t.Errorf("matched %d, sendable %v, asked about %v; want 2, [2 1], [1 2]", r.Matched, r.Sendable, asked)
 	}
-	if r := bare.Result(); r.Sendable != 0 {
-		t.Errorf("without CanSend, sendable %d; want 0", r.Sendable)
+	if r := bare.Result(); len(r.Sendable) != 0 {
+		t.Errorf("without CanSend, sendable %v; want none", r.Sendable)
 	}
 }
 
