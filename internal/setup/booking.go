@@ -31,12 +31,12 @@ var errNoBookingStage = errors.New("setup: the account has no booking stage")
 func (r RuleSpec) isBooking() bool { return r.Mode == rule.Booking }
 
 // bookingMappingOf is the stored rule old as the file's booking rule spec
-// wants it: a stage mapping of stage, the account's booking stage, in
-// dataset datasetID, sending once per lead, with all the rule says.
-func bookingMappingOf(old models.SendRule, spec RuleSpec, datasetID int64, stage string) models.SendRule {
-	return mappingRuleOf(old, MappingSpec{Name: spec.Name, Stage: stage, Dataset: spec.Dataset, EventName: spec.EventName,
-		Combinator: spec.Combinator, Conditions: spec.Conditions, Groups: spec.Groups, Value: spec.Value, Currency: spec.Currency,
-		ActionSource: spec.ActionSource, TestEventCode: spec.TestEventCode, Enabled: spec.Enabled}, datasetID, stage)
+// wants it: a stage mapping of stage, the account's booking stage, to the
+// destinations ids, sending once per lead, with all the rule says.
+func bookingMappingOf(old models.SendRule, spec RuleSpec, ids []int64, stage string) models.SendRule {
+	return mappingRuleOf(old, MappingSpec{Name: spec.Name, Stage: stage, Dataset: spec.Dataset, Destinations: spec.Destinations,
+		EventName: spec.EventName, Combinator: spec.Combinator, Conditions: spec.Conditions, Groups: spec.Groups, Value: spec.Value,
+		Currency: spec.Currency, ActionSource: spec.ActionSource, TestEventCode: spec.TestEventCode, Enabled: spec.Enabled}, ids, stage)
 }
 
 // bookingNames are the lower-case names of the clean file's booking
@@ -89,13 +89,13 @@ func (a *applier) bookingMapping(ctx context.Context, accountID int64, path stri
 	if !found {
 		old = models.SendRule{AccountID: accountID}
 	}
-	want := bookingMappingOf(old, spec, datasetID[strings.ToLower(spec.Dataset)], st.Name)
+	want := bookingMappingOf(old, spec, destinationIDs(spec.Dataset, spec.Destinations, datasetID), st.Name)
 	if err := a.saveRule(ctx, found, old, &want); err != nil {
 		return 0, err
 	}
 	// Counted with the send rules: the section of the file it is in.
 	if found && existed[old.ID] {
-		if a.mappingChanges(path, old, want, datasetName) {
+		if a.mappingChanges(path, destinationsKey(spec.Destinations), old, want, datasetName) {
 			a.report.Summary.RulesChanged++
 		}
 	} else {

@@ -18,8 +18,9 @@ import (
 // saved in the web UI, whose variable is unknown, gets a suggested name
 // and a note saying so. Junk settings appear as stored, and not at all when
 // they are the defaults. Send rules appear in their order, with their
-// datasets by name, and always as a list (empty when the account has
-// none), so that applying the export elsewhere leaves exactly these rules;
+// destinations by name (dataset for one Meta dataset, else destinations),
+// and always as a list (empty when the account has none), so that
+// applying the export elsewhere leaves exactly these rules;
 // the stages in their order with their aliases and booking stage; the
 // stage mappings likewise, apart from the send rules, numbered in
 // their order; the sequences, with their datasets by name; and the CRM
@@ -116,8 +117,9 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 		return File{}, nil, fmt.Errorf("setup: export: %w", err)
 	}
 	names := map[int64]string{}
+	byID := map[int64]models.Dataset{}
 	for _, d := range ds {
-		names[d.ID] = d.Name
+		names[d.ID], byID[d.ID] = d.Name, d
 	}
 	f.SendRules = make([]RuleSpec, 0, len(rs))
 	for _, r := range rs {
@@ -128,14 +130,14 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 		if len(problems) > 0 {
 			return File{}, nil, fmt.Errorf("setup: export: send rule %q: %s", r.Name, problems[0])
 		}
-		f.SendRules = append(f.SendRules, ruleSpecOf(r, spec, names[r.DatasetID]))
+		f.SendRules = append(f.SendRules, ruleSpecOf(r, spec, byID))
 	}
 	ss, err := s.Stages(ctx, acc.ID)
 	if err != nil {
 		return File{}, nil, fmt.Errorf("setup: export: %w", err)
 	}
 	f.Stages = exportStages(ss)
-	if f.StageMappings, err = exportMappings(rs, names); err != nil {
+	if f.StageMappings, err = exportMappings(rs, byID); err != nil {
 		return File{}, nil, fmt.Errorf("setup: export: %w", err)
 	}
 	qs, err := s.Sequences(ctx, acc.ID)
@@ -156,10 +158,12 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 	return f, append(notes, crmNotes...), nil
 }
 
-// ruleSpecOf is a stored rule as the file writes it.
-func ruleSpecOf(r models.SendRule, spec rule.Spec, dataset string) RuleSpec {
+// ruleSpecOf is a stored rule as the file writes it, with its
+// destinations (destinationsOf; byID: the account's).
+func ruleSpecOf(r models.SendRule, spec rule.Spec, byID map[int64]models.Dataset) RuleSpec {
+	dataset, dests := destinationsOf(r, byID)
 	out := RuleSpec{
-		Name: r.Name, Dataset: dataset, Mode: spec.Mode, EventName: r.EventName, ActionSource: r.ActionSource,
+		Name: r.Name, Dataset: dataset, Destinations: dests, Mode: spec.Mode, EventName: r.EventName, ActionSource: r.ActionSource,
 		Combinator: spec.Combinator, Conditions: spec.Conditions, Groups: spec.Groups, TestEventCode: r.TestEventCode, Enabled: r.Enabled,
 	}
 	if out.Mode == "" {

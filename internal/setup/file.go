@@ -128,10 +128,14 @@ func (f File) destinations() []DatasetSpec {
 }
 
 // RuleSpec is one send rule of the account, found by its name (ignoring
-// case). Its dataset is named too: one of the file or of the account.
+// case). Its destinations are named too, each one of the file or of the
+// account: Dataset for one, or Destinations for a list of any kinds.
 type RuleSpec struct {
 	Name    string `json:"name"`
-	Dataset string `json:"dataset"`
+	Dataset string `json:"dataset,omitempty"`
+	// Destinations, when present (not nil), are the rule's destinations
+	// in order, instead of Dataset.
+	Destinations []string `json:"destinations,omitempty"`
 	// Mode is when the rule sends; empty means automatic_completed.
 	Mode      rule.Mode `json:"mode"`
 	EventName string    `json:"event_name"`
@@ -153,56 +157,6 @@ type RuleSpec struct {
 	TestEventCode string `json:"test_event_code,omitempty"`
 	// Enabled is true unless the file says false.
 	Enabled bool `json:"enabled"`
-}
-
-// ValueSpec is a send rule's event value: a fixed number, written as one
-// (250), or the lead field each lead's value is read from, written
-// {"field": "fields.budget"}; for a stage mapping also the stage change's
-// own value, written "from_change".
-type ValueSpec struct {
-	Fixed      float64
-	Field      string
-	FromChange bool
-}
-
-// fromChange is how the file writes a stage mapping's value or currency
-// taken from the stage change.
-const fromChange = "from_change"
-
-// MarshalJSON writes a number, {"field": name}, or "from_change".
-func (v ValueSpec) MarshalJSON() ([]byte, error) {
-	if v.FromChange {
-		return json.Marshal(fromChange)
-	}
-	if v.Field != "" {
-		return json.Marshal(fieldRef{Field: v.Field})
-	}
-	return json.Marshal(v.Fixed)
-}
-
-// CurrencySpec is a send rule's currency: a fixed ISO 4217 code ("EUR"),
-// or the lead field it is read from, written {"field": "fields.currency"};
-// for a stage mapping also the stage change's own, written "from_change".
-type CurrencySpec struct {
-	Code       string
-	Field      string
-	FromChange bool
-}
-
-// MarshalJSON writes the code, {"field": name}, or "from_change".
-func (c CurrencySpec) MarshalJSON() ([]byte, error) {
-	if c.FromChange {
-		return json.Marshal(fromChange)
-	}
-	if c.Field != "" {
-		return json.Marshal(fieldRef{Field: c.Field})
-	}
-	return json.Marshal(c.Code)
-}
-
-// fieldRef is the JSON of a value or currency read from a lead field.
-type fieldRef struct {
-	Field string `json:"field"`
 }
 
 // Problem is one thing wrong with a setup file, at a JSON path such as
@@ -519,12 +473,13 @@ func (d *decoder) rules(path string, raw json.RawMessage) []RuleSpec {
 	for i, item := range items {
 		r := &out[i]
 		p := fmt.Sprintf("%s[%d]", path, i)
-		var conditions, groups []json.RawMessage
+		var conditions, groups, dests []json.RawMessage
 		var value, currency json.RawMessage
 		var enabled *bool
 		d.fields(p, item, `must be an object like {"name": "Qualified leads", "dataset": "Main", "mode": "automatic_match", "event_name": "Lead", ...}`, []field{
 			{"name", &r.Name, "a string"},
 			{"dataset", &r.Dataset, "a string: the name of a dataset"},
+			{"destinations", &dests, destinationsWant},
 			{"mode", &r.Mode, "a string: " + joinModes()},
 			{"event_name", &r.EventName, "a string like Lead or QualifiedLead"},
 			{"action_source", &r.ActionSource, "a string like website or system_generated"},
@@ -537,6 +492,7 @@ func (d *decoder) rules(path string, raw json.RawMessage) []RuleSpec {
 			{"enabled", &enabled, "true or false"},
 		})
 		r.Enabled = enabled == nil || *enabled
+		r.Destinations = d.destinationNames(join(p, "destinations"), dests)
 		r.Conditions = d.conditions(join(p, "conditions"), conditions)
 		r.Groups = d.groups(join(p, "groups"), groups)
 		r.Value = d.value(join(p, "value"), value, false)
@@ -583,114 +539,6 @@ func (d *decoder) groups(path string, items []json.RawMessage) []rule.Group {
 		g.Conditions = d.conditions(join(p, "conditions"), conditions)
 	}
 	return out
-}
-
-// value reads a rule's value: absent or null for none, a number, or
-// {"field": name}; for a stage mapping (stage) also "from_change".
-func (d *decoder) value(path string, raw json.RawMessage, stage bool) *ValueSpec {
-	if raw == nil || isNull(raw) {
-		return nil
-	}
-	want := `must be a number like 250, or {"field": "fields.budget"} to read it from each lead`
-	if stage {
-		want = `must be a number like 250, "from_change" to take the value the stage change carries (a deal's), or {"field": "fields.budget"} to read it from the lead`
-	}
-	if kind(raw) == "a string" {
-		if isFromChange(raw) {
-			if stage {
-				return &ValueSpec{FromChange: true}
-			}
-			d.add(path, fromChangeOnlyStage)
-			return nil
-		}
-	}
-	if kind(raw) == "a number" {
-		var n float64
-		if err := json.Unmarshal(raw, &n); err != nil {
-			d.add(path, want)
-			return nil
-		}
-		return &ValueSpec{Fixed: n}
-	}
-	if kind(raw) != "an object" {
-		d.add(path, want+", not "+kind(raw))
-		return nil
-	}
-	ref, ok := d.fieldRef(path, raw, want)
-	if !ok {
-		return nil
-	}
-	return &ValueSpec{Field: ref}
-}
-
-// currency reads a rule's currency: absent, null or "" for the account's,
-// a code, or {"field": name}; for a stage mapping (stage) also
-// "from_change".
-func (d *decoder) currency(path string, raw json.RawMessage, stage bool) *CurrencySpec {
-	if raw == nil || isNull(raw) {
-		return nil
-	}
-	want := `must be an ISO 4217 code like "EUR", or {"field": "fields.currency"} to read it from each lead`
-	if stage {
-		want = `must be an ISO 4217 code like "EUR", "from_change" to take the currency the stage change carries, or {"field": "fields.currency"} to read it from the lead`
-	}
-	switch kind(raw) {
-	case "a string":
-		if isFromChange(raw) {
-			if stage {
-				return &CurrencySpec{FromChange: true}
-			}
-			d.add(path, fromChangeOnlyStage)
-			return nil
-		}
-		var code string
-		if err := json.Unmarshal(raw, &code); err != nil {
-			d.add(path, want)
-			return nil
-		}
-		if mangled(raw, code) {
-			d.add(path, notUTF8)
-			return nil
-		}
-		if strings.TrimSpace(code) == "" {
-			return nil
-		}
-		return &CurrencySpec{Code: code}
-	case "an object":
-		ref, ok := d.fieldRef(path, raw, want)
-		if !ok {
-			return nil
-		}
-		return &CurrencySpec{Field: ref}
-	}
-	d.add(path, want+", not "+kind(raw))
-	return nil
-}
-
-// fieldRef reads {"field": name}; field is required.
-func (d *decoder) fieldRef(path string, raw json.RawMessage, want string) (string, bool) {
-	var ref string
-	n := len(d.problems)
-	present := d.fields(path, raw, want, []field{{"field", &ref, "a string: a lead field like fields.budget"}})
-	if len(d.problems) > n {
-		return "", false
-	}
-	if !present["field"] {
-		d.add(join(path, "field"), "required: the lead field to read, like fields.budget")
-		return "", false
-	}
-	return ref, true
-}
-
-// fromChangeOnlyStage is the problem of a send rule's "from_change".
-const fromChangeOnlyStage = `"from_change" takes the value or currency of a CRM stage change, which only stage_mappings have: ` +
-	`a send rule sends when a lead comes in; give a number, a code or {"field": ...}`
-
-// isFromChange reports whether raw is the JSON string "from_change",
-// with spaces around it or not.
-func isFromChange(raw json.RawMessage) bool {
-	var s string
-	return json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) == fromChange
 }
 
 // notUTF8 is the problem of text that is not valid UTF-8.

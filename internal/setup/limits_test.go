@@ -113,7 +113,7 @@ func TestValidateCost(t *testing.T) {
 	var stored []models.SendRule
 	for i := 0; rule.AccountCost(stored) <= rule.MaxAccountCost; i++ {
 		f.SendRules = append(f.SendRules, costly(i))
-		stored = append(stored, ruleOf(models.SendRule{}, f.SendRules[i], 0))
+		stored = append(stored, ruleOf(models.SendRule{}, f.SendRules[i], nil))
 	}
 	want := []string{"send_rules: " + rule.CostProblem(rule.AccountCost(stored))}
 	if got := strings.Split(strings.TrimSpace(join2(f.Validate(env(acmeEnv())))), "\n"); !reflect.DeepEqual(got, want) {

@@ -13,16 +13,20 @@ import (
 )
 
 // MappingSpec is one stage mapping of the account: when a lead reaches
-// Stage (one of the account's CRM stages), send EventName to Dataset. It
-// is stored as a send rule of mode stage, and found by its name, ignoring
-// case; a mapping without a name is named DefaultMappingName.
+// Stage (one of the account's CRM stages), send EventName to Dataset, or
+// to each of Destinations. It is stored as a send rule of mode stage, and
+// found by its name, ignoring case; a mapping without a name is named
+// DefaultMappingName.
 type MappingSpec struct {
 	// Name is the mapping's name, unique among the account's send rules
 	// and stage mappings; empty means DefaultMappingName.
-	Name      string `json:"name,omitempty"`
-	Stage     string `json:"stage"`
-	Dataset   string `json:"dataset"`
-	EventName string `json:"event_name"`
+	Name    string `json:"name,omitempty"`
+	Stage   string `json:"stage"`
+	Dataset string `json:"dataset,omitempty"`
+	// Destinations, when present (not nil), are the mapping's
+	// destinations in order, instead of Dataset.
+	Destinations []string `json:"destinations,omitempty"`
+	EventName    string   `json:"event_name"`
 	// Order places the mapping among the account's stage mappings, from
 	// 1: they take the order of their Order, and mappings with equal
 	// orders the list's. 0 (none given) is the mapping's place in the
@@ -99,7 +103,7 @@ func (d *decoder) mappings(path string, raw json.RawMessage) []MappingSpec {
 	for i, item := range items {
 		m := &out[i]
 		p := fmt.Sprintf("%s[%d]", path, i)
-		var conditions, groups []json.RawMessage
+		var conditions, groups, dests []json.RawMessage
 		var value, currency json.RawMessage
 		var enabled *bool
 		var order json.RawMessage
@@ -107,6 +111,7 @@ func (d *decoder) mappings(path string, raw json.RawMessage) []MappingSpec {
 			{"name", &m.Name, "a string"},
 			{"stage", &m.Stage, "a string: a CRM stage, like won"},
 			{"dataset", &m.Dataset, "a string: the name of a dataset"},
+			{"destinations", &dests, destinationsWant},
 			{"event_name", &m.EventName, "a string like QualifiedLead or Purchase"},
 			{"order", &order, "a whole number from 1: the mapping's place among the stage mappings"},
 			{"combinator", &m.Combinator, "a string: and or or"},
@@ -120,6 +125,7 @@ func (d *decoder) mappings(path string, raw json.RawMessage) []MappingSpec {
 			{"enabled", &enabled, "true or false"},
 		})
 		m.Enabled = enabled == nil || *enabled
+		m.Destinations = d.destinationNames(join(p, "destinations"), dests)
 		m.Order = d.order(join(p, "order"), order)
 		m.Conditions = d.conditions(join(p, "conditions"), conditions)
 		m.Groups = d.groups(join(p, "groups"), groups)
@@ -156,6 +162,7 @@ func cleanMappings(ms []MappingSpec) []MappingSpec {
 	out := make([]MappingSpec, len(ms))
 	for i, m := range ms {
 		m.Name, m.Stage, m.Dataset, m.EventName = t(m.Name), t(m.Stage), t(m.Dataset), t(m.EventName)
+		m.Destinations = cleanNames(m.Destinations)
 		m.ActionSource, m.TestEventCode = t(m.ActionSource), t(m.TestEventCode)
 		m.Combinator = rule.Combinator(t(string(m.Combinator)))
 		if m.Combinator == "" {
@@ -200,27 +207,6 @@ func cleanGroups(gs []rule.Group) []rule.Group {
 	return out
 }
 
-func cleanValue(v *ValueSpec) *ValueSpec {
-	if v == nil {
-		return nil
-	}
-	c := *v
-	c.Field = strings.TrimSpace(c.Field)
-	return &c
-}
-
-// cleanCurrency trims a currency; one that sets nothing is none.
-func cleanCurrency(v *CurrencySpec) *CurrencySpec {
-	if v == nil {
-		return nil
-	}
-	c := CurrencySpec{Code: strings.TrimSpace(v.Code), Field: strings.TrimSpace(v.Field), FromChange: v.FromChange}
-	if c == (CurrencySpec{}) {
-		return nil
-	}
-	return &c
-}
-
 // mappingOrder lists the indexes of clean mappings in the order they
 // take: by Order, equal orders in the list's order.
 func mappingOrder(ms []MappingSpec) []int {
@@ -233,41 +219,19 @@ func mappingOrder(ms []MappingSpec) []int {
 }
 
 // mappingRuleOf is the stored rule old as the clean mapping spec wants
-// it, in dataset datasetID, for the account's stage stage. Conditions
-// equal to old's keep their stored JSON, so that an unchanged mapping
-// compares equal. The file is the whole mapping: what it leaves out (an
-// action source, a test event code) is cleared.
-func mappingRuleOf(old models.SendRule, spec MappingSpec, datasetID int64, stage string) models.SendRule {
+// it, to the destinations ids (destinationIDs), for the account's stage
+// stage. Conditions equal to old's keep their stored JSON, so that an
+// unchanged mapping compares equal. The file is the whole mapping: what it
+// leaves out (an action source, a test event code) is cleared.
+func mappingRuleOf(old models.SendRule, spec MappingSpec, ids []int64, stage string) models.SendRule {
 	r := old
-	r.DatasetID, r.Name, r.Mode, r.EventName, r.Stage = datasetID, spec.Name, string(rule.Stage), spec.EventName, stage
+	r.SetDestinations(ids)
+	r.Name, r.Mode, r.EventName, r.Stage = spec.Name, string(rule.Stage), spec.EventName, stage
 	r.ActionSource, r.TestEventCode, r.Combinator = spec.ActionSource, spec.TestEventCode, string(spec.Combinator)
 	r.Repeatable, r.Enabled = spec.Repeatable, spec.Enabled
 	setValue(&r, spec.Value, spec.Currency)
 	setConditions(&r, old, spec.Conditions, spec.Groups)
 	return r
-}
-
-// setValue sets r's value and currency columns from the file's.
-func setValue(r *models.SendRule, v *ValueSpec, c *CurrencySpec) {
-	r.Value, r.ValueField = nil, ""
-	switch {
-	case v == nil:
-	case v.FromChange:
-		r.ValueField = models.StageValueFromChange
-	case v.Field != "":
-		r.ValueField = v.Field
-	default:
-		n := v.Fixed
-		r.Value = &n
-	}
-	r.Currency, r.CurrencyField = "", ""
-	switch {
-	case c == nil:
-	case c.FromChange:
-		r.CurrencyField = models.StageValueFromChange
-	default:
-		r.Currency, r.CurrencyField = c.Code, c.Field
-	}
 }
 
 // setConditions sets r's conditions to cs and gs, keeping old's stored
@@ -281,10 +245,12 @@ func setConditions(r *models.SendRule, old models.SendRule, cs []rule.Condition,
 }
 
 // mappingSpecOf is a stored stage mapping as the file writes it, at
-// place order among the mappings. A name that is the default is left out.
-func mappingSpecOf(r models.SendRule, spec rule.Spec, dataset string, order int) MappingSpec {
+// place order among the mappings, with its destinations (destinationsOf;
+// byID: the account's). A name that is the default is left out.
+func mappingSpecOf(r models.SendRule, spec rule.Spec, byID map[int64]models.Dataset, order int) MappingSpec {
+	dataset, dests := destinationsOf(r, byID)
 	out := MappingSpec{
-		Name: r.Name, Stage: r.Stage, Dataset: dataset, EventName: r.EventName, Order: order,
+		Name: r.Name, Stage: r.Stage, Dataset: dataset, Destinations: dests, EventName: r.EventName, Order: order,
 		Combinator: spec.Combinator, Conditions: spec.Conditions, Groups: spec.Groups, Repeatable: r.Repeatable, Enabled: r.Enabled,
 		ActionSource: r.ActionSource, TestEventCode: r.TestEventCode,
 	}
@@ -299,34 +265,6 @@ func mappingSpecOf(r models.SendRule, spec rule.Spec, dataset string, order int)
 	}
 	out.Value, out.Currency = valueSpecOf(r), currencySpecOf(r)
 	return out
-}
-
-// valueSpecOf is a stored rule's value as the file writes it; nil for
-// none.
-func valueSpecOf(r models.SendRule) *ValueSpec {
-	switch {
-	case r.ValueField == models.StageValueFromChange && isMapping(r):
-		return &ValueSpec{FromChange: true}
-	case r.ValueField != "":
-		return &ValueSpec{Field: r.ValueField}
-	case r.Value != nil:
-		return &ValueSpec{Fixed: *r.Value}
-	}
-	return nil
-}
-
-// currencySpecOf is a stored rule's currency as the file writes it; nil
-// for none.
-func currencySpecOf(r models.SendRule) *CurrencySpec {
-	switch {
-	case r.CurrencyField == models.StageValueFromChange && isMapping(r):
-		return &CurrencySpec{FromChange: true}
-	case r.CurrencyField != "":
-		return &CurrencySpec{Field: r.CurrencyField}
-	case r.Currency != "":
-		return &CurrencySpec{Code: r.Currency}
-	}
-	return nil
 }
 
 // mappingProblems lists the problems of the clean file's stage mappings,
@@ -369,15 +307,13 @@ func (f File) mappingProblems(refs *datasetRefs, firstRule map[string]int, k *kn
 		if msg := stageProblem(m.Stage); msg != "" {
 			add(p+".stage", "%s", msg)
 		}
-		if msg := refs.problem(m.Dataset); msg != "" {
-			add(p+".dataset", "%s", msg)
-		}
+		ps = append(ps, refs.destinationProblems(p, m.Dataset, m.Destinations)...)
 		if m.Order < 1 || m.Order > maxOrder {
 			add(p+".order", "must be a whole number from 1 to %d: the mapping's place among the stage mappings", maxOrder)
 		}
 		// Checked as the Stages page checks a mapping, by the package
 		// whose matcher runs it.
-		rules[i] = mappingRuleOf(models.SendRule{}, m, 0, m.Stage)
+		rules[i] = mappingRuleOf(models.SendRule{}, m, nil, m.Stage)
 		_, rps := rule.CheckRule(rules[i], ruleSchema)
 		for _, rp := range rps {
 			add(p+"."+filePath(rp.Path), "%s", rp.Message)

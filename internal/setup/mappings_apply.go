@@ -89,12 +89,12 @@ func (a *applier) mappings(ctx context.Context, accountID int64, before, gone []
 		if !found {
 			old = models.SendRule{AccountID: accountID}
 		}
-		want := mappingRuleOf(old, spec, datasetID[strings.ToLower(spec.Dataset)], stage)
+		want := mappingRuleOf(old, spec, destinationIDs(spec.Dataset, spec.Destinations, datasetID), stage)
 		if err := a.saveRule(ctx, found, old, &want); err != nil {
 			return err
 		}
 		if found && existed[old.ID] {
-			if a.mappingChanges(path, old, want, datasetName) {
+			if a.mappingChanges(path, destinationsKey(spec.Destinations), old, want, datasetName) {
 				a.report.Summary.MappingsChanged++
 			}
 		} else {
@@ -174,14 +174,13 @@ func (a *applier) reportMappingOrder(before []models.SendRule, ids []int64) {
 }
 
 // mappingChanges reports how want differs from old, one change a
-// setting, and whether it does.
-func (a *applier) mappingChanges(path string, old, want models.SendRule, datasetName map[int64]string) bool {
+// setting, and whether it does; a change of destinations at key, the
+// file's (dataset or destinations).
+func (a *applier) mappingChanges(path, key string, old, want models.SendRule, datasetName map[int64]string) bool {
 	n := len(a.report.Changes)
 	a.set(path+".name", &old.Name, want.Name)
 	a.set(path+".stage", &old.Stage, want.Stage)
-	if old.DatasetID != want.DatasetID {
-		a.change(path+".dataset", "%s → %s", datasetName[old.DatasetID], datasetName[want.DatasetID])
-	}
+	a.destinationChange(path+"."+key, old, want, datasetName)
 	a.set(path+".event_name", &old.EventName, want.EventName)
 	if old.Combinator != want.Combinator {
 		a.change(path+".combinator", "%s → %s", show(old.Combinator), want.Combinator)
@@ -209,9 +208,9 @@ func (a *applier) mappingChanges(path string, old, want models.SendRule, dataset
 }
 
 // mappingSummary says in a few words what a mapping sends: `stage won:
-// Purchase to Main, value from the stage change, repeatable`.
+// Purchase to Main and TikTok, value from the stage change, repeatable`.
 func mappingSummary(r models.SendRule, datasetName map[int64]string) string {
-	s := fmt.Sprintf("stage %s: %s to %s", r.Stage, r.EventName, datasetName[r.DatasetID])
+	s := fmt.Sprintf("stage %s: %s to %s", r.Stage, r.EventName, destinationsText(r, datasetName))
 	if v := mappingValueText(r); v != "none" {
 		s += ", value " + v
 	}
@@ -256,8 +255,9 @@ func repeatText(on bool) string {
 }
 
 // exportMappings lists the account's stage mappings rs (in order) as the
-// file writes them, numbered from 1 in that order.
-func exportMappings(rs []models.SendRule, datasetName map[int64]string) ([]MappingSpec, error) {
+// file writes them, numbered from 1 in that order, with their
+// destinations (byID: the account's).
+func exportMappings(rs []models.SendRule, byID map[int64]models.Dataset) ([]MappingSpec, error) {
 	out := []MappingSpec{}
 	for _, r := range rs {
 		if !isMapping(r) {
@@ -267,7 +267,7 @@ func exportMappings(rs []models.SendRule, datasetName map[int64]string) ([]Mappi
 		if len(problems) > 0 {
 			return nil, fmt.Errorf("stage mapping %q: %s", r.Name, problems[0])
 		}
-		out = append(out, mappingSpecOf(r, spec, datasetName[r.DatasetID], len(out)+1))
+		out = append(out, mappingSpecOf(r, spec, byID, len(out)+1))
 	}
 	return out, nil
 }

@@ -104,7 +104,7 @@ func TestDecodeMappingProblems(t *testing.T) {
 		{"order as a fraction", `{"stage": "won", "order": 1.5}`, []string{"stage_mappings[0].order: must be a whole number from 1: the mapping's place among the stage mappings"}},
 		{"order as a string", `{"stage": "won", "order": "1"}`, []string{"stage_mappings[0].order: must be a whole number from 1: the mapping's place among the stage mappings, not a string"}},
 		{"repeatable as a string", `{"stage": "won", "repeatable": "yes"}`, []string{"stage_mappings[0].repeatable: must be true or false, not a string"}},
-		{"unknown key", `{"stage": "won", "mode": "stage"}`, []string{"stage_mappings[0].mode: unknown field; known fields are name, stage, dataset, event_name, order, combinator, conditions, groups, value, currency, repeatable, action_source, test_event_code, enabled"}},
+		{"unknown key", `{"stage": "won", "mode": "stage"}`, []string{"stage_mappings[0].mode: unknown field; known fields are name, stage, dataset, destinations, event_name, order, combinator, conditions, groups, value, currency, repeatable, action_source, test_event_code, enabled"}},
 		{"condition unknown key", `{"stage": "won", "conditions": [{"field": "email", "value": "x"}]}`, []string{"stage_mappings[0].conditions[0].value: unknown field"}},
 		{"NUL in a stage", `{"stage": "won\u0000"}`, []string{`stage_mappings[0].stage: contains a NUL character`}},
 		{"not an object", `"won"`, []string{"stage_mappings[0]: must be an object like"}},

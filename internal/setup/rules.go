@@ -80,12 +80,12 @@ func (a *applier) rules(ctx context.Context, accountID int64, before []models.Se
 		if !found {
 			old = models.SendRule{AccountID: accountID}
 		}
-		want := ruleOf(old, spec, datasetID[strings.ToLower(spec.Dataset)])
+		want := ruleOf(old, spec, destinationIDs(spec.Dataset, spec.Destinations, datasetID))
 		if err := a.saveRule(ctx, found, old, &want); err != nil {
 			return err
 		}
 		if found && existed[old.ID] {
-			if a.ruleChanges(path, old, want, datasetName) {
+			if a.ruleChanges(path, destinationsKey(spec.Destinations), old, want, datasetName) {
 				a.report.Summary.RulesChanged++
 			}
 		} else {
@@ -97,12 +97,13 @@ func (a *applier) rules(ctx context.Context, accountID int64, before []models.Se
 	return a.order(ctx, accountID, before, order)
 }
 
-// ruleOf is the stored rule old as spec wants it, in dataset datasetID.
-// Conditions equal to old's keep their stored JSON, so that an unchanged
-// rule compares equal.
-func ruleOf(old models.SendRule, spec RuleSpec, datasetID int64) models.SendRule {
+// ruleOf is the stored rule old as spec wants it, to the destinations ids
+// (destinationIDs). Conditions equal to old's keep their stored JSON, so
+// that an unchanged rule compares equal.
+func ruleOf(old models.SendRule, spec RuleSpec, ids []int64) models.SendRule {
 	r := old
-	r.DatasetID, r.Name, r.Mode, r.EventName = datasetID, spec.Name, string(spec.Mode), spec.EventName
+	r.SetDestinations(ids)
+	r.Name, r.Mode, r.EventName = spec.Name, string(spec.Mode), spec.EventName
 	r.ActionSource, r.TestEventCode, r.Combinator, r.Enabled = spec.ActionSource, spec.TestEventCode, string(spec.Combinator), spec.Enabled
 	setValue(&r, spec.Value, spec.Currency)
 	setConditions(&r, old, spec.Conditions, spec.Groups)
@@ -130,13 +131,12 @@ func (a *applier) saveRule(ctx context.Context, found bool, old models.SendRule,
 }
 
 // ruleChanges reports how want differs from old, one change a setting,
-// and whether it does.
-func (a *applier) ruleChanges(path string, old, want models.SendRule, datasetName map[int64]string) bool {
+// and whether it does; a change of destinations at key, the file's
+// (dataset or destinations).
+func (a *applier) ruleChanges(path, key string, old, want models.SendRule, datasetName map[int64]string) bool {
 	n := len(a.report.Changes)
 	a.set(path+".name", &old.Name, want.Name)
-	if old.DatasetID != want.DatasetID {
-		a.change(path+".dataset", "%s → %s", datasetName[old.DatasetID], datasetName[want.DatasetID])
-	}
+	a.destinationChange(path+"."+key, old, want, datasetName)
 	a.set(path+".mode", &old.Mode, want.Mode)
 	a.set(path+".event_name", &old.EventName, want.EventName)
 	if old.ActionSource != want.ActionSource {
@@ -195,9 +195,10 @@ func ruleNames(rs []models.SendRule) string {
 }
 
 // ruleSummary says in a few words what a rule sends: `QualifiedLead to
-// Main, automatic_match, 2 conditions`.
+// Main, automatic_match, 2 conditions`, or `Lead to Main and TikTok,
+// automatic_completed`.
 func ruleSummary(r models.SendRule, datasetName map[int64]string) string {
-	s := fmt.Sprintf("%s to %s, %s", r.EventName, datasetName[r.DatasetID], r.Mode)
+	s := fmt.Sprintf("%s to %s, %s", r.EventName, destinationsText(r, datasetName), r.Mode)
 	if n := conditionsOf(r).Count(); n > 0 {
 		s += ", " + plural(n, "condition")
 	}

@@ -88,7 +88,7 @@ func TestDecodeRuleProblems(t *testing.T) {
 		{"condition unknown key", `{"name": "R", "conditions": [{"field": "email", "match_type": "equals", "value": "x"}]}`, []string{"send_rules[0].conditions[0].value: unknown field; known fields are field, match_type, pattern"}},
 		{"pattern as a number", `{"name": "R", "conditions": [{"field": "fields.budget", "match_type": "gt", "pattern": 5000}]}`, []string{`send_rules[0].conditions[0].pattern: must be a string (numbers too: "5000"), not a number`}},
 		{"enabled as a string", `{"name": "R", "enabled": "yes"}`, []string{"send_rules[0].enabled: must be true or false, not a string"}},
-		{"unknown rule key", `{"name": "R", "priority": 1}`, []string{"send_rules[0].priority: unknown field; known fields are name, dataset, mode, event_name, action_source, combinator, conditions, groups, value, currency, test_event_code, enabled"}},
+		{"unknown rule key", `{"name": "R", "priority": 1}`, []string{"send_rules[0].priority: unknown field; known fields are name, dataset, destinations, mode, event_name, action_source, combinator, conditions, groups, value, currency, test_event_code, enabled"}},
 		{"rule not an object", `"R"`, []string{"send_rules[0]: must be an object like"}},
 		{"NUL in a name", `{"name": "R\u0000"}`, []string{`send_rules[0].name: contains a NUL character (\u0000); remove it`}},
 		{"NUL in a pattern", `{"name": "R", "conditions": [{"field": "email", "match_type": "equals", "pattern": "a\u0000"}]}`, []string{`send_rules[0].conditions[0].pattern: contains a NUL character`}},

@@ -33,10 +33,10 @@ const (
 // path: account settings, datasets (unique names, ids, modes, and the
 // environment variables that must hold their secrets), junk settings,
 // send rules and stage mappings (as rule.CheckRule checks them, with their
-// dataset, value, currency, stage and names). getenv looks the secrets up;
-// no message ever shows a secret's value. A rule's dataset that is not in
-// the file, and a name the account's rules or mappings have, are checked
-// by Apply, which knows the account.
+// dataset or destinations, value, currency, stage and names). getenv
+// looks the secrets up; no message ever shows a secret's value. A rule's
+// destination that is not in the file, and a name the account's rules or
+// mappings have, are checked by Apply, which knows the account.
 func (f File) Validate(getenv func(string) string) []Problem {
 	return f.validate(getenv, nil)
 }
@@ -201,9 +201,7 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 					"send rules and stage mappings share their names, which must differ (ignoring case)", r.Name, m.Stage)
 			}
 		}
-		if msg := refs.problem(r.Dataset); msg != "" {
-			add(p+".dataset", "%s", msg)
-		}
+		ps = append(ps, refs.destinationProblems(p, r.Dataset, r.Destinations)...)
 		if r.Mode == rule.Stage {
 			add(p+".mode", "a send rule of mode stage is a stage mapping: move it to stage_mappings, with its stage")
 			continue
@@ -213,12 +211,12 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 		// is fine (the form may not be live). The file names the field a
 		// value or currency is read from inside that key. A booking rule
 		// is checked as the stage mapping it becomes.
-		rules[i] = ruleOf(models.SendRule{}, r, 0)
+		rules[i] = ruleOf(models.SendRule{}, r, nil)
 		if r.isBooking() {
 			if k != nil && !k.hasBookingStage {
 				add(p+".mode", "%s", bookingStageProblem)
 			}
-			rules[i] = bookingMappingOf(models.SendRule{}, r, 0, models.StageBooked)
+			rules[i] = bookingMappingOf(models.SendRule{}, r, nil, models.StageBooked)
 		}
 		_, rps := rule.CheckRule(rules[i], ruleSchema)
 		for _, rp := range rps {
@@ -463,6 +461,7 @@ func (f File) clean() File {
 			r.Name, r.Dataset, r.EventName, r.ActionSource, r.TestEventCode =
 				t(r.Name), t(r.Dataset), t(r.EventName), t(r.ActionSource), t(r.TestEventCode)
 			r.Mode, r.Combinator = rule.Mode(t(string(r.Mode))), rule.Combinator(t(string(r.Combinator)))
+			r.Destinations = cleanNames(r.Destinations)
 			if r.Mode == "" {
 				r.Mode = rule.AutomaticCompleted
 			}
