@@ -110,6 +110,13 @@ func TestRuleSeveralDestinations(t *testing.T) {
 			t.Errorf("the lead's QualifiedLead events by destination = %v; want one at each, with its own id", got)
 		}
 
+		// Applying it to recent leads counts an event per destination.
+		apply := f.b.get(f.url("/" + itoa(saved.ID) + "/apply"))
+		if msg := strings.Join(strings.Fields(apply.doc.Find("main").Text()), " "); !strings.Contains(msg,
+			"1 lead of the last 7 days matches this rule as they are now: 2 QualifiedLead events, one for each destination, of which 2 are stored already") {
+			t.Errorf("the apply page says %q; want the count of events per destination", msg)
+		}
+
 		// One destination fewer: the history says so.
 		v["dataset_id"] = []string{itoa(tiktok.ID)}
 		r = f.b.post(f.url("/"+itoa(saved.ID)), v)
