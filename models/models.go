@@ -463,7 +463,7 @@ type SendRule struct {
 	ID        int64
 	AccountID int64
 	// DatasetID is the rule's first destination, AlsoDatasetIDs the
-	// others, in order (Destinations).
+	// others, in the order of their ids (Destinations, SetDestinations).
 	DatasetID      int64
 	AlsoDatasetIDs IDs
 	Name           string
@@ -515,13 +515,16 @@ func (r SendRule) SharesDestination(o SendRule) bool {
 	return slices.ContainsFunc(r.Destinations(), o.SendsTo)
 }
 
-// SetDestinations makes ids, in order, the rule's destinations: the first
-// its DatasetID (0 for none).
+// SetDestinations makes ids the rule's destinations, kept in the order
+// of their ids: the order they are named in says nothing (each gets its
+// own event), so a rule saved from a form, a setup file or its own export
+// reads the same. The first is its DatasetID (0 for none).
 func (r *SendRule) SetDestinations(ids []int64) {
 	r.DatasetID, r.AlsoDatasetIDs = 0, nil
 	if len(ids) > 0 {
-		r.DatasetID = ids[0]
-		r.AlsoDatasetIDs = append(IDs(nil), ids[1:]...)
+		sorted := slices.Sorted(slices.Values(ids))
+		r.DatasetID = sorted[0]
+		r.AlsoDatasetIDs = append(IDs(nil), sorted[1:]...)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/leadsignal/leadsignal/internal/decide"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/models"
@@ -230,12 +229,15 @@ func destinationLabel(d models.Dataset) string {
 	return d.Name + " (" + platform.Name(d.Of()) + ")"
 }
 
-// destinationsLabel names the destinations of ds (an account's) that
-// rule r sends to, in its order: "Leads, TikTok Ads (TikTok)".
+// destinationsLabel names the destinations of ds (an account's, in the
+// order its pages list them) that rule r sends to: "Leads, TikTok Ads
+// (TikTok)".
 func destinationsLabel(ds []models.Dataset, r models.SendRule) string {
 	var names []string
-	for _, d := range decide.Destinations(ds, r) {
-		names = append(names, destinationLabel(d))
+	for _, d := range ds {
+		if r.SendsTo(d.ID) {
+			names = append(names, destinationLabel(d))
+		}
 	}
 	return strings.Join(names, ", ")
 }

@@ -136,8 +136,8 @@ func TestRuleSeveralDestinations(t *testing.T) {
 		r = f.b.post(stagesURL(f.acc, "/mappings"), mv)
 		wantStatus(t, "a mapping of two destinations", r, http.StatusSeeOther)
 		lines := mappingLines(f.b.get(stagesURL(f.acc, "")), "won")
-		if len(lines) != 1 || !strings.Contains(lines[0], "TikTok (TikTok), Main") {
-			t.Errorf("won's mapping lines = %q; want one naming TikTok then Main", lines)
+		if len(lines) != 1 || !strings.Contains(lines[0], "Main, TikTok (TikTok)") {
+			t.Errorf("won's mapping lines = %q; want one naming Main and TikTok, as the destinations are listed", lines)
 		}
 		st := f.a.postStage(f.key, fmt.Sprintf(`{"lead":{"external_id":"rule-lead-1"},"stage":"won","occurred_at":%q}`,
 			f.a.clock().Format(time.RFC3339)))

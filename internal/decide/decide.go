@@ -328,11 +328,18 @@ func newEvent(d models.Dataset, r models.SendRule, l models.Lead, recordKey stri
 	if rule.Mode(r.Mode) == rule.Stage {
 		origin = models.OriginStage
 	}
-	return models.Event{
+	e := models.Event{
 		AccountID: l.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: origin, OriginID: &id, Status: models.EventQueued,
 		EventName: r.EventName, EventID: capi.EventID(d.PixelID, r.EventName, recordKey), EventTime: at,
-		ActionSource: r.ActionSource, TestEventCode: r.TestEventCode,
+		ActionSource: r.ActionSource,
 	}
+	// A rule's test event code is Meta's Test Events tool's: another
+	// platform's test mode is its destination's (a Google event in
+	// validateOnly is never recorded).
+	if d.Of() == models.KindMeta {
+		e.TestEventCode = r.TestEventCode
+	}
+	return e
 }
 
 // prepare builds e's payload for its destination's platform, or holds e

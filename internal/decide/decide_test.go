@@ -205,7 +205,17 @@ func TestDecideSeveralDestinations(t *testing.T) {
 	if *e.OriginID != both.ID || e.EventID != capi.EventID(tiktok.PixelID, "Lead", capi.RecordKey(l)) || e.Status != models.EventQueued {
 		t.Errorf("TikTok's event = rule %d, id %s, %s (%s); want rule 2's, queued, under TikTok's id", *e.OriginID, e.EventID, e.Status, e.LastError)
 	}
-	if got := Destinations([]models.Dataset{main, tiktok}, both); len(got) != 2 || got[0].ID != tiktok.ID || got[1].ID != main.ID {
-		t.Errorf("Destinations = %v; want TikTok then Main", got)
+	if got := Destinations([]models.Dataset{main, tiktok}, both); len(got) != 2 || got[0].ID != main.ID || got[1].ID != tiktok.ID {
+		t.Errorf("Destinations = %v; want Main then TikTok, by id", got)
+	}
+
+	// A rule's test event code is Meta's Test Events tool's alone.
+	both.TestEventCode = "TEST123"
+	view := rule.NewLead(&l)
+	if e := Event(account, main, both, l, keys, view, capi.RecordKey(l), l.CreatedAt); e.TestEventCode != "TEST123" {
+		t.Errorf("Meta's event has test code %q; want the rule's", e.TestEventCode)
+	}
+	if e := Event(account, tiktok, both, l, keys, view, capi.RecordKey(l), l.CreatedAt); e.TestEventCode != "" {
+		t.Errorf("TikTok's event has test code %q; want none: TikTok's test mode is its destination's", e.TestEventCode)
 	}
 }

@@ -12,9 +12,8 @@ import (
 
 // A send rule or stage mapping names where its events go in one of two
 // ways: "dataset", one name, or "destinations", a list of names of any
-// kind (Meta's datasets by their names too), in order. The first is the
-// rule's DatasetID, the others its AlsoDatasetIDs (models.SendRule
-// Destinations). Export writes "dataset" for a rule whose only
+// kind (Meta's datasets by their names too), in any order: the rule keeps
+// them in the order of their ids (models.SendRule SetDestinations). Export writes "dataset" for a rule whose only
 // destination is a Meta dataset, as files always had it, and
 // "destinations" for any other.
 
@@ -183,7 +182,7 @@ func (a *applier) destinationChange(path string, old, want models.SendRule, name
 
 // destinationsOf names a stored rule's destinations as the file writes
 // them (byID: the account's destinations): dataset for a rule whose only
-// destination is a Meta dataset, else destinations, in order.
+// destination is a Meta dataset, else destinations, in the rule's order.
 func destinationsOf(r models.SendRule, byID map[int64]models.Dataset) (dataset string, dests []string) {
 	ids := r.Destinations()
 	if d := byID[ids[0]]; len(ids) == 1 && d.Of() == models.KindMeta {

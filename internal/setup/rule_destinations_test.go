@@ -32,7 +32,8 @@ func fanFile() File {
 	return f
 }
 
-// destinationsOfRule names a stored rule's destinations, in order.
+// destinationsOfRule names a stored rule's destinations, in the order
+// they are kept (of their ids).
 func destinationsOfRule(r models.SendRule, ds []models.Dataset) []string {
 	var out []string
 	for _, id := range r.Destinations() {
@@ -46,7 +47,8 @@ func destinationsOfRule(r models.SendRule, ds []models.Dataset) []string {
 }
 
 // TestApplyRuleDestinations: send rules and stage mappings get the
-// destinations the file names, in its order, whatever their kind; the
+// destinations the file names, whatever their kind, kept in the order of
+// their ids (the file's order says nothing); the
 // same file again changes nothing; a new list is one change, and the same
 // destination named either way is none.
 func TestApplyRuleDestinations(t *testing.T) {
@@ -58,7 +60,7 @@ func TestApplyRuleDestinations(t *testing.T) {
 			`send_rules[0]: created "Everywhere" (Lead to Main and TikTok, automatic_completed)`,
 			`send_rules[1]: created "TikTok only" (Contact to TikTok, manual)`,
 			`send_rules[2]: created "Meta only" (PartialLead to Demo, automatic_partial)`,
-			`stage_mappings[0]: created "Won" (stage won: Purchase to TikTok and Main, value from the stage change)`,
+			`stage_mappings[0]: created "Won" (stage won: Purchase to Main and TikTok, value from the stage change)`,
 			`stage_mappings[1]: created "qualified to QualifiedLead" (stage qualified: QualifiedLead to Main)`,
 		}
 		if got := slices.Concat(changesUnder(r.Changes, "send_rules"), changesUnder(r.Changes, "stage_mappings")); !slices.Equal(got, want) {
@@ -66,7 +68,7 @@ func TestApplyRuleDestinations(t *testing.T) {
 		}
 		st := load(t, s, "acme")
 		rs := rulesOf(t, s, "acme")
-		wantDests := [][]string{{"Main", "TikTok"}, {"TikTok"}, {"Demo"}, {"TikTok", "Main"}, {"Main"}}
+		wantDests := [][]string{{"Main", "TikTok"}, {"TikTok"}, {"Demo"}, {"Main", "TikTok"}, {"Main"}}
 		for i, r := range rs {
 			if got := destinationsOfRule(r, st.Datasets); !slices.Equal(got, wantDests[i]) {
 				t.Errorf("%s's destinations = %q; want %q", r.Name, got, wantDests[i])
@@ -94,8 +96,8 @@ func TestApplyRuleDestinations(t *testing.T) {
 		f.StageMappings[0].Dataset, f.StageMappings[0].Destinations = "Main", nil
 		r = mustApply(t, s, box, acmeEnv(), f)
 		want = []string{
-			"send_rules[0].destinations: Main and TikTok → TikTok, Main and Demo",
-			"stage_mappings[0].dataset: TikTok and Main → Main",
+			"send_rules[0].destinations: Main and TikTok → Main, Demo and TikTok",
+			"stage_mappings[0].dataset: Main and TikTok → Main",
 		}
 		if got := lines(r.Changes); got != strings.Join(want, "\n")+"\n" {
 			t.Errorf("changes =\n%s\nwant\n%s", got, strings.Join(want, "\n"))
@@ -104,8 +106,8 @@ func TestApplyRuleDestinations(t *testing.T) {
 			t.Errorf("summary = %+v; want %+v", r.Summary, want)
 		}
 		rs = rulesOf(t, s, "acme")
-		if got := destinationsOfRule(rs[0], st.Datasets); !slices.Equal(got, []string{"TikTok", "Main", "Demo"}) {
-			t.Errorf("Everywhere's destinations = %q; want TikTok, Main, Demo", got)
+		if got := destinationsOfRule(rs[0], st.Datasets); !slices.Equal(got, []string{"Main", "Demo", "TikTok"}) {
+			t.Errorf("Everywhere's destinations = %q; want Main, Demo, TikTok", got)
 		}
 		if won := rs[3]; won.DatasetID != datasetNamed(t, st.Datasets, "Main").ID || won.AlsoDatasetIDs != nil {
 			t.Errorf("Won = %+v; want Main alone", won)
@@ -153,7 +155,7 @@ func TestExportRuleDestinations(t *testing.T) {
 		for _, m := range exp.StageMappings {
 			got = append(got, refs{m.Dataset, m.Destinations})
 		}
-		want := []refs{{"", []string{"Main", "TikTok"}}, {"", []string{"TikTok"}}, {"Demo", nil}, {"", []string{"TikTok", "Main"}}, {"Main", nil}}
+		want := []refs{{"", []string{"Main", "TikTok"}}, {"", []string{"TikTok"}}, {"Demo", nil}, {"", []string{"Main", "TikTok"}}, {"Main", nil}}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("exported destinations = %+v; want %+v", got, want)
 		}
@@ -163,7 +165,7 @@ func TestExportRuleDestinations(t *testing.T) {
 		}{
 			{exp.SendRules[0], `"destinations":["Main","TikTok"]`, `"dataset"`},
 			{exp.SendRules[2], `"dataset":"Demo"`, `"destinations"`},
-			{exp.StageMappings[0], `"destinations":["TikTok","Main"]`, `"dataset"`},
+			{exp.StageMappings[0], `"destinations":["Main","TikTok"]`, `"dataset"`},
 			{exp.StageMappings[1], `"dataset":"Main"`, `"destinations"`},
 		} {
 			b, err := json.Marshal(tt.v)
