@@ -34,6 +34,12 @@ func TestCampaign(t *testing.T) {
 		{"https://a.com/p?xutm_campaign=no&utm_campaign=yes#frag", "yes"},
 		{"https://a.com/p?utm_campaign=a#b&utm_campaign=c", "a"},
 		{"https://a.com/p?utm_campaign=", ""},
+		{"https://a.com/p?a=1&utm_campaign=q?utm_campaign=y", "q?utm_campaign=y"},
+		{"https://a.com/p?utm_campaign=x&utm_campaign=y", "x"},
+		{"https://a.com/p#utm_campaign=z", ""},
+		{"https://a.com/p?UTM_CAMPAIGN=up&utm_campaign=low", "low"},
+		{"https://a.com/p?utm_campaign=h#", "h"},
+		{"utm_campaign=bare", ""},
 	}
 	for _, tt := range tests {
 		if got := store.Campaign(tt.url); got != tt.want {

@@ -47,3 +47,9 @@ func (s *Store) CountBucketSQL(ctx context.Context, t time.Time) (bucket, second
 	err = row.Scan(&bucket, &seconds)
 	return bucket, seconds, err
 }
+
+// ExecSQL runs a statement as it is: tests write rows the way no store
+// method does (a seeded history, say) to see what the triggers make of it.
+func (s *Store) ExecSQL(ctx context.Context, q string) error {
+	return s.q(ctx).Exec(q).Error
+}
