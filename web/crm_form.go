@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -129,11 +130,13 @@ func readCRMForm(c echo.Context, conn *models.CRMConnection) (views.CRMForm, crm
 	return f, in, ok
 }
 
-// secretProblem says what is wrong with a pasted secret or token; "" when
-// it is fine or empty. It never repeats the secret.
+// secretProblem says what is wrong with a pasted secret or token (a CRM
+// connection's, a destination's); "" when it is fine or empty. It never
+// repeats the secret. A control character would end up in a request
+// header, which takes none.
 func secretProblem(s string) string {
 	switch {
-	case strings.ContainsAny(s, " \t\r\n"):
+	case !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
 		return "A secret has no spaces: paste it again."
 	case len(s) > maxCRMSecret:
 		return fmt.Sprintf("At most %d characters: paste the secret alone.", maxCRMSecret)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leadsignal/leadsignal/internal/dispatch"
 	"github.com/leadsignal/leadsignal/internal/platform"
+	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/views"
 )
@@ -188,11 +189,17 @@ func (h *Handler) readDatasetForm(c echo.Context, d *models.Dataset, canSecrets 
 	if d.Mode == models.ModeTest && d.TestEventCode == "" && (kind == models.KindMeta || kind == models.KindTikTok) {
 		f.TestEventCode.Error = "Test mode needs the test event code from Events Manager."
 	}
+	if msg := rule.TestEventCodeProblem(d.TestEventCode); msg != "" {
+		f.TestEventCode.Error = sentence(msg)
+	}
 	if d.Mode != models.ModeDryRun && d.TokenSealed == "" && token == "" {
 		f.Token.Error = "Live and test modes need an access token; use dry run until you have one."
 	}
-	if strings.ContainsAny(token, " \t\n") {
-		f.Token.Error = "An access token has no spaces; paste it again."
+	if msg := secretProblem(token); msg != "" {
+		f.Token.Error = msg
+	}
+	if msg := secretProblem(appSecret); msg != "" {
+		f.AppSecret.Error = msg
 	}
 	ok := f.Name.Error == "" && f.PixelID.Error == "" && f.APIVersion.Error == "" && f.Mode.Error == "" &&
 		f.LDU.Error == "" && f.TestEventCode.Error == "" && f.Token.Error == "" && f.EventSource.Error == "" && f.EventNames.Error == "" &&

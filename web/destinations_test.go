@@ -54,6 +54,36 @@ func TestConnectTikTok(t *testing.T) {
 			t.Error("what was typed is not kept")
 		}
 
+		// Codes and secrets that no request could carry are refused where
+		// they were typed, never stored; a secret is never shown back.
+		good := url.Values{"kind": {"tiktok"}, "name": {"TikTok"}, "pixel_id": {"C4TIKTOK1234"}, "event_source": {"web"}, "mode": {"test"},
+			"ldu": {"off"}, "access_token": {"tok"}, "test_event_code": {"TEST1"}}
+		for _, tc := range []struct {
+			field, value string
+		}{
+			{"test_event_code", "TEST\xff"},
+			{"test_event_code", strings.Repeat("T", 40_000)},
+			{"test_event_code", "TEST 1"},
+			{"access_token", "tok\x01en"},
+			{"access_token", strings.Repeat("t", 40_000)},
+		} {
+			v := url.Values{}
+			for k, vs := range good {
+				v[k] = vs
+			}
+			v.Set(tc.field, tc.value)
+			r := b.post(base, v)
+			if r.status != http.StatusUnprocessableEntity || r.text("error-"+tc.field) == "" {
+				t.Errorf("%s of %.20q: %d, error %q; want 422 with the field's error", tc.field, tc.value, r.status, r.text("error-"+tc.field))
+			}
+			if tc.field == "access_token" && strings.Contains(r.body, tc.value) {
+				t.Errorf("a refused %s is shown back", tc.field)
+			}
+		}
+		if ds, _ := s.Datasets(t.Context(), acc.ID); len(ds) != 0 {
+			t.Errorf("refused forms stored %d destinations", len(ds))
+		}
+
 		const token = tiktoktest.Token
 		d := connect(t, a, b, acc, url.Values{"kind": {"tiktok"}, "name": {"TikTok"}, "pixel_id": {"C4TIKTOK1234"}, "event_source": {"crm"},
 			"access_token": {token}, "mode": {"test"}, "test_event_code": {"TEST77"}, "ldu": {"off"},
@@ -137,6 +167,18 @@ func TestConnectPinterestAndGoogle(t *testing.T) {
 			if r.text("error-"+f) == "" {
 				t.Errorf("no inline error for %s", f)
 			}
+		}
+		// A client secret with a space or a control character, and a
+		// conversion action of 40,000 digits, are refused; the action is
+		// quoted back cut short.
+		form.Set("app_secret", "sec\x01ret")
+		form.Set("event_names", "Lead = "+strings.Repeat("9", 40_000)+"x")
+		r = b.post(base, form)
+		if r.text("error-app_secret") == "" || strings.Contains(r.body, "sec\x01ret") {
+			t.Errorf("a client secret with a control character: error %q; want it refused, not shown", r.text("error-app_secret"))
+		}
+		if msg := r.text("error-event_names"); msg == "" || len(msg) > 300 {
+			t.Errorf("a 40,000-digit conversion action: error of %d characters; want a short one", len(msg))
 		}
 		g := connect(t, a, b, acc, url.Values{"kind": {"google"}, "name": {"Google Ads"}, "pixel_id": {"123-456-7890"}, "mode": {"test"},
 			"client_id": {googletest.ClientID}, "app_secret": {googletest.ClientSecret}, "access_token": {googletest.RefreshToken},

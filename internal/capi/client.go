@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -255,15 +254,8 @@ func checkBatch(t Target, events []json.RawMessage) error {
 		return errors.New("capi: no pixel id")
 	case t.Token == "":
 		return errors.New("capi: no access token")
-	case len(events) == 0:
-		return errors.New("capi: no events to send")
-	case len(events) > MaxBatch:
-		return fmt.Errorf("capi: %d events in one batch, at most %d", len(events), MaxBatch)
 	}
-	if err := destination.CheckEvents(events); err != nil {
-		return fmt.Errorf("capi: %w", err)
-	}
-	return nil
+	return destination.CheckBatch("capi", events, MaxBatch)
 }
 
 // batchBody writes the request body around the ready-made events, so a

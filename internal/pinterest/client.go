@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -97,17 +95,11 @@ func checkBatch(t destination.Target, events []json.RawMessage) error {
 	switch {
 	case strings.TrimSpace(t.AccountID) == "":
 		return &destination.Unsendable{Reason: "no ad account id"}
-	case t.Token == "":
-		return &destination.Unsendable{Reason: "no conversion token"}
-	case len(events) == 0:
-		return errors.New("pinterest: no events to send")
-	case len(events) > MaxBatch:
-		return fmt.Errorf("pinterest: %d events in one batch, at most %d", len(events), MaxBatch)
 	}
-	if err := destination.CheckEvents(events); err != nil {
-		return fmt.Errorf("pinterest: %w", err)
+	if err := destination.CheckToken("conversion token", t.Token); err != nil {
+		return err
 	}
-	return nil
+	return destination.CheckBatch("pinterest", events, MaxBatch)
 }
 
 // batchBody writes the request body around the ready-made events, so a

@@ -270,6 +270,7 @@ func TestSendRefusedLocally(t *testing.T) {
 	}{
 		{"no ad account", destination.Target{AccountID: " ", Token: pinteresttest.Token}, one, "no ad account id"},
 		{"no token", destination.Target{AccountID: pinteresttest.AdAccount}, one, "no conversion token"},
+		{"a NUL in the token", destination.Target{AccountID: pinteresttest.AdAccount, Token: "ab\x00c"}, one, "control character"},
 		{"no events", target, nil, "no events"},
 		{"too many events", target, many, "1001 events in one batch, at most 1000"},
 		{"an event that is no object", target, []json.RawMessage{one[0], json.RawMessage(`["lead"]`)}, "event 1 is not a JSON object"},

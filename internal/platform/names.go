@@ -82,7 +82,7 @@ func checkName(k models.Kind, ours, theirs string) error {
 	case rule.EventNameProblem(ours) != "":
 		return errors.New(rule.EventNameProblem(ours))
 	case k == models.KindGoogle && !conversionActionRE.MatchString(theirs):
-		return fmt.Errorf("%q is not a conversion action id: its digits, as the action's page in Google Ads shows them (ctId=)", theirs)
+		return fmt.Errorf("%.40q is not a conversion action id: its digits, as the action's page in Google Ads shows them (ctId=)", theirs)
 	case theirs == "" || len(theirs) > MaxOwnName || strings.IndexFunc(theirs, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
 		return fmt.Errorf("the platform's name is 1 to %d printable characters", MaxOwnName)
 	}

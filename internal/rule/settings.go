@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/country"
@@ -71,11 +72,8 @@ func CheckRule(r models.SendRule, schema Schema) (*Matcher, []Problem) {
 	if r.Currency != "" && !country.ValidCurrency(r.Currency) {
 		add("currency", "%q is not an ISO 4217 code; write one like USD or EUR, in upper case", r.Currency)
 	}
-	switch {
-	case len(r.TestEventCode) > MaxTestEventCodeLen:
-		add("test_event_code", "use at most %d characters", MaxTestEventCodeLen)
-	case strings.ContainsAny(r.TestEventCode, " \t\r\n"):
-		add("test_event_code", "a test event code has no spaces, like TEST12345")
+	if msg := TestEventCodeProblem(r.TestEventCode); msg != "" {
+		add("test_event_code", "%s", msg)
 	}
 	if len(problems) > 0 {
 		return nil, problems
@@ -98,4 +96,17 @@ func PurchaseValueProblem(r models.SendRule) string {
 			"read it from a lead field, or set a fixed one"
 	}
 	return "a Purchase needs a value, and Meta refuses one without it: read it from a lead field (like fields.deal_value) or set a fixed one"
+}
+
+// TestEventCodeProblem says what is wrong with a test event code (a
+// rule's or a destination's), or "": at most MaxTestEventCodeLen
+// characters of text, without spaces or control characters.
+func TestEventCodeProblem(code string) string {
+	switch {
+	case len(code) > MaxTestEventCodeLen:
+		return fmt.Sprintf("use at most %d characters", MaxTestEventCodeLen)
+	case !utf8.ValidString(code) || strings.IndexFunc(code, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+		return "a test event code has no spaces, like TEST12345"
+	}
+	return ""
 }

@@ -46,13 +46,14 @@ type Client struct {
 
 // Send posts events (each as Prepare made it) to t's pixel or event set.
 func (c *Client) Send(ctx context.Context, t destination.Target, events []json.RawMessage) (destination.Answer, error) {
-	switch {
-	case strings.TrimSpace(t.AccountID) == "":
+	if strings.TrimSpace(t.AccountID) == "" {
 		return destination.Answer{}, &destination.Unsendable{Reason: "no pixel code or event set id"}
-	case t.Token == "":
-		return destination.Answer{}, &destination.Unsendable{Reason: "no access token"}
-	case len(events) == 0 || len(events) > MaxBatch:
-		return destination.Answer{}, fmt.Errorf("tiktok: %d events in one batch, 1 to %d", len(events), MaxBatch)
+	}
+	if err := destination.CheckToken("access token", t.Token); err != nil {
+		return destination.Answer{}, err
+	}
+	if err := destination.CheckBatch("tiktok", events, MaxBatch); err != nil {
+		return destination.Answer{}, err
 	}
 	base := strings.TrimRight(c.BaseURL, "/")
 	if base == "" {
@@ -96,9 +97,6 @@ func requestBody(t destination.Target, events []json.RawMessage) ([]byte, error)
 	h, err := json.Marshal(head)
 	if err != nil {
 		return nil, err
-	}
-	if err := destination.CheckEvents(events); err != nil {
-		return nil, fmt.Errorf("tiktok: %w", err)
 	}
 	var b bytes.Buffer
 	b.Write(h[:len(h)-1])

@@ -217,15 +217,32 @@ func TestSendVerdicts(t *testing.T) {
 		}
 	})
 	t.Run("refused locally", func(t *testing.T) {
-		c := &tiktok.Client{BaseURL: "http://127.0.0.1:1"}
+		fake := tiktoktest.New(t)
+		c := &tiktok.Client{BaseURL: fake.URL}
+		target := destination.Target{AccountID: "P", Token: "t"}
 		for _, tc := range []struct {
-			target destination.Target
-			n      int
-		}{{destination.Target{Token: "t"}, 1}, {destination.Target{AccountID: "P"}, 1}, {destination.Target{AccountID: "P", Token: "t"}, 0},
-			{destination.Target{AccountID: "P", Token: "t"}, tiktok.MaxBatch + 1}} {
-			if _, err := c.Send(t.Context(), tc.target, make([]json.RawMessage, tc.n)); err == nil {
-				t.Errorf("Send(%+v, %d events) = nil error; want refused", tc.target, tc.n)
+			name        string
+			target      destination.Target
+			events      []json.RawMessage
+			unsendable  bool
+			wantMessage string
+		}{
+			{"no pixel", destination.Target{Token: "t"}, prepared(t, 1), true, "no pixel code"},
+			{"no token", destination.Target{AccountID: "P"}, prepared(t, 1), true, "no access token"},
+			{"a NUL in the token", destination.Target{AccountID: "P", Token: "ab\x00c"}, prepared(t, 1), true, "control character"},
+			{"a line break in the token", destination.Target{AccountID: "P", Token: "ab\r\nX-Evil: 1"}, prepared(t, 1), true, "control character"},
+			{"no events", target, nil, false, "no events"},
+			{"too many events", target, prepared(t, tiktok.MaxBatch+1), false, "1001 events in one batch"},
+			{"an event that is no object", target, []json.RawMessage{json.RawMessage(`["Lead"]`)}, false, "not a JSON object"},
+		} {
+			_, err := c.Send(t.Context(), tc.target, tc.events)
+			var un *destination.Unsendable
+			if err == nil || !strings.Contains(err.Error(), tc.wantMessage) || errors.As(err, &un) != tc.unsendable {
+				t.Errorf("%s: Send = %v; want an error with %q (unsendable %v)", tc.name, err, tc.wantMessage, tc.unsendable)
 			}
+		}
+		if n := len(fake.Requests()); n != 0 {
+			t.Errorf("%d requests reached the fake; want none", n)
 		}
 	})
 }
