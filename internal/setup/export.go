@@ -86,7 +86,8 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 		if d.TokenSealed != "" {
 			spec.AccessTokenEnv = d.TokenEnv
 			if spec.AccessTokenEnv == "" {
-				spec.AccessTokenEnv = suggest(SuggestedTokenEnv(d.Name))
+				tokenEnv, _ := suggestedEnvs(d.Of(), d.Name)
+				spec.AccessTokenEnv = suggest(tokenEnv)
 				notes = append(notes, Note{Path: path + ".access_token_env", Message: fmt.Sprintf(
 					"the token (…%s) was saved in the web UI; %s is a suggested name: set it to the token wherever this file is applied", d.TokenLast4, spec.AccessTokenEnv)})
 			}
@@ -94,7 +95,8 @@ func Export(ctx context.Context, s *store.Store, slug, publicURL string) (File, 
 		if d.AppSecretSealed != "" {
 			spec.AppSecretEnv = d.AppSecretEnv
 			if spec.AppSecretEnv == "" {
-				spec.AppSecretEnv = suggest(SuggestedAppSecretEnv(d.Name))
+				_, secretEnv := suggestedEnvs(d.Of(), d.Name)
+				spec.AppSecretEnv = suggest(secretEnv)
 				notes = append(notes, Note{Path: path + ".app_secret_env", Message: fmt.Sprintf(
 					"the app secret was saved in the web UI; %s is a suggested name: set it to the app secret wherever this file is applied", spec.AppSecretEnv)})
 			}

@@ -239,4 +239,19 @@ func TestSuggestedTokenEnv(t *testing.T) {
 			t.Errorf("SuggestedTokenEnv(%q) = %q; want %q", tt.name, got, tt.want)
 		}
 	}
+	// Each platform's variables are named after it.
+	for _, tt := range []struct {
+		kind          models.Kind
+		token, secret string
+	}{
+		{models.KindMeta, "META_TOKEN_ADS", "META_APP_SECRET_ADS"},
+		{"", "META_TOKEN_ADS", "META_APP_SECRET_ADS"},
+		{models.KindTikTok, "TIKTOK_TOKEN_ADS", "TIKTOK_APP_SECRET_ADS"},
+		{models.KindPinterest, "PINTEREST_TOKEN_ADS", "PINTEREST_APP_SECRET_ADS"},
+		{models.KindGoogle, "GOOGLE_REFRESH_TOKEN_ADS", "GOOGLE_CLIENT_SECRET_ADS"},
+	} {
+		if token, secret := suggestedEnvs(tt.kind, "Ads"); token != tt.token || secret != tt.secret {
+			t.Errorf("suggestedEnvs(%q, Ads) = %s, %s; want %s, %s", tt.kind, token, secret, tt.token, tt.secret)
+		}
+	}
 }

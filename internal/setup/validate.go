@@ -145,7 +145,8 @@ func (f File) validate(getenv func(string) string, k *known) []Problem {
 					"upload this dataset in dry_run mode and save its token on the dataset's page, or apply the file with leadsignal setup apply", d.Mode)
 			}
 		case sends && d.AccessTokenEnv == "":
-			add(p+".access_token_env", "%s mode needs an access token: name the environment variable that holds it, like %s (or use dry_run until you have one)", d.Mode, SuggestedTokenEnv(d.Name))
+			tokenEnv, _ := suggestedEnvs(d.Kind, d.Name)
+			add(p+".access_token_env", "%s mode needs an access token: name the environment variable that holds it, like %s (or use dry_run until you have one)", d.Mode, tokenEnv)
 		}
 		if d.AccessTokenEnv != "" {
 			if msg := secretEnvProblem(d.AccessTokenEnv, getenv); msg != "" {
@@ -492,6 +493,23 @@ func SuggestedTokenEnv(datasetName string) string {
 // META_APP_SECRET_<NAME>.
 func SuggestedAppSecretEnv(datasetName string) string {
 	return "META_APP_SECRET_" + upperSnake(datasetName)
+}
+
+// suggestedEnvs are the variable names proposed for the token and the app
+// secret of a destination of kind k named name, in its platform's words:
+// SuggestedTokenEnv and SuggestedAppSecretEnv for Meta, TIKTOK_TOKEN_<NAME>,
+// PINTEREST_TOKEN_<NAME>, and Google's GOOGLE_REFRESH_TOKEN_<NAME> and
+// GOOGLE_CLIENT_SECRET_<NAME>.
+func suggestedEnvs(k models.Kind, name string) (token, appSecret string) {
+	n := upperSnake(name)
+	switch k {
+	case models.KindGoogle:
+		return "GOOGLE_REFRESH_TOKEN_" + n, "GOOGLE_CLIENT_SECRET_" + n
+	case models.KindTikTok, models.KindPinterest:
+		p := strings.ToUpper(string(k))
+		return p + "_TOKEN_" + n, p + "_APP_SECRET_" + n
+	}
+	return SuggestedTokenEnv(name), SuggestedAppSecretEnv(name)
 }
 
 // upperSnake turns "Main EU (web)" into "MAIN_EU_WEB"; letters outside
