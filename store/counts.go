@@ -14,6 +14,7 @@ import (
 
 	sqlite "github.com/glebarez/go-sqlite"
 
+	"github.com/leadsignal/leadsignal/migrations"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -415,46 +416,38 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 }
 
 // countSpans is a SELECT of spans' rows, (span, account_id, from_day,
-// to_day, from_bucket, to_bucket), with its arguments: the span's index,
-// its days [from, to) as the merged rows have them (Day) and its buckets
-// as the deltas have them. The rows are passed as lists, a Postgres array
-// a column or one JSON array that SQLite reads with json_each, as idList
-// passes ids: the agency overview's 500 spans as 3,000 bound values cost
-// more to pass and plan than to count.
+// to_day, from_bucket, to_bucket), with its one argument: the span's
+// index, its days [from, to) as the merged rows have them (Day) and its
+// buckets as the deltas have them, the rows passed as one JSON array of
+// arrays (countSpansSQL reads it), as idList passes ids, rather than as
+// six bound values a span.
 func (s *Store) countSpans(spans []Span) (string, []any) {
-	cols := make([][]int64, 6)
-	for i, sp := range spans {
-		fromDay, toDay := sp.days()
-		for k, v := range []int64{int64(i), sp.AccountID, fromDay, toDay, Bucket(sp.From), Bucket(sp.To)} {
-			cols[k] = append(cols[k], v)
-		}
-	}
-	if s.dialect == "postgres" {
-		args := make([]any, len(cols))
-		for k, col := range cols {
-			args[k] = intArray('{', col, '}')
-		}
-		return "SELECT * FROM unnest(CAST(? AS integer[]), CAST(? AS bigint[]), CAST(? AS bigint[]), " +
-			"CAST(? AS bigint[]), CAST(? AS bigint[]), CAST(? AS bigint[]))", args
-	}
 	var b strings.Builder
 	b.WriteByte('[')
-	for i := range spans {
+	for i, sp := range spans {
 		if i > 0 {
 			b.WriteByte(',')
 		}
+		fromDay, toDay := sp.days()
 		b.WriteByte('[')
-		for k := range cols {
+		for k, v := range []int64{int64(i), sp.AccountID, fromDay, toDay, Bucket(sp.From), Bucket(sp.To)} {
 			if k > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(strconv.FormatInt(cols[k][i], 10))
+			b.WriteString(strconv.FormatInt(v, 10))
 		}
 		b.WriteByte(']')
 	}
 	b.WriteByte(']')
-	return "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), " +
-		"json_extract(value, '$[3]'), json_extract(value, '$[4]'), json_extract(value, '$[5]') FROM json_each(?)", []any{b.String()}
+	return countSpansSQL[s.dialect], []any{b.String()}
+}
+
+// countSpansSQL reads countSpans' JSON array into rows, per dialect.
+var countSpansSQL = map[string]string{
+	migrations.Postgres: `SELECT (value->>0)::integer, (value->>1)::bigint, (value->>2)::bigint, (value->>3)::bigint,
+		(value->>4)::bigint, (value->>5)::bigint FROM json_array_elements(CAST(? AS json))`,
+	migrations.SQLite: `SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+		json_extract(value, '$[3]'), json_extract(value, '$[4]'), json_extract(value, '$[5]') FROM json_each(?)`,
 }
 
 // HasLeads reports whether an account has any lead: its counts have a row

@@ -63,7 +63,7 @@ func TestRuleDestinations(t *testing.T) {
 			{"another account's", []int64{meta.ID, other.ID}, store.ErrNotFound},
 			{"none that exists", []int64{0}, store.ErrNotFound},
 			{"one twice", []int64{meta.ID, tiktok.ID, meta.ID}, store.ErrDestinations},
-			{"too many", slices.Repeat([]int64{meta.ID}, store.MaxDestinations+1), store.ErrDestinations},
+			{"too many", []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, store.ErrDestinations},
 		} {
 			bad := got
 			bad.SetDestinations(tt.ids)

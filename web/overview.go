@@ -241,11 +241,7 @@ func (h *Handler) showOverview(c echo.Context) error {
 		return err
 	}
 	if len(sequences) > 0 {
-		datasets, err := h.store.Datasets(ctx, a.ID)
-		if err != nil {
-			return err
-		}
-		v.Sequences = sequenceHealthView(sequences, datasets)
+		v.Sequences = sequenceHealthView(sequences, d.destinations)
 	}
 	q := c.QueryParams()
 	q.Del("csv")

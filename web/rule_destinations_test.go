@@ -60,6 +60,10 @@ func TestRuleSeveralDestinations(t *testing.T) {
 			t.Errorf("after the error %d boxes are ticked; want Main's, as it was", ticked.Length())
 		}
 
+		v.Del("dataset_id")
+		if got := f.b.post(f.url("/preview"), v).text("preview-sendable"); !strings.Contains(got, "No destination is ticked") {
+			t.Errorf("the preview with no destination ticked says %q; want it to say so", got)
+		}
 		v["dataset_id"] = []string{itoa(f.d.ID), itoa(tiktok.ID)}
 		pv := f.b.post(f.url("/preview"), v)
 		var sends []string
@@ -122,9 +126,16 @@ func TestRuleSeveralDestinations(t *testing.T) {
 		r = f.b.post(f.url("/"+itoa(saved.ID)), v)
 		wantStatus(t, "saving with TikTok alone", r, http.StatusSeeOther)
 		page = f.b.get(f.url("/" + itoa(saved.ID)))
-		if h := strings.Join(strings.Fields(page.doc.Find(`[data-testid="rule-versions"]`).Text()), " "); !strings.Contains(h, "Main, TikTok (TikTok)") ||
-			!strings.Contains(h, "Destinations") {
-			t.Errorf("the history = %q; want the destinations' change", h)
+		var change string
+		page.doc.Find(`tr[data-testid="rule-change"]`).EachWithBreak(func(_ int, tr *goquery.Selection) bool {
+			if strings.TrimSpace(tr.Find("th").Text()) == "Destinations" {
+				change = strings.TrimSpace(tr.Find("del").Text()) + " → " + strings.TrimSpace(tr.Find("ins").Text())
+				return false
+			}
+			return true
+		})
+		if change != "Main, TikTok (TikTok) → TikTok (TikTok)" {
+			t.Errorf("the history's destinations change = %q; want Main, TikTok (TikTok) → TikTok (TikTok)", change)
 		}
 
 		// A stage mapping names both as well.

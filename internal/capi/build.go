@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/leadsignal/leadsignal/internal/country"
-	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -92,7 +91,7 @@ func ActionSource(s models.Source, origin string) string {
 // value that is not all digits stays a string, which Validate refuses:
 // json.Number would make the whole batch fail to encode.
 func leadID(s string) any {
-	if destination.AllDigits(s) {
+	if normalize.AllDigits(s) {
 		return json.Number(s)
 	}
 	return s

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/models"
@@ -28,7 +27,7 @@ const (
 	// 1 MB to upload and process, so this leaves room for that while a hung
 	// connection still frees the dispatcher quickly. A resend after a
 	// timeout is harmless: Meta deduplicates on event_id.
-	DefaultTimeout = 15 * time.Second
+	DefaultTimeout = destination.DefaultTimeout
 	// MaxBatch is the most events one request may carry (Meta's documentation: the request).
 	MaxBatch = 1000
 	// PartnerAgent identifies leadsignal in every request (Meta's documentation: the request).
@@ -92,16 +91,11 @@ type Client struct {
 	HTTP *http.Client
 }
 
-var defaultHTTP = &http.Client{Timeout: DefaultTimeout}
-
 func (c *Client) httpClient() *http.Client {
-	h := defaultHTTP
-	if c != nil && c.HTTP != nil {
-		h = c.HTTP
+	if c == nil {
+		return destination.HTTPClient(nil)
 	}
-	cp := *h
-	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &cp
+	return destination.HTTPClient(c.HTTP)
 }
 
 // Response is Meta's answer to one request.

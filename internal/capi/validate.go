@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/country"
-	"github.com/leadsignal/leadsignal/internal/destination"
 	"github.com/leadsignal/leadsignal/internal/normalize"
 )
 
@@ -376,7 +375,7 @@ func digits(v any) string {
 		// A payload decoded without UseNumber; only the length matters here.
 		s = strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	if !destination.AllDigits(s) {
+	if !normalize.AllDigits(s) {
 		return ""
 	}
 	return s

@@ -3,6 +3,7 @@ package decide
 import (
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -208,7 +209,7 @@ func (ms *Matchers) matching(in Input, keep func(models.SendRule) bool) []models
 		if !r.Enabled || !keep(r) {
 			continue
 		}
-		if len(Destinations(in.Datasets, r)) == 0 {
+		if !slices.ContainsFunc(in.Datasets, func(d models.Dataset) bool { return r.SendsTo(d.ID) }) {
 			continue
 		}
 		if m := ms.Get(r); m != nil && m.Match(view).Matched {

@@ -62,17 +62,3 @@ func WriteEvents(b *bytes.Buffer, events []json.RawMessage) {
 	}
 	b.WriteByte(']')
 }
-
-// AllDigits reports whether s is one or more ASCII digits, as the
-// platforms' ids are (Meta's lead ids, Google's accounts and actions).
-func AllDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}

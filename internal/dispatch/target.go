@@ -45,27 +45,34 @@ func DestinationTarget(box *seal.Box, ds models.Dataset) (destination.Target, er
 	case models.ConsentDenied:
 		t.ConsentAdUserData, t.ConsentAdPersonalization = "CONSENT_DENIED", "CONSENT_DENIED"
 	}
-	if ds.TokenSealed == "" {
-		return t, errors.New("the destination has no access token")
-	}
-	tok, err := box.Open(ds.TokenSealed, TokenLabel(ds.ID))
+	tok, sec, err := openSecrets(box, ds, "destination", "OAuth client secret")
 	if err != nil {
-		return t, errors.New("the access token cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
+		return t, err
 	}
 	t.Token = tok
 	if ds.Of() == models.KindGoogle {
 		// Google's token is its OAuth refresh token, its app secret the
 		// OAuth client's secret.
-		t.Token, t.OAuth = "", destination.OAuth{ClientID: ds.ClientID, RefreshToken: tok}
-		if ds.AppSecretSealed != "" {
-			sec, err := box.Open(ds.AppSecretSealed, AppSecretLabel(ds.ID))
-			if err != nil {
-				return t, errors.New("the OAuth client secret cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
-			}
-			t.OAuth.ClientSecret = sec
-		}
+		t.Token, t.OAuth = "", destination.OAuth{ClientID: ds.ClientID, RefreshToken: tok, ClientSecret: sec}
 	}
 	return t, nil
+}
+
+// openSecrets opens a destination's sealed token and, when it has one,
+// its app secret; noun and secretName say what they are in the error.
+func openSecrets(box *seal.Box, ds models.Dataset, noun, secretName string) (token, appSecret string, err error) {
+	if ds.TokenSealed == "" {
+		return "", "", errors.New("the " + noun + " has no access token")
+	}
+	if token, err = box.Open(ds.TokenSealed, TokenLabel(ds.ID)); err != nil {
+		return "", "", errors.New("the access token cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
+	}
+	if ds.AppSecretSealed != "" {
+		if appSecret, err = box.Open(ds.AppSecretSealed, AppSecretLabel(ds.ID)); err != nil {
+			return "", "", errors.New("the " + secretName + " cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
+		}
+	}
+	return token, appSecret, nil
 }
 
 // targetFor opens a dataset's sealed secrets into a send target.
@@ -77,22 +84,9 @@ func targetFor(box *seal.Box, graphURL, defaultVersion string, ds models.Dataset
 	if ds.Mode == models.ModeTest {
 		t.TestEventCode = ds.TestEventCode
 	}
-	if ds.TokenSealed == "" {
-		return t, errors.New("the dataset has no access token")
-	}
-	tok, err := box.Open(ds.TokenSealed, TokenLabel(ds.ID))
-	if err != nil {
-		return t, errors.New("the access token cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
-	}
-	t.Token = tok
-	if ds.AppSecretSealed != "" {
-		sec, err := box.Open(ds.AppSecretSealed, AppSecretLabel(ds.ID))
-		if err != nil {
-			return t, errors.New("the app secret cannot be decrypted (was LEADSIGNAL_SECRET changed?); save it again")
-		}
-		t.AppSecret = sec
-	}
-	return t, nil
+	var err error
+	t.Token, t.AppSecret, err = openSecrets(box, ds, "dataset", "app secret")
+	return t, err
 }
 
 // TokenLabel and AppSecretLabel bind sealed secrets to their dataset.

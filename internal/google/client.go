@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/internal/destination"
+	"github.com/leadsignal/leadsignal/internal/normalize"
 )
 
 // DefaultTimeout bounds one request of a Client or TokenSource with no
@@ -130,9 +131,9 @@ func checkTarget(t destination.Target, n int) error {
 	switch {
 	case t.AccountID == "":
 		return &destination.Unsendable{Reason: "no Google Ads account id"}
-	case len(t.AccountID) != 10 || !destination.AllDigits(t.AccountID):
+	case len(t.AccountID) != 10 || !normalize.AllDigits(t.AccountID):
 		return &destination.Unsendable{Reason: fmt.Sprintf("the Google Ads account id %q is not 10 digits", t.AccountID)}
-	case t.LoginAccount != "" && (len(t.LoginAccount) != 10 || !destination.AllDigits(t.LoginAccount)):
+	case t.LoginAccount != "" && (len(t.LoginAccount) != 10 || !normalize.AllDigits(t.LoginAccount)):
 		return &destination.Unsendable{Reason: fmt.Sprintf("the manager account id %q is not 10 digits", t.LoginAccount)}
 	case t.OAuth.ClientID == "" || t.OAuth.ClientSecret == "" || t.OAuth.RefreshToken == "":
 		return &destination.Unsendable{Reason: "no OAuth client id, client secret or refresh token"}
@@ -183,7 +184,7 @@ func destinations(t destination.Target, events []json.RawMessage) ([]destination
 			return nil, fmt.Errorf("google: event %d names no conversion action", i)
 		}
 		for _, ref := range e.DestinationReferences {
-			if !destination.AllDigits(ref) {
+			if !normalize.AllDigits(ref) {
 				return nil, fmt.Errorf("google: event %d names conversion action %q, not digits", i, ref)
 			}
 			if seen[ref] {

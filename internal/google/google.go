@@ -126,7 +126,7 @@ func build(in capi.BuildInput, conversionAction string) (event, *capi.Invalid) {
 	case conversionAction == "":
 		inv = &capi.Invalid{Field: "conversion_action",
 			Reason: "no Google Ads conversion action is mapped to " + strconv.Quote(in.Event.EventName)}
-	case !destination.AllDigits(conversionAction):
+	case !normalize.AllDigits(conversionAction):
 		inv = &capi.Invalid{Field: "conversion_action",
 			Reason: strconv.Quote(conversionAction) + " is not a Google Ads conversion action id (digits only)"}
 	case strings.TrimSpace(e.TransactionID) == "":

@@ -66,7 +66,7 @@ func cookieParts(s string) (payload string, ok bool) {
 	if len(p) != 4 && len(p) != 5 {
 		return "", false
 	}
-	if p[0] != "fb" || !allDigits(p[1]) || !allDigits(p[2]) {
+	if p[0] != "fb" || !AllDigits(p[1]) || !AllDigits(p[2]) {
 		return "", false
 	}
 	if len(p) == 5 && !validAppendix(p[4]) {

@@ -189,7 +189,7 @@ func zip(s, cc string) (string, string) {
 	}
 	s, _, _ = strings.Cut(s, "-")
 	s = clean(s, letterOrDigit)
-	if (cc == "" || cc == "US") && len(s) == 9 && allDigits(s) {
+	if (cc == "" || cc == "US") && len(s) == 9 && AllDigits(s) {
 		s = s[:5]
 	}
 	if len([]rune(s)) < 2 {
@@ -312,7 +312,7 @@ func dateOfBirth(s string) (string, string) {
 	if len(s) > 10 && (s[10] == 'T' || s[10] == ' ') && s[4] == '-' && s[7] == '-' {
 		s = s[:10]
 	}
-	if len(s) == 8 && allDigits(s) {
+	if len(s) == 8 && AllDigits(s) {
 		return ymd(s[:4], s[4:6], s[6:])
 	}
 	parts := strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '/' || r == '.' || r == ' ' })
@@ -320,7 +320,7 @@ func dateOfBirth(s string) (string, string) {
 		return "", bad
 	}
 	for _, p := range parts {
-		if !allDigits(p) {
+		if !AllDigits(p) {
 			return "", bad
 		}
 	}
@@ -359,7 +359,10 @@ func ymd(y, m, d string) (string, string) {
 	return t.Format("20060102"), ""
 }
 
-func allDigits(s string) bool {
+// AllDigits reports whether s is one or more ASCII digits, as a US ZIP
+// code and the platforms' ids are (Meta's lead ids, Google's accounts and
+// conversion actions).
+func AllDigits(s string) bool {
 	if s == "" {
 		return false
 	}

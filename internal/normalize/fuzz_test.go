@@ -113,7 +113,7 @@ func FuzzNormalizers(f *testing.F) {
 		}
 		if ok && !IsHashed(v) {
 			checkKey(t, "Phone", keyOf(v))
-			if !allDigits(v) {
+			if !AllDigits(v) {
 				t.Errorf("Phone(%q, %q) = %q: not all digits", s, country, v)
 			}
 			if again, _, _ := Phone("+"+v, "", ""); again != v {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 )
@@ -100,6 +101,7 @@ func (d *datasetRefs) destinationProblems(path, dataset string, dests []string) 
 		return ps
 	case len(dests) > store.MaxDestinations:
 		add(path+".destinations", "use at most %d destinations, not %d: each is one more event for every lead that matches", store.MaxDestinations, len(dests))
+		return ps
 	}
 	first := map[string]int{}
 	for i, n := range dests {
@@ -112,6 +114,10 @@ func (d *datasetRefs) destinationProblems(path, dataset string, dests []string) 
 		first[l] = i
 		if n == "" {
 			add(p, "required: the name of a destination")
+		} else if msg := name.Problem(n); msg != "" {
+			// No name of this shape is a destination's: say so without
+			// quoting all of it.
+			add(p, "%s", msg)
 		} else if !d.has(n) {
 			if d.names == nil {
 				d.names = knownDatasetNames(d.datasets, d.k)

@@ -88,6 +88,7 @@ func TestValidateRuleDestinations(t *testing.T) {
 		{"a name twice, ignoring case", "", []string{"Main", "TikTok", "MAIN"},
 			[]string{`.destinations[2]: "MAIN" is also destinations[0]; name each destination once (ignoring case)`}},
 		{"too many", "", eleven, []string{`.destinations: use at most 10 destinations, not 11`}},
+		{"a name of 40,000 characters", "", []string{"Main", strings.Repeat("n", 40_000)}, []string{`.destinations[1]: use at most 100 characters`}},
 		{"every problem at once", "", []string{"Nope", "nope", ""},
 			[]string{`.destinations[0]: no destination is named "Nope"`, `.destinations[1]: "nope" is also destinations[0]`, `.destinations[2]: required`}},
 	}
