@@ -51,6 +51,14 @@ func plural(n int64, one, many string) string { return pluralUpTo(n, CountCap, o
 // that goes with it, for handlers' messages: "8,214 events".
 func Plural(n int64, one, many string) string { return pluralUpTo(n, math.MaxInt64, one, many) }
 
+// noun is the noun that goes with n, without n: "lead" for 1, else "leads".
+func noun(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // pluralUpTo is plural for a count made with limit+1 as its limit.
 func pluralUpTo(n, limit int64, one, many string) string {
 	if n == 1 {

@@ -910,7 +910,7 @@ func overviewReconcile(v Overview) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = countLink(r.Reached, "leads reached it ·").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = countLink(r.Reached, noun(r.Reached.N, "lead", "leads")+" reached it ·").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -83,5 +83,32 @@ func TestBrowserRuleSeveralDestinations(t *testing.T) {
 			}
 		})
 		b.eachWidth("rules-destinations-list", base+"/rules", `[data-testid="rules-table"]`, nil)
+
+		// A won mapping to both destinations: its form, and the Overview
+		// following won to each destination.
+		won := models.SendRule{AccountID: acc.ID, Name: "won to Purchase everywhere", Mode: "stage", Stage: models.StageWon,
+			EventName: "Purchase", ValueField: models.StageValueFromChange, Combinator: "and", Conditions: "[]", Enabled: true}
+		won.SetDestinations([]int64{meta.ID, tiktok.ID})
+		if err := s.CreateSendRule(ctx, &won, nil); err != nil {
+			t.Fatal(err)
+		}
+		st := a.postStage(key, fmt.Sprintf(`{"lead":{"external_id":"rule-lead-1"},"stage":"won","occurred_at":%q,"value":900,"currency":"USD"}`,
+			a.clock().Format(time.RFC3339)))
+		if st.status != http.StatusCreated {
+			t.Fatalf("post stage = %d %s", st.status, st.raw)
+		}
+		b.eachWidth("mapping-destinations", fmt.Sprintf("%s/stages/mappings/%d", base, won.ID), `[data-testid="mapping-form"]`, func(int64) {
+			if n := evalJS[int](b, `document.querySelectorAll('#f-dataset_id input:checked').length`); n != 2 {
+				t.Errorf("the mapping's page ticks %d destinations; want 2", n)
+			}
+		})
+		b.eachWidth("overview-destinations", base, `[data-testid="reconcile"]`, func(int64) {
+			if n := evalJS[int](b, `[...document.querySelectorAll('[data-testid="reconcile-line"]')].filter(l => l.textContent.replace(/\s+/g, " ").includes("Purchase to")).length`); n != 2 {
+				t.Errorf("the Overview has %d Purchase lines; want one for each of the 2 destinations", n)
+			}
+			if got := b.text(`[data-testid="reconcile"]`); !strings.Contains(strings.Join(strings.Fields(got), " "), "1 lead reached it") {
+				t.Errorf("the Overview's lines read %q; want 1 lead reached it", got)
+			}
+		})
 	})
 }
