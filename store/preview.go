@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -31,12 +33,37 @@ const RecentLeadColumns = "id, external_id, source, partial, email, phone, phone
 // Rows are scanned straight into it rather than through gorm, whose
 // reflection cost more per lead than the database took to send it.
 func (s *Store) EachRecentLead(ctx context.Context, accountID int64, since time.Time, fn func(*models.Lead) error) error {
-	rows, err := s.q(ctx).Raw(`SELECT `+RecentLeadColumns+` FROM leads
-		WHERE account_id = ? AND created_at >= ?`, accountID, since.UTC()).Rows()
+	const q = `SELECT ` + RecentLeadColumns + ` FROM leads WHERE account_id = $1 AND created_at >= $2`
+	if _, pool := s.conn().(*sql.DB); pool && s.dialect == "postgres" {
+		// pgx's own rows scan straight into the lead's strings, where
+		// database/sql's would make each column a value first.
+		return s.withPgx(ctx, func(conn *pgx.Conn) error {
+			rows, err := conn.Query(ctx, q, accountID, since.UTC())
+			if err != nil {
+				return wrap("recent leads", err)
+			}
+			defer rows.Close()
+			return eachLead(rows, accountID, fn)
+		})
+	}
+	rows, err := s.conn().QueryContext(ctx, q, accountID, since.UTC())
 	if err != nil {
 		return wrap("recent leads", err)
 	}
 	defer rows.Close()
+	return eachLead(rows, accountID, fn)
+}
+
+// leadRows are rows of RecentLeadColumns: database/sql's or pgx's.
+type leadRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// eachLead scans rows of RecentLeadColumns into one lead of account
+// accountID and calls fn with it, stopping at fn's first error.
+func eachLead(rows leadRows, accountID int64, fn func(*models.Lead) error) error {
 	var (
 		l           = models.Lead{AccountID: accountID}
 		source      string

@@ -83,6 +83,22 @@ func TestEachRecentLead(t *testing.T) {
 			t.Errorf("external id %q, fill seconds %v", ext, secs)
 		}
 
+		// Inside a transaction it reads the same leads (through the
+		// transaction, not pgx's own connection).
+		var inTx []int64
+		if err := s.Tx(ctx, func(tx *store.Store) error {
+			return tx.EachRecentLead(ctx, a.ID, since, func(l *models.Lead) error {
+				inTx = append(inTx, l.ID)
+				return nil
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(inTx)
+		if !slices.Equal(inTx, ids) {
+			t.Errorf("leads read in a transaction %v; want %v", inTx, ids)
+		}
+
 		// fn's error stops the reading and is returned as it is.
 		stop := errors.New("stop")
 		n := 0
