@@ -3,31 +3,38 @@ package store
 import (
 	"context"
 
+	"gorm.io/gorm"
+
 	"github.com/leadsignal/leadsignal/models"
 )
 
 // The agency overview reads a few things of many accounts at once, one
-// query each, whatever the number of accounts.
+// query each, whatever the number of accounts. Hundreds of rows each: they
+// are scanned by hand (byAccount), not through gorm's reflection, which
+// cost more than the queries, and the account ids go as one parameter
+// (idList).
 
-// DatasetsOf lists the datasets of accounts, by account.
+// DatasetsOf lists the datasets of accounts, by account, with the columns
+// the agency overview reads of them: what they are (kind, name, mode),
+// whether they are paused or held, and since when they exist.
 func (s *Store) DatasetsOf(ctx context.Context, accountIDs []int64) (map[int64][]models.Dataset, error) {
-	var ds []models.Dataset
-	err := s.q(ctx).Where("account_id IN ?", accountIDs).Order("account_id, name, id").Find(&ds).Error
-	out := map[int64][]models.Dataset{}
-	for _, d := range ds {
-		out[d.AccountID] = append(out[d.AccountID], d)
-	}
+	in, list := s.idList("account_id", accountIDs)
+	out, err := byAccount(s.q(ctx).Raw(`SELECT id, account_id, kind, name, mode, paused_at, paused_reason, held_since, created_at
+		FROM datasets WHERE `+in+` ORDER BY account_id, name, id`, list),
+		func(d *models.Dataset) (*int64, []any) {
+			return &d.AccountID, []any{&d.ID, &d.AccountID, &d.Kind, &d.Name, &d.Mode, &d.PausedAt, &d.PausedReason, &d.HeldSince, &d.CreatedAt}
+		})
 	return out, wrap("datasets of accounts", err)
 }
 
 // StagesOf lists the stages of accounts in order, by account.
 func (s *Store) StagesOf(ctx context.Context, accountIDs []int64) (map[int64][]models.Stage, error) {
-	var ss []models.Stage
-	err := s.q(ctx).Where("account_id IN ?", accountIDs).Order("account_id, position, id").Find(&ss).Error
-	out := map[int64][]models.Stage{}
-	for _, st := range ss {
-		out[st.AccountID] = append(out[st.AccountID], st)
-	}
+	in, list := s.idList("account_id", accountIDs)
+	out, err := byAccount(s.q(ctx).Raw(`SELECT id, account_id, name, position, booking, aliases, created_at
+		FROM stages WHERE `+in+` ORDER BY account_id, position, id`, list),
+		func(st *models.Stage) (*int64, []any) {
+			return &st.AccountID, []any{&st.ID, &st.AccountID, &st.Name, &st.Position, &st.Booking, &st.Aliases, &st.CreatedAt}
+		})
 	return out, wrap("stages of accounts", err)
 }
 
@@ -36,14 +43,33 @@ func (s *Store) StagesOf(ctx context.Context, accountIDs []int64) (map[int64][]m
 // reads of them (which stage sends which event, enabled or not) and not
 // their conditions, values and the rest, which no caller reads.
 func (s *Store) StageMappingsOf(ctx context.Context, accountIDs []int64) (map[int64][]models.SendRule, error) {
-	var rs []models.SendRule
-	err := s.q(ctx).Select("id, account_id, dataset_id, name, mode, stage, event_name, enabled, position").
-		Where("account_id IN ? AND mode = ?", accountIDs, modeStage).Order("account_id, position, id").Find(&rs).Error
-	out := map[int64][]models.SendRule{}
-	for _, r := range rs {
-		out[r.AccountID] = append(out[r.AccountID], r)
-	}
+	in, list := s.idList("account_id", accountIDs)
+	out, err := byAccount(s.q(ctx).Raw(`SELECT id, account_id, dataset_id, name, mode, stage, event_name, enabled, position
+		FROM send_rules WHERE `+in+` AND mode = ? ORDER BY account_id, position, id`, list, modeStage),
+		func(r *models.SendRule) (*int64, []any) {
+			return &r.AccountID, []any{&r.ID, &r.AccountID, &r.DatasetID, &r.Name, &r.Mode, &r.Stage, &r.EventName, &r.Enabled, &r.Position}
+		})
 	return out, wrap("stage mappings of accounts", err)
+}
+
+// byAccount runs q and scans each row into a new T through the targets
+// fields gives (with its account id's), grouping them by account.
+func byAccount[T any](q *gorm.DB, fields func(*T) (*int64, []any)) (map[int64][]T, error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64][]T{}
+	for rows.Next() {
+		var v T
+		account, dest := fields(&v)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		out[*account] = append(out[*account], v)
+	}
+	return out, rows.Err()
 }
 
 // CRMStagesOf lists, by account, the rows of the accounts' CRM stage

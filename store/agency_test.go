@@ -62,3 +62,130 @@ func TestStageLabelsOf(t *testing.T) {
 		}
 	})
 }
+
+// DatasetsOf, StagesOf and StageMappingsOf read, by account, what the
+// account's own readers read of the columns they name, in the same order,
+// and nothing of an account not asked for.
+func TestAgencyReadsByAccount(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		c, err := s.CreateAccount(ctx, models.Account{Slug: "quiet", Name: "Quiet"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC().Truncate(time.Second)
+		for _, acc := range []models.Account{a, b, c} {
+			main := testDataset(t, s, acc, "Main", "111111111111111")
+			held := testDataset(t, s, acc, "Backup", "222222222222222")
+			if err := s.PauseDataset(ctx, held.ID, "token expired", now); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.StartStageTemplate(ctx, acc.ID, main.ID, nil); err != nil {
+				t.Fatal(err)
+			}
+			m := models.SendRule{AccountID: acc.ID, DatasetID: held.ID, Name: "Big deals", Mode: "stage", Stage: "WON", EventName: "BigDeal",
+				Combinator: "and", Conditions: "[]"}
+			if err := s.CreateSendRule(ctx, &m, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		won := stageNamed(t, s, a.ID, "won")
+		if _, err := s.SetStageAliases(ctx, a.ID, won.ID, []string{"Closed Won", "Signed"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetBookingStage(ctx, a.ID, won.ID, true); err != nil {
+			t.Fatal(err)
+		}
+
+		ids := []int64{a.ID, b.ID}
+		datasets, err := s.DatasetsOf(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stages, err := s.StagesOf(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mappings, err := s.StageMappingsOf(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []int{len(datasets), len(stages), len(mappings)} {
+			if m != 2 {
+				t.Errorf("accounts read: datasets %d, stages %d, mappings %d; want the 2 asked for", len(datasets), len(stages), len(mappings))
+				break
+			}
+		}
+		for _, acc := range ids {
+			own, err := s.Datasets(ctx, acc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []models.Dataset
+			for _, d := range own {
+				want = append(want, models.Dataset{ID: d.ID, AccountID: d.AccountID, Kind: d.Kind, Name: d.Name, Mode: d.Mode,
+					PausedAt: d.PausedAt, PausedReason: d.PausedReason, HeldSince: d.HeldSince, CreatedAt: d.CreatedAt})
+			}
+			slices.SortFunc(want, func(x, y models.Dataset) int { return cmpNameID(x.Name, y.Name, x.ID, y.ID) })
+			if got := datasets[acc]; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("account %d datasets\n%+v\nwant\n%+v", acc, got, want)
+			}
+			if got := datasets[acc]; len(got) != 2 || got[0].PausedAt == nil || got[0].PausedReason != "token expired" {
+				t.Errorf("account %d: the paused dataset reads %+v", acc, got)
+			}
+
+			ownStages, err := s.Stages(ctx, acc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := stages[acc]; fmt.Sprint(got) != fmt.Sprint(ownStages) || len(got) == 0 {
+				t.Errorf("account %d stages\n%+v\nwant\n%+v", acc, got, ownStages)
+			}
+
+			rules, err := s.SendRules(ctx, acc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantMappings []string
+			for _, r := range rules {
+				if r.Mode == "stage" {
+					wantMappings = append(wantMappings, fmt.Sprint(r.ID, r.AccountID, r.DatasetID, r.Name, r.Mode, r.Stage, r.EventName, r.Enabled, r.Position))
+				}
+			}
+			var gotMappings []string
+			for _, r := range mappings[acc] {
+				gotMappings = append(gotMappings, fmt.Sprint(r.ID, r.AccountID, r.DatasetID, r.Name, r.Mode, r.Stage, r.EventName, r.Enabled, r.Position))
+			}
+			if !slices.Equal(gotMappings, wantMappings) || len(gotMappings) < 2 {
+				t.Errorf("account %d mappings\n%q\nwant\n%q", acc, gotMappings, wantMappings)
+			}
+		}
+		if st := stages[a.ID]; !slices.ContainsFunc(st, func(x models.Stage) bool {
+			return x.ID == won.ID && x.Booking && slices.Equal([]string(x.Aliases), []string{"Closed Won", "Signed"})
+		}) {
+			t.Errorf("a's won stage lost its aliases or booking: %+v", st)
+		}
+		for _, none := range []func() (int, error){
+			func() (int, error) { m, err := s.DatasetsOf(ctx, nil); return len(m), err },
+			func() (int, error) { m, err := s.StagesOf(ctx, nil); return len(m), err },
+			func() (int, error) { m, err := s.StageMappingsOf(ctx, nil); return len(m), err },
+		} {
+			if n, err := none(); n != 0 || err != nil {
+				t.Errorf("no accounts: %d, %v", n, err)
+			}
+		}
+	})
+}
+
+// cmpNameID orders by name, then id: as the datasets' readers list them.
+func cmpNameID(a, b string, x, y int64) int {
+	if a != b {
+		if a < b {
+			return -1
+		}
+		return 1
+	}
+	return int(x - y)
+}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
@@ -357,9 +356,11 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	}
 	// Merged rows are in a span by their day, deltas by their bucket: each
 	// half reads its own partial index (the counts' key, the deltas').
-	// Rows are scanned by hand: the agency overview reads thousands, and
-	// gorm's reflection took longer than the database.
-	read := func(cols, table, group string, scan func(*sql.Rows) error) error {
+	// Rows are scanned by hand (eachRow): the agency overview reads
+	// thousands, and gorm's reflection took longer than the database. The
+	// sums are cast back to bigint: Postgres sums bigints as numeric, which
+	// took pgx longer to read than all else.
+	read := func(cols, table, group string, scan func(rowScanner) error) error {
 		q := "WITH spans (span, account_id, from_day, to_day, from_bucket, to_bucket) AS (" + spanRows + ")" +
 			" SELECT span, " + cols + " FROM (" +
 			"SELECT s.span, c.* FROM spans s JOIN " + table + " c ON c.account_id = s.account_id" +
@@ -367,27 +368,16 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 			" UNION ALL SELECT s.span, c.* FROM spans s JOIN " + table + " c ON c.account_id = s.account_id" +
 			" AND c.delta AND c.bucket >= s.from_bucket AND c.bucket < s.to_bucket" + where +
 			") x GROUP BY span, " + group
-		qArgs := append(append(append([]any{}, args...), whereArgs...), whereArgs...)
-		rows, err := s.q(ctx).Raw(q, qArgs...).Rows()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return s.eachRow(ctx, q, append(append(append([]any{}, args...), whereArgs...), whereArgs...), scan)
 	}
-	err := read("stage, junk, partial, junk_signals, SUM(n) AS n", "lead_counts", "stage, junk, partial, junk_signals",
-		func(rows *sql.Rows) error {
+	err := read("stage, junk, partial, junk_signals, CAST(SUM(n) AS bigint) AS n", "lead_counts", "stage, junk, partial, junk_signals",
+		func(rows rowScanner) error {
 			var r LeadCount
 			err := rows.Scan(&r.Span, &r.Stage, &r.Junk, &r.Partial, &r.JunkSignals, &r.N)
 			c.Leads = append(c.Leads, r)
 			return err
 		})
-	scanStage := func(rows *sql.Rows) error {
+	scanStage := func(rows rowScanner) error {
 		var r StageDelay
 		err := rows.Scan(&r.Span, &r.Stage, &r.Hours, &r.N)
 		c.Stages = append(c.Stages, r)
@@ -396,14 +386,16 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	switch {
 	case err != nil:
 	case f.NoDelays:
-		err = read("stage, 0 AS hours, SUM(n) AS n", "stage_counts", "stage", scanStage)
+		err = read("stage, 0 AS hours, CAST(SUM(n) AS bigint) AS n", "stage_counts", "stage", scanStage)
 	default:
-		err = read("stage, hours, SUM(n) AS n", "stage_counts", "stage, hours", scanStage)
+		err = read("stage, hours, CAST(SUM(n) AS bigint) AS n", "stage_counts", "stage, hours", scanStage)
 	}
 	if err == nil {
-		err = read(`source, event_name, status, dataset_id, SUM(n) AS n, SUM(em) AS em, SUM(ph) AS ph, SUM(fbc) AS fbc,
-			SUM(fbp) AS fbp, SUM(external_id) AS external_id, SUM(lead_id) AS lead_id, SUM(ip) AS ip, SUM(ua) AS ua`,
-			"event_counts", "source, event_name, status, dataset_id", func(rows *sql.Rows) error {
+		err = read(`source, event_name, status, dataset_id, CAST(SUM(n) AS bigint) AS n,
+			CAST(SUM(em) AS bigint) AS em, CAST(SUM(ph) AS bigint) AS ph, CAST(SUM(fbc) AS bigint) AS fbc,
+			CAST(SUM(fbp) AS bigint) AS fbp, CAST(SUM(external_id) AS bigint) AS external_id,
+			CAST(SUM(lead_id) AS bigint) AS lead_id, CAST(SUM(ip) AS bigint) AS ip, CAST(SUM(ua) AS bigint) AS ua`,
+			"event_counts", "source, event_name, status, dataset_id", func(rows rowScanner) error {
 				var r EventCount
 				k := &r.Keys
 				err := rows.Scan(&r.Span, &r.Source, &r.EventName, &r.Status, &r.DatasetID, &r.N,

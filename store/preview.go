@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -30,66 +28,39 @@ const RecentLeadColumns = "id, external_id, source, partial, email, phone, phone
 // The lead passed has RecentLeadColumns filled in and AccountID set. Its
 // strings stay valid after fn returns; the lead itself, and what its
 // pointers (ExternalID, FillSeconds) point to, are reused for the next.
-// Rows are scanned straight into it rather than through gorm, whose
-// reflection cost more per lead than the database took to send it.
+// Rows are scanned straight into it (eachRow) rather than through gorm,
+// whose reflection cost more per lead than the database took to send it.
 func (s *Store) EachRecentLead(ctx context.Context, accountID int64, since time.Time, fn func(*models.Lead) error) error {
-	const q = `SELECT ` + RecentLeadColumns + ` FROM leads WHERE account_id = $1 AND created_at >= $2`
-	if _, pool := s.conn().(*sql.DB); pool && s.dialect == "postgres" {
-		// pgx's own rows scan straight into the lead's strings, where
-		// database/sql's would make each column a value first.
-		return s.withPgx(ctx, func(conn *pgx.Conn) error {
-			rows, err := conn.Query(ctx, q, accountID, since.UTC())
-			if err != nil {
-				return wrap("recent leads", err)
-			}
-			defer rows.Close()
-			return eachLead(rows, accountID, fn)
-		})
-	}
-	rows, err := s.conn().QueryContext(ctx, q, accountID, since.UTC())
-	if err != nil {
-		return wrap("recent leads", err)
-	}
-	defer rows.Close()
-	return eachLead(rows, accountID, fn)
-}
-
-// leadRows are rows of RecentLeadColumns: database/sql's or pgx's.
-type leadRows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
-// eachLead scans rows of RecentLeadColumns into one lead of account
-// accountID and calls fn with it, stopping at fn's first error.
-func eachLead(rows leadRows, accountID int64, fn func(*models.Lead) error) error {
 	var (
 		l           = models.Lead{AccountID: accountID}
 		source      string
 		externalID  sql.NullString
 		fillSeconds sql.NullFloat64
+		fnErr       error
 	)
 	dest := []any{&l.ID, &externalID, &source, &l.Partial, &l.Email, &l.Phone, &l.PhoneE164, &l.PhoneCountry, &l.FirstName, &l.LastName,
 		&l.City, &l.State, &l.Zip, &l.Country, &l.Gender, &l.DateOfBirth, &l.Message, &l.FBCLID, &l.FBC, &l.FBP, &l.ClientIP,
 		&l.ClientUserAgent, &l.EventSourceURL, &fillSeconds, &l.Honeypot, &l.MetaLeadID, &l.Fields, &l.MatchKeys,
 		&l.EmailHash, &l.PhoneHash, &l.Junk, &l.JunkReasons, &l.Stage, &l.Test, &l.CreatedAt}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return wrap("recent leads", err)
-		}
-		l.Source, l.ExternalID, l.FillSeconds = models.Source(source), nil, nil
-		if externalID.Valid {
-			l.ExternalID = &externalID.String
-		}
-		if fillSeconds.Valid {
-			l.FillSeconds = &fillSeconds.Float64
-		}
-		if err := fn(&l); err != nil {
-			return err
-		}
+	err := s.eachRow(ctx, `SELECT `+RecentLeadColumns+` FROM leads WHERE account_id = ? AND created_at >= ?`, []any{accountID, since.UTC()},
+		func(row rowScanner) error {
+			if err := row.Scan(dest...); err != nil {
+				return err
+			}
+			l.Source, l.ExternalID, l.FillSeconds = models.Source(source), nil, nil
+			if externalID.Valid {
+				l.ExternalID = &externalID.String
+			}
+			if fillSeconds.Valid {
+				l.FillSeconds = &fillSeconds.Float64
+			}
+			fnErr = fn(&l)
+			return fnErr
+		})
+	if fnErr != nil {
+		return fnErr
 	}
-	return wrap("recent leads", rows.Err())
+	return wrap("recent leads", err)
 }
 
 // MaxFieldNames is the most custom field names CustomFieldNames returns,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"reflect"
 	"sync"
 
@@ -121,4 +122,48 @@ func pointer(t reflect.Type) reflect.Type {
 		return t
 	}
 	return reflect.PointerTo(t)
+}
+
+// rowScanner is a row being read, database/sql's or pgx's.
+type rowScanner interface {
+	Scan(dest ...any) error
+}
+
+// eachRow runs query q (gorm's text, a "?" for each of args) and calls
+// scan with each of its rows, stopping at scan's first error, which it
+// returns as it is. On Postgres, outside a transaction, the rows are pgx's
+// own, which decode each column straight into scan's targets: database/sql
+// makes each a driver value first, which cost the preview and the agency
+// overview more than the database took to send their thousands of rows.
+func (s *Store) eachRow(ctx context.Context, q string, args []any, scan func(rowScanner) error) error {
+	if _, pool := s.conn().(*sql.DB); pool && s.dialect == "postgres" {
+		stmt := s.q(ctx).Raw(q, args...).Statement
+		if stmt.Error != nil {
+			return stmt.Error
+		}
+		return s.withPgx(ctx, func(conn *pgx.Conn) error {
+			rows, err := conn.Query(ctx, stmt.SQL.String(), stmt.Vars...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				if err := scan(rows); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+	}
+	rows, err := s.q(ctx).Raw(q, args...).Rows()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
