@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 
-	"gorm.io/gorm"
-
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -19,8 +17,8 @@ import (
 // whether they are paused or held, and since when they exist.
 func (s *Store) DatasetsOf(ctx context.Context, accountIDs []int64) (map[int64][]models.Dataset, error) {
 	in, list := s.idList("account_id", accountIDs)
-	out, err := byAccount(s.q(ctx).Raw(`SELECT id, account_id, kind, name, mode, paused_at, paused_reason, held_since, created_at
-		FROM datasets WHERE `+in+` ORDER BY account_id, name, id`, list),
+	out, err := byAccount(ctx, s, `SELECT id, account_id, kind, name, mode, paused_at, paused_reason, held_since, created_at
+		FROM datasets WHERE `+in+` ORDER BY account_id, name, id`, []any{list},
 		func(d *models.Dataset) (*int64, []any) {
 			return &d.AccountID, []any{&d.ID, &d.AccountID, &d.Kind, &d.Name, &d.Mode, &d.PausedAt, &d.PausedReason, &d.HeldSince, &d.CreatedAt}
 		})
@@ -30,8 +28,8 @@ func (s *Store) DatasetsOf(ctx context.Context, accountIDs []int64) (map[int64][
 // StagesOf lists the stages of accounts in order, by account.
 func (s *Store) StagesOf(ctx context.Context, accountIDs []int64) (map[int64][]models.Stage, error) {
 	in, list := s.idList("account_id", accountIDs)
-	out, err := byAccount(s.q(ctx).Raw(`SELECT id, account_id, name, position, booking, aliases, created_at
-		FROM stages WHERE `+in+` ORDER BY account_id, position, id`, list),
+	out, err := byAccount(ctx, s, `SELECT id, account_id, name, position, booking, aliases, created_at
+		FROM stages WHERE `+in+` ORDER BY account_id, position, id`, []any{list},
 		func(st *models.Stage) (*int64, []any) {
 			return &st.AccountID, []any{&st.ID, &st.AccountID, &st.Name, &st.Position, &st.Booking, &st.Aliases, &st.CreatedAt}
 		})
@@ -44,32 +42,29 @@ func (s *Store) StagesOf(ctx context.Context, accountIDs []int64) (map[int64][]m
 // their conditions, values and the rest, which no caller reads.
 func (s *Store) StageMappingsOf(ctx context.Context, accountIDs []int64) (map[int64][]models.SendRule, error) {
 	in, list := s.idList("account_id", accountIDs)
-	out, err := byAccount(s.q(ctx).Raw(`SELECT id, account_id, dataset_id, name, mode, stage, event_name, enabled, position
-		FROM send_rules WHERE `+in+` AND mode = ? ORDER BY account_id, position, id`, list, modeStage),
+	out, err := byAccount(ctx, s, `SELECT id, account_id, dataset_id, name, mode, stage, event_name, enabled, position
+		FROM send_rules WHERE `+in+` AND mode = ? ORDER BY account_id, position, id`, []any{list, modeStage},
 		func(r *models.SendRule) (*int64, []any) {
 			return &r.AccountID, []any{&r.ID, &r.AccountID, &r.DatasetID, &r.Name, &r.Mode, &r.Stage, &r.EventName, &r.Enabled, &r.Position}
 		})
 	return out, wrap("stage mappings of accounts", err)
 }
 
-// byAccount runs q and scans each row into a new T through the targets
-// fields gives (with its account id's), grouping them by account.
-func byAccount[T any](q *gorm.DB, fields func(*T) (*int64, []any)) (map[int64][]T, error) {
-	rows, err := q.Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+// byAccount runs query q with args (eachRow) and scans each row into a
+// new T through the targets fields gives (with its account id's), grouping
+// them by account.
+func byAccount[T any](ctx context.Context, s *Store, q string, args []any, fields func(*T) (*int64, []any)) (map[int64][]T, error) {
 	out := map[int64][]T{}
-	for rows.Next() {
+	err := s.eachRow(ctx, q, args, func(row rowScanner) error {
 		var v T
 		account, dest := fields(&v)
-		if err := rows.Scan(dest...); err != nil {
-			return nil, err
+		if err := row.Scan(dest...); err != nil {
+			return err
 		}
 		out[*account] = append(out[*account], v)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }
 
 // CRMStagesOf lists, by account, the rows of the accounts' CRM stage

@@ -19,11 +19,7 @@ func TestStageLabelsOf(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		a, b := twoAccounts(t, s)
-		c, err := s.CreateAccount(ctx, models.Account{Slug: "quiet", Name: "Quiet"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, b, c := threeAccounts(t, s)
 		now := time.Now().UTC()
 		la := storedLead(t, s, a, now.Add(-time.Hour), "ann@example.com")
 		lb := storedLead(t, s, b, now.Add(-time.Hour), "bob@example.com")
@@ -70,11 +66,7 @@ func TestAgencyReadsByAccount(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		a, b := twoAccounts(t, s)
-		c, err := s.CreateAccount(ctx, models.Account{Slug: "quiet", Name: "Quiet"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, b, c := threeAccounts(t, s)
 		now := time.Now().UTC().Truncate(time.Second)
 		for _, acc := range []models.Account{a, b, c} {
 			main := testDataset(t, s, acc, "Main", "111111111111111")
@@ -188,4 +180,15 @@ func cmpNameID(a, b string, x, y int64) int {
 		return 1
 	}
 	return int(x - y)
+}
+
+// threeAccounts are twoAccounts' and a third, quiet one.
+func threeAccounts(t *testing.T, s *store.Store) (models.Account, models.Account, models.Account) {
+	t.Helper()
+	a, b := twoAccounts(t, s)
+	c, err := s.CreateAccount(t.Context(), models.Account{Slug: "quiet", Name: "Quiet"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b, c
 }

@@ -147,12 +147,7 @@ func (s *Store) eachRow(ctx context.Context, q string, args []any, scan func(row
 				return err
 			}
 			defer rows.Close()
-			for rows.Next() {
-				if err := scan(rows); err != nil {
-					return err
-				}
-			}
-			return rows.Err()
+			return scanEach(rows, scan)
 		})
 	}
 	rows, err := s.q(ctx).Raw(q, args...).Rows()
@@ -160,6 +155,15 @@ func (s *Store) eachRow(ctx context.Context, q string, args []any, scan func(row
 		return err
 	}
 	defer rows.Close()
+	return scanEach(rows, scan)
+}
+
+// scanEach calls scan with each of rows (database/sql's or pgx's).
+func scanEach(rows interface {
+	rowScanner
+	Next() bool
+	Err() error
+}, scan func(rowScanner) error) error {
 	for rows.Next() {
 		if err := scan(rows); err != nil {
 			return err
