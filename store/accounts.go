@@ -40,7 +40,7 @@ func (s *Store) AccountBySlug(ctx context.Context, slug string) (models.Account,
 // ErrNotFound when the user is not a member: another account's id looks
 // exactly like one that does not exist.
 func (s *Store) AccountForUser(ctx context.Context, userID, accountID int64) (models.AccountAccess, error) {
-	as, err := s.accountsForUser(ctx, "m.user_id = $1 AND a.id = $2", userID, accountID)
+	as, err := s.accountsForUser(ctx, "m.user_id = ? AND a.id = ?", userID, accountID)
 	if err == nil && len(as) == 0 {
 		err = ErrNotFound
 	}
@@ -52,7 +52,7 @@ func (s *Store) AccountForUser(ctx context.Context, userID, accountID int64) (mo
 
 // AccountsForUser lists the accounts a user is a member of, by name.
 func (s *Store) AccountsForUser(ctx context.Context, userID int64) ([]models.AccountAccess, error) {
-	as, err := s.accountsForUser(ctx, "m.user_id = $1", userID)
+	as, err := s.accountsForUser(ctx, "m.user_id = ?", userID)
 	return as, wrap("accounts for user", err)
 }
 
@@ -60,27 +60,21 @@ func (s *Store) AccountsForUser(ctx context.Context, userID int64) ([]models.Acc
 // its membership), by name, with the member's role in each. Every
 // page lists them all in its account switcher, an agency's hundreds too:
 // they are scanned by hand, not through gorm's reflection, which cost
-// more than the query.
+// more than the query (eachRow).
 func (s *Store) accountsForUser(ctx context.Context, where string, args ...any) ([]models.AccountAccess, error) {
-	rows, err := s.conn().QueryContext(ctx, `SELECT a.id, a.slug, a.name, a.timezone, a.default_country, a.currency, a.crm_name,
+	var as []models.AccountAccess
+	err := s.eachRow(ctx, `SELECT a.id, a.slug, a.name, a.timezone, a.default_country, a.currency, a.crm_name,
 		a.website_url, a.junk_settings, a.created_at, a.updated_at, m.role
 	FROM accounts a JOIN memberships m ON m.account_id = a.id
 	WHERE `+where+`
-	ORDER BY lower(a.name), a.id`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var as []models.AccountAccess
-	for rows.Next() {
+	ORDER BY lower(a.name), a.id`, args, func(row rowScanner) error {
 		var a models.AccountAccess
-		if err := rows.Scan(&a.ID, &a.Slug, &a.Name, &a.Timezone, &a.DefaultCountry, &a.Currency, &a.CRMName,
-			&a.WebsiteURL, &a.JunkSettings, &a.CreatedAt, &a.UpdatedAt, &a.Role); err != nil {
-			return nil, err
-		}
+		err := row.Scan(&a.ID, &a.Slug, &a.Name, &a.Timezone, &a.DefaultCountry, &a.Currency, &a.CRMName,
+			&a.WebsiteURL, &a.JunkSettings, &a.CreatedAt, &a.UpdatedAt, &a.Role)
 		as = append(as, a)
-	}
-	return as, rows.Err()
+		return err
+	})
+	return as, err
 }
 
 // UpdateAccountSettings saves an account's editable settings. The slug is

@@ -361,12 +361,11 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	// sums are cast back to bigint: Postgres sums bigints as numeric, which
 	// took pgx longer to read than all else.
 	read := func(cols, table, group string, scan func(rowScanner) error) error {
+		join := spanJoin[s.dialect]
 		q := "WITH spans (span, account_id, from_day, to_day, from_bucket, to_bucket) AS (" + spanRows + ")" +
 			" SELECT span, " + cols + " FROM (" +
-			"SELECT s.span, c.* FROM spans s JOIN " + table + " c ON c.account_id = s.account_id" +
-			" AND NOT c.delta AND c.day >= s.from_day AND c.day < s.to_day" + where +
-			" UNION ALL SELECT s.span, c.* FROM spans s JOIN " + table + " c ON c.account_id = s.account_id" +
-			" AND c.delta AND c.bucket >= s.from_bucket AND c.bucket < s.to_bucket" + where +
+			"SELECT s.span, c.* FROM " + fmt.Sprintf(join, table, "NOT c.delta AND c.day >= s.from_day AND c.day < s.to_day"+where) +
+			" UNION ALL SELECT s.span, c.* FROM " + fmt.Sprintf(join, table, "c.delta AND c.bucket >= s.from_bucket AND c.bucket < s.to_bucket"+where) +
 			") x GROUP BY span, " + group
 		return s.eachRow(ctx, q, append(append(append([]any{}, args...), whereArgs...), whereArgs...), scan)
 	}
@@ -432,6 +431,18 @@ func (s *Store) countSpans(spans []Span) (string, []any) {
 	}
 	b.WriteByte(']')
 	return countSpansSQL[s.dialect], []any{b.String()}
+}
+
+// spanJoin joins the spans s to the rows c of a counts table (the first
+// %s) of the span's account that the condition (the second) holds for,
+// per dialect. On Postgres each span reads its own account's rows through
+// the table's index (a lateral subquery the planner may not flatten):
+// joined, the spans were hashed and every account's rows read, so an
+// account's Overview cost as much as all accounts' counts. SQLite loops
+// over the spans and their rows by index as it is.
+var spanJoin = map[string]string{
+	migrations.Postgres: "spans s CROSS JOIN LATERAL (SELECT * FROM %s c WHERE c.account_id = s.account_id AND %s OFFSET 0) c",
+	migrations.SQLite:   "spans s JOIN %s c ON c.account_id = s.account_id AND %s",
 }
 
 // countSpansSQL reads countSpans' JSON array into rows, per dialect.
