@@ -188,3 +188,65 @@ func TestEventsWithStatusBothWays(t *testing.T) {
 		}
 	})
 }
+
+// EventCounts' sent count is a destination's own when the filter names
+// one, counted up to the limit; another account's destination counts
+// nothing.
+func TestEventCountsSentByDestination(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		main := testDataset(t, s, a, "Main", "111111111111111")
+		backup := testDataset(t, s, a, "Backup", "222222222222222")
+		theirs := testDataset(t, s, b, "Theirs", "333333333333333")
+		now := time.Now().UTC()
+		send := func(d models.Dataset, n int) {
+			t.Helper()
+			l := storedLead(t, s, models.Account{ID: d.AccountID}, now, fmt.Sprintf("%d-%s@example.com", n, d.Name))
+			var evs []models.Event
+			for i := range n {
+				evs = append(evs, models.Event{AccountID: d.AccountID, DatasetID: d.ID, LeadID: l.ID, Origin: models.OriginDefault,
+					EventName: "Lead", EventID: fmt.Sprintf("%s-%d", d.Name, i), EventTime: now})
+			}
+			if _, _, err := s.EnqueueEvents(ctx, evs); err != nil {
+				t.Fatal(err)
+			}
+			c, err := s.ClaimEvents(ctx, d.ID, time.Now().UTC(), time.Minute, 100, nil)
+			if err != nil || len(c.Events) != n {
+				t.Fatalf("claim = %d, %v; want %d", len(c.Events), err, n)
+			}
+			var outs []store.Outcome
+			for _, e := range c.Events[:n-1] {
+				outs = append(outs, store.Outcome{ID: e.ID, Status: models.EventSent})
+			}
+			outs = append(outs, store.Outcome{ID: c.Events[n-1].ID, Status: models.EventFailed, Error: models.ReasonMetaRefused + "(#100) Invalid parameter"})
+			if err := s.SettleEvents(ctx, c, nil, "", time.Now().UTC(), outs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send(main, 5)
+		send(backup, 3)
+		send(theirs, 7)
+		for _, tc := range []struct {
+			name    string
+			account int64
+			dataset int64
+			limit   int
+			sent    int64
+			failed  int64
+		}{
+			{"the account", a.ID, 0, 1000, 6, 2},
+			{"Main", a.ID, main.ID, 1000, 4, 1},
+			{"Backup", a.ID, backup.ID, 1000, 2, 1},
+			{"Main, up to 3", a.ID, main.ID, 3, 3, 1},
+			{"another account's destination", a.ID, theirs.ID, 1000, 0, 0},
+			{"the other account", b.ID, 0, 1000, 6, 1},
+		} {
+			n, err := s.EventCounts(ctx, tc.account, store.EventFilter{DatasetID: tc.dataset}, tc.limit)
+			if err != nil || n[models.EventSent] != tc.sent || n[models.EventFailed] != tc.failed {
+				t.Errorf("%s: counts %v, %v; want %d sent and %d failed", tc.name, n, err, tc.sent, tc.failed)
+			}
+		}
+	})
+}

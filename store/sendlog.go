@@ -232,10 +232,8 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 
 // queueCounts is EventCounts filtered by dataset at most, which reads no
 // event's row: the unsent events are counted by status in unsent_events, in
-// one pass. An account's sent events are the sum of their event_counts
-// rows (kept by triggers, store/counts.go); a dataset's are counted in an
-// index of events, each checked for its send (sentSQL): event_counts has
-// no dataset.
+// one pass. The sent events are the sum of their event_counts rows (kept
+// by triggers by account and destination, store/counts.go).
 func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, limit int, now time.Time) (map[models.EventStatus]int64, error) {
 	datasets := s.accountDatasets(ctx, accountID, datasetID)
 	var groups []struct {
@@ -252,20 +250,22 @@ func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, lim
 	for _, g := range groups {
 		out[g.State] = min(g.N, int64(limit))
 	}
-	var n int64
-	if datasetID == 0 {
-		// Counted up to limit, the newest events would each be looked
-		// up in event_sends, past every one still queued (an outage's
-		// thousands). Merged rows and deltas each read their own partial
-		// index.
-		err = s.q(ctx).Raw(`SELECT COALESCE(CAST(SUM(n) AS bigint), 0) FROM (
-			SELECT n FROM event_counts WHERE account_id = ? AND NOT delta AND status = ?
-			UNION ALL SELECT n FROM event_counts WHERE account_id = ? AND delta AND status = ?) x`,
-			accountID, models.EventSent, accountID, models.EventSent).Scan(&n).Error
-		n = min(n, int64(limit))
-	} else {
-		n, err = s.countUpTo(ctx, s.q(ctx).Model(&models.Event{}).Where("dataset_id IN (?)", datasets).Where(sentSQL), limit)
+	// The sent events are the sum of their event_counts rows, which are
+	// kept by destination too: counted up to limit, the newest events would
+	// each be looked up in event_sends, past every one still queued (an
+	// outage's thousands). Merged rows and deltas each read their own
+	// partial index.
+	sent := "account_id = ? AND status = ?"
+	args := []any{accountID, models.EventSent}
+	if datasetID != 0 {
+		sent += " AND dataset_id = ?"
+		args = append(args, datasetID)
 	}
+	var n int64
+	err = s.q(ctx).Raw(`SELECT COALESCE(CAST(SUM(n) AS bigint), 0) FROM (
+		SELECT n FROM event_counts WHERE NOT delta AND `+sent+`
+		UNION ALL SELECT n FROM event_counts WHERE delta AND `+sent+`) x`, append(args, args...)...).Scan(&n).Error
+	n = min(n, int64(limit))
 	if err != nil {
 		return nil, wrap("count events", err)
 	}
