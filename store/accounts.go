@@ -56,11 +56,11 @@ func (s *Store) AccountsForUser(ctx context.Context, userID int64) ([]models.Acc
 	return as, wrap("accounts for user", err)
 }
 
-// accountsForUser reads the accounts where holds (of a, the account, and m,
-// its membership), by name, with the member's role in each. Every
-// page lists them all in its account switcher, an agency's hundreds too:
-// they are scanned by hand, not through gorm's reflection, which cost
-// more than the query (eachRow).
+// accountsForUser reads the accounts for which where holds (of a, the
+// account, and m, its membership), by name, with the member's role in
+// each. Every page lists them all in its account switcher, an agency's
+// hundreds too: they are scanned by hand (eachRow), not through gorm's
+// reflection, which cost more than the query.
 func (s *Store) accountsForUser(ctx context.Context, where string, args ...any) ([]models.AccountAccess, error) {
 	var as []models.AccountAccess
 	err := s.eachRow(ctx, `SELECT a.id, a.slug, a.name, a.timezone, a.default_country, a.currency, a.crm_name,
@@ -69,10 +69,12 @@ func (s *Store) accountsForUser(ctx context.Context, where string, args ...any) 
 	WHERE `+where+`
 	ORDER BY lower(a.name), a.id`, args, func(row rowScanner) error {
 		var a models.AccountAccess
-		err := row.Scan(&a.ID, &a.Slug, &a.Name, &a.Timezone, &a.DefaultCountry, &a.Currency, &a.CRMName,
-			&a.WebsiteURL, &a.JunkSettings, &a.CreatedAt, &a.UpdatedAt, &a.Role)
+		if err := row.Scan(&a.ID, &a.Slug, &a.Name, &a.Timezone, &a.DefaultCountry, &a.Currency, &a.CRMName,
+			&a.WebsiteURL, &a.JunkSettings, &a.CreatedAt, &a.UpdatedAt, &a.Role); err != nil {
+			return err
+		}
 		as = append(as, a)
-		return err
+		return nil
 	})
 	return as, err
 }
