@@ -76,7 +76,10 @@ func (s *Store) accountsForUser(ctx context.Context, where string, args ...any) 
 		as = append(as, a)
 		return nil
 	})
-	return as, err
+	if err != nil {
+		return nil, err
+	}
+	return as, nil
 }
 
 // UpdateAccountSettings saves an account's editable settings. The slug is

@@ -33,6 +33,7 @@ func TestAccountsForUser(t *testing.T) {
 		zeta := mk("zeta", "zeta roofing", ada.ID)
 		acme := mk("acme", "Acme", 0)
 		mk("beta", "Beta", ada.ID)
+		mk("alpha", "alpha roofing", ada.ID) // after "Beta" byte by byte, before it by name
 		other := mk("other", "Other", 0)
 		if err := s.SetMember(ctx, acme.ID, ada.ID, models.RoleSales); err != nil {
 			t.Fatal(err)
@@ -46,7 +47,7 @@ func TestAccountsForUser(t *testing.T) {
 		for _, a := range got {
 			order = append(order, fmt.Sprint(a.Slug, "/", a.Role))
 		}
-		if want := "[acme/sales beta/owner zeta/owner]"; fmt.Sprint(order) != want {
+		if want := "[acme/sales alpha/owner beta/owner zeta/owner]"; fmt.Sprint(order) != want {
 			t.Errorf("accounts = %v; want %s", order, want)
 		}
 		for _, a := range got {

@@ -74,6 +74,9 @@ func TestAgencyReadsByAccount(t *testing.T) {
 			if err := s.PauseDataset(ctx, held.ID, "token expired", now); err != nil {
 				t.Fatal(err)
 			}
+			if _, _, err := s.HoldDataset(ctx, main.ID, now, "HTTP 503", func(int) time.Duration { return time.Minute }, nil); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := s.StartStageTemplate(ctx, acc.ID, main.ID, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -124,8 +127,9 @@ func TestAgencyReadsByAccount(t *testing.T) {
 			if got := datasets[acc]; fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("account %d datasets\n%+v\nwant\n%+v", acc, got, want)
 			}
-			if got := datasets[acc]; len(got) != 2 || got[0].PausedAt == nil || got[0].PausedReason != "token expired" {
-				t.Errorf("account %d: the paused dataset reads %+v", acc, got)
+			if got := datasets[acc]; len(got) != 2 || got[0].PausedAt == nil || got[0].PausedReason != "token expired" ||
+				got[1].HeldSince == nil || !got[1].HeldSince.Equal(now) {
+				t.Errorf("account %d: the paused and the held dataset read %+v", acc, got)
 			}
 
 			ownStages, err := s.Stages(ctx, acc)

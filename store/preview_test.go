@@ -85,8 +85,13 @@ func TestEachRecentLead(t *testing.T) {
 
 		// Inside a transaction it reads the same leads (through the
 		// transaction, not pgx's own connection).
-		var inTx []int64
+		var inTx, wantTx []int64
 		if err := s.Tx(ctx, func(tx *store.Store) error {
+			fresh := lead(a, now.Add(-time.Minute), "in-tx@example.com")
+			if err := tx.InsertLead(ctx, &fresh); err != nil {
+				return err
+			}
+			wantTx = append(slices.Clone(ids), fresh.ID)
 			return tx.EachRecentLead(ctx, a.ID, since, func(l *models.Lead) error {
 				inTx = append(inTx, l.ID)
 				return nil
@@ -95,8 +100,8 @@ func TestEachRecentLead(t *testing.T) {
 			t.Fatal(err)
 		}
 		slices.Sort(inTx)
-		if !slices.Equal(inTx, ids) {
-			t.Errorf("leads read in a transaction %v; want %v", inTx, ids)
+		if !slices.Equal(inTx, wantTx) {
+			t.Errorf("leads read in a transaction %v; want %v, with the one it wrote", inTx, wantTx)
 		}
 
 		// fn's error stops the reading and is returned as it is.
