@@ -2,8 +2,6 @@ package models
 
 import (
 	"database/sql/driver"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 )
@@ -83,34 +81,15 @@ func (r *SendRule) SetDestinations(ids []int64) {
 type IDs []int64
 
 // Value is the list as its column keeps it: "[]" for none.
-func (ids IDs) Value() (driver.Value, error) {
-	if len(ids) == 0 {
-		return "[]", nil
-	}
-	b, err := json.Marshal([]int64(ids))
-	return string(b), err
-}
+func (ids IDs) Value() (driver.Value, error) { return jsonList(ids) }
 
 // Scan reads the list from its column; an empty text is none.
 func (ids *IDs) Scan(src any) error {
-	var b []byte
-	switch v := src.(type) {
-	case nil:
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	default:
-		return fmt.Errorf("models: ids from %T", src)
+	var out []int64
+	if err := scanJSON(src, "ids", &out); err != nil {
+		return err
 	}
 	*ids = nil
-	if len(b) == 0 {
-		return nil
-	}
-	var out []int64
-	if err := json.Unmarshal(b, &out); err != nil {
-		return fmt.Errorf("models: ids: %w", err)
-	}
 	if len(out) > 0 {
 		*ids = out
 	}

@@ -59,8 +59,7 @@ func (s *Store) AccountsForUser(ctx context.Context, userID int64) ([]models.Acc
 // accountsForUser reads the accounts for which where holds (of a, the
 // account, and m, its membership), by name, with the member's role in
 // each. Every page lists them all in its account switcher, an agency's
-// hundreds too: they are scanned by hand (eachRow), not through gorm's
-// reflection, which cost more than the query.
+// hundreds too: they are scanned by hand (eachRow).
 func (s *Store) accountsForUser(ctx context.Context, where string, args ...any) ([]models.AccountAccess, error) {
 	var as []models.AccountAccess
 	err := s.eachRow(ctx, `SELECT a.id, a.slug, a.name, a.timezone, a.default_country, a.currency, a.crm_name,

@@ -7,10 +7,9 @@ import (
 )
 
 // The agency overview reads a few things of many accounts at once, one
-// query each, whatever the number of accounts. Hundreds of rows each: they
-// are scanned by hand (byAccount), not through gorm's reflection, which
-// cost more than the queries, and the account ids go as one parameter
-// (idList).
+// query each, whatever the number of accounts, with the account ids as
+// one parameter (idList) and their hundreds of rows scanned by hand
+// (byAccount).
 
 // DatasetsOf lists the datasets of accounts, by account, with the columns
 // the agency overview reads of them: what they are (kind, name, mode),

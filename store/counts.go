@@ -356,10 +356,9 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	}
 	// Merged rows are in a span by their day, deltas by their bucket: each
 	// half reads its own partial index (the counts' key, the deltas').
-	// Rows are scanned by hand (eachRow): the agency overview reads
-	// thousands, and gorm's reflection took longer than the database. The
-	// sums are cast back to bigint: Postgres sums bigints as numeric, which
-	// took pgx longer to read than all else.
+	// The agency overview reads thousands of rows (eachRow). The sums are
+	// cast back to bigint: Postgres sums bigints as numeric, which a
+	// client decodes through arbitrary-precision arithmetic.
 	read := func(cols, table, group string, scan func(rowScanner) error) error {
 		join := spanJoin[s.dialect]
 		q := "WITH spans (span, account_id, from_day, to_day, from_bucket, to_bucket) AS (" + spanRows + ")" +
@@ -436,10 +435,10 @@ func (s *Store) countSpans(spans []Span) (string, []any) {
 // spanJoin joins the spans s to the rows c of a counts table (the first
 // %s) of the span's account that the condition (the second) holds for,
 // per dialect. On Postgres each span reads its own account's rows through
-// the table's index (a lateral subquery the planner may not flatten):
-// joined, the spans were hashed and every account's rows read, so an
-// account's Overview cost as much as all accounts' counts. SQLite loops
-// over the spans and their rows by index as it is.
+// the table's index (a lateral subquery the planner may not flatten): a
+// plain join lets the planner hash the spans and read every account's
+// rows, so one account's Overview would cost as much as all accounts'
+// counts. SQLite loops over the spans and their rows by index as it is.
 var spanJoin = map[string]string{
 	migrations.Postgres: "spans s CROSS JOIN LATERAL (SELECT * FROM %s c WHERE c.account_id = s.account_id AND %s OFFSET 0) c",
 	migrations.SQLite:   "spans s JOIN %s c ON c.account_id = s.account_id AND %s",

@@ -28,8 +28,7 @@ const RecentLeadColumns = "id, external_id, source, partial, email, phone, phone
 // The lead passed has RecentLeadColumns filled in and AccountID set. Its
 // strings stay valid after fn returns; the lead itself, and what its
 // pointers (ExternalID, FillSeconds) point to, are reused for the next.
-// Rows are scanned straight into it (eachRow) rather than through gorm,
-// whose reflection cost more per lead than the database took to send it.
+// Rows are scanned straight into it (eachRow).
 func (s *Store) EachRecentLead(ctx context.Context, accountID int64, since time.Time, fn func(*models.Lead) error) error {
 	var (
 		l           = models.Lead{AccountID: accountID}

@@ -131,10 +131,10 @@ type rowScanner interface {
 
 // eachRow runs query q (gorm's text, a "?" for each of args) and calls
 // scan with each of its rows, stopping at scan's first error, which it
-// returns as it is. On Postgres, outside a transaction, the rows are pgx's
-// own, which decode each column straight into scan's targets: database/sql
-// makes each a driver value first, which cost the preview and the agency
-// overview more than the database took to send their thousands of rows.
+// returns as it is: for reads of many rows, scanned by hand into their
+// fields rather than through gorm's reflection. On Postgres, outside a
+// transaction, the rows are pgx's own, which decode each column straight
+// into scan's target; database/sql would make each a driver value first.
 func (s *Store) eachRow(ctx context.Context, q string, args []any, scan func(rowScanner) error) error {
 	if _, pool := s.conn().(*sql.DB); pool && s.dialect == "postgres" {
 		stmt := s.q(ctx).Raw(q, args...).Statement

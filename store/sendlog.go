@@ -265,12 +265,11 @@ func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, lim
 	err = s.q(ctx).Raw(`SELECT COALESCE(CAST(SUM(n) AS bigint), 0) FROM (
 		SELECT n FROM event_counts WHERE NOT delta AND `+sent+`
 		UNION ALL SELECT n FROM event_counts WHERE delta AND `+sent+`) x`, append(args, args...)...).Scan(&n).Error
-	n = min(n, int64(limit))
 	if err != nil {
 		return nil, wrap("count events", err)
 	}
 	if n > 0 {
-		out[models.EventSent] = n
+		out[models.EventSent] = min(n, int64(limit))
 	}
 	return out, nil
 }

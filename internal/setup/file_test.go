@@ -235,8 +235,8 @@ func TestSuggestedTokenEnv(t *testing.T) {
 		{"日本", "META_TOKEN_DATASET"},
 	}
 	for _, tt := range tests {
-		if got := SuggestedTokenEnv(tt.name); got != tt.want {
-			t.Errorf("SuggestedTokenEnv(%q) = %q; want %q", tt.name, got, tt.want)
+		if got, _ := suggestedEnvs(models.KindMeta, tt.name); got != tt.want {
+			t.Errorf("suggestedEnvs(meta, %q) = %q; want %q", tt.name, got, tt.want)
 		}
 	}
 	// Each platform's variables are named after it.

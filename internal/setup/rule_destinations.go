@@ -14,9 +14,9 @@ import (
 // A send rule or stage mapping names where its events go in one of two
 // ways: "dataset", one name, or "destinations", a list of names of any
 // kind (Meta's datasets by their names too), in any order: the rule keeps
-// them in the order of their ids (models.SendRule SetDestinations). Export writes "dataset" for a rule whose only
-// destination is a Meta dataset, as files always had it, and
-// "destinations" for any other.
+// them in the order of their ids (models.SendRule SetDestinations).
+// Export writes "dataset" for a rule whose only destination is a Meta
+// dataset, as files always had it, and "destinations" for any other.
 
 // destinationsWant is what the file's "destinations" key takes.
 const destinationsWant = `a list of destination names, like ["Main", "TikTok"]`

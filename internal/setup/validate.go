@@ -483,23 +483,11 @@ func (f File) clean() File {
 	return f
 }
 
-// SuggestedTokenEnv is the environment variable name export proposes for a
-// dataset's access token when none is known: META_TOKEN_<NAME>.
-func SuggestedTokenEnv(datasetName string) string {
-	return "META_TOKEN_" + upperSnake(datasetName)
-}
-
-// SuggestedAppSecretEnv is the same for the app secret:
-// META_APP_SECRET_<NAME>.
-func SuggestedAppSecretEnv(datasetName string) string {
-	return "META_APP_SECRET_" + upperSnake(datasetName)
-}
-
-// suggestedEnvs are the variable names proposed for the token and the app
-// secret of a destination of kind k named name, in its platform's words:
-// SuggestedTokenEnv and SuggestedAppSecretEnv for Meta, TIKTOK_TOKEN_<NAME>,
-// PINTEREST_TOKEN_<NAME>, and Google's GOOGLE_REFRESH_TOKEN_<NAME> and
-// GOOGLE_CLIENT_SECRET_<NAME>.
+// suggestedEnvs are the environment variable names export and the
+// validator propose for the token and the app secret of a destination of
+// kind k named name, in its platform's words: META_TOKEN_<NAME> and
+// META_APP_SECRET_<NAME>, TIKTOK_TOKEN_<NAME>, PINTEREST_TOKEN_<NAME>, and
+// Google's GOOGLE_REFRESH_TOKEN_<NAME> and GOOGLE_CLIENT_SECRET_<NAME>.
 func suggestedEnvs(k models.Kind, name string) (token, appSecret string) {
 	n := upperSnake(name)
 	switch k {
@@ -509,7 +497,7 @@ func suggestedEnvs(k models.Kind, name string) (token, appSecret string) {
 		p := strings.ToUpper(string(k))
 		return p + "_TOKEN_" + n, p + "_APP_SECRET_" + n
 	}
-	return SuggestedTokenEnv(name), SuggestedAppSecretEnv(name)
+	return "META_TOKEN_" + n, "META_APP_SECRET_" + n
 }
 
 // upperSnake turns "Main EU (web)" into "MAIN_EU_WEB"; letters outside
