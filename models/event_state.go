@@ -49,7 +49,9 @@ func Cancelled(reason string) bool {
 // (views.EventStatusWord): its status, with a failed event told apart by
 // why it was not sent. Meta refused it (or an event failed before reasons
 // were kept): failed. Our pre-send check refused it: held back. A decision
-// cancelled it, or it is a test lead's: not sent. store.stateSQL is this test in SQL.
+// cancelled it, or it is a test lead's: not sent. The store's failedSQL,
+// heldBackSQL and notSentSQL are these tests in SQL, and so is the
+// databases' event_state function (migration 0041).
 func (e Event) State() EventStatus {
 	if e.Status != EventFailed {
 		return e.Status

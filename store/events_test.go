@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -248,5 +249,90 @@ func TestEventCountsSentByDestination(t *testing.T) {
 				t.Errorf("%s: counts %v, %v; want %d sent and %d failed", tc.name, n, err, tc.sent, tc.failed)
 			}
 		}
+	})
+}
+
+// The send log's counts by state without a filter (event_counts, and the
+// leases in unsent_events) agree with the counts the per-state filters
+// make, event by event, for every state: a claimed event is sending until
+// its lease runs out, then queued again.
+func TestEventCountsByStateAgreeWithTheFilters(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		a, b := twoAccounts(t, s)
+		main := testDataset(t, s, a, "Main", "111111111111111")
+		backup := testDataset(t, s, a, "Backup", "222222222222222")
+		theirs := testDataset(t, s, b, "Theirs", "333333333333333")
+		now := time.Now().UTC()
+		n := 0
+		queue := func(d models.Dataset, count int, status models.EventStatus, reason string) []models.Event {
+			t.Helper()
+			var evs []models.Event
+			for range count {
+				n++
+				l := storedLead(t, s, models.Account{ID: d.AccountID}, now, fmt.Sprintf("%d@example.com", n))
+				e := dueEvent(d, l, fmt.Sprintf("e-%d", n), now, now)
+				e.Status, e.LastError = status, reason
+				evs = append(evs, e)
+			}
+			return enqueue(t, s, evs...)
+		}
+		claim := func(d models.Dataset, count int) store.Claim {
+			t.Helper()
+			c, err := s.ClaimEvents(ctx, d.ID, now, time.Minute, count, nil)
+			if err != nil || len(c.Events) != count {
+				t.Fatalf("claim = %d, %v; want %d", len(c.Events), err, count)
+			}
+			return c
+		}
+		queue(main, 5, models.EventQueued, "")
+		queue(backup, 2, models.EventQueued, "")
+		queue(theirs, 4, models.EventQueued, "")
+		queue(main, 2, models.EventFailed, models.ReasonMetaRefused+"(#100) Invalid parameter")
+		queue(main, 3, models.EventFailed, "not sent: user_data: missing")
+		queue(backup, 1, models.EventFailed, models.ReasonJunkLead)
+		queue(main, 1, models.EventExpired, "")
+		queue(backup, 2, models.EventDryRun, "")
+		// Three of Main's queued events are claimed and one of them sent
+		// (the other two keep their lease), then Main's last two, one of
+		// Backup's and three of the other account's.
+		c := claim(main, 3)
+		if err := s.SettleEvents(ctx, c, nil, "", now, []store.Outcome{{ID: c.Events[0].ID, Status: models.EventSent}}); err != nil {
+			t.Fatal(err)
+		}
+		claim(main, 2)
+		claim(backup, 1)
+		claim(theirs, 3)
+
+		check := func(name string, s *store.Store, dataset int64, limit int, want map[models.EventStatus]int64) {
+			t.Helper()
+			got, err := s.EventCounts(ctx, a.ID, store.EventFilter{DatasetID: dataset}, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The same counts through the per-state filters: a time filter
+			// takes that path.
+			filtered, err := s.EventCounts(ctx, a.ID, store.EventFilter{DatasetID: dataset, From: now.Add(-time.Hour)}, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(got, want) || !maps.Equal(filtered, want) {
+				t.Errorf("%s: counts %v, filtered %v; want %v", name, got, filtered, want)
+			}
+		}
+		check("the account", s, 0, 1000, map[models.EventStatus]int64{models.EventQueued: 1, models.EventSending: 5, models.EventSent: 1,
+			models.EventFailed: 2, models.EventHeldBack: 3, models.EventNotSent: 1, models.EventExpired: 1, models.EventDryRun: 2})
+		check("Main", s, main.ID, 1000, map[models.EventStatus]int64{models.EventSending: 4, models.EventSent: 1,
+			models.EventFailed: 2, models.EventHeldBack: 3, models.EventExpired: 1})
+		check("Backup", s, backup.ID, 1000, map[models.EventStatus]int64{models.EventQueued: 1, models.EventSending: 1,
+			models.EventNotSent: 1, models.EventDryRun: 2})
+		check("the account, up to 2", s, 0, 2, map[models.EventStatus]int64{models.EventQueued: 1, models.EventSending: 2, models.EventSent: 1,
+			models.EventFailed: 2, models.EventHeldBack: 2, models.EventNotSent: 1, models.EventExpired: 1, models.EventDryRun: 2})
+		check("another account's destination", s, theirs.ID, 1000, map[models.EventStatus]int64{})
+		// Once the leases run out, the claimed events are queued again.
+		later := s.WithClock(func() time.Time { return now.Add(2 * time.Minute) })
+		check("after the leases", later, 0, 1000, map[models.EventStatus]int64{models.EventQueued: 6, models.EventSent: 1,
+			models.EventFailed: 2, models.EventHeldBack: 3, models.EventNotSent: 1, models.EventExpired: 1, models.EventDryRun: 2})
 	})
 }

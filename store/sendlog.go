@@ -60,16 +60,6 @@ func notSentSQL(row string) string {
 		e + " = " + textSQL(models.ReasonTestLead) + ")"
 }
 
-// stateSQL is an unsent event's state as people read it (shownStatus and
-// models.Event.State together), in SQL; now is the placeholder of the
-// time, as in sendingSQL.
-func stateSQL(now string) string {
-	return "CASE WHEN " + sendingSQL("", now, true) + " THEN '" + string(models.EventSending) + "'" +
-		" WHEN " + notSentSQL("") + " THEN '" + string(models.EventNotSent) + "'" +
-		" WHEN " + heldBackSQL("") + " THEN '" + string(models.EventHeldBack) + "'" +
-		" ELSE status END"
-}
-
 // prefixSQL tests that column starts with prefix, an ASCII constant.
 func prefixSQL(column, prefix string) string {
 	return sprintf("substr(%s, 1, %d) = %s", column, len(prefix), textSQL(prefix))
@@ -231,45 +221,43 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 }
 
 // queueCounts is EventCounts filtered by dataset at most, which reads no
-// event's row: the unsent events are counted by status in unsent_events, in
-// one pass. The sent events are the sum of their event_counts rows (kept
-// by triggers by account and destination, store/counts.go).
+// event's row. Every state but sending is the sum of the account's
+// event_counts rows (kept by triggers by account, destination and state,
+// store/counts.go). An event is sending while it is stored queued under a
+// running lease: those are counted in unsent_events, among its queued rows
+// only, and taken from the queued. One statement, so that both counts see
+// the same moment.
 func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, limit int, now time.Time) (map[models.EventStatus]int64, error) {
-	datasets := s.accountDatasets(ctx, accountID, datasetID)
-	var groups []struct {
-		State models.EventStatus
-		N     int64
-	}
-	err := s.q(ctx).Model(&unsentEvent{}).
-		Select(stateSQL("?")+" AS state, COUNT(*) AS n", now).
-		Where("dataset_id IN (?)", datasets).Group("state").Scan(&groups).Error
-	if err != nil {
-		return nil, wrap("count events", err)
-	}
-	out := map[models.EventStatus]int64{}
-	for _, g := range groups {
-		out[g.State] = min(g.N, int64(limit))
-	}
-	// The sent events are the sum of their event_counts rows, which are
-	// kept by destination too: counted up to limit, the newest events would
-	// each be looked up in event_sends, past every one still queued (an
-	// outage's thousands). Merged rows and deltas each read their own
-	// partial index.
-	sent := "account_id = ? AND status = ?"
-	args := []any{accountID, models.EventSent}
+	where := "account_id = ?"
+	args := []any{accountID}
 	if datasetID != 0 {
-		sent += " AND dataset_id = ?"
+		where += " AND dataset_id = ?"
 		args = append(args, datasetID)
 	}
-	var n int64
-	err = s.q(ctx).Raw(`SELECT COALESCE(CAST(SUM(n) AS bigint), 0) FROM (
-		SELECT n FROM event_counts WHERE NOT delta AND `+sent+`
-		UNION ALL SELECT n FROM event_counts WHERE delta AND `+sent+`) x`, append(args, args...)...).Scan(&n).Error
-	if err != nil {
+	// Merged rows and deltas each read their own partial index.
+	q := `SELECT status, CAST(SUM(n) AS bigint) AS n FROM (
+		SELECT status, n FROM event_counts WHERE NOT delta AND ` + where + `
+		UNION ALL SELECT status, n FROM event_counts WHERE delta AND ` + where + `) c GROUP BY status
+	UNION ALL SELECT ` + textSQL(string(models.EventSending)) + `, COUNT(*) FROM unsent_events
+		WHERE dataset_id IN (?) AND ` + sendingSQL("", "?", true)
+	args = append(append(args, args...), s.accountDatasets(ctx, accountID, datasetID), now)
+	var groups []struct {
+		Status models.EventStatus
+		N      int64
+	}
+	if err := s.q(ctx).Raw(q, args...).Scan(&groups).Error; err != nil {
 		return nil, wrap("count events", err)
 	}
-	if n > 0 {
-		out[models.EventSent] = min(n, int64(limit))
+	stored := map[models.EventStatus]int64{}
+	for _, g := range groups {
+		stored[g.Status] += g.N
+	}
+	stored[models.EventQueued] -= stored[models.EventSending]
+	out := map[models.EventStatus]int64{}
+	for st, n := range stored {
+		if n > 0 {
+			out[st] = min(n, int64(limit))
+		}
 	}
 	return out, nil
 }
