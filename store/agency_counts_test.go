@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -92,11 +93,42 @@ func TestCountsAndSequencesOfManyAccounts(t *testing.T) {
 			slices.Sort(out)
 			return out
 		}
+		// A span's leads by stage, junk and partial, its events by status
+		// and its stage changes by stage, summed.
+		sums := func(c store.Counts, span int) map[string]int64 {
+			out := map[string]int64{}
+			for _, r := range c.Leads {
+				if r.Span == span {
+					out[fmt.Sprintf("lead %s %v %v", r.Stage, r.Junk, r.Partial)] += r.N
+				}
+			}
+			for _, r := range c.Stages {
+				if r.Span == span {
+					out["stage "+r.Stage] += r.N
+				}
+			}
+			for _, r := range c.Events {
+				if r.Span == span {
+					out["event "+string(r.Status)] += r.N
+				}
+			}
+			return out
+		}
 		check := func(when string) {
 			t.Helper()
 			all, err := s.Counts(ctx, spans, store.CountFilter{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// By status, as the agency overview reads them: the same sums.
+			brief, err := s.Counts(ctx, spans, store.CountFilter{NoDelays: true, ByStatus: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range spans {
+				if got, want := sums(brief, i), sums(all, i); !maps.Equal(got, want) || len(want) == 0 {
+					t.Errorf("%s: account %d by status: %v; want %v", when, i, got, want)
+				}
 			}
 			for i, sp := range spans {
 				one, err := s.Counts(ctx, []store.Span{sp}, store.CountFilter{})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,6 +256,11 @@ type CountFilter struct {
 	// NoDelays sums the stage changes over their delays (StageDelay.Hours
 	// is 0): only the funnel's medians read them.
 	NoDelays bool
+	// ByStatus sums the events by status alone (EventCount's Source,
+	// EventName, DatasetID and Keys are zero) and the leads over their junk
+	// signals (LeadCount.JunkSignals is ""): the agency overview's figures
+	// of 500 accounts need no more, and a fifth of the rows.
+	ByStatus bool
 }
 
 // LeadCount is how many leads of a span are in one state now.
@@ -355,45 +361,67 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 		whereArgs = append(whereArgs, f.Campaign)
 	}
 	// Merged rows are in a span by their day, deltas by their bucket: each
-	// half reads its own partial index (the counts' key, the deltas').
-	// The agency overview reads thousands of rows (eachRow). The sums are
-	// cast back to bigint: Postgres sums bigints as numeric, which a
-	// client decodes through arbitrary-precision arithmetic.
-	read := func(cols, table, group string, scan func(rowScanner) error) error {
+	// half reads its own partial index (the counts' key, the deltas'),
+	// and only the columns the sums need (fields), which the key holds
+	// (migration 0045): Postgres reads a span's merged rows from the index
+	// alone. The agency overview reads thousands of rows (eachRow). The
+	// sums are cast back to bigint: Postgres sums bigints as numeric,
+	// which a client decodes through arbitrary-precision arithmetic.
+	read := func(fields, sums, table string, scan func(rowScanner) error) error {
 		join := spanJoin[s.dialect]
 		q := "WITH spans (span, account_id, from_day, to_day, from_bucket, to_bucket) AS (" + spanRows + ")" +
-			" SELECT span, " + cols + " FROM (" +
-			"SELECT s.span, c.* FROM " + fmt.Sprintf(join, table, "NOT c.delta AND c.day >= s.from_day AND c.day < s.to_day"+where) +
-			" UNION ALL SELECT s.span, c.* FROM " + fmt.Sprintf(join, table, "c.delta AND c.bucket >= s.from_bucket AND c.bucket < s.to_bucket"+where) +
-			") x GROUP BY span, " + group
+			" SELECT span, " + fields + ", " + sums + " FROM (" +
+			"SELECT s.span, c.* FROM " + fmt.Sprintf(join, fields+", "+sumFields[table], table, "NOT c.delta AND c.day >= s.from_day AND c.day < s.to_day"+where) +
+			" UNION ALL SELECT s.span, c.* FROM " + fmt.Sprintf(join, fields+", "+sumFields[table], table, "c.delta AND c.bucket >= s.from_bucket AND c.bucket < s.to_bucket"+where) +
+			") x GROUP BY span, " + fields
 		return s.eachRow(ctx, q, append(append(append([]any{}, args...), whereArgs...), whereArgs...), scan)
 	}
-	err := read("stage, junk, partial, junk_signals, CAST(SUM(n) AS bigint) AS n", "lead_counts", "stage, junk, partial, junk_signals",
-		func(rows rowScanner) error {
-			var r LeadCount
-			err := rows.Scan(&r.Span, &r.Stage, &r.Junk, &r.Partial, &r.JunkSignals, &r.N)
-			c.Leads = append(c.Leads, r)
-			return err
-		})
-	scanStage := func(rows rowScanner) error {
-		var r StageDelay
-		err := rows.Scan(&r.Span, &r.Stage, &r.Hours, &r.N)
-		c.Stages = append(c.Stages, r)
-		return err
+	leadFields := "stage, junk, partial, junk_signals"
+	if f.ByStatus {
+		leadFields = "stage, junk, partial"
 	}
+	err := read(leadFields, "CAST(SUM(n) AS bigint) AS n", "lead_counts", func(rows rowScanner) error {
+		var r LeadCount
+		dest := []any{&r.Span, &r.Stage, &r.Junk, &r.Partial, &r.JunkSignals, &r.N}
+		if f.ByStatus {
+			dest = slices.Delete(dest, 4, 5)
+		}
+		err := rows.Scan(dest...)
+		c.Leads = append(c.Leads, r)
+		return err
+	})
 	switch {
 	case err != nil:
 	case f.NoDelays:
-		err = read("stage, 0 AS hours, CAST(SUM(n) AS bigint) AS n", "stage_counts", "stage", scanStage)
+		err = read("stage", "0 AS hours, CAST(SUM(n) AS bigint) AS n", "stage_counts", func(rows rowScanner) error {
+			var r StageDelay
+			err := rows.Scan(&r.Span, &r.Stage, &r.Hours, &r.N)
+			c.Stages = append(c.Stages, r)
+			return err
+		})
 	default:
-		err = read("stage, hours, CAST(SUM(n) AS bigint) AS n", "stage_counts", "stage, hours", scanStage)
+		err = read("stage, hours", "CAST(SUM(n) AS bigint) AS n", "stage_counts", func(rows rowScanner) error {
+			var r StageDelay
+			err := rows.Scan(&r.Span, &r.Stage, &r.Hours, &r.N)
+			c.Stages = append(c.Stages, r)
+			return err
+		})
 	}
-	if err == nil {
-		err = read(`source, event_name, status, dataset_id, CAST(SUM(n) AS bigint) AS n,
+	switch {
+	case err != nil:
+	case f.ByStatus:
+		err = read("status", "CAST(SUM(n) AS bigint) AS n", "event_counts", func(rows rowScanner) error {
+			var r EventCount
+			err := rows.Scan(&r.Span, &r.Status, &r.N)
+			c.Events = append(c.Events, r)
+			return err
+		})
+	default:
+		err = read("source, event_name, status, dataset_id", `CAST(SUM(n) AS bigint) AS n,
 			CAST(SUM(em) AS bigint) AS em, CAST(SUM(ph) AS bigint) AS ph, CAST(SUM(fbc) AS bigint) AS fbc,
 			CAST(SUM(fbp) AS bigint) AS fbp, CAST(SUM(external_id) AS bigint) AS external_id,
 			CAST(SUM(lead_id) AS bigint) AS lead_id, CAST(SUM(ip) AS bigint) AS ip, CAST(SUM(ua) AS bigint) AS ua`,
-			"event_counts", "source, event_name, status, dataset_id", func(rows rowScanner) error {
+			"event_counts", func(rows rowScanner) error {
 				var r EventCount
 				k := &r.Keys
 				err := rows.Scan(&r.Span, &r.Source, &r.EventName, &r.Status, &r.DatasetID, &r.N,
@@ -432,16 +460,24 @@ func (s *Store) countSpans(spans []Span) (string, []any) {
 	return countSpansSQL[s.dialect], []any{b.String()}
 }
 
-// spanJoin joins the spans s to the rows c of a counts table (the first
-// %s) of the span's account that the condition (the second) holds for,
-// per dialect. On Postgres each span reads its own account's rows through
-// the table's index (a lateral subquery the planner may not flatten): a
-// plain join lets the planner hash the spans and read every account's
-// rows, so one account's Overview would cost as much as all accounts'
-// counts. SQLite loops over the spans and their rows by index as it is.
+// spanJoin joins the spans s to the columns (the first %s) of the rows c
+// of a counts table (the second) of the span's account that the condition
+// (the third) holds for, per dialect. On Postgres each span reads its own
+// account's rows through the table's index (a lateral subquery the planner
+// may not flatten): a plain join lets the planner hash the spans and read
+// every account's rows, so one account's Overview would cost as much as
+// all accounts' counts. SQLite loops over the spans and their rows by
+// index as it is.
 var spanJoin = map[string]string{
-	migrations.Postgres: "spans s CROSS JOIN LATERAL (SELECT * FROM %s c WHERE c.account_id = s.account_id AND %s OFFSET 0) c",
-	migrations.SQLite:   "spans s JOIN %s c ON c.account_id = s.account_id AND %s",
+	migrations.Postgres: "spans s CROSS JOIN LATERAL (SELECT %s FROM %s c WHERE c.account_id = s.account_id AND %s OFFSET 0) c",
+	migrations.SQLite:   "spans s JOIN (SELECT account_id, delta, day, bucket, source, campaign, %s FROM %s) c ON c.account_id = s.account_id AND %s",
+}
+
+// sumFields are the columns of each counts table that Counts sums.
+var sumFields = map[string]string{
+	"lead_counts":  "n",
+	"stage_counts": "n",
+	"event_counts": "n, em, ph, fbc, fbp, external_id, lead_id, ip, ua",
 }
 
 // countSpansSQL reads countSpans' JSON array into rows, per dialect.

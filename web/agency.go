@@ -78,7 +78,7 @@ func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (
 		tomorrow := store.AddDays(now, 1, loc)
 		f.spans[i] = store.Span{AccountID: a.ID, From: store.AddDays(tomorrow, -agencyDays, loc), To: tomorrow, Loc: loc}
 	}
-	counts, err := h.store.Counts(ctx, f.spans, store.CountFilter{NoDelays: true})
+	counts, err := h.store.Counts(ctx, f.spans, store.CountFilter{NoDelays: true, ByStatus: true})
 	if err != nil {
 		return f, err
 	}
