@@ -226,7 +226,10 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 // store/counts.go). An event is sending while it is stored queued under a
 // running lease: those are counted in unsent_events, among its queued rows
 // only, and taken from the queued. One statement, so that both counts see
-// the same moment.
+// the same moment. The datasets are a subquery Postgres may not flatten
+// (DISTINCT): one destination's id would otherwise be planned as a
+// constant whose statistics say it has most of the table's rows, and the
+// queued rows read by a scan of the whole table.
 func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, limit int, now time.Time) (map[models.EventStatus]int64, error) {
 	where := "account_id = ?"
 	args := []any{accountID}
@@ -239,7 +242,7 @@ func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, lim
 		SELECT status, n FROM event_counts WHERE NOT delta AND ` + where + `
 		UNION ALL SELECT status, n FROM event_counts WHERE delta AND ` + where + `) c GROUP BY status
 	UNION ALL SELECT ` + textSQL(string(models.EventSending)) + `, COUNT(*) FROM unsent_events
-		WHERE dataset_id IN (?) AND ` + sendingSQL("", "?", true)
+		WHERE dataset_id IN (SELECT DISTINCT id FROM (?) d) AND ` + sendingSQL("", "?", true)
 	args = append(append(args, args...), s.accountDatasets(ctx, accountID, datasetID), now)
 	var groups []struct {
 		Status models.EventStatus
