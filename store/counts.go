@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -384,28 +383,24 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 		var r LeadCount
 		dest := []any{&r.Span, &r.Stage, &r.Junk, &r.Partial, &r.JunkSignals, &r.N}
 		if f.ByStatus {
-			dest = slices.Delete(dest, 4, 5)
+			dest = []any{&r.Span, &r.Stage, &r.Junk, &r.Partial, &r.N}
 		}
 		err := rows.Scan(dest...)
 		c.Leads = append(c.Leads, r)
 		return err
 	})
+	scanStage := func(rows rowScanner) error {
+		var r StageDelay
+		err := rows.Scan(&r.Span, &r.Stage, &r.Hours, &r.N)
+		c.Stages = append(c.Stages, r)
+		return err
+	}
 	switch {
 	case err != nil:
 	case f.NoDelays:
-		err = read("stage", "0 AS hours, CAST(SUM(n) AS bigint) AS n", "stage_counts", func(rows rowScanner) error {
-			var r StageDelay
-			err := rows.Scan(&r.Span, &r.Stage, &r.Hours, &r.N)
-			c.Stages = append(c.Stages, r)
-			return err
-		})
+		err = read("stage", "0 AS hours, CAST(SUM(n) AS bigint) AS n", "stage_counts", scanStage)
 	default:
-		err = read("stage, hours", "CAST(SUM(n) AS bigint) AS n", "stage_counts", func(rows rowScanner) error {
-			var r StageDelay
-			err := rows.Scan(&r.Span, &r.Stage, &r.Hours, &r.N)
-			c.Stages = append(c.Stages, r)
-			return err
-		})
+		err = read("stage, hours", "CAST(SUM(n) AS bigint) AS n", "stage_counts", scanStage)
 	}
 	switch {
 	case err != nil:
