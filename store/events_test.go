@@ -190,6 +190,15 @@ func TestEventsWithStatusBothWays(t *testing.T) {
 	})
 }
 
+// threeDestinations makes two accounts, the first with the destinations
+// Main and Backup, the second with Theirs.
+func threeDestinations(t *testing.T, s *store.Store) (a, b models.Account, main, backup, theirs models.Dataset) {
+	t.Helper()
+	a, b = twoAccounts(t, s)
+	return a, b, testDataset(t, s, a, "Main", "111111111111111"), testDataset(t, s, a, "Backup", "222222222222222"),
+		testDataset(t, s, b, "Theirs", "333333333333333")
+}
+
 // EventCounts' sent count is a destination's own when the filter names
 // one, counted up to the limit; another account's destination counts
 // nothing.
@@ -197,10 +206,7 @@ func TestEventCountsSentByDestination(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		a, b := twoAccounts(t, s)
-		main := testDataset(t, s, a, "Main", "111111111111111")
-		backup := testDataset(t, s, a, "Backup", "222222222222222")
-		theirs := testDataset(t, s, b, "Theirs", "333333333333333")
+		a, b, main, backup, theirs := threeDestinations(t, s)
 		now := time.Now().UTC()
 		send := func(d models.Dataset, n int) {
 			t.Helper()
@@ -260,10 +266,7 @@ func TestEventCountsByStateAgreeWithTheFilters(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		a, b := twoAccounts(t, s)
-		main := testDataset(t, s, a, "Main", "111111111111111")
-		backup := testDataset(t, s, a, "Backup", "222222222222222")
-		theirs := testDataset(t, s, b, "Theirs", "333333333333333")
+		a, _, main, backup, theirs := threeDestinations(t, s)
 		now := time.Now().UTC()
 		n := 0
 		queue := func(d models.Dataset, count int, status models.EventStatus, reason string) []models.Event {
@@ -330,6 +333,21 @@ func TestEventCountsByStateAgreeWithTheFilters(t *testing.T) {
 		check("the account, up to 2", s, 0, 2, map[models.EventStatus]int64{models.EventQueued: 1, models.EventSending: 2, models.EventSent: 1,
 			models.EventFailed: 2, models.EventHeldBack: 2, models.EventNotSent: 1, models.EventExpired: 1, models.EventDryRun: 2})
 		check("another account's destination", s, theirs.ID, 1000, map[models.EventStatus]int64{})
+		// The Destinations page reads every destination's counts at once:
+		// each is what the send log filtered by it counts.
+		byDest, err := s.DestinationCounts(ctx, a.ID, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []models.Dataset{main, backup} {
+			one, err := s.EventCounts(ctx, a.ID, store.EventFilter{DatasetID: d.ID}, 2)
+			if err != nil || len(one) == 0 || !maps.Equal(byDest[d.ID], one) {
+				t.Errorf("destination counts of %s: %v; want %v (%v)", d.Name, byDest[d.ID], one, err)
+			}
+		}
+		if len(byDest) != 2 {
+			t.Errorf("destination counts of %d destinations (%v); want Main's and Backup's", len(byDest), byDest)
+		}
 		// Once the leases run out, the claimed events are queued again.
 		later := s.WithClock(func() time.Time { return now.Add(2 * time.Minute) })
 		check("after the leases", later, 0, 1000, map[models.EventStatus]int64{models.EventQueued: 6, models.EventSent: 1,

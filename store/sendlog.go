@@ -220,8 +220,50 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 	return out, nil
 }
 
-// queueCounts is EventCounts filtered by dataset at most, which reads no
-// event's row. Every state but sending is the sum of the account's
+// queueCounts is EventCounts filtered by dataset at most: the account's
+// counts summed over its destinations (destinationCounts), each stopping
+// at limit.
+func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, limit int, now time.Time) (map[models.EventStatus]int64, error) {
+	byDest, err := s.destinationCounts(ctx, accountID, datasetID, now)
+	if err != nil {
+		return nil, err
+	}
+	sum := map[models.EventStatus]int64{}
+	for _, counts := range byDest {
+		for st, n := range counts {
+			sum[st] += n
+		}
+	}
+	return capCounts(sum, limit), nil
+}
+
+// DestinationCounts is EventCounts filtered by each of the account's
+// destinations in turn, by destination id, from one read: the
+// Destinations page's figures, each the rows the send log shows for it.
+// A destination without events has no entry.
+func (s *Store) DestinationCounts(ctx context.Context, accountID int64, limit int) (map[int64]map[models.EventStatus]int64, error) {
+	byDest, err := s.destinationCounts(ctx, accountID, 0, s.Now())
+	for id, counts := range byDest {
+		byDest[id] = capCounts(counts, limit)
+	}
+	return byDest, err
+}
+
+// capCounts keeps the positive counts, each stopping at limit: a page
+// shows "10,000+" rather than count a million sent events.
+func capCounts(counts map[models.EventStatus]int64, limit int) map[models.EventStatus]int64 {
+	out := map[models.EventStatus]int64{}
+	for st, n := range counts {
+		if n > 0 {
+			out[st] = min(n, int64(limit))
+		}
+	}
+	return out
+}
+
+// destinationCounts counts an account's events (of one destination when
+// datasetID is not 0) by destination and state as people read them, reading
+// no event's row. Every state but sending is the sum of the account's
 // event_counts rows (kept by triggers by account, destination and state,
 // store/counts.go). An event is sending while it is stored queued under a
 // running lease: those are counted in unsent_events, among its queued rows
@@ -230,7 +272,7 @@ func (s *Store) EventCounts(ctx context.Context, accountID int64, f EventFilter,
 // (DISTINCT): one destination's id would otherwise be planned as a
 // constant whose statistics say it has most of the table's rows, and the
 // queued rows read by a scan of the whole table.
-func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, limit int, now time.Time) (map[models.EventStatus]int64, error) {
+func (s *Store) destinationCounts(ctx context.Context, accountID, datasetID int64, now time.Time) (map[int64]map[models.EventStatus]int64, error) {
 	where := "account_id = ?"
 	args := []any{accountID}
 	if datasetID != 0 {
@@ -238,29 +280,29 @@ func (s *Store) queueCounts(ctx context.Context, accountID, datasetID int64, lim
 		args = append(args, datasetID)
 	}
 	// Merged rows and deltas each read their own partial index.
-	q := `SELECT status, CAST(SUM(n) AS bigint) AS n FROM (
-		SELECT status, n FROM event_counts WHERE NOT delta AND ` + where + `
-		UNION ALL SELECT status, n FROM event_counts WHERE delta AND ` + where + `) c GROUP BY status
-	UNION ALL SELECT ` + textSQL(string(models.EventSending)) + `, COUNT(*) FROM unsent_events
-		WHERE dataset_id IN (SELECT DISTINCT id FROM (?) d) AND ` + sendingSQL("", "?", true)
+	q := `SELECT dataset_id, status, CAST(SUM(n) AS bigint) AS n FROM (
+		SELECT dataset_id, status, n FROM event_counts WHERE NOT delta AND ` + where + `
+		UNION ALL SELECT dataset_id, status, n FROM event_counts WHERE delta AND ` + where + `) c GROUP BY dataset_id, status
+	UNION ALL SELECT dataset_id, ` + textSQL(string(models.EventSending)) + `, COUNT(*) FROM unsent_events
+		WHERE dataset_id IN (SELECT DISTINCT id FROM (?) d) AND ` + sendingSQL("", "?", true) + ` GROUP BY dataset_id`
 	args = append(append(args, args...), s.accountDatasets(ctx, accountID, datasetID), now)
 	var groups []struct {
-		Status models.EventStatus
-		N      int64
+		DatasetID int64
+		Status    models.EventStatus
+		N         int64
 	}
 	if err := s.q(ctx).Raw(q, args...).Scan(&groups).Error; err != nil {
 		return nil, wrap("count events", err)
 	}
-	stored := map[models.EventStatus]int64{}
+	out := map[int64]map[models.EventStatus]int64{}
 	for _, g := range groups {
-		stored[g.Status] += g.N
-	}
-	stored[models.EventQueued] -= stored[models.EventSending]
-	out := map[models.EventStatus]int64{}
-	for st, n := range stored {
-		if n > 0 {
-			out[st] = min(n, int64(limit))
+		if out[g.DatasetID] == nil {
+			out[g.DatasetID] = map[models.EventStatus]int64{}
 		}
+		out[g.DatasetID][g.Status] += g.N
+	}
+	for _, counts := range out {
+		counts[models.EventQueued] -= counts[models.EventSending]
 	}
 	return out, nil
 }

@@ -22,13 +22,15 @@ func (h *Handler) showDatasets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Each destination's counts as the send log filtered by it counts
+	// them, all in one read.
+	counts, err := h.store.DestinationCounts(ctx, a.ID, views.CountCap+1)
+	if err != nil {
+		return err
+	}
 	items := make([]views.DatasetItem, 0, len(ds))
 	for _, d := range ds {
-		n, err := h.datasetCounts(c, d.ID)
-		if err != nil {
-			return err
-		}
-		items = append(items, views.DatasetItem{Dataset: d, Platform: platform.Name(d.Of()), Counts: n})
+		items = append(items, views.DatasetItem{Dataset: d, Platform: platform.Name(d.Of()), Counts: views.EventCounts(counts[d.ID])})
 	}
 	p := h.page(c, "Destinations")
 	p.Nav = "datasets"
