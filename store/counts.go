@@ -258,7 +258,7 @@ type CountFilter struct {
 	// ByStatus sums the events by status alone (EventCount's Source,
 	// EventName, DatasetID and Keys are zero) and the leads over their junk
 	// signals (LeadCount.JunkSignals is ""): the agency overview's figures
-	// of 500 accounts need no more, and a fifth of the rows.
+	// of hundreds of accounts need no more, and far fewer rows.
 	ByStatus bool
 }
 

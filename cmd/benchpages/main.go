@@ -173,9 +173,11 @@ func run() error {
 	base := "http://" + ln.Addr().String()
 
 	pages, err := pagesOf(ctx, st, sd.account, sd.dataset.ID)
-	pages = slices.DeleteFunc(pages, func(p page) bool { return !only.MatchString(p.name) })
 	if err != nil {
 		return err
+	}
+	if pages = slices.DeleteFunc(pages, func(p page) bool { return !only.MatchString(p.name) }); len(pages) == 0 {
+		return fmt.Errorf("-only %q matches no page", cfg.only)
 	}
 	clients := make([]*http.Client, cfg.conc)
 	for i := range clients {
