@@ -23,7 +23,7 @@ import (
 // scroll.
 func TestBrowserAgencyAlerts(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
 		now := a.clock()

@@ -20,7 +20,7 @@ import (
 // list and a destination's page at 1280 and 390 px.
 func TestBrowserConnectDestinations(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
 		b := chrome(t)

@@ -18,7 +18,7 @@ import (
 // turn sent in the send log, refreshed in place by htmx.
 func TestBrowserDatasetTestEventAndSendLog(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
 		b := chrome(t)

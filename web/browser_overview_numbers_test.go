@@ -23,7 +23,7 @@ import (
 // settings.
 func TestBrowserOverviewAndAgency(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
 		d, err := demo.Seed(ctx, s, demo.Options{Now: a.clock()})

@@ -19,7 +19,7 @@ import (
 // account shows it, and the box is gone when all are; a viewer never sees it.
 func TestBrowserGettingStarted(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		owner := a.user("ada@example.com", false)
 		acc := a.account("acme", owner)
@@ -118,7 +118,7 @@ func TestBrowserGettingStarted(t *testing.T) {
 // the fake Meta receives nothing.
 func TestBrowserDryRunTestEvent(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")
 		b := chrome(t)

@@ -24,7 +24,7 @@ import (
 // a phone and the current tab is in view.
 func TestBrowserEveryPageFits(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
 		d, err := demo.Seed(ctx, s, demo.Options{Now: a.clock()})

@@ -23,7 +23,7 @@ import (
 // looked at on a laptop and a phone.
 func TestBrowserRuleSeveralDestinations(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")

@@ -21,7 +21,7 @@ import (
 // cut; saved, the rule keeps its group; the page fits a phone.
 func TestBrowserRulesBuildGroup(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f) // ann Berlin, bob Berlin gmail, cy Paris, a junk, a partial, an old one
 		b := chrome(t)

@@ -60,7 +60,7 @@ func (b *tab) previewSays(want string) {
 // matches and not for one that does not.
 func TestBrowserRulesBuildPreviewSave(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")
@@ -255,7 +255,7 @@ func replyEventNames(t *testing.T, r apiReply) string {
 // with the deadline's message, at 1280 and 390 px; and the apply
 // confirmation's words, then what applying did.
 func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		costlyLeads(t, f, 40)
 		web.SetPreviewDeadline(t, 150*time.Millisecond)
@@ -375,7 +375,7 @@ func TestBrowserRulesWarningDeadlineApply(t *testing.T) {
 // summary is in sight right after the conditions.
 func TestBrowserRulesFitEveryScreen(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)
 		long := strings.Repeat("Qualified roofing leads from Berlin ", 3)[:99]

@@ -21,7 +21,7 @@ import (
 // a retry's message fit too.
 func TestBrowserSendLog(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		postRuleLeads(t, f)
 		long := f.a.postLead(f.key, ruleLead(8, "bartholomew.featherstonehaugh-vandersloot@acme-roofing-and-gutters.example", "Paris", "100",

@@ -20,7 +20,7 @@ import (
 // numbers a few characters wide, and a new key has a button that copies it.
 func TestBrowserSettingsSections(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		ada := a.user("ada@example.com", false)
 		acc := a.account("acme", ada)

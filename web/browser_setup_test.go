@@ -21,7 +21,7 @@ import (
 // its problems with their JSON paths.
 func TestBrowserSetupFileUpload(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
 		acc := setupAccount(t, a)

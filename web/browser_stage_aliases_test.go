@@ -20,7 +20,7 @@ import (
 // is looked at on a 1280 px screen and a 390 px phone.
 func TestBrowserUnmappedLabelToAlias(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		f := newRulesFixture(t, s)
 		ids := postRuleLeads(t, f)
 		postStages(t, f, ids[0], "Closed Won", "won", "Closed Lost - no budget for this year's roofing work")

@@ -21,7 +21,7 @@ import (
 // px phone.
 func TestBrowserStageChangeConditions(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		acc, _ := a.ingestAccount("acme", "US")
 		d := models.Dataset{AccountID: acc.ID, Name: "Main", PixelID: "123456789012345", Mode: models.ModeDryRun, LDU: models.LDUOff}

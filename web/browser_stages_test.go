@@ -25,7 +25,7 @@ import (
 // The Stages page is looked at on a 1280 px screen and a 390 px phone.
 func TestBrowserStagesTemplateThenWon(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
 		a := newApp(t, s)
 		acc, key := a.ingestAccount("acme", "US")

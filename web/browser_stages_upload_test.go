@@ -22,7 +22,7 @@ import (
 // looked at on a 1280 px screen and a 390 px phone.
 func TestBrowserStageUpload(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		st := newStageSetup(t, a, s)
 		file := filepath.Join(t.TempDir(), "hubspot-deals.csv")

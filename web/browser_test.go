@@ -172,7 +172,7 @@ func screenshot(name string) chromedp.Action[chromedp.Void] {
 
 func TestBrowserSetupLoginAccountsSwitchLogout(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, s *store.Store) {
+	storetest.Either(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
 		b := chrome(t)
 		base := a.srv.URL

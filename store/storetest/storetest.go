@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -77,6 +78,22 @@ func PostgresURL(t testing.TB) string {
 func Each(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	t.Helper()
 	t.Run("sqlite", func(t *testing.T) { fn(t, New(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, NewPostgres(t)) })
+}
+
+// Either runs fn once, on one database: SQLite or Postgres, chosen by the
+// test's name, so that a package's tests of what lies above the store
+// (browser flows, where a database costs a whole Chromium session) cover
+// both databases between them at half the cost of Each. The subtest is
+// named after the database, as Each names it.
+func Either(t *testing.T, fn func(t *testing.T, s *store.Store)) {
+	t.Helper()
+	h := fnv.New32a()
+	h.Write([]byte(t.Name()))
+	if h.Sum32()%2 == 0 {
+		t.Run("sqlite", func(t *testing.T) { fn(t, New(t)) })
+		return
+	}
 	t.Run("postgres", func(t *testing.T) { fn(t, NewPostgres(t)) })
 }
 
