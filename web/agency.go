@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/internal/overview"
@@ -64,8 +65,10 @@ type agencyFacts struct {
 	sequences map[int64][]store.SequenceCount
 }
 
+// agencyFacts reads the facts side by side, each query on a connection of
+// its own: none depends on another, and the page waits for the slowest
+// rather than for their sum.
 func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (agencyFacts, error) {
-	ctx := c.Request().Context()
 	now := h.now()
 	var f agencyFacts
 	ids := make([]int64, len(accounts))
@@ -78,34 +81,21 @@ func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (
 		tomorrow := store.AddDays(now, 1, loc)
 		f.spans[i] = store.Span{AccountID: a.ID, From: store.AddDays(tomorrow, -agencyDays, loc), To: tomorrow, Loc: loc}
 	}
-	counts, err := h.store.Counts(ctx, f.spans, store.CountFilter{NoDelays: true, ByStatus: true})
-	if err != nil {
-		return f, err
-	}
-	f.counts = counts.BySpan(len(f.spans))
-	if f.datasets, err = h.store.DatasetsOf(ctx, ids); err != nil {
-		return f, err
-	}
-	if f.stages, err = h.store.StagesOf(ctx, ids); err != nil {
-		return f, err
-	}
-	if f.mappings, err = h.store.StageMappingsOf(ctx, ids); err != nil {
-		return f, err
-	}
-	if f.crmStages, err = h.store.CRMStagesOf(ctx, ids); err != nil {
-		return f, err
-	}
-	if f.labels, err = h.store.StageLabelsOf(ctx, ids); err != nil {
-		return f, err
-	}
-	if f.lastStage, err = h.store.LastStageUpdates(ctx, ids); err != nil {
-		return f, err
-	}
-	if f.stuck, err = h.store.StuckCRMConnections(ctx, ids); err != nil {
-		return f, err
-	}
-	f.sequences, err = h.store.LastWeekLearningOf(ctx, zones, now)
-	return f, err
+	g, ctx := errgroup.WithContext(c.Request().Context())
+	g.Go(func() error {
+		counts, err := h.store.Counts(ctx, f.spans, store.CountFilter{NoDelays: true, ByStatus: true})
+		f.counts = counts.BySpan(len(f.spans))
+		return err
+	})
+	g.Go(func() (err error) { f.datasets, err = h.store.DatasetsOf(ctx, ids); return })
+	g.Go(func() (err error) { f.stages, err = h.store.StagesOf(ctx, ids); return })
+	g.Go(func() (err error) { f.mappings, err = h.store.StageMappingsOf(ctx, ids); return })
+	g.Go(func() (err error) { f.crmStages, err = h.store.CRMStagesOf(ctx, ids); return })
+	g.Go(func() (err error) { f.labels, err = h.store.StageLabelsOf(ctx, ids); return })
+	g.Go(func() (err error) { f.lastStage, err = h.store.LastStageUpdates(ctx, ids); return })
+	g.Go(func() (err error) { f.stuck, err = h.store.StuckCRMConnections(ctx, ids); return })
+	g.Go(func() (err error) { f.sequences, err = h.store.LastWeekLearningOf(ctx, zones, now); return })
+	return f, g.Wait()
 }
 
 func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([]views.AccountRow, error) {
