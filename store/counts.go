@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -361,25 +360,26 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	}
 	// Merged rows are in a span by their day, deltas by their bucket: each
 	// half reads its own partial index (the counts' key, the deltas'),
-	// and only the columns the sums need (fields), which the key holds
-	// (migration 0045): Postgres reads a span's merged rows from the index
-	// alone. The agency overview reads thousands of rows (eachRow). The
+	// and only the columns it groups by (fields) and sums (summed), which
+	// the key holds (migration 0045): Postgres reads a span's merged rows
+	// from the index alone. The agency overview reads thousands of rows (eachRow). The
 	// sums are cast back to bigint: Postgres sums bigints as numeric,
 	// which a client decodes through arbitrary-precision arithmetic.
-	read := func(fields, sums, table string, scan func(rowScanner) error) error {
+	read := func(fields, summed, sums, table string, scan func(rowScanner) error) error {
 		join := spanJoin[s.dialect]
 		q := "WITH spans (span, account_id, from_day, to_day, from_bucket, to_bucket) AS (" + spanRows + ")" +
 			" SELECT span, " + fields + ", " + sums + " FROM (" +
-			"SELECT s.span, c.* FROM " + fmt.Sprintf(join, fields+", "+sumFields[table], table, "NOT c.delta AND c.day >= s.from_day AND c.day < s.to_day"+where) +
-			" UNION ALL SELECT s.span, c.* FROM " + fmt.Sprintf(join, fields+", "+sumFields[table], table, "c.delta AND c.bucket >= s.from_bucket AND c.bucket < s.to_bucket"+where) +
+			"SELECT s.span, c.* FROM " + fmt.Sprintf(join, fields+", "+summed, table, "NOT c.delta AND c.day >= s.from_day AND c.day < s.to_day"+where) +
+			" UNION ALL SELECT s.span, c.* FROM " + fmt.Sprintf(join, fields+", "+summed, table, "c.delta AND c.bucket >= s.from_bucket AND c.bucket < s.to_bucket"+where) +
 			") x GROUP BY span, " + fields
 		return s.eachRow(ctx, q, append(append(append([]any{}, args...), whereArgs...), whereArgs...), scan)
 	}
+	const n = "CAST(SUM(n) AS bigint) AS n"
 	leadFields := "stage, junk, partial, junk_signals"
 	if f.ByStatus {
 		leadFields = "stage, junk, partial"
 	}
-	err := read(leadFields, "CAST(SUM(n) AS bigint) AS n", "lead_counts", func(rows rowScanner) error {
+	err := read(leadFields, "n", n, "lead_counts", func(rows rowScanner) error {
 		var r LeadCount
 		dest := []any{&r.Span, &r.Stage, &r.Junk, &r.Partial, &r.JunkSignals, &r.N}
 		if f.ByStatus {
@@ -398,21 +398,21 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	switch {
 	case err != nil:
 	case f.NoDelays:
-		err = read("stage", "0 AS hours, CAST(SUM(n) AS bigint) AS n", "stage_counts", scanStage)
+		err = read("stage", "n", "0 AS hours, "+n, "stage_counts", scanStage)
 	default:
-		err = read("stage, hours", "CAST(SUM(n) AS bigint) AS n", "stage_counts", scanStage)
+		err = read("stage, hours", "n", n, "stage_counts", scanStage)
 	}
 	switch {
 	case err != nil:
 	case f.ByStatus:
-		err = read("status", "CAST(SUM(n) AS bigint) AS n", "event_counts", func(rows rowScanner) error {
+		err = read("status", "n", n, "event_counts", func(rows rowScanner) error {
 			var r EventCount
 			err := rows.Scan(&r.Span, &r.Status, &r.N)
 			c.Events = append(c.Events, r)
 			return err
 		})
 	default:
-		err = read("source, event_name, status, dataset_id", `CAST(SUM(n) AS bigint) AS n,
+		err = read("source, event_name, status, dataset_id", "n, em, ph, fbc, fbp, external_id, lead_id, ip, ua", n+`,
 			CAST(SUM(em) AS bigint) AS em, CAST(SUM(ph) AS bigint) AS ph, CAST(SUM(fbc) AS bigint) AS fbc,
 			CAST(SUM(fbp) AS bigint) AS fbp, CAST(SUM(external_id) AS bigint) AS external_id,
 			CAST(SUM(lead_id) AS bigint) AS lead_id, CAST(SUM(ip) AS bigint) AS ip, CAST(SUM(ua) AS bigint) AS ua`,
@@ -429,27 +429,36 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 }
 
 // countSpans is a SELECT of spans' rows, (span, account_id, from_day,
-// to_day, from_bucket, to_bucket), with its one argument: the span's
-// index, its days [from, to) as the merged rows have them (Day) and its
-// buckets as the deltas have them, the rows passed as one JSON array of
-// arrays (countSpansSQL reads it), as idList passes ids, rather than as
-// six bound values a span.
+// to_day, from_bucket, to_bucket), with its arguments: the span's index,
+// its days [from, to) as the merged rows have them (Day) and its buckets as
+// the deltas have them. The rows go as a few arguments however many spans
+// there are, as idList passes ids, rather than as six bound values a span:
+// on Postgres one array per column, which unnest reads side by side, on
+// SQLite one JSON array of arrays (countSpansSQL).
 func (s *Store) countSpans(spans []Span) (string, []any) {
+	rows := make([][6]int64, len(spans))
+	for i, sp := range spans {
+		fromDay, toDay := sp.days()
+		rows[i] = [6]int64{int64(i), sp.AccountID, fromDay, toDay, Bucket(sp.From), Bucket(sp.To)}
+	}
+	if s.dialect == migrations.Postgres {
+		args := make([]any, 6)
+		col := make([]int64, len(rows))
+		for k := range args {
+			for i, r := range rows {
+				col[i] = r[k]
+			}
+			args[k] = intArray('{', col, '}')
+		}
+		return countSpansSQL[s.dialect], args
+	}
 	var b strings.Builder
 	b.WriteByte('[')
-	for i, sp := range spans {
+	for i, r := range rows {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fromDay, toDay := sp.days()
-		b.WriteByte('[')
-		for k, v := range []int64{int64(i), sp.AccountID, fromDay, toDay, Bucket(sp.From), Bucket(sp.To)} {
-			if k > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(strconv.FormatInt(v, 10))
-		}
-		b.WriteByte(']')
+		b.WriteString(intArray('[', r[:], ']'))
 	}
 	b.WriteByte(']')
 	return countSpansSQL[s.dialect], []any{b.String()}
@@ -468,17 +477,11 @@ var spanJoin = map[string]string{
 	migrations.SQLite:   "spans s JOIN (SELECT account_id, delta, day, bucket, source, campaign, %s FROM %s) c ON c.account_id = s.account_id AND %s",
 }
 
-// sumFields are the columns of each counts table that Counts sums.
-var sumFields = map[string]string{
-	"lead_counts":  "n",
-	"stage_counts": "n",
-	"event_counts": "n, em, ph, fbc, fbp, external_id, lead_id, ip, ua",
-}
-
-// countSpansSQL reads countSpans' JSON array into rows, per dialect.
+// countSpansSQL reads countSpans' arguments into rows, per dialect.
 var countSpansSQL = map[string]string{
-	migrations.Postgres: `SELECT (value->>0)::integer, (value->>1)::bigint, (value->>2)::bigint, (value->>3)::bigint,
-		(value->>4)::bigint, (value->>5)::bigint FROM json_array_elements(CAST(? AS json))`,
+	migrations.Postgres: `SELECT CAST(span AS integer), account_id, from_day, to_day, from_bucket, to_bucket
+		FROM unnest(CAST(? AS bigint[]), CAST(? AS bigint[]), CAST(? AS bigint[]), CAST(? AS bigint[]),
+			CAST(? AS bigint[]), CAST(? AS bigint[])) AS s (span, account_id, from_day, to_day, from_bucket, to_bucket)`,
 	migrations.SQLite: `SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
 		json_extract(value, '$[3]'), json_extract(value, '$[4]'), json_extract(value, '$[5]') FROM json_each(?)`,
 }
