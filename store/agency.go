@@ -49,20 +49,40 @@ func (s *Store) StageMappingsOf(ctx context.Context, accountIDs []int64) (map[in
 	return out, wrap("stage mappings of accounts", err)
 }
 
-// byAccount runs query q with args (eachRow) and scans each row into a
-// new T through the targets fields gives (with its account id's), grouping
-// them by account.
+// byAccount runs query q with args (eachRow) and scans each row into a T
+// through the targets fields gives (with its account id's), grouping them
+// by account. The rows are scanned into one value and kept in one array,
+// each account's run of rows (q orders them by account) a slice of it.
 func byAccount[T any](ctx context.Context, s *Store, q string, args []any, fields func(*T) (*int64, []any)) (map[int64][]T, error) {
-	out := map[int64][]T{}
+	var (
+		v        T
+		all      []T
+		accounts []int64
+	)
+	account, dest := fields(&v)
 	err := s.eachRow(ctx, q, args, func(row rowScanner) error {
-		var v T
-		account, dest := fields(&v)
 		if err := row.Scan(dest...); err != nil {
 			return err
 		}
-		out[*account] = append(out[*account], v)
+		all, accounts = append(all, v), append(accounts, *account)
 		return nil
 	})
+	out := map[int64][]T{}
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && accounts[j] == accounts[i] {
+			j++
+		}
+		// A second run of an account (q did not order them) is appended
+		// to its first, which is capped: the append copies it, never
+		// writing over the next run.
+		if rows, ok := out[accounts[i]]; ok {
+			out[accounts[i]] = append(rows, all[i:j]...)
+		} else {
+			out[accounts[i]] = all[i:j:j]
+		}
+		i = j
+	}
 	return out, err
 }
 

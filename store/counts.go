@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -319,19 +320,43 @@ type Counts struct {
 // sums each span's rows rather than every row for each span.
 func (c Counts) BySpan(n int) []Counts {
 	out := make([]Counts, n)
-	for _, r := range c.Leads {
-		if r.Span >= 0 && r.Span < n {
-			out[r.Span].Leads = append(out[r.Span].Leads, r)
+	for i, rows := range bySpan(c.Leads, n, func(r *LeadCount) int { return r.Span }) {
+		out[i].Leads = rows
+	}
+	for i, rows := range bySpan(c.Stages, n, func(r *StageDelay) int { return r.Span }) {
+		out[i].Stages = rows
+	}
+	for i, rows := range bySpan(c.Events, n, func(r *EventCount) int { return r.Span }) {
+		out[i].Events = rows
+	}
+	return out
+}
+
+// bySpan splits rows into the rows of each of n spans (span says a row's),
+// in their order, all of them in one array: a slice of it per span, where
+// appending row by row would grow hundreds of small slices.
+func bySpan[T any](rows []T, n int, span func(*T) int) [][]T {
+	start := make([]int, n+1) // span i's rows are all[start[i]:start[i+1]]
+	for k := range rows {
+		if i := span(&rows[k]); i >= 0 && i < n {
+			start[i+1]++
 		}
 	}
-	for _, r := range c.Stages {
-		if r.Span >= 0 && r.Span < n {
-			out[r.Span].Stages = append(out[r.Span].Stages, r)
+	for i := range n {
+		start[i+1] += start[i]
+	}
+	all := make([]T, start[n])
+	next := slices.Clone(start[:n])
+	for k := range rows {
+		if i := span(&rows[k]); i >= 0 && i < n {
+			all[next[i]] = rows[k]
+			next[i]++
 		}
 	}
-	for _, r := range c.Events {
-		if r.Span >= 0 && r.Span < n {
-			out[r.Span].Events = append(out[r.Span].Events, r)
+	out := make([][]T, n)
+	for i := range out {
+		if start[i] < start[i+1] {
+			out[i] = all[start[i]:start[i+1]:start[i+1]]
 		}
 	}
 	return out
@@ -379,20 +404,23 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	if f.ByStatus {
 		leadFields = "stage, junk, partial"
 	}
+	// Each read scans its rows into one value, through one list of its
+	// fields, and appends copies: thousands of rows for the agency overview.
+	var lead LeadCount
+	leadDest := []any{&lead.Span, &lead.Stage, &lead.Junk, &lead.Partial, &lead.JunkSignals, &lead.N}
+	if f.ByStatus {
+		leadDest = []any{&lead.Span, &lead.Stage, &lead.Junk, &lead.Partial, &lead.N}
+	}
 	err := read(leadFields, "n", n, "lead_counts", func(rows rowScanner) error {
-		var r LeadCount
-		dest := []any{&r.Span, &r.Stage, &r.Junk, &r.Partial, &r.JunkSignals, &r.N}
-		if f.ByStatus {
-			dest = []any{&r.Span, &r.Stage, &r.Junk, &r.Partial, &r.N}
-		}
-		err := rows.Scan(dest...)
-		c.Leads = append(c.Leads, r)
+		err := rows.Scan(leadDest...)
+		c.Leads = append(c.Leads, lead)
 		return err
 	})
+	var stage StageDelay
+	stageDest := []any{&stage.Span, &stage.Stage, &stage.Hours, &stage.N}
 	scanStage := func(rows rowScanner) error {
-		var r StageDelay
-		err := rows.Scan(&r.Span, &r.Stage, &r.Hours, &r.N)
-		c.Stages = append(c.Stages, r)
+		err := rows.Scan(stageDest...)
+		c.Stages = append(c.Stages, stage)
 		return err
 	}
 	switch {
@@ -402,26 +430,27 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	default:
 		err = read("stage, hours", "n", n, "stage_counts", scanStage)
 	}
+	var ev EventCount
 	switch {
 	case err != nil:
 	case f.ByStatus:
+		dest := []any{&ev.Span, &ev.Status, &ev.N}
 		err = read("status", "n", n, "event_counts", func(rows rowScanner) error {
-			var r EventCount
-			err := rows.Scan(&r.Span, &r.Status, &r.N)
-			c.Events = append(c.Events, r)
+			err := rows.Scan(dest...)
+			c.Events = append(c.Events, ev)
 			return err
 		})
 	default:
+		k := &ev.Keys
+		dest := []any{&ev.Span, &ev.Source, &ev.EventName, &ev.Status, &ev.DatasetID, &ev.N,
+			&k.Em, &k.Ph, &k.FBC, &k.FBP, &k.ExternalID, &k.LeadID, &k.IP, &k.UA}
 		err = read("source, event_name, status, dataset_id", "n, em, ph, fbc, fbp, external_id, lead_id, ip, ua", n+`,
 			CAST(SUM(em) AS bigint) AS em, CAST(SUM(ph) AS bigint) AS ph, CAST(SUM(fbc) AS bigint) AS fbc,
 			CAST(SUM(fbp) AS bigint) AS fbp, CAST(SUM(external_id) AS bigint) AS external_id,
 			CAST(SUM(lead_id) AS bigint) AS lead_id, CAST(SUM(ip) AS bigint) AS ip, CAST(SUM(ua) AS bigint) AS ua`,
 			"event_counts", func(rows rowScanner) error {
-				var r EventCount
-				k := &r.Keys
-				err := rows.Scan(&r.Span, &r.Source, &r.EventName, &r.Status, &r.DatasetID, &r.N,
-					&k.Em, &k.Ph, &k.FBC, &k.FBP, &k.ExternalID, &k.LeadID, &k.IP, &k.UA)
-				c.Events = append(c.Events, r)
+				err := rows.Scan(dest...)
+				c.Events = append(c.Events, ev)
 				return err
 			})
 	}

@@ -3,9 +3,11 @@ package store_test
 import (
 	"database/sql"
 	"fmt"
-	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -614,4 +616,37 @@ func TestEventCountsByDestination(t *testing.T) {
 		}
 		byDestination("merged", want)
 	})
+}
+
+// BySpan keeps each span's rows in their order, whatever the order of
+// the spans, leaves out rows of no span, and lets a span's rows grow
+// without writing over the next span's.
+func TestCountsSplitBySpan(t *testing.T) {
+	t.Parallel()
+	c := store.Counts{
+		Leads:  []store.LeadCount{{Span: 2, N: 1}, {Span: 0, N: 2}, {Span: 2, N: 3}, {Span: -1, N: 4}, {Span: 5, N: 5}, {Span: 0, N: 6}},
+		Events: []store.EventCount{{Span: 1, N: 7}},
+	}
+	got := c.BySpan(3)
+	if len(got) != 3 {
+		t.Fatalf("BySpan(3) = %d spans", len(got))
+	}
+	ns := func(rows []store.LeadCount) (out []int64) {
+		for _, r := range rows {
+			out = append(out, r.N)
+		}
+		return out
+	}
+	for i, want := range [][]int64{{2, 6}, nil, {1, 3}} {
+		if !slices.Equal(ns(got[i].Leads), want) {
+			t.Errorf("span %d's leads = %v; want %v", i, ns(got[i].Leads), want)
+		}
+	}
+	if len(got[1].Events) != 1 || got[1].Events[0].N != 7 || got[0].Events != nil || got[1].Stages != nil {
+		t.Errorf("events by span = %+v", got)
+	}
+	got[0].Leads = append(got[0].Leads, store.LeadCount{N: 99})
+	if !slices.Equal(ns(got[2].Leads), []int64{1, 3}) {
+		t.Errorf("appending to span 0 changed span 2: %v", ns(got[2].Leads))
+	}
 }
