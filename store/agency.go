@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/leadsignal/leadsignal/models"
 )
@@ -91,7 +92,8 @@ func byAccount[T any](ctx context.Context, s *Store, q string, args []any, field
 // does for one.
 func (s *Store) CRMStagesOf(ctx context.Context, accountIDs []int64) (map[int64][]models.CRMStage, error) {
 	var rows []models.CRMStage
-	err := s.q(ctx).Where("account_id IN ? AND stage <> ''", accountIDs).
+	in, list := s.idList("account_id", accountIDs)
+	err := s.q(ctx).Where(in+" AND stage <> ''", list).
 		Order("account_id, connection_id, position, crm_stage_id").Find(&rows).Error
 	out := map[int64][]models.CRMStage{}
 	for _, r := range rows {
@@ -108,10 +110,11 @@ const MaxStageLabels = 200
 // stageLabelsSQL walks the index of stage_changes by account and stage
 // (stage_changes_account_stage_idx) from one label to the next, one
 // lookup per label, never reading the changes themselves: an account with
-// a million changes and five labels costs six lookups.
+// a million changes and five labels costs six lookups. %s picks the
+// accounts (idList).
 const stageLabelsSQL = `WITH RECURSIVE labels (account_id, stage, n) AS (
 	SELECT a.id, (SELECT MIN(sc.stage) FROM stage_changes sc WHERE sc.account_id = a.id), 1
-	FROM accounts a WHERE a.id IN ?
+	FROM accounts a WHERE %s
 	UNION ALL
 	SELECT l.account_id, (SELECT MIN(sc.stage) FROM stage_changes sc WHERE sc.account_id = l.account_id AND sc.stage > l.stage), l.n + 1
 	FROM labels l WHERE l.stage IS NOT NULL AND l.n < ?
@@ -131,7 +134,8 @@ func (s *Store) StageLabelsOf(ctx context.Context, accountIDs []int64) (map[int6
 		AccountID int64
 		Stage     string
 	}
-	err := s.q(ctx).Raw(stageLabelsSQL, accountIDs, MaxStageLabels, models.StageJunk, models.StageNotJunk).Scan(&rows).Error
+	in, list := s.idList("a.id", accountIDs)
+	err := s.q(ctx).Raw(fmt.Sprintf(stageLabelsSQL, in), list, MaxStageLabels, models.StageJunk, models.StageNotJunk).Scan(&rows).Error
 	for _, r := range rows {
 		out[r.AccountID] = append(out[r.AccountID], r.Stage)
 	}

@@ -570,8 +570,9 @@ func (s *Store) Campaigns(ctx context.Context, accountID int64, since time.Time,
 // a junk marker); an account with none is missing.
 func (s *Store) LastStageUpdates(ctx context.Context, accountIDs []int64) (map[int64]time.Time, error) {
 	out := map[int64]time.Time{}
+	in, list := s.idList("a.id", accountIDs)
 	rows, err := s.q(ctx).Raw(`SELECT a.id, (SELECT MAX(created_at) FROM stage_changes sc WHERE sc.account_id = a.id
-		AND sc.stage NOT IN ('junk', 'not_junk')) AS last FROM accounts a WHERE a.id IN ?`, accountIDs).Rows()
+		AND sc.stage NOT IN ('junk', 'not_junk')) AS last FROM accounts a WHERE `+in, list).Rows()
 	if err != nil {
 		return nil, wrap("last stage updates", err)
 	}

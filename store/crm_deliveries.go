@@ -313,16 +313,17 @@ func (s *Store) StuckCRMConnections(ctx context.Context, accountIDs []int64) ([]
 	if len(accountIDs) == 0 {
 		return nil, nil
 	}
+	in, list := s.idList("d.account_id", accountIDs)
 	err := s.q(ctx).Raw(`SELECT d.account_id, c.id AS connection_id, c.name, c.kind,
 			COUNT(*) FILTER (WHERE d.waiting_for = ?) AS mapping,
 			COUNT(*) FILTER (WHERE d.waiting_for = ? AND d.attempts >= ?) AS crm,
 			COUNT(*) FILTER (WHERE d.waiting_for = ?) AS attention
 		FROM crm_deliveries d JOIN crm_connections c ON c.id = d.connection_id
-		WHERE d.account_id IN ? AND d.status = ? AND d.waiting_for IN (?, ?, ?)
+		WHERE `+in+` AND d.status = ? AND d.waiting_for IN (?, ?, ?)
 		GROUP BY d.account_id, c.id, c.name, c.kind
 		HAVING COUNT(*) FILTER (WHERE d.waiting_for IN (?, ?)) > 0 OR COUNT(*) FILTER (WHERE d.waiting_for = ? AND d.attempts >= ?) > 0
 		ORDER BY d.account_id, c.kind, lower(c.name), c.id`,
-		models.WaitingMapping, models.WaitingCRM, stuckTries, models.WaitingAttention, accountIDs, models.DeliveryWaiting,
+		models.WaitingMapping, models.WaitingCRM, stuckTries, models.WaitingAttention, list, models.DeliveryWaiting,
 		models.WaitingMapping, models.WaitingCRM, models.WaitingAttention,
 		models.WaitingMapping, models.WaitingAttention, models.WaitingCRM, stuckTries).Scan(&out).Error
 	return out, wrap("stuck crm connections", err)

@@ -272,7 +272,8 @@ func (s *Store) sequenceCounts(ctx context.Context, accounts []AccountZone, week
 		ids[i] = a.AccountID
 	}
 	var seqs []models.Sequence
-	if err := s.q(ctx).Where("account_id IN ?", ids).Order("account_id, id").Find(&seqs).Error; err != nil || len(seqs) == 0 {
+	in, list := s.idList("account_id", ids)
+	if err := s.q(ctx).Where(in, list).Order("account_id, id").Find(&seqs).Error; err != nil || len(seqs) == 0 {
 		return nil, wrap("sequence weeks", err)
 	}
 	starts := map[int64][]time.Time{}
