@@ -56,10 +56,17 @@ func (s *Store) AccountsForUser(ctx context.Context, userID int64) ([]models.Acc
 	return as, wrap("accounts for user", err)
 }
 
+// HasAccounts reports whether the user is a member of any account.
+func (s *Store) HasAccounts(ctx context.Context, userID int64) (bool, error) {
+	var n int64
+	err := s.q(ctx).Raw("SELECT COUNT(*) FROM (SELECT 1 FROM memberships WHERE user_id = ? LIMIT 1) m", userID).Scan(&n).Error
+	return n > 0, wrap("has accounts", err)
+}
+
 // accountsForUser reads the accounts for which where holds (of a, the
 // account, and m, its membership), by name, with the member's role in
-// each. Every page lists them all in its account switcher, an agency's
-// hundreds too: they are scanned by hand (eachRow).
+// each. The account switcher and the agency overview list them all, an
+// agency's hundreds too: they are scanned by hand (eachRow).
 func (s *Store) accountsForUser(ctx context.Context, where string, args ...any) ([]models.AccountAccess, error) {
 	var as []models.AccountAccess
 	err := s.eachRow(ctx, `SELECT a.id, a.slug, a.name, a.timezone, a.default_country, a.currency, a.crm_name,

@@ -15,7 +15,12 @@ type Page struct {
 	User *models.User
 	// CSRF is the token every state-changing form and htmx request carries.
 	CSRF string
-	// Accounts are the user's accounts, for the switcher.
+	// HasAccounts is true when the user is a member of an account: the
+	// page then has an account switcher, whose list it loads when opened
+	// (SwitcherItems).
+	HasAccounts bool
+	// Accounts are the user's accounts, read only for the switcher's list
+	// (SwitcherItems), not for every page.
 	Accounts []models.AccountAccess
 	// Account is the account being looked at, nil outside one.
 	Account *models.AccountAccess

@@ -1,6 +1,11 @@
 package views
 
-import "github.com/leadsignal/leadsignal/models"
+import (
+	"net/url"
+	"strconv"
+
+	"github.com/leadsignal/leadsignal/models"
+)
 
 // section is one part of an account's navigation as the account switcher
 // keeps it: its list page, and the least role that may open it.
@@ -29,4 +34,20 @@ func switchURL(p Page, a models.AccountAccess) string {
 		return AccountURL(a.ID, s.path)
 	}
 	return AccountURL(a.ID, "")
+}
+
+// switcherURL is where the account switcher of page p loads its list
+// from: the section and account p shows.
+func switcherURL(p Page) string {
+	q := url.Values{}
+	if p.Nav != "" {
+		q.Set("nav", p.Nav)
+	}
+	if p.Account != nil {
+		q.Set("account", strconv.FormatInt(p.Account.ID, 10))
+	}
+	if len(q) == 0 {
+		return "/switcher"
+	}
+	return "/switcher?" + q.Encode()
 }

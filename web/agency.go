@@ -40,7 +40,11 @@ const maxLabelsShown = 3
 // what needs attention, those that need it most first.
 func (h *Handler) showAccounts(c echo.Context) error {
 	p := h.page(c, "Accounts")
-	rows, err := h.agencyRows(c, p.Accounts)
+	accounts, err := h.store.AccountsForUser(c.Request().Context(), p.User.ID)
+	if err != nil {
+		return err
+	}
+	rows, err := h.agencyRows(c, accounts)
 	if err != nil {
 		return err
 	}

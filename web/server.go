@@ -199,6 +199,7 @@ func New(o Options) *echo.Echo {
 
 	in := ui.Group("", h.requireUser)
 	in.GET("/accounts", h.showAccounts)
+	in.GET("/switcher", h.showSwitcher)
 	in.POST("/logout/everywhere", h.logoutEverywhere)
 	in.GET("/password", h.showPassword)
 	in.POST("/password", h.changePassword)

@@ -381,12 +381,18 @@ func (h *Handler) page(c echo.Context, title string) views.Page {
 			}
 		}
 	}
-	if p.User != nil {
-		as, err := h.store.AccountsForUser(c.Request().Context(), p.User.ID)
+	// The switcher's list is read when it opens (showSwitcher): an
+	// agency's every page would otherwise read and draw hundreds of
+	// accounts for a menu seldom opened.
+	switch {
+	case p.Account != nil:
+		p.HasAccounts = true
+	case p.User != nil:
+		has, err := h.store.HasAccounts(c.Request().Context(), p.User.ID)
 		if err != nil {
-			h.log.Error("list accounts for switcher", slog.Any("error", err))
+			h.log.Error("accounts for switcher", slog.Any("error", err))
 		}
-		p.Accounts = as
+		p.HasAccounts = has
 	}
 	if p.Account != nil {
 		p.Alerts = h.accountAlerts(c, p.Account.Account)

@@ -254,7 +254,7 @@ func TestCreateAccountsAndSwitch(t *testing.T) {
 		// remembered for the next visit to /.
 		r = b.get(views.AccountURL(beta.ID, ""))
 		wantStatus(t, "beta overview", r, http.StatusOK)
-		if got := r.doc.Find(`.account-switcher li a[href^="/accounts/"]`).Length(); got != 2 {
+		if got := switcherList(t, b, r).doc.Find(`li a[href^="/accounts/"]`).Length(); got != 2 {
 			t.Errorf("switcher lists %d accounts; want 2", got)
 		}
 		if r.text("account-switcher") != "Beta" {
