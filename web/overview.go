@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/overview"
@@ -152,18 +153,14 @@ func (d overviewData) periods() (names []string, spans []store.Span, counts []st
 	return names, spans, counts, idx
 }
 
+// readOverview reads what the Overview shows, its reads side by side (as
+// the agency overview's): none depends on another.
 func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
-	ctx := c.Request().Context()
 	a := currentAccount(c)
 	d := overviewData{loc: location(a.Account), created: a.Account.CreatedAt}
 	now := h.now()
 	d.filter, d.vf = parseOverviewFilter(c, d.loc, now)
 	d.links = overviewLinks{base: views.AccountURL(a.ID, ""), f: d.filter, loc: d.loc, sendLog: a.Role.AtLeast(models.RoleSales)}
-	var err error
-	if d.stages, err = h.accountStages(ctx, a.ID); err != nil {
-		return d, err
-	}
-	d.mapped = overview.Mapped(d.stages)
 	starts := store.WeekStarts(d.loc, now, overviewWeeks)
 	for i, s := range starts {
 		end := store.AddDays(s, 7, d.loc)
@@ -175,23 +172,25 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 	// The weeks need no stage change times: only the range's funnel does.
 	weekly := d.filter.counts
 	weekly.NoDelays = true
-	if d.byWeek, err = h.store.Counts(ctx, d.weeks, weekly); err != nil {
-		return d, err
-	}
-	d.unfiltered = d.byWeek
-	if weekly != (store.CountFilter{NoDelays: true}) {
-		if d.unfiltered, err = h.store.Counts(ctx, d.weeks, store.CountFilter{NoDelays: true}); err != nil {
-			return d, err
-		}
-	}
+	unfiltered := weekly == (store.CountFilter{NoDelays: true})
 	rng := []store.Span{{AccountID: a.ID, From: d.filter.from, To: d.filter.to, Loc: d.loc}}
-	if d.inRange, err = h.store.Counts(ctx, rng, d.filter.counts); err != nil {
-		return d, err
+	g, ctx := errgroup.WithContext(c.Request().Context())
+	g.Go(func() (err error) { d.stages, err = h.accountStages(ctx, a.ID); return })
+	g.Go(func() (err error) { d.byWeek, err = h.store.Counts(ctx, d.weeks, weekly); return })
+	if !unfiltered {
+		g.Go(func() (err error) {
+			d.unfiltered, err = h.store.Counts(ctx, d.weeks, store.CountFilter{NoDelays: true})
+			return
+		})
 	}
-	if d.destinations, err = h.store.Datasets(ctx, a.ID); err != nil {
-		return d, err
+	g.Go(func() (err error) { d.inRange, err = h.store.Counts(ctx, rng, d.filter.counts); return })
+	g.Go(func() (err error) { d.destinations, err = h.store.Datasets(ctx, a.ID); return })
+	g.Go(func() (err error) { d.vf.Campaigns, err = h.store.Campaigns(ctx, a.ID, starts[0], 50); return })
+	err := g.Wait()
+	d.mapped = overview.Mapped(d.stages)
+	if unfiltered {
+		d.unfiltered = d.byWeek
 	}
-	d.vf.Campaigns, err = h.store.Campaigns(ctx, a.ID, starts[0], 50)
 	return d, err
 }
 
@@ -218,12 +217,26 @@ func (h *Handler) showOverview(c echo.Context) error {
 	if !v.HasLeads {
 		return render(c, 200, views.OverviewPage(p, v))
 	}
-	d, err := h.readOverview(c)
-	if err != nil {
-		return err
-	}
 	if table := c.QueryParam("csv"); table != "" {
+		d, err := h.readOverview(c)
+		if err != nil {
+			return err
+		}
 		return h.overviewCSV(c, d, table)
+	}
+	// The sequences' weeks are read beside the rest.
+	var (
+		d         overviewData
+		sequences []store.SequenceCount
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { d, err = h.readOverview(c); return })
+	g.Go(func() (err error) {
+		sequences, err = h.store.SequenceWeeks(gctx, a.ID, location(a.Account), h.now(), overviewWeeks)
+		return
+	})
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	v.Filter = d.vf
 	v.Columns, v.Headline, v.Reached = headline(d)
@@ -234,10 +247,6 @@ func (h *Handler) showOverview(c echo.Context) error {
 	v.Coverage = coverage(d)
 	v.Reconcile, v.ReconcileTitle = reconcile(d), reconcileTitle(d.destinations)
 	if v.Readiness, err = h.readiness(c, d); err != nil {
-		return err
-	}
-	sequences, err := h.store.SequenceWeeks(ctx, a.ID, d.loc, h.now(), overviewWeeks)
-	if err != nil {
 		return err
 	}
 	if len(sequences) > 0 {
