@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -8,7 +9,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/internal/overview"
@@ -69,9 +69,8 @@ type agencyFacts struct {
 	sequences map[int64][]store.SequenceCount
 }
 
-// agencyFacts reads the facts side by side, each query on a connection of
-// its own: none depends on another, and the page waits for the slowest
-// rather than for their sum.
+// agencyFacts reads the facts side by side (together): none depends on
+// another, and the page waits for the slowest rather than for their sum.
 func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (agencyFacts, error) {
 	now := h.now()
 	var f agencyFacts
@@ -85,21 +84,25 @@ func (h *Handler) agencyFacts(c echo.Context, accounts []models.AccountAccess) (
 		tomorrow := store.AddDays(now, 1, loc)
 		f.spans[i] = store.Span{AccountID: a.ID, From: store.AddDays(tomorrow, -agencyDays, loc), To: tomorrow, Loc: loc}
 	}
-	g, ctx := errgroup.WithContext(c.Request().Context())
-	g.Go(func() error {
-		counts, err := h.store.Counts(ctx, f.spans, store.CountFilter{NoDelays: true, ByStatus: true})
-		f.counts = counts.BySpan(len(f.spans))
-		return err
-	})
-	g.Go(func() (err error) { f.datasets, err = h.store.DatasetsOf(ctx, ids); return })
-	g.Go(func() (err error) { f.stages, err = h.store.StagesOf(ctx, ids); return })
-	g.Go(func() (err error) { f.mappings, err = h.store.StageMappingsOf(ctx, ids); return })
-	g.Go(func() (err error) { f.crmStages, err = h.store.CRMStagesOf(ctx, ids); return })
-	g.Go(func() (err error) { f.labels, err = h.store.StageLabelsOf(ctx, ids); return })
-	g.Go(func() (err error) { f.lastStage, err = h.store.LastStageUpdates(ctx, ids); return })
-	g.Go(func() (err error) { f.stuck, err = h.store.StuckCRMConnections(ctx, ids); return })
-	g.Go(func() (err error) { f.sequences, err = h.store.LastWeekLearningOf(ctx, zones, now); return })
-	return f, g.Wait()
+	err := together(c.Request().Context(),
+		func(ctx context.Context) error {
+			counts, err := h.store.Counts(ctx, f.spans, store.CountFilter{NoDelays: true, ByStatus: true})
+			f.counts = counts.BySpan(len(f.spans))
+			return err
+		},
+		func(ctx context.Context) (err error) { f.datasets, err = h.store.DatasetsOf(ctx, ids); return },
+		func(ctx context.Context) (err error) { f.stages, err = h.store.StagesOf(ctx, ids); return },
+		func(ctx context.Context) (err error) { f.mappings, err = h.store.StageMappingsOf(ctx, ids); return },
+		func(ctx context.Context) (err error) { f.crmStages, err = h.store.CRMStagesOf(ctx, ids); return },
+		func(ctx context.Context) (err error) { f.labels, err = h.store.StageLabelsOf(ctx, ids); return },
+		func(ctx context.Context) (err error) { f.lastStage, err = h.store.LastStageUpdates(ctx, ids); return },
+		func(ctx context.Context) (err error) { f.stuck, err = h.store.StuckCRMConnections(ctx, ids); return },
+		func(ctx context.Context) (err error) {
+			f.sequences, err = h.store.LastWeekLearningOf(ctx, zones, now)
+			return
+		},
+	)
+	return f, err
 }
 
 func (h *Handler) agencyRows(c echo.Context, accounts []models.AccountAccess) ([]views.AccountRow, error) {

@@ -1,13 +1,13 @@
 package web
 
 import (
+	"context"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/leadsignal/leadsignal/internal/junk"
 	"github.com/leadsignal/leadsignal/internal/overview"
@@ -153,9 +153,9 @@ func (d overviewData) periods() (names []string, spans []store.Span, counts []st
 	return names, spans, counts, idx
 }
 
-// readOverview reads what the Overview shows, its reads side by side (as
-// the agency overview's): none depends on another.
-func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
+// readOverview reads what the Overview shows, its reads side by side
+// (together, as the agency overview's): none depends on another.
+func (h *Handler) readOverview(ctx context.Context, c echo.Context) (overviewData, error) {
 	a := currentAccount(c)
 	d := overviewData{loc: location(a.Account), created: a.Account.CreatedAt}
 	now := h.now()
@@ -174,19 +174,26 @@ func (h *Handler) readOverview(c echo.Context) (overviewData, error) {
 	weekly.NoDelays = true
 	unfiltered := weekly == (store.CountFilter{NoDelays: true})
 	rng := []store.Span{{AccountID: a.ID, From: d.filter.from, To: d.filter.to, Loc: d.loc}}
-	g, ctx := errgroup.WithContext(c.Request().Context())
-	g.Go(func() (err error) { d.stages, err = h.accountStages(ctx, a.ID); return })
-	g.Go(func() (err error) { d.byWeek, err = h.store.Counts(ctx, d.weeks, weekly); return })
+	reads := []func(context.Context) error{
+		func(ctx context.Context) (err error) { d.stages, err = h.accountStages(ctx, a.ID); return },
+		func(ctx context.Context) (err error) { d.byWeek, err = h.store.Counts(ctx, d.weeks, weekly); return },
+		func(ctx context.Context) (err error) {
+			d.inRange, err = h.store.Counts(ctx, rng, d.filter.counts)
+			return
+		},
+		func(ctx context.Context) (err error) { d.destinations, err = h.store.Datasets(ctx, a.ID); return },
+		func(ctx context.Context) (err error) {
+			d.vf.Campaigns, err = h.store.Campaigns(ctx, a.ID, starts[0], 50)
+			return
+		},
+	}
 	if !unfiltered {
-		g.Go(func() (err error) {
+		reads = append(reads, func(ctx context.Context) (err error) {
 			d.unfiltered, err = h.store.Counts(ctx, d.weeks, store.CountFilter{NoDelays: true})
 			return
 		})
 	}
-	g.Go(func() (err error) { d.inRange, err = h.store.Counts(ctx, rng, d.filter.counts); return })
-	g.Go(func() (err error) { d.destinations, err = h.store.Datasets(ctx, a.ID); return })
-	g.Go(func() (err error) { d.vf.Campaigns, err = h.store.Campaigns(ctx, a.ID, starts[0], 50); return })
-	err := g.Wait()
+	err := together(ctx, reads...)
 	d.mapped = overview.Mapped(d.stages)
 	if unfiltered {
 		d.unfiltered = d.byWeek
@@ -218,7 +225,7 @@ func (h *Handler) showOverview(c echo.Context) error {
 		return render(c, 200, views.OverviewPage(p, v))
 	}
 	if table := c.QueryParam("csv"); table != "" {
-		d, err := h.readOverview(c)
+		d, err := h.readOverview(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -229,13 +236,13 @@ func (h *Handler) showOverview(c echo.Context) error {
 		d         overviewData
 		sequences []store.SequenceCount
 	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { d, err = h.readOverview(c); return })
-	g.Go(func() (err error) {
-		sequences, err = h.store.SequenceWeeks(gctx, a.ID, location(a.Account), h.now(), overviewWeeks)
-		return
-	})
-	if err := g.Wait(); err != nil {
+	err = together(ctx,
+		func(ctx context.Context) (err error) { d, err = h.readOverview(ctx, c); return },
+		func(ctx context.Context) (err error) {
+			sequences, err = h.store.SequenceWeeks(ctx, a.ID, location(a.Account), h.now(), overviewWeeks)
+			return
+		})
+	if err != nil {
 		return err
 	}
 	v.Filter = d.vf
