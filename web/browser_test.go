@@ -246,6 +246,9 @@ func TestBrowserSetupLoginAccountsSwitchLogout(t *testing.T) {
 		b.do(
 			screenshot("overview"),
 			click(`[data-testid="account-switcher"]`),
+			// The list loads as the switcher opens.
+			visible(`.account-switcher [data-testid="switch-account"][aria-current="true"]`),
+			screenshot("switcher-open"),
 			click(`.account-switcher a[href="/accounts/`+itoa(acme.ID)+`"]`),
 			visible(`[data-testid="getting-started"]`),
 		)
