@@ -140,6 +140,9 @@ type overviewData struct {
 	destinations []models.Dataset
 	// created is when the account was made: the chart starts there.
 	created time.Time
+	// sequences are the account's sequences with their complete
+	// sequences in each of the chart's weeks, read when asked for.
+	sequences []store.SequenceCount
 }
 
 // periods are the headline's columns: this week, last week and the range.
@@ -153,9 +156,11 @@ func (d overviewData) periods() (names []string, spans []store.Span, counts []st
 	return names, spans, counts, idx
 }
 
-// readOverview reads what the Overview shows, its reads side by side
-// (together, as the agency overview's): none depends on another.
-func (h *Handler) readOverview(ctx context.Context, c echo.Context) (overviewData, error) {
+// readOverview reads what the Overview shows, the sequences' weeks too
+// when withSequences (their count is the costliest read, and most of the
+// Overview's tables need none), its reads side by side (together, as the
+// agency overview's): none depends on another.
+func (h *Handler) readOverview(ctx context.Context, c echo.Context, withSequences bool) (overviewData, error) {
 	a := currentAccount(c)
 	d := overviewData{loc: location(a.Account), created: a.Account.CreatedAt}
 	now := h.now()
@@ -193,6 +198,12 @@ func (h *Handler) readOverview(ctx context.Context, c echo.Context) (overviewDat
 			return
 		})
 	}
+	if withSequences {
+		reads = append(reads, func(ctx context.Context) (err error) {
+			d.sequences, err = h.store.SequenceWeeks(ctx, a.ID, d.loc, now, overviewWeeks)
+			return
+		})
+	}
 	err := together(ctx, reads...)
 	d.mapped = overview.Mapped(d.stages)
 	if unfiltered {
@@ -224,26 +235,13 @@ func (h *Handler) showOverview(c echo.Context) error {
 	if !v.HasLeads {
 		return render(c, 200, views.OverviewPage(p, v))
 	}
-	if table := c.QueryParam("csv"); table != "" {
-		d, err := h.readOverview(ctx, c)
-		if err != nil {
-			return err
-		}
-		return h.overviewCSV(c, d, table)
-	}
-	// The sequences' weeks are read beside the rest.
-	var (
-		d         overviewData
-		sequences []store.SequenceCount
-	)
-	err = together(ctx,
-		func(ctx context.Context) (err error) { d, err = h.readOverview(ctx, c); return },
-		func(ctx context.Context) (err error) {
-			sequences, err = h.store.SequenceWeeks(ctx, a.ID, location(a.Account), h.now(), overviewWeeks)
-			return
-		})
+	table := c.QueryParam("csv")
+	d, err := h.readOverview(ctx, c, table == "" || table == "sequences")
 	if err != nil {
 		return err
+	}
+	if table != "" {
+		return h.overviewCSV(c, d, table)
 	}
 	v.Filter = d.vf
 	v.Columns, v.Headline, v.Reached = headline(d)
@@ -256,8 +254,8 @@ func (h *Handler) showOverview(c echo.Context) error {
 	if v.Readiness, err = h.readiness(c, d); err != nil {
 		return err
 	}
-	if len(sequences) > 0 {
-		v.Sequences = sequenceHealthView(sequences, d.destinations)
+	if len(d.sequences) > 0 {
+		v.Sequences = sequenceHealthView(d.sequences, d.destinations)
 	}
 	q := c.QueryParams()
 	q.Del("csv")

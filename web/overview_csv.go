@@ -78,12 +78,8 @@ func (h *Handler) overviewCSV(c echo.Context, d overviewData, table string) erro
 				n(r.Failed.N), n(r.HeldBack.N), n(r.DryRun.N), n(r.NotSent.N), n(r.Expired.N), r.Destination})
 		}
 	case "sequences":
-		seqs, err := h.store.SequenceWeeks(c.Request().Context(), currentAccount(c).ID, d.loc, h.now(), overviewWeeks)
-		if err != nil {
-			return err
-		}
 		rows = append(rows, []string{"dataset_id", "initial_event", "final_event", "week_start", "complete", "at_least"})
-		for _, sc := range seqs {
+		for _, sc := range d.sequences {
 			for _, w := range sc.Weeks {
 				rows = append(rows, []string{n(sc.Sequence.DatasetID), sc.Sequence.InitialEvent, sc.Sequence.FinalEvent,
 					w.Start.Format("2006-01-02"), n(w.Complete), strconv.FormatBool(w.AtLeast)})

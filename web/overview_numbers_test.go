@@ -10,6 +10,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
 	"github.com/leadsignal/leadsignal/views"
@@ -49,12 +50,29 @@ func TestOverviewNumbersAreExactAndLinked(t *testing.T) {
 			monday.Add(3*time.Hour).Format(time.RFC3339))); r.status != http.StatusCreated {
 			t.Fatalf("post stage = %d %s", r.status, r.raw)
 		}
+		// A sequence from qualified to booked, which the Overview and its
+		// CSV count week by week.
+		if err := s.CreateSequence(t.Context(), &models.Sequence{AccountID: acc.ID, DatasetID: st.ds.ID, InitialEvent: "QualifiedLead", FinalEvent: "Schedule"}); err != nil {
+			t.Fatal(err)
+		}
 		a.drain()
 		owner := a.browser()
 		owner.login("crm-owner@example.com")
 		home := views.AccountURL(acc.ID, "")
+		seqCSV := owner.get(home + "?csv=sequences")
+		lines := strings.Split(strings.TrimSpace(seqCSV.body), "\n")
+		if len(lines) != 13 || lines[0] != "dataset_id,initial_event,final_event,week_start,complete,at_least" ||
+			lines[12] != itoa(st.ds.ID)+",QualifiedLead,Schedule,2026-11-30,1,false" {
+			t.Errorf("sequences CSV = %d %q; want a header and 12 weeks, this week's 1 complete", seqCSV.status, seqCSV.body)
+		}
 		r := owner.get(home)
 		wantStatus(t, "overview", r, http.StatusOK)
+		// The sequence's weeks as the CSV has them: this week's row, last.
+		weeks := r.doc.Find(`[data-testid="sequence-health-item"] [data-testid="sequence-weeks"] tbody tr`)
+		last := weeks.Last().Find("td")
+		if n, week, count := weeks.Length(), strings.Join(strings.Fields(last.First().Text()), " "), last.Last().Text(); n != 12 || week != "Nov 30 (so far)" || count != "1" {
+			t.Errorf("the Overview's sequence weeks: %d, the last %q with %q; want 12, Nov 30 (so far) with 1", n, week, count)
+		}
 		// Stages count by when they were reached: both changes came this
 		// week (Monday), though crm-1 was captured last week. crm-1 went
 		// straight to booked: it did not reach qualified.
