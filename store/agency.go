@@ -9,8 +9,8 @@ import (
 
 // The agency overview reads a few things of many accounts at once, one
 // query each, whatever the number of accounts, with the account ids as
-// one parameter (idList) and their hundreds of rows scanned by hand
-// (byAccount).
+// one parameter (idList); the reads of hundreds of rows a kind (datasets,
+// stages, stage mappings) are scanned by hand (byAccount).
 
 // DatasetsOf lists the datasets of accounts, by account, with the columns
 // the agency overview reads of them: what they are (kind, name, mode),

@@ -387,9 +387,9 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 	// half reads its own partial index (the counts' key, the deltas'),
 	// and only the columns it groups by (fields) and sums (summed), which
 	// the key holds (migration 0045): Postgres reads a span's merged rows
-	// from the index alone. The agency overview reads thousands of rows (eachRow). The
-	// sums are cast back to bigint: Postgres sums bigints as numeric,
-	// which a client decodes through arbitrary-precision arithmetic.
+	// from the index alone. The sums are cast back to bigint: Postgres
+	// sums bigints as numeric, which a client decodes through
+	// arbitrary-precision arithmetic.
 	read := func(fields, summed, sums, table string, scan func(rowScanner) error) error {
 		join := spanJoin[s.dialect]
 		q := "WITH spans (span, account_id, from_day, to_day, from_bucket, to_bucket) AS (" + spanRows + ")" +
@@ -400,16 +400,13 @@ func (s *Store) Counts(ctx context.Context, spans []Span, f CountFilter) (Counts
 		return s.eachRow(ctx, q, append(append(append([]any{}, args...), whereArgs...), whereArgs...), scan)
 	}
 	const n = "CAST(SUM(n) AS bigint) AS n"
-	leadFields := "stage, junk, partial, junk_signals"
-	if f.ByStatus {
-		leadFields = "stage, junk, partial"
-	}
-	// Each read scans its rows into one value, through one list of its
-	// fields, and appends copies: thousands of rows for the agency overview.
+	// Each read scans its rows (thousands for the agency overview, through
+	// eachRow) into one value, through one list of its fields, and appends
+	// copies.
 	var lead LeadCount
-	leadDest := []any{&lead.Span, &lead.Stage, &lead.Junk, &lead.Partial, &lead.JunkSignals, &lead.N}
+	leadFields, leadDest := "stage, junk, partial, junk_signals", []any{&lead.Span, &lead.Stage, &lead.Junk, &lead.Partial, &lead.JunkSignals, &lead.N}
 	if f.ByStatus {
-		leadDest = []any{&lead.Span, &lead.Stage, &lead.Junk, &lead.Partial, &lead.N}
+		leadFields, leadDest = "stage, junk, partial", []any{&lead.Span, &lead.Stage, &lead.Junk, &lead.Partial, &lead.N}
 	}
 	err := read(leadFields, "n", n, "lead_counts", func(rows rowScanner) error {
 		err := rows.Scan(leadDest...)
