@@ -249,6 +249,10 @@ func TestBrowserSetupLoginAccountsSwitchLogout(t *testing.T) {
 			// The list loads as the switcher opens.
 			visible(`.account-switcher [data-testid="switch-account"][aria-current="true"]`),
 			screenshot("switcher-open"),
+			chromedp.EmulateViewport(390, 844),
+			visible(`.account-switcher [data-testid="switch-account"][aria-current="true"]`),
+			screenshot("switcher-open-390"),
+			chromedp.EmulateViewport(1280, 900),
 			click(`.account-switcher a[href="/accounts/`+itoa(acme.ID)+`"]`),
 			visible(`[data-testid="getting-started"]`),
 		)
