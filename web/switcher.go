@@ -25,7 +25,7 @@ func (h *Handler) showSwitcher(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p.Accounts, p.HasAccounts = as, len(as) > 0
+	p.Accounts = as
 	if id, err := strconv.ParseInt(c.QueryParam("account"), 10, 64); err == nil {
 		for i := range as {
 			if as[i].ID == id {
