@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/leadsignal/leadsignal/migrations"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -471,24 +472,27 @@ type keptKind struct {
 }
 
 // settleSent gives the sent events still under c's lease their send, on
-// the attempt the claim made, and deletes their unsent_events rows: on
-// Postgres in one statement, on SQLite (no DELETE in a WITH) in two. Each
-// reads unsent_events by its key; a check of the lease per inserted row
-// (EXISTS) would let Postgres plan a scan of every unsent event.
+// the attempt the claim made, and deletes their unsent_events rows, in two
+// statements that each read unsent_events by its key (a check of the lease
+// per inserted row, EXISTS, would let Postgres plan a scan of every unsent
+// event). The sends go in first, while the rows still tell each event's
+// state: on Postgres the count trigger of event_sends then moves each
+// event from that state to sent with one read of it (migration 0046), and
+// the rows' delete trigger leaves the events that have a send. Postgres
+// locks the rows it reads, so that no other claim takes them before they
+// go; SQLite has one writer.
 func (s *Store) settleSent(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) (int64, error) {
 	ids := make([]int64, len(outs))
 	for i, o := range outs {
 		ids[i] = o.ID
 	}
 	in, list := s.idList("event_id", ids)
-	if s.dialect == "postgres" {
-		res := s.q(ctx).Exec(`WITH gone AS (DELETE FROM unsent_events WHERE `+in+` AND lease_token = ? RETURNING event_id, attempts)
-			INSERT INTO event_sends (event_id, request_id, attempts, fbtrace_id, sent_at)
-			SELECT event_id, ?, attempts + 1, ?, ? FROM gone`, list, c.Lease.Token, requestID, fbtraceID, now)
-		return res.RowsAffected, res.Error
+	lock := ""
+	if s.dialect == migrations.Postgres {
+		lock = " FOR UPDATE"
 	}
 	res := s.q(ctx).Exec(`INSERT INTO event_sends (event_id, request_id, attempts, fbtrace_id, sent_at)
-		SELECT event_id, ?, attempts + 1, ?, ? FROM unsent_events WHERE `+in+` AND lease_token = ?`,
+		SELECT event_id, ?, attempts + 1, ?, ? FROM unsent_events WHERE `+in+` AND lease_token = ?`+lock,
 		requestID, fbtraceID, now, list, c.Lease.Token)
 	if res.Error != nil {
 		return 0, res.Error
