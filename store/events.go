@@ -224,14 +224,19 @@ func (s *Store) LeadEvents(ctx context.Context, accountID, leadID int64) ([]mode
 }
 
 // DueDatasets lists the datasets that have events due now and are not
-// paused, nor held with their next probe still to come or taken.
+// paused, nor held with their next probe still to come or taken. Each
+// dataset's queued events are looked at newest first: claims take the
+// oldest, so while a backlog drains its oldest events are the leased ones
+// of the batches in flight (thousands of rows to step over), and its
+// newest are due. OFFSET 0 keeps the order: an EXISTS without it drops
+// ORDER BY and LIMIT.
 func (s *Store) DueDatasets(ctx context.Context, now time.Time) ([]int64, error) {
 	now = now.UTC()
 	var ids []int64
 	err := s.q(ctx).Model(&models.Dataset{}).
 		Where("paused_at IS NULL AND (held_since IS NULL OR hold_until <= ? AND "+leaseFreeSQL("", "?")+")", now, now).
 		Where(`EXISTS (SELECT 1 FROM unsent_events q WHERE q.dataset_id = datasets.id AND `+sendingSQL("q.", "?", false)+`
-			AND q.next_attempt_at <= ?)`, now, now).
+			AND q.next_attempt_at <= ? ORDER BY q.event_time DESC, q.event_id DESC LIMIT 1 OFFSET 0)`, now, now).
 		Order("id").Pluck("id", &ids).Error
 	return ids, wrap("due datasets", err)
 }
