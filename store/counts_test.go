@@ -42,6 +42,15 @@ func TestCampaign(t *testing.T) {
 		{"https://a.com/p?UTM_CAMPAIGN=up&utm_campaign=low", "low"},
 		{"https://a.com/p?utm_campaign=h#", "h"},
 		{"utm_campaign=bare", ""},
+		{"https://a.com/p?x=1&utm_campaign=late?utm_campaign=early", "late?utm_campaign=early"},
+		{"https://a.com/p?utm_campaign=first&x=1#&utm_campaign=second", "first"},
+		{"https://a.com/p?utm_campaign=#x", ""},
+		{"https://a.com/p?utm_campaign=été&x", "été"},
+		{"https://a.com/p?utm_campaign=a2&b#c", "a2"},
+		{"https://a.com/p?utm_campaign=a3#b&c", "a3"},
+		{"?utm_campaign=start", "start"},
+		{"&utm_campaign=amp", "amp"},
+		{"https://a.com/p?utm_campaignx=no", ""},
 	}
 	for _, tt := range tests {
 		if got := store.Campaign(tt.url); got != tt.want {
@@ -52,6 +61,9 @@ func TestCampaign(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a, _ := twoAccounts(t, s)
 		for _, tt := range tests {
+			if got, err := s.CampaignSQL(t.Context(), tt.url); err != nil || got != tt.want {
+				t.Errorf("utm_campaign(%q) = %q, %v; want %q", tt.url, got, err, tt.want)
+			}
 			l := lead(a, time.Now().UTC(), "c@example.com")
 			l.EventSourceURL = tt.url
 			if err := s.InsertLead(t.Context(), &l); err != nil {

@@ -53,3 +53,11 @@ func (s *Store) CountBucketSQL(ctx context.Context, t time.Time) (bucket, second
 func (s *Store) ExecSQL(ctx context.Context, q string) error {
 	return s.q(ctx).Exec(q).Error
 }
+
+// CampaignSQL is the database's utm_campaign of url, for the test that it
+// is Campaign.
+func (s *Store) CampaignSQL(ctx context.Context, url string) (string, error) {
+	var c string
+	err := s.q(ctx).Raw("SELECT utm_campaign(?)", url).Scan(&c).Error
+	return c, err
+}
