@@ -21,9 +21,13 @@ CREATE TYPE event_move AS (event_id bigint, from_state text, to_state text);
 -- into its to_state (either may be NULL: none), by its lead as it is now
 -- or, given ls, as ls has it (a moved lead's old row). Each event and lead
 -- is one index lookup (the LATERAL subqueries are never turned into a join
--- that scans every event), in one plan the session keeps.
+-- that scans every event), in one plan the session keeps. That plan is
+-- made without sequential scans: one made while events and leads were
+-- nearly empty (a new installation's first captures) read each event and
+-- lead by scanning the whole table, and the session kept it as they grew,
+-- until an ANALYZE: statements of 100 ms and more in the first minutes.
 CREATE FUNCTION count_event_moves(ms event_move[], ls leads[] DEFAULT NULL) RETURNS void LANGUAGE plpgsql
-SET plan_cache_mode = force_generic_plan AS $$
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 BEGIN
     INSERT INTO event_counts (account_id, bucket, source, campaign, event_name, status, dataset_id,
                               n, em, ph, fbc, fbp, external_id, lead_id, ip, ua)
