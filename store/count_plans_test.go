@@ -9,8 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leadsignal/leadsignal/models"
-	"github.com/leadsignal/leadsignal/store"
-	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
 // count_event_moves keeps one plan per session (migration 0046). Made
@@ -20,13 +18,8 @@ import (
 // they had grown (statements of 100 ms in the cold capture bench).
 func TestCountEventMovesReadsByKeyOnNewTables(t *testing.T) {
 	t.Parallel()
-	url := storetest.MigratedPostgresURL(t)
+	s, url := postgresStore(t)
 	ctx := t.Context()
-	s, err := store.Open(ctx, store.Options{PostgresURL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
 	a, _ := twoAccounts(t, s)
 	d := newDataset(t, s, a, models.ModeLive)
 

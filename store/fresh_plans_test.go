@@ -29,13 +29,8 @@ type freshLeads struct {
 
 func newFreshLeads(t *testing.T) *freshLeads {
 	t.Helper()
-	url := storetest.MigratedPostgresURL(t)
+	s, url := postgresStore(t)
 	ctx := t.Context()
-	s, err := store.Open(ctx, store.Options{PostgresURL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		t.Fatal(err)

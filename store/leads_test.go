@@ -3,16 +3,31 @@ package store_test
 import (
 	"errors"
 	"fmt"
-	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"testing"
 	"time"
 
+	"github.com/leadsignal/leadsignal/internal/decide/decidetest"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
 func strp(s string) *string { return &s }
+
+// postgresStore opens a store on a new migrated Postgres database, for a
+// test of Postgres alone (a plan, a lock), and returns it with the
+// database's URL, for the test's own connections. It closes when the test
+// ends.
+func postgresStore(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	url := storetest.MigratedPostgresURL(t)
+	s, err := store.Open(t.Context(), store.Options{PostgresURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, url
+}
 
 func twoAccounts(t *testing.T, s *store.Store) (models.Account, models.Account) {
 	t.Helper()

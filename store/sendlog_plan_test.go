@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/leadsignal/leadsignal/models"
-	"github.com/leadsignal/leadsignal/store"
-	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
 // The send log filtered by an event name reads that name's events of the
@@ -18,13 +16,8 @@ import (
 // order, not picked out of all events.
 func TestEventNameFilterReadsItsIndex(t *testing.T) {
 	t.Parallel()
-	url := storetest.MigratedPostgresURL(t)
+	s, url := postgresStore(t)
 	ctx := t.Context()
-	s, err := store.Open(ctx, store.Options{PostgresURL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
 	a, _ := twoAccounts(t, s)
 	d := newDataset(t, s, a, models.ModeLive)
 	l := storedLead(t, s, a, time.Now().UTC(), "jane@example.com")
