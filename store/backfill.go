@@ -92,9 +92,9 @@ func (s *Store) startBackfill(ctx context.Context, b backfill) error {
 // nothing left, finished when this call is the one that recorded it.
 func (s *Store) backfillBatch(ctx context.Context, b backfill) (filled int64, done, finished bool, err error) {
 	err = s.Tx(ctx, func(tx *Store) error {
-		lock, update := "", b.sqlite
+		lock, update := tx.lockRead(), b.sqlite
 		if tx.dialect == "postgres" {
-			lock, update = " FOR UPDATE", b.postgres
+			update = b.postgres
 		}
 		var after int64
 		if err := tx.q(ctx).Raw(`SELECT after_id, done_at IS NOT NULL FROM schema_backfills WHERE name = ?`+lock, b.name).

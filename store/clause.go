@@ -6,10 +6,21 @@ import (
 
 	"gorm.io/gorm/clause"
 
+	"github.com/leadsignal/leadsignal/migrations"
 	"github.com/leadsignal/leadsignal/models"
 )
 
 func forUpdate() clause.Locking { return clause.Locking{Strength: clause.LockingStrengthUpdate} }
+
+// lockRead is what a raw SELECT ends with to lock the rows it reads, per
+// dialect: FOR UPDATE on Postgres; nothing on SQLite, whose one writer
+// holds the whole database while its transaction writes.
+func (s *Store) lockRead() string {
+	if s.dialect == migrations.Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
 
 func gormExpr(sql string, vars ...any) clause.Expr { return clause.Expr{SQL: sql, Vars: vars} }
 

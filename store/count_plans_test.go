@@ -14,8 +14,8 @@ import (
 // count_event_moves keeps one plan per session (migration 0046). Made
 // while events and leads are small, as in a new installation's first
 // captures, it must still read each event and lead by its key: a plan that
-// scans the tables made every count of the session read them whole once
-// they had grown (statements of 100 ms in the cold capture bench).
+// scans the tables would make every count of the session read them whole
+// once they had grown.
 func TestCountEventMovesReadsByKeyOnNewTables(t *testing.T) {
 	t.Parallel()
 	s, url := postgresStore(t)

@@ -12,7 +12,6 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/leadsignal/leadsignal/migrations"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -485,19 +484,15 @@ type keptKind struct {
 // event from that state to sent with one read of it (migration 0046), and
 // the rows' delete trigger leaves the events that have a send. Postgres
 // locks the rows it reads, so that no other claim takes them before they
-// go; SQLite has one writer.
+// go (lockRead).
 func (s *Store) settleSent(ctx context.Context, c Claim, requestID *int64, fbtraceID string, now time.Time, outs []Outcome) (int64, error) {
 	ids := make([]int64, len(outs))
 	for i, o := range outs {
 		ids[i] = o.ID
 	}
 	in, list := s.idList("event_id", ids)
-	lock := ""
-	if s.dialect == migrations.Postgres {
-		lock = " FOR UPDATE"
-	}
 	res := s.q(ctx).Exec(`INSERT INTO event_sends (event_id, request_id, attempts, fbtrace_id, sent_at)
-		SELECT event_id, ?, attempts + 1, ?, ? FROM unsent_events WHERE `+in+` AND lease_token = ?`+lock,
+		SELECT event_id, ?, attempts + 1, ?, ? FROM unsent_events WHERE `+in+` AND lease_token = ?`+s.lockRead(),
 		requestID, fbtraceID, now, list, c.Lease.Token)
 	if res.Error != nil {
 		return 0, res.Error

@@ -160,7 +160,7 @@ func (d overviewData) periods() (names []string, spans []store.Span, counts []st
 // when withSequences (their count is the costliest read, and most of the
 // Overview's tables need none), its reads side by side (together, as the
 // agency overview's): none depends on another.
-func (h *Handler) readOverview(ctx context.Context, c echo.Context, withSequences bool) (overviewData, error) {
+func (h *Handler) readOverview(c echo.Context, withSequences bool) (overviewData, error) {
 	a := currentAccount(c)
 	d := overviewData{loc: location(a.Account), created: a.Account.CreatedAt}
 	now := h.now()
@@ -204,7 +204,7 @@ func (h *Handler) readOverview(ctx context.Context, c echo.Context, withSequence
 			return
 		})
 	}
-	err := together(ctx, reads...)
+	err := together(c.Request().Context(), reads...)
 	d.mapped = overview.Mapped(d.stages)
 	if unfiltered {
 		d.unfiltered = d.byWeek
@@ -236,7 +236,7 @@ func (h *Handler) showOverview(c echo.Context) error {
 		return render(c, 200, views.OverviewPage(p, v))
 	}
 	table := c.QueryParam("csv")
-	d, err := h.readOverview(ctx, c, table == "" || table == "sequences")
+	d, err := h.readOverview(c, table == "" || table == "sequences")
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,9 @@
--- An event that changes state is counted once: count_event_moves reads
--- each event and its lead once and moves it from one state to another in
--- the same row of sums, where count_events read both twice (once to take
--- the event from its old state, once to add it to its new one). A
--- dispatcher's settling of a batch of 1000 paid two such reads: its queued
--- events left (unsent_events' delete) and its sent events arrived
--- (event_sends' insert).
+-- An event that changes state is counted with one read of it and its
+-- lead: count_event_moves moves it from one state to another, rather than
+-- one count taking it out of its old state and another, reading both
+-- again, adding it to its new one. A dispatcher's settling of a batch is
+-- such a move for each event: queued (unsent_events) to sent
+-- (event_sends).
 --   * A send is written before its event's unsent_events row goes
 --     (store.SettleEvents): event_sends' trigger reads the row's state and
 --     moves the event from it to sent; unsent_events' delete trigger then
@@ -22,10 +21,10 @@ CREATE TYPE event_move AS (event_id bigint, from_state text, to_state text);
 -- or, given ls, as ls has it (a moved lead's old row). Each event and lead
 -- is one index lookup (the LATERAL subqueries are never turned into a join
 -- that scans every event), in one plan the session keeps. That plan is
--- made without sequential scans: one made while events and leads were
--- nearly empty (a new installation's first captures) read each event and
--- lead by scanning the whole table, and the session kept it as they grew,
--- until an ANALYZE: statements of 100 ms and more in the first minutes.
+-- made without sequential scans: made while events and leads are small (a
+-- new installation's first captures), it would otherwise scan both tables
+-- for each event, and the session would keep it as they grow, until an
+-- ANALYZE.
 CREATE FUNCTION count_event_moves(ms event_move[], ls leads[] DEFAULT NULL) RETURNS void LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 BEGIN
