@@ -25,6 +25,12 @@ const RecentContactsSQL = recentContactsSQL
 
 var ClaimPostgresSQL = claimPostgresSQL
 
+// OpenNoticing opens the Postgres database at url and tells notice each
+// notice its connections receive.
+func OpenNoticing(ctx context.Context, url string, notice func(string)) (*Store, error) {
+	return Open(ctx, Options{PostgresURL: url, notice: notice})
+}
+
 // PlanCacheMode is the plan_cache_mode of the store's connections.
 func PlanCacheMode(t interface{ Context() context.Context }, s *Store) (string, error) {
 	var mode string

@@ -43,6 +43,8 @@ type Options struct {
 	PostgresURL string
 	// SQLitePath is the embedded database file, created when missing.
 	SQLitePath string
+	// notice, when set (tests), is told each notice Postgres sends.
+	notice func(string)
 }
 
 // Store runs leadsignal's queries on one database.
@@ -104,6 +106,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		// tables were small, or for a small account, it read every lead of
 		// a big one. Planning costs well under a millisecond.
 		pc.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+		if o.notice != nil {
+			pc.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { o.notice(n.Message) }
+		}
 		db, err = gorm.Open(postgres.New(postgres.Config{Conn: stdlib.OpenDB(*pc)}), cfg)
 	} else {
 		dialect = migrations.SQLite
