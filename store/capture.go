@@ -338,17 +338,6 @@ func (s *Store) SaveCaptured(ctx context.Context, c Captured) error {
 	}))
 }
 
-// keptPlansSQL lets the rest of a pipeline's transaction keep its plans:
-// each statement, and each foreign-key check its rows make, is planned once
-// per connection instead of once per call (Open's force_custom_plan), and
-// never with a sequential scan. It is for writes whose plans cannot depend
-// on their parameters: rows inserted from arrays, and rows looked up by
-// key. Planning was a third of a capture's Postgres time, most of it the
-// five foreign-key checks of each lead and event. Without enable_seqscan
-// off, a plan kept from a new installation's first rows would read the
-// grown tables whole, as count_event_moves' did (migration 0046).
-const keptPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`
-
 // unprepareSQL drops the prepared payloads of the unsent events of the
 // leads $1, as unprepare does.
 const unprepareSQL = `UPDATE events SET payload_stamp = 0 WHERE payload_stamp <> 0

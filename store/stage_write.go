@@ -211,6 +211,9 @@ func (s *Store) writeCopied(ctx context.Context, w leadWrite) (int, error) {
 					return rows.Err()
 				})
 			}
+			// The COPYs below check three foreign keys of each stage
+			// change and event and one of each queue row: planned once.
+			b.Queue(keptPlansSQL)
 			if err := tx.SendBatch(ctx, b).Close(); err != nil {
 				return err
 			}
