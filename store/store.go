@@ -89,8 +89,12 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 // writes runs one to three foreign-key checks, and planning them was about
 // a third of a capture's Postgres time. Without enable_seqscan off, a plan
 // kept from a new installation's first rows would read the grown tables
-// whole, as count_event_moves' did (migration 0046).
-const keptPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`
+// whole, as count_event_moves' did (migration 0046). JIT is off: a scan
+// with no index to take instead (a trigger's, say) is priced so high with
+// sequential scans off that Postgres would spend a third of a second
+// compiling it.
+const keptPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true),
+	set_config('jit', 'off', true)`
 
 // Open connects to the database and checks that it answers. It does not
 // migrate: call Migrate.
