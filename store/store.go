@@ -120,7 +120,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		// cached per statement and connection, fits the table and the
 		// account it was first made for. Made while a new installation's
 		// tables were small, or for a small account, it read every lead of
-		// a big one. Planning costs well under a millisecond.
+		// a big one. Planning costs well under a millisecond a statement;
+		// the writes that check the keys of many rows keep their plans
+		// (keptPlansSQL).
 		pc.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 		if o.notice != nil {
 			pc.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { o.notice(n.Message) }
