@@ -319,10 +319,9 @@ func (s *Store) SaveCaptured(ctx context.Context, c Captured) error {
 	}
 	return wrap("save captured", s.withPgx(ctx, func(conn *pgx.Conn) error {
 		b := &pgx.Batch{}
-		b.Queue(keptPlansSQL)
-		if len(c.New) > 0 {
-			b.Queue(insertLeadsSQL, leadArgs(c.New)...)
-		}
+		// A completed lead's row and its events are found by joins that
+		// are planned for the rows at hand; the inserts after them keep
+		// their plans.
 		if len(c.Completed) > 0 {
 			b.Queue(completeLeadsSQL, leadArgs(c.Completed)...)
 			ids := make([]int64, len(c.Completed))
@@ -330,6 +329,10 @@ func (s *Store) SaveCaptured(ctx context.Context, c Captured) error {
 				ids[i] = l.ID
 			}
 			b.Queue(unprepareSQL, ids)
+		}
+		b.Queue(keptPlansSQL)
+		if len(c.New) > 0 {
+			b.Queue(insertLeadsSQL, leadArgs(c.New)...)
 		}
 		if len(c.Events) > 0 {
 			b.Queue(insertEventsSQL, eventArgs(c.Events)...)

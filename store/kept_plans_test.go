@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -25,8 +26,10 @@ type keptPlans struct {
 	account models.Account
 	dataset models.Dataset
 	now     time.Time
-	mu      sync.Mutex
-	plans   []string
+	// conn is a connection of the test's own.
+	conn  *pgx.Conn
+	mu    sync.Mutex
+	plans []string
 }
 
 func newKeptPlans(t *testing.T) *keptPlans {
@@ -47,13 +50,17 @@ func newKeptPlans(t *testing.T) *keptPlans {
 	if _, err := insertCaptured(t, s, first, k.events); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
+	if k.conn, err = pgx.Connect(ctx, dbURL); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "ANALYZE"); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { k.conn.Close(context.Background()) })
+	// Autovacuum stays away: the tables keep the statistics of their
+	// first rows however they grow (grow).
+	for _, q := range []string{"ALTER TABLE leads SET (autovacuum_enabled = false)",
+		"ALTER TABLE events SET (autovacuum_enabled = false)", "ANALYZE"} {
+		if _, err := k.conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	u, err := url.Parse(dbURL)
@@ -74,6 +81,27 @@ func newKeptPlans(t *testing.T) *keptPlans {
 	}
 	t.Cleanup(func() { k.store.Close() })
 	return k
+}
+
+// grow adds n leads, each with an event, without analyzing them, as a new
+// installation's first hour of captures does before autovacuum comes.
+func (k *keptPlans) grow(n int) {
+	k.t.Helper()
+	if _, err := k.conn.Exec(k.t.Context(), `WITH l AS (
+		INSERT INTO leads (account_id, source, email, email_hash, created_at, received_at, updated_at, fields, match_keys, junk_reasons)
+		SELECT $1, 'website', 'grown' || i || '@example.com', md5(i::text), now(), now(), now(), '{}', '{}', '[]'
+		FROM generate_series(1, $3) AS i RETURNING id)
+	INSERT INTO events (account_id, dataset_id, lead_id, origin, event_name, event_id, event_time, created_at)
+	SELECT $1, $2, l.id, 'default', 'Lead', 'grown-' || l.id, now(), now() FROM l`, k.account.ID, k.dataset.ID, n); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+// forget drops the plans reported so far.
+func (k *keptPlans) forget() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.plans = nil
 }
 
 // events are a Lead event of each of ls.
@@ -116,6 +144,11 @@ func (k *keptPlans) wantChecks(what string, want map[string]int) {
 			k.t.Errorf("%s: %d foreign-key checks of %s, want %d (of %d notices)", what, checks[table], table, want[table], len(k.plans))
 		}
 	}
+	// Whatever the tables held when the plans were made, nothing reads one
+	// whole (the tests grow them in between).
+	if whole := wholeReads(k.plans, "leads", "events", "stage_changes"); len(whole) > 0 {
+		k.t.Errorf("%s: plans read a table whole:\n%s", what, strings.Join(whole, "\n"))
+	}
 	k.plans = nil
 	// The connection plans every other statement for its parameters again
 	// once the write has committed.
@@ -124,23 +157,52 @@ func (k *keptPlans) wantChecks(what string, want map[string]int) {
 	}
 }
 
+// wholeReads are the lines of plans that read one of tables whole: a
+// sequential scan, an index scan with no condition on the index, or a merge
+// join (which reads one side whole in order).
+func wholeReads(plans []string, tables ...string) []string {
+	var out []string
+	for _, p := range plans {
+		lines := strings.Split(p, "\n")
+		for i, line := range lines {
+			if strings.Contains(line, "Merge Join") {
+				out = append(out, line)
+			}
+			for _, t := range tables {
+				switch {
+				case strings.Contains(line, "Seq Scan on "+t+" "):
+					out = append(out, line)
+				case strings.Contains(line, "Scan using ") && strings.Contains(line, " on "+t+" ") &&
+					(i+1 == len(lines) || !strings.Contains(lines[i+1], "Index Cond")):
+					out = append(out, line)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // A capture's write keeps its plans (keptPlansSQL): the foreign-key checks
 // of its leads and events are planned once per connection, not per row,
-// and read by key even when planned on a new installation's small tables.
+// and read by key even when planned on a new installation's first rows and
+// run once the tables have grown.
 func TestSaveCapturedKeepsItsPlans(t *testing.T) {
 	t.Parallel()
 	k := newKeptPlans(t)
-	var ls []models.Lead
 	for round := range 2 {
-		ls = []models.Lead{lead(k.account, k.now, fmt.Sprintf("new%d-1@example.com", round)), lead(k.account, k.now, fmt.Sprintf("new%d-2@example.com", round))}
+		if round == 1 {
+			k.grow(20000)
+			k.forget()
+		}
+		ls := []models.Lead{lead(k.account, k.now, fmt.Sprintf("new%d-1@example.com", round)), lead(k.account, k.now, fmt.Sprintf("new%d-2@example.com", round))}
 		if _, err := insertCaptured(t, k.store, ls, k.events); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Four new leads, each with one event: a check of each lead's account,
+	// Two new leads, each with one event: a check of each lead's account,
 	// and of each event's account, dataset and lead, and its queue row's
 	// event.
-	k.wantChecks("capture", map[string]int{"accounts": 8, "datasets": 4, "leads": 4, "events": 4})
+	k.wantChecks("capture", map[string]int{"accounts": 4, "datasets": 2, "leads": 2, "events": 2})
 }
 
 // So does the write of stage changes (the stage API, CRM webhooks, the
@@ -149,36 +211,84 @@ func TestChangeLeadsKeepsItsPlans(t *testing.T) {
 	t.Parallel()
 	k := newKeptPlans(t)
 	ctx := t.Context()
-	ls, err := k.store.Leads(ctx, k.account.ID, store.LeadFilter{}, nil, 2)
-	if err != nil || len(ls) != 2 {
+	change := func(ls []models.Lead, stage string) {
+		t.Helper()
+		read, err := k.store.ReadStages(ctx, k.account.ID, nil, len(ls))
+		if err != nil {
+			t.Fatal(err)
+		}
+		expect := map[int64]time.Time{}
+		var cs []store.LeadChange
+		for i, l := range ls {
+			expect[l.ID] = l.UpdatedAt
+			after := l
+			after.Stage = stage
+			ev := models.Event{AccountID: k.account.ID, DatasetID: k.dataset.ID, LeadID: l.ID, Origin: models.OriginStage,
+				EventName: "Lead_" + stage, EventID: fmt.Sprintf("%s-%d", stage, l.ID), EventTime: k.now, StageChangeID: &read.ChangeIDs[i]}
+			cs = append(cs, store.LeadChange{
+				Change: &models.StageChange{ID: read.ChangeIDs[i], AccountID: k.account.ID, LeadID: l.ID, Stage: stage, OccurredAt: k.now},
+				After:  &after,
+				Events: store.EventChanges{Stage: []models.Event{ev}},
+			})
+		}
+		if n, err := k.store.ChangeLeads(ctx, k.account.ID, expect, cs); err != nil || n != len(ls) {
+			t.Fatalf("ChangeLeads = %d, %v; want %d events", n, err, len(ls))
+		}
+	}
+	ls, err := k.store.Leads(ctx, k.account.ID, store.LeadFilter{}, nil, 4)
+	if err != nil || len(ls) != 4 {
 		t.Fatalf("leads = %d, %v", len(ls), err)
 	}
-	read, err := k.store.ReadStages(ctx, k.account.ID, nil, len(ls))
-	if err != nil {
-		t.Fatal(err)
-	}
-	expect := map[int64]time.Time{}
-	var cs []store.LeadChange
-	for i, l := range ls {
-		expect[l.ID] = l.UpdatedAt
-		after := l
-		after.Stage = "qualified"
-		ev := models.Event{AccountID: k.account.ID, DatasetID: k.dataset.ID, LeadID: l.ID, Origin: models.OriginStage,
-			EventName: "QualifiedLead", EventID: fmt.Sprintf("qualified-%d", l.ID), EventTime: k.now, StageChangeID: &read.ChangeIDs[i]}
-		cs = append(cs, store.LeadChange{
-			Change: &models.StageChange{ID: read.ChangeIDs[i], AccountID: k.account.ID, LeadID: l.ID, Stage: "qualified", OccurredAt: k.now},
-			After:  &after,
-			Events: store.EventChanges{Stage: []models.Event{ev}},
-		})
-	}
-	k.mu.Lock()
-	k.plans = nil
-	k.mu.Unlock()
-	if n, err := k.store.ChangeLeads(ctx, k.account.ID, expect, cs); err != nil || n != 2 {
-		t.Fatalf("ChangeLeads = %d, %v; want 2 events", n, err)
-	}
+	change(ls[:2], "qualified") // planned on the first rows
+	k.grow(20000)
+	k.forget()
+	change(ls[2:], "won")
 	// Two stage changes, each with one event: a check of each change's
 	// account and lead, of each event's account, dataset and lead, and of
 	// its queue row's event.
 	k.wantChecks("stage changes", map[string]int{"accounts": 4, "datasets": 2, "leads": 4, "events": 2})
+}
+
+// Completing a partial lead finds its row and its events by joins, which
+// keep no plan: one kept from a new installation's first leads would read
+// every lead and every event for each completion once the tables had grown
+// (a merge join over the whole of leads_pkey, a scan of events_pkey).
+func TestCompletingAPartialLeadPlansForItsRows(t *testing.T) {
+	t.Parallel()
+	k := newKeptPlans(t)
+	ctx := t.Context()
+	var partial []models.Lead
+	for i := range 2 {
+		p := lead(k.account, k.now, fmt.Sprintf("partial%d@example.com", i))
+		p.Partial, p.ExternalID = true, strp(fmt.Sprintf("form-p%d", i))
+		partial = append(partial, p)
+	}
+	if _, err := insertCaptured(t, k.store, partial, k.events); err != nil {
+		t.Fatal(err)
+	}
+	complete := func(l models.Lead) {
+		t.Helper()
+		l.Partial = false
+		if err := k.store.SaveCaptured(ctx, store.Captured{Completed: []models.Lead{l}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	complete(partial[0]) // planned on the first leads
+	k.grow(20000)
+	k.forget()
+	complete(partial[1])
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	updates := 0
+	for _, p := range k.plans {
+		if strings.Contains(p, "Query Text: UPDATE leads") || strings.Contains(p, "Query Text: UPDATE events") {
+			updates++
+		}
+	}
+	if updates != 2 {
+		t.Errorf("%d plans of the completion's updates of leads and events, want 2 (of %d notices)", updates, len(k.plans))
+	}
+	if whole := wholeReads(k.plans, "leads", "events", "stage_changes"); len(whole) > 0 {
+		t.Errorf("completing a lead reads a table whole:\n%s", strings.Join(whole, "\n"))
+	}
 }
