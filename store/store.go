@@ -85,7 +85,10 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 // planned once per connection instead of on every call (Open asks for
 // force_custom_plan), and never with a sequential scan. It is for writes
 // whose plans cannot depend on their parameters: rows inserted from arrays
-// or COPY, and rows looked up by key. Each row a capture or an upload
+// or COPY, with their triggers and foreign-key checks. Not for a join of
+// given keys with a table (UPDATE ... FROM unnest): its plan, kept from a
+// new installation's first rows, can be a merge join over the whole table
+// (TestCompletingAPartialLeadPlansForItsRows). Each row a capture or an upload
 // writes runs one to three foreign-key checks, and planning them was about
 // a third of a capture's Postgres time. Without enable_seqscan off, a plan
 // kept from a new installation's first rows would read the grown tables
