@@ -115,31 +115,44 @@ func (s *Store) LookupCapture(ctx context.Context, qs []CaptureQuery, reserve in
 }
 
 // recentContactsSQL finds the complete leads of account $2 with one of the
-// email hashes $1 or phone hashes $3: one index lookup per hash, as long as
-// it is planned for its parameters (Open) and the table has statistics
-// (AnalyzeNew). "email_hash = ANY(array)" would let a plan settle for the
-// account's own index.
+// email hashes $1 or phone hashes $3: one index lookup per hash, in
+// subqueries the planner may not turn into joins (OFFSET 0), so that the
+// plan the lookup keeps (keptPlansSQL) reads the hash's index whatever the
+// statistics it was made with: as a join, a plan made before the table had
+// statistics read the account's leads for every hash.
+// "email_hash = ANY(array)" would let a plan settle for the account's own
+// index.
 const recentContactsSQL = `
 SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST($1 AS text[])) AS h(hash)
 CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
-	WHERE account_id = $2 AND email_hash = h.hash AND NOT partial) l
+	WHERE account_id = $2 AND email_hash = h.hash AND NOT partial OFFSET 0) l
 UNION ALL
 SELECT l.email_hash, l.phone_hash, l.created_at FROM unnest(CAST($3 AS text[])) AS h(hash)
 CROSS JOIN LATERAL (SELECT email_hash, phone_hash, created_at FROM leads
-	WHERE account_id = $2 AND phone_hash = h.hash AND NOT partial) l`
+	WHERE account_id = $2 AND phone_hash = h.hash AND NOT partial OFFSET 0) l`
+
+// existingLeadsSQL finds the leads of account $2 with the external ids $1:
+// one index lookup per id, in a subquery the planner may not turn into a
+// join (OFFSET 0).
+const existingLeadsSQL = `SELECT l.external_id, l.id, l.partial, l.received_at, l.stage, l.junk_override
+FROM unnest(CAST($1 AS text[])) AS x(id)
+CROSS JOIN LATERAL (SELECT external_id, id, partial, received_at, stage, junk_override FROM leads
+	WHERE account_id = $2 AND external_id = x.id OFFSET 0) l`
 
 // lookupPipelined is LookupCapture on Postgres: every query of the batch,
-// and the reservation, in one round trip.
+// and the reservation, in one round trip. Its plans are kept: a capture's
+// account writes its batches one after another (capture.batcher), so
+// planning the lookups on every batch was time no other batch of the
+// account could use.
 func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve int, out map[int64]*CaptureFacts) ([]int64, error) {
 	var ids []int64
 	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
 		b := &pgx.Batch{}
+		b.Queue(keptPlansSQL)
 		for _, q := range qs {
 			f := out[q.AccountID]
 			if len(q.ExternalIDs) > 0 {
-				b.Queue(`SELECT l.external_id, l.id, l.partial, l.received_at, l.stage, l.junk_override
-					FROM unnest(CAST($1 AS text[])) AS x(id)
-					JOIN leads l ON l.account_id = $2 AND l.external_id = x.id`, q.ExternalIDs, q.AccountID).
+				b.Queue(existingLeadsSQL, q.ExternalIDs, q.AccountID).
 					Query(func(rows pgx.Rows) error {
 						var ext string
 						var l ExistingLead

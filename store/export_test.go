@@ -23,7 +23,14 @@ func SetFewUnsent(t interface{ Cleanup(func()) }, n int) {
 // must not depend on statistics.
 const RecentContactsSQL = recentContactsSQL
 
+// ExistingLeadsSQL is the capture's lookup of leads by external id.
+const ExistingLeadsSQL = existingLeadsSQL
+
 var ClaimPostgresSQL = claimPostgresSQL
+
+// KeptPlansSQL is what the writes and lookups that keep their plans run
+// first in their transaction.
+const KeptPlansSQL = keptPlansSQL
 
 // OpenNoticing opens the Postgres database at url and tells notice each
 // notice its connections receive.

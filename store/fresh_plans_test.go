@@ -68,9 +68,23 @@ func (f *freshLeads) add(n int) {
 	f.inserted = n
 }
 
-// plan is the plan of the lookup prepared as name (prepared on first use),
-// as a pooled connection's statement cache runs it.
+// plan is the plan of the recent-contacts lookup prepared as name
+// (prepared on first use), as a pooled connection's statement cache runs
+// it.
 func (f *freshLeads) plan(name string) string {
+	f.t.Helper()
+	return f.planOf(name, `(text[], bigint, text[])`, store.RecentContactsSQL, `(ARRAY['a', 'b'], 1, ARRAY['c'])`)
+}
+
+// existingPlan is the plan of the lookup of leads by external id, as plan.
+func (f *freshLeads) existingPlan(name string) string {
+	f.t.Helper()
+	return f.planOf(name, `(text[], bigint)`, store.ExistingLeadsSQL, `(ARRAY['a', 'b'], 1)`)
+}
+
+// planOf is the plan of query prepared as name with params, run with args
+// in a transaction that keeps its plans, as the capture's lookup runs.
+func (f *freshLeads) planOf(name, params, query, args string) string {
 	f.t.Helper()
 	ctx := f.t.Context()
 	var n int
@@ -78,9 +92,13 @@ func (f *freshLeads) plan(name string) string {
 		f.t.Fatal(err)
 	}
 	if n == 0 {
-		f.exec(`PREPARE ` + name + `(text[], bigint, text[]) AS ` + store.RecentContactsSQL)
+		f.exec(`PREPARE ` + name + params + ` AS ` + query)
 	}
-	return f.explain(`EXPLAIN EXECUTE ` + name + `(ARRAY['a', 'b'], 1, ARRAY['c'])`)
+	f.exec(`BEGIN`)
+	f.exec(store.KeptPlansSQL)
+	plan := f.explain(`EXPLAIN EXECUTE ` + name + args)
+	f.exec(`COMMIT`)
+	return plan
 }
 
 // explain runs an EXPLAIN and returns its plan.
@@ -100,6 +118,20 @@ func (f *freshLeads) explain(q string) string {
 		b.WriteString(line + "\n")
 	}
 	return b.String()
+}
+
+// wantExisting checks a plan of the lookup by external id: one lookup of
+// the account's external-id key per id.
+func (f *freshLeads) wantExisting(what, plan string) {
+	f.t.Helper()
+	if !strings.Contains(plan, "Index Scan using leads_external_id_key") {
+		f.t.Errorf("%s: the lookup by external id does not read leads_external_id_key:\n%s", what, plan)
+	}
+	for _, bad := range []string{"Seq Scan on leads", "Hash Join", "Merge Join", "Bitmap Heap Scan on leads"} {
+		if strings.Contains(plan, bad) {
+			f.t.Errorf("%s: the lookup by external id has %q, which reads the account's leads:\n%s", what, bad, plan)
+		}
+	}
 }
 
 func (f *freshLeads) wantLookups(what, plan string) {
@@ -143,10 +175,12 @@ func TestCaptureLookupPlanOnANewDatabase(t *testing.T) {
 		t.Fatalf("AnalyzeNew = %v, %v; want leads analyzed", tables, err)
 	}
 	f.plan("lookup") // made and run on the small table
+	f.existingPlan("existing")
 	f.exec(`PREPARE page(bigint, integer) AS SELECT * FROM leads WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`)
 	for _, n := range []int{1000, 10000, 30000} {
 		f.add(n)
 		f.wantLookups(fmt.Sprintf("%d leads, analyzed at 150", n), f.plan("lookup"))
+		f.wantExisting(fmt.Sprintf("%d leads, analyzed at 150", n), f.existingPlan("existing"))
 		// The leads list's first page reads its 50 leads in index order,
 		// not every lead of the account to sort them.
 		if page := f.explain(`EXPLAIN EXECUTE page(1, 50)`); strings.Contains(page, "Sort") || !strings.Contains(page, "leads_account_created_idx") {
@@ -169,6 +203,7 @@ func TestCaptureLookupPlanWithoutStatistics(t *testing.T) {
 		f.add(n)
 		f.neverAnalyzed()
 		f.wantLookups(fmt.Sprintf("%d leads, no statistics", n), f.plan("lookup"))
+		f.wantExisting(fmt.Sprintf("%d leads, no statistics", n), f.existingPlan("existing"))
 	}
 }
 

@@ -83,19 +83,22 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 // keptPlansSQL lets the rest of a transaction on Postgres keep its plans:
 // each statement, and each foreign-key check of the rows it writes, is
 // planned once per connection instead of on every call (Open asks for
-// force_custom_plan), and never with a sequential scan. It is for writes
-// whose plans cannot depend on their parameters: rows inserted from arrays
-// or COPY, with their triggers and foreign-key checks. Not for a join of
-// given keys with a table (UPDATE ... FROM unnest): its plan, kept from a
-// new installation's first rows, can be a merge join over the whole table
-// (TestCompletingAPartialLeadPlansForItsRows). Each row a capture or an upload
-// writes runs one to three foreign-key checks, and planning them was about
-// a third of a capture's Postgres time. Without enable_seqscan off, a plan
-// kept from a new installation's first rows would read the grown tables
-// whole, as count_event_moves' did (migration 0046). JIT is off: a scan
-// with no index to take instead (a trigger's, say) is priced so high with
-// sequential scans off that Postgres would spend a third of a second
-// compiling it.
+// force_custom_plan), and never with a sequential scan. It is for
+// statements whose plans cannot depend on their parameters: rows inserted
+// from arrays or COPY, with their triggers and foreign-key checks, and
+// lookups of rows by key, each in a subquery the planner may not turn into
+// a join (OFFSET 0, as recentContactsSQL). Not for a join of given keys
+// with a table (UPDATE ... FROM unnest): its plan, kept from a new
+// installation's first rows, can be a merge join over the whole table
+// (TestCompletingAPartialLeadPlansForItsRows).
+//
+// Each row a capture or an upload writes runs one to three foreign-key
+// checks, and planning them was about a third of a capture's Postgres
+// time. Without enable_seqscan off, a plan kept from a new installation's
+// first rows would read the grown tables whole, as count_event_moves' did
+// (migration 0046). JIT is off: a scan with no index to take instead (a
+// trigger's, say) is priced so high with sequential scans off that
+// Postgres would spend a third of a second compiling it.
 const keptPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true),
 	set_config('jit', 'off', true)`
 
