@@ -119,7 +119,7 @@ func (s *Store) LookupCapture(ctx context.Context, qs []CaptureQuery, reserve in
 // subqueries the planner may not turn into joins (OFFSET 0), so that the
 // plan the lookup keeps (keptPlansSQL) reads the hash's index whatever the
 // statistics it was made with: as a join, a plan made before the table had
-// statistics read the account's leads for every hash.
+// statistics would read the account's leads for every hash.
 // "email_hash = ANY(array)" would let a plan settle for the account's own
 // index.
 const recentContactsSQL = `
@@ -140,10 +140,9 @@ CROSS JOIN LATERAL (SELECT external_id, id, partial, received_at, stage, junk_ov
 	WHERE account_id = $2 AND external_id = x.id OFFSET 0) l`
 
 // lookupPipelined is LookupCapture on Postgres: every query of the batch,
-// and the reservation, in one round trip. Its plans are kept: a capture's
-// account writes its batches one after another (capture.batcher), so
-// planning the lookups on every batch was time no other batch of the
-// account could use.
+// and the reservation, in one round trip. Its plans are kept: an account's
+// batches are written one after another (capture.batcher), so time spent
+// planning a batch's lookups delays every batch behind it.
 func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve int, out map[int64]*CaptureFacts) ([]int64, error) {
 	var ids []int64
 	err := s.withPgx(ctx, func(conn *pgx.Conn) error {

@@ -19,12 +19,13 @@ func SetFewUnsent(t interface{ Cleanup(func()) }, n int) {
 	t.Cleanup(func() { fewUnsent = old })
 }
 
-// RecentContactsSQL and ClaimPostgresSQL are the hot statements whose plans
-// must not depend on statistics.
-const RecentContactsSQL = recentContactsSQL
-
-// ExistingLeadsSQL is the capture's lookup of leads by external id.
-const ExistingLeadsSQL = existingLeadsSQL
+// RecentContactsSQL, ExistingLeadsSQL (the capture's lookups) and
+// ClaimPostgresSQL are the hot statements whose plans must not depend on
+// statistics.
+const (
+	RecentContactsSQL = recentContactsSQL
+	ExistingLeadsSQL  = existingLeadsSQL
+)
 
 var ClaimPostgresSQL = claimPostgresSQL
 

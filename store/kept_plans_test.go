@@ -3,9 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
-	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
 // keptPlans is a new Postgres database with a hundred-odd leads and
@@ -28,19 +25,13 @@ type keptPlans struct {
 	now     time.Time
 	// conn is a connection of the test's own.
 	conn  *pgx.Conn
-	mu    sync.Mutex
-	plans []string
+	plans planNotices
 }
 
 func newKeptPlans(t *testing.T) *keptPlans {
 	t.Helper()
 	ctx := t.Context()
-	dbURL := storetest.MigratedPostgresURL(t)
-	s, err := store.Open(ctx, store.Options{PostgresURL: dbURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, dbURL := postgresStore(t)
 	a, _ := twoAccounts(t, s)
 	k := &keptPlans{t: t, account: a, dataset: newDataset(t, s, a, models.ModeLive), now: time.Now().UTC()}
 	var first []models.Lead
@@ -50,6 +41,7 @@ func newKeptPlans(t *testing.T) *keptPlans {
 	if _, err := insertCaptured(t, s, first, k.events); err != nil {
 		t.Fatal(err)
 	}
+	var err error
 	if k.conn, err = pgx.Connect(ctx, dbURL); err != nil {
 		t.Fatal(err)
 	}
@@ -62,21 +54,7 @@ func newKeptPlans(t *testing.T) *keptPlans {
 			t.Fatal(err)
 		}
 	}
-
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("options", "-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0"+
-		" -c auto_explain.log_nested_statements=on -c auto_explain.log_level=notice")
-	u.RawQuery = q.Encode()
-	k.store, err = store.OpenNoticing(ctx, u.String(), func(m string) {
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		k.plans = append(k.plans, m)
-	})
-	if err != nil {
+	if k.store, err = store.OpenNoticing(ctx, autoExplained(t, dbURL), k.plans.add); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { k.store.Close() })
@@ -84,7 +62,9 @@ func newKeptPlans(t *testing.T) *keptPlans {
 }
 
 // grow adds n leads, each with an event, without analyzing them, as a new
-// installation's first hour of captures does before autovacuum comes.
+// installation's first hour of captures does before autovacuum comes, and
+// drops the plans reported until then: what a test checks is the plans
+// run on the grown tables.
 func (k *keptPlans) grow(n int) {
 	k.t.Helper()
 	if _, err := k.conn.Exec(k.t.Context(), `WITH l AS (
@@ -95,13 +75,7 @@ func (k *keptPlans) grow(n int) {
 	SELECT $1, $2, l.id, 'default', 'Lead', 'grown-' || l.id, now(), now() FROM l`, k.account.ID, k.dataset.ID, n); err != nil {
 		k.t.Fatal(err)
 	}
-}
-
-// forget drops the plans reported so far.
-func (k *keptPlans) forget() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.plans = nil
+	k.plans.take()
 }
 
 // events are a Lead event of each of ls.
@@ -119,10 +93,9 @@ func (k *keptPlans) events(ls []models.Lead) []models.Event {
 // it by key in a plan kept for any value ($1).
 func (k *keptPlans) wantChecks(what string, want map[string]int) {
 	k.t.Helper()
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	plans := k.plans.take()
 	checks := map[string]int{}
-	for _, p := range k.plans {
+	for _, p := range plans {
 		if !strings.Contains(p, "FOR KEY SHARE") {
 			continue
 		}
@@ -141,15 +114,14 @@ func (k *keptPlans) wantChecks(what string, want map[string]int) {
 	}
 	for _, table := range []string{"accounts", "datasets", "leads", "events", "users"} {
 		if checks[table] != want[table] {
-			k.t.Errorf("%s: %d foreign-key checks of %s, want %d (of %d notices)", what, checks[table], table, want[table], len(k.plans))
+			k.t.Errorf("%s: %d foreign-key checks of %s, want %d (of %d notices)", what, checks[table], table, want[table], len(plans))
 		}
 	}
 	// Whatever the tables held when the plans were made, nothing reads one
 	// whole (the tests grow them in between).
-	if whole := wholeReads(k.plans, "leads", "events", "stage_changes"); len(whole) > 0 {
+	if whole := wholeReads(plans, "leads", "events", "stage_changes"); len(whole) > 0 {
 		k.t.Errorf("%s: plans read a table whole:\n%s", what, strings.Join(whole, "\n"))
 	}
-	k.plans = nil
 	// The connection plans every other statement for its parameters again
 	// once the write has committed.
 	if mode, err := store.PlanCacheMode(k.t, k.store); err != nil || mode != "force_custom_plan" {
@@ -192,7 +164,6 @@ func TestSaveCapturedKeepsItsPlans(t *testing.T) {
 	for round := range 2 {
 		if round == 1 {
 			k.grow(20000)
-			k.forget()
 		}
 		ls := []models.Lead{lead(k.account, k.now, fmt.Sprintf("new%d-1@example.com", round)), lead(k.account, k.now, fmt.Sprintf("new%d-2@example.com", round))}
 		if _, err := insertCaptured(t, k.store, ls, k.events); err != nil {
@@ -241,7 +212,6 @@ func TestChangeLeadsKeepsItsPlans(t *testing.T) {
 	}
 	change(ls[:2], "qualified") // planned on the first rows
 	k.grow(20000)
-	k.forget()
 	change(ls[2:], "won")
 	// Two stage changes, each with one event: a check of each change's
 	// account and lead, of each event's account, dataset and lead, and of
@@ -275,20 +245,18 @@ func TestCompletingAPartialLeadPlansForItsRows(t *testing.T) {
 	}
 	complete(partial[0]) // planned on the first leads
 	k.grow(20000)
-	k.forget()
 	complete(partial[1])
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	plans := k.plans.take()
 	updates := 0
-	for _, p := range k.plans {
+	for _, p := range plans {
 		if strings.Contains(p, "Query Text: UPDATE leads") || strings.Contains(p, "Query Text: UPDATE events") {
 			updates++
 		}
 	}
 	if updates != 2 {
-		t.Errorf("%d plans of the completion's updates of leads and events, want 2 (of %d notices)", updates, len(k.plans))
+		t.Errorf("%d plans of the completion's updates of leads and events, want 2 (of %d notices)", updates, len(plans))
 	}
-	if whole := wholeReads(k.plans, "leads", "events", "stage_changes"); len(whole) > 0 {
+	if whole := wholeReads(plans, "leads", "events", "stage_changes"); len(whole) > 0 {
 		t.Errorf("completing a lead reads a table whole:\n%s", strings.Join(whole, "\n"))
 	}
 }

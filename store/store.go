@@ -93,12 +93,12 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 // (TestCompletingAPartialLeadPlansForItsRows).
 //
 // Each row a capture or an upload writes runs one to three foreign-key
-// checks, and planning them was about a third of a capture's Postgres
-// time. Without enable_seqscan off, a plan kept from a new installation's
-// first rows would read the grown tables whole, as count_event_moves' did
-// (migration 0046). JIT is off: a scan with no index to take instead (a
+// checks, each a key lookup that costs less to run than to plan. Without
+// enable_seqscan off, a plan kept from a new installation's first rows
+// would read the grown tables whole (as migration 0046 says of
+// count_event_moves). JIT is off: a scan with no index to take instead (a
 // trigger's, say) is priced so high with sequential scans off that
-// Postgres would spend a third of a second compiling it.
+// Postgres would compile it, which takes far longer than the write.
 const keptPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true),
 	set_config('jit', 'off', true)`
 
