@@ -140,9 +140,9 @@ CROSS JOIN LATERAL (SELECT external_id, id, partial, received_at, stage, junk_ov
 	WHERE account_id = $2 AND external_id = x.id OFFSET 0) l`
 
 // lookupPipelined is LookupCapture on Postgres: every query of the batch,
-// and the reservation, in one round trip. Its plans are kept: an account's
-// batches are written one after another (capture.batcher), so time spent
-// planning a batch's lookups delays every batch behind it.
+// and the reservation, in one round trip. Its plans are kept: a batch's
+// captures wait for its lookups, and planning them cost more than running
+// them.
 func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve int, out map[int64]*CaptureFacts) ([]int64, error) {
 	var ids []int64
 	err := s.withPgx(ctx, func(conn *pgx.Conn) error {

@@ -16,21 +16,34 @@ import (
 )
 
 // Leads posted at the same time are written together: each account has a
-// writer goroutine, while it has captures waiting, that takes every
-// capture of the account waiting in line and stores them in one
-// transaction, with a few set-at-a-time statements instead of several
-// round trips per lead (group commit). Each caller still gets its own
-// answer, and its lead and events still land together or not at all. A
-// single lead is a batch of one: there is one capture path.
+// line of waiting captures and, while it is not empty, writer goroutines
+// that each take the captures waiting and store them in one transaction,
+// with a few set-at-a-time statements instead of several round trips per
+// lead (group commit). Each caller still gets its own answer, and its lead
+// and events still land together or not at all. A single lead is a batch
+// of one: there is one capture path.
 //
-// One writer per account: an account's batches never race each other, so
-// two leads of one person posted at once are told apart deterministically
-// (the second is the duplicate), and what one account's send rules cost to
-// match is spent in its own writer, never in another account's. Replicas
-// still write side by side.
+// A busy account has up to batchWriters batches in flight, so that its
+// captures are read and decided while an earlier batch commits. Batches
+// written at the same time have no lead in common: a capture waits while
+// an earlier one of the same external id, email or phone is written or
+// waits (marks), so the later of two leads of one person is the duplicate,
+// deterministically, whichever batch they fall in. What one account's send
+// rules cost to match is spent in its own writers, never in another
+// account's. Replicas still write side by side.
 
 // maxBatch bounds how many captures share one transaction.
 const maxBatch = 64
+
+// batchWriters bounds how many batches of one account are written at
+// once; sideBatch is how many captures must wait, while one is written,
+// for another writer to take them. Smaller batches side by side would
+// cost the database more per lead (each batch's statements, triggers and
+// commit cost about as much as seven leads) than they save in waiting.
+const (
+	batchWriters = 3
+	sideBatch    = 8
+)
 
 type job struct {
 	ctx      context.Context
@@ -50,7 +63,7 @@ type jobResult struct {
 	err error
 }
 
-// batcher keeps a line of waiting captures per account, and a writer for
+// batcher keeps a line of waiting captures per account, and writers for
 // each line that is not empty (lines.Lines).
 type batcher struct {
 	c     *Capturer
@@ -62,8 +75,25 @@ type batcher struct {
 
 func newBatcher(c *Capturer) *batcher {
 	b := &batcher{c: c}
-	b.lines = &lines.Lines[*job]{Max: maxBatch, Write: b.write}
+	b.lines = &lines.Lines[*job]{Max: maxBatch, Writers: batchWriters, Side: sideBatch, Marks: marks, Write: b.write}
 	return b
+}
+
+// marks are what a capture may not share with a capture of another batch
+// written at the same time: its external id and its match keys' hashes,
+// which the lookup of existing leads and the duplicate check read.
+func marks(j *job) []string {
+	var ms []string
+	if id := j.v.ExternalID; id != nil {
+		ms = append(ms, "x"+*id)
+	}
+	if h := j.lead.EmailHash; h != "" {
+		ms = append(ms, "e"+h)
+	}
+	if h := j.lead.PhoneHash; h != "" {
+		ms = append(ms, "p"+h)
+	}
+	return ms
 }
 
 // submit hands a capture to its account's writer and waits for its
@@ -77,18 +107,19 @@ func (b *batcher) submit(ctx context.Context, j *job) (Result, error) {
 	return r.res, r.err
 }
 
-// write writes a batch of an account's captures on its writer.
-func (b *batcher) write(accountID int64, batch []*job) {
+// write writes a batch of an account's captures on one of its writers.
+// When matching the account's rules for the batch took long, the account
+// rests as long again before its next batch, with one batch in flight, so
+// that it takes at most half of a core, whatever its rules, and leaves the
+// rest to the other accounts' writers and the database.
+func (b *batcher) write(accountID int64, batch []*job) (rest time.Duration) {
 	if b.observe != nil {
 		b.observe(accountID, len(batch))
 	}
 	if spent := b.c.write(batch); spent > costlyMatching {
-		// Matching this account's rules took long: it waits as long
-		// again before its next batch, so that it takes at most half of a
-		// core, whatever its rules, and leaves the rest to the other
-		// accounts' writers and the database.
-		time.Sleep(spent)
+		return spent
 	}
+	return 0
 }
 
 // costlyMatching is how long matching one batch's leads against their

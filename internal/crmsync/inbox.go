@@ -48,7 +48,10 @@ type inboxDone struct {
 // worker after deliveries were stored (Worker.Notify).
 func NewInbox(s *store.Store, notify func()) *Inbox {
 	in := &Inbox{store: s, notify: notify, full: map[int64]time.Time{}}
-	in.lines = &lines.Lines[*inboxJob]{Max: maxInboxJobs, Write: in.write}
+	in.lines = &lines.Lines[*inboxJob]{Max: maxInboxJobs, Write: func(connectionID int64, batch []*inboxJob) time.Duration {
+		in.write(connectionID, batch)
+		return 0
+	}}
 	return in
 }
 

@@ -42,7 +42,10 @@ func New(s *store.Store, ms *Matchers, notify func()) *Decider {
 		ms = &Matchers{}
 	}
 	d := &Decider{store: s, notify: notify, Matchers: ms}
-	d.line = &lines.Lines[*stageJob]{Max: stageLine, Write: d.writeLine}
+	d.line = &lines.Lines[*stageJob]{Max: stageLine, Write: func(accountID int64, batch []*stageJob) time.Duration {
+		d.writeLine(accountID, batch)
+		return 0
+	}}
 	return d
 }
 
