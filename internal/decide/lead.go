@@ -42,7 +42,7 @@ func New(s *store.Store, ms *Matchers, notify func()) *Decider {
 		ms = &Matchers{}
 	}
 	d := &Decider{store: s, notify: notify, Matchers: ms}
-	d.line = &lines.Lines[*stageJob]{Max: stageLine, Write: func(accountID int64, batch []*stageJob) time.Duration {
+	d.line = &lines.Lines[*stageJob]{Max: stageLine, Writers: stageWriters, Side: stageSide, Marks: stageMarks, Write: func(accountID int64, batch []*stageJob) time.Duration {
 		d.writeLine(accountID, batch)
 		return 0
 	}}

@@ -158,8 +158,31 @@ func (d *Decider) DryRun(ctx context.Context, accountID int64, cs []Change) ([]O
 }
 
 // stageLine bounds the changes of one account that Record records
-// together.
-const stageLine = 64
+// together. A busy account has up to stageWriters batches in flight: while
+// one is written, another writer takes the changes waiting behind it once
+// there are stageSide of them and none names a lead or a change_id that a
+// batch in flight or a change before it names (stageMarks). Batches in
+// flight are as two replicas' are: a lead one of them changed after the
+// other read it is decided again (staleTries).
+const (
+	stageLine    = 64
+	stageWriters = 3
+	stageSide    = 8
+)
+
+// stageMarks are what a change given to Record may not share with a
+// change of another batch in flight: the keys that name its lead and its
+// change_id.
+func stageMarks(j *stageJob) []string {
+	ms := make([]string, 0, len(j.change.Keys)+1)
+	for _, k := range j.change.Keys {
+		ms = append(ms, "k"+k.Field+"\x00"+k.Value)
+	}
+	if id := j.change.ChangeID; id != nil {
+		ms = append(ms, "c"+*id)
+	}
+	return ms
+}
 
 // stageJob is a change given to Record, waiting in its account's line.
 type stageJob struct {
