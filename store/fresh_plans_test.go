@@ -207,6 +207,34 @@ func TestCaptureLookupPlanWithoutStatistics(t *testing.T) {
 	}
 }
 
+// TestCaptureLookupPlanAnalyzedEmpty: a new database analyzed while empty
+// (a VACUUM ANALYZE before its first lead) has statistics of no rows. The
+// capture's kept plans made on them read the account's phone index for
+// every email hash, and stayed so as leads grew, until autovacuum analyzed
+// the table a minute or more later. AnalyzeNew analyzes such a table again
+// once it has rows, which makes the plans anew.
+func TestCaptureLookupPlanAnalyzedEmpty(t *testing.T) {
+	t.Parallel()
+	f := newFreshLeads(t)
+	f.exec(`ANALYZE leads`)
+	f.plan("lookup") // made on the empty table's statistics
+	f.existingPlan("existing")
+	f.add(150)
+	waitForStats(t, f.conn, "leads")
+	tables, _, err := f.store.AnalyzeNew(t.Context())
+	if err != nil || !slices.Contains(tables, "leads") {
+		t.Fatalf("AnalyzeNew = %v, %v; want leads, analyzed while empty, analyzed again", tables, err)
+	}
+	for _, n := range []int{1000, 10000} {
+		f.add(n)
+		f.wantLookups(fmt.Sprintf("%d leads, analyzed empty, then at 150", n), f.plan("lookup"))
+		f.wantExisting(fmt.Sprintf("%d leads, analyzed empty, then at 150", n), f.existingPlan("existing"))
+	}
+	if again, _, err := f.store.AnalyzeNew(t.Context()); err != nil || slices.Contains(again, "leads") {
+		t.Errorf("second AnalyzeNew = %v, %v; want leads left to autovacuum", again, err)
+	}
+}
+
 // waitForStats waits until the cumulative statistics count the rows
 // written to table: backends report them within a second or so.
 func waitForStats(t *testing.T, conn *sql.Conn, table string) {

@@ -17,16 +17,20 @@ var hotTables = []string{"leads", "events", "unsent_events", "event_sends", "sen
 // analyzes it: below it, any plan is cheap.
 const minRowsToAnalyze = 100
 
-// AnalyzeNew analyzes the hot tables that Postgres has never analyzed and
-// that have gained rows since they were created, and returns their names.
-// Until a table is first analyzed, Postgres plans its queries with default
-// selectivities, under which an account's own index looks as selective as
-// its email-hash index, so a capture's lookup of recent contacts may read
-// every lead of the account. Autovacuum analyzes a new table only after a
-// minute or more; a new installation busy from the start would run on such
-// plans until then. Once every hot table has been analyzed, autovacuum
-// keeps the statistics, and done is true. SQLite needs none: done at once.
-// serve runs it every second for its first 10 minutes (internal/upkeep).
+// AnalyzeNew analyzes the hot tables whose statistics say nothing of their
+// rows, once they have rows, and returns their names: tables Postgres has
+// never analyzed that have gained rows since they were created, and tables
+// analyzed while they were empty (a VACUUM ANALYZE of a new database) that
+// now hold rows. Until then, Postgres plans their queries as if they had
+// none or with default selectivities, under which an account's own index
+// looks as selective as its email-hash index: a capture's lookup of recent
+// contacts may then read every lead of the account, and a plan the
+// capture keeps (keptPlansSQL) keeps doing so until the next ANALYZE.
+// Autovacuum analyzes a new table only after a minute or more; a new
+// installation busy from the start would run on such plans until then.
+// Once every hot table has statistics of its rows, autovacuum keeps them,
+// and done is true. SQLite needs none: done at once. serve runs it every
+// second for its first 10 minutes (internal/upkeep).
 func (s *Store) AnalyzeNew(ctx context.Context) (analyzed []string, done bool, err error) {
 	if s.dialect != "postgres" {
 		return nil, true, nil
@@ -34,24 +38,26 @@ func (s *Store) AnalyzeNew(ctx context.Context) (analyzed []string, done bool, e
 	var rows []struct {
 		Relname       string
 		NeverAnalyzed bool
+		Empty         bool // analyzed (or vacuumed) with no rows
 		Modified      int64
+		Live          int64
 	}
 	err = s.q(ctx).Raw(`
-SELECT relname, last_analyze IS NULL AND last_autoanalyze IS NULL AS never_analyzed, n_mod_since_analyze AS modified
-FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ?`, hotTables).Scan(&rows).Error
+SELECT s.relname, s.last_analyze IS NULL AND s.last_autoanalyze IS NULL AS never_analyzed, c.reltuples = 0 AS empty,
+	s.n_mod_since_analyze AS modified, s.n_live_tup AS live
+FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+WHERE s.schemaname = current_schema() AND s.relname IN ?`, hotTables).Scan(&rows).Error
 	if err != nil {
 		return nil, false, wrap("analyze new tables", err)
 	}
 	done = true
 	for _, r := range rows {
-		if !r.NeverAnalyzed {
-			continue
-		}
-		if r.Modified < minRowsToAnalyze {
+		switch {
+		case r.NeverAnalyzed && r.Modified >= minRowsToAnalyze, r.Empty && r.Live >= minRowsToAnalyze:
+			analyzed = append(analyzed, r.Relname)
+		case r.NeverAnalyzed || r.Empty:
 			done = false
-			continue
 		}
-		analyzed = append(analyzed, r.Relname)
 	}
 	if len(analyzed) > 0 {
 		// The names come from the list above, never from input.
@@ -65,8 +71,8 @@ FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname IN ?`, 
 // CleanSearchIndex moves the rows that leads' trigram search index
 // (leads_search_idx, a GIN index) keeps in its pending list into the index
 // proper. Postgres otherwise does that in whichever insert finds the list
-// full (gin_pending_list_limit), and that capture, with every capture
-// waiting on its account's writer, waits for the whole list. Run every
+// full (gin_pending_list_limit), and that capture, with the captures of
+// its account waiting behind it, waits for the whole list. Run every
 // second beside the web server (internal/upkeep), the list stays small and
 // the work is off the capture path. SQLite has no such index.
 func (s *Store) CleanSearchIndex(ctx context.Context) error {

@@ -41,9 +41,10 @@ func Search(s *store.Store, log *slog.Logger) *service.Loop {
 // tables too.
 const statsFor = 10 * time.Minute
 
-// Stats analyzes the hot tables Postgres has never analyzed
-// (store.AnalyzeNew) every second for the first 10 minutes of a process,
-// or until every one has statistics.
+// Stats analyzes the hot tables whose statistics say nothing of their rows
+// (never analyzed, or analyzed while empty: store.AnalyzeNew) every second
+// for the first 10 minutes of a process, or until every one has
+// statistics of its rows.
 func Stats(s *store.Store, log *slog.Logger) *service.Loop {
 	var until time.Time
 	return service.New(service.Options{Name: "analyze new tables", Every: time.Second, Log: log}, func(ctx context.Context) error {
