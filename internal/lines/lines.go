@@ -61,6 +61,7 @@ type line[J any] struct {
 	single time.Time
 }
 
+// most is how many batches of a key may be written at once.
 func (l *Lines[J]) most() int {
 	if l.Marks == nil {
 		return 1
@@ -69,8 +70,8 @@ func (l *Lines[J]) most() int {
 }
 
 // Add puts j in its key's line and starts a writer for the key when it
-// has none, or fewer than Writers while the key's batches may go side by
-// side. It does not wait for j to be written.
+// has none, or when it has fewer than Writers, Side jobs wait and the key
+// is not resting. It does not wait for j to be written.
 func (l *Lines[J]) Add(key int64, j J) {
 	l.mu.Lock()
 	if l.lines == nil {
