@@ -50,12 +50,7 @@ func TestStagesBatchKeepsAKeysChangesTogether(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		acc, d := setup(t, s)
-		for _, m := range store.TemplateMappings(d) {
-			if err := s.CreateSendRule(ctx, &m, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		acc := setupStages(t, s)
 		c := New(s, nil, nil)
 		r, err := c.Capture(ctx, acc, valid(t, webLead("a@acme.example")))
 		if err != nil {

@@ -12,6 +12,19 @@ import (
 	"github.com/leadsignal/leadsignal/store/storetest"
 )
 
+// setupStages is setup's account with the template's stage mappings as
+// its send rules.
+func setupStages(t *testing.T, s *store.Store) models.Account {
+	t.Helper()
+	acc, d := setup(t, s)
+	for _, m := range store.TemplateMappings(d) {
+		if err := s.CreateSendRule(t.Context(), &m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return acc
+}
+
 // A batch of stage changes, as a CSV upload records it, is decided in
 // order in one pass: a lead's later change sees its earlier ones (of the
 // batch too), a change repeated within the batch or recorded before is a
@@ -21,12 +34,7 @@ func TestStagesBatch(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		acc, d := setup(t, s)
-		for _, m := range store.TemplateMappings(d) {
-			if err := s.CreateSendRule(ctx, &m, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		acc := setupStages(t, s)
 		c := New(s, nil, nil)
 		var leads []models.Lead
 		for _, email := range []string{"a@acme.example", "b@acme.example"} {

@@ -19,12 +19,7 @@ func TestRecordAtOnce(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		acc, d := setup(t, s)
-		for _, m := range store.TemplateMappings(d) {
-			if err := s.CreateSendRule(ctx, &m, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		acc := setupStages(t, s)
 		c := New(s, nil, nil)
 		var leads []models.Lead
 		for i := range 12 {
