@@ -37,9 +37,9 @@ const maxBatch = 64
 
 // batchWriters bounds how many batches of one account are written at
 // once; sideBatch is how many captures must wait, while one is written,
-// for another writer to take them. Smaller batches side by side would
-// cost the database more per lead (each batch's statements, triggers and
-// commit cost about as much as seven leads) than they save in waiting.
+// for another writer to take them. A batch's statements, triggers and
+// commit cost the database much the same whatever its size, so smaller
+// batches side by side would cost more per lead than they save in waiting.
 const (
 	batchWriters = 3
 	sideBatch    = 8

@@ -51,7 +51,7 @@ const restSingle = 10
 
 // line is one key's waiting jobs and writers.
 type line[J any] struct {
-	waiting []J
+	waiting []entry[J]
 	// writers is how many goroutines write the key; active how many of
 	// them hold a batch (writing it or resting after it).
 	writers, active int
@@ -59,6 +59,12 @@ type line[J any] struct {
 	busy map[string]bool
 	// single: until then, one batch of the key at a time.
 	single time.Time
+}
+
+// entry is a waiting job with its marks, named once when it is added.
+type entry[J any] struct {
+	job   J
+	marks []string
 }
 
 // most is how many batches of a key may be written at once.
@@ -73,6 +79,10 @@ func (l *Lines[J]) most() int {
 // has none, or when it has fewer than Writers, Side jobs wait and the key
 // is not resting. It does not wait for j to be written.
 func (l *Lines[J]) Add(key int64, j J) {
+	e := entry[J]{job: j}
+	if l.Marks != nil {
+		e.marks = l.Marks(j)
+	}
 	l.mu.Lock()
 	if l.lines == nil {
 		l.lines = map[int64]*line[J]{}
@@ -82,7 +92,7 @@ func (l *Lines[J]) Add(key int64, j J) {
 		ln = &line[J]{busy: map[string]bool{}}
 		l.lines[key] = ln
 	}
-	ln.waiting = append(ln.waiting, j)
+	ln.waiting = append(ln.waiting, e)
 	start := ln.writers == 0 || (ln.writers < l.most() && len(ln.waiting) >= l.Side && time.Now().After(ln.single))
 	if start {
 		ln.writers++
@@ -138,34 +148,27 @@ func (l *Lines[J]) take(ln *line[J]) (batch []J, marks []string) {
 	if ln.active > 0 && (ln.active >= l.most() || time.Now().Before(ln.single)) {
 		return nil, nil
 	}
-	if l.Marks == nil {
-		n := min(len(ln.waiting), max(l.Max, 1))
-		batch = ln.waiting[:n:n]
-		ln.waiting = ln.waiting[n:]
-		return batch, nil
-	}
 	var (
-		left []J
+		left []entry[J]
 		held map[string]bool // marks of the jobs left
 	)
-	for i, j := range ln.waiting {
+	for i, e := range ln.waiting {
 		if len(batch) == max(l.Max, 1) {
 			left = append(left, ln.waiting[i:]...)
 			break
 		}
-		ms := l.Marks(j)
-		if clashes(ms, ln.busy) || clashes(ms, held) {
+		if clashes(e.marks, ln.busy) || clashes(e.marks, held) {
 			if held == nil {
 				held = map[string]bool{}
 			}
-			for _, m := range ms {
+			for _, m := range e.marks {
 				held[m] = true
 			}
-			left = append(left, j)
+			left = append(left, e)
 			continue
 		}
-		batch = append(batch, j)
-		marks = append(marks, ms...)
+		batch = append(batch, e.job)
+		marks = append(marks, e.marks...)
 	}
 	if ln.active > 0 && len(batch) < l.Side {
 		return nil, nil

@@ -1,11 +1,10 @@
 -- count_stage_changes does what 0033 made it do, in PL/pgSQL instead of
 -- SQL: a SQL function's statement is planned at every call, and planning
--- this INSERT cost more than running it (about 0.2 ms, twice a batch of
--- stage changes). PL/pgSQL keeps the plan for the session where plans are
--- kept (the stage write's COPYs run under keptPlansSQL). It reads only its
--- arrays, never a table, so a kept plan cannot go stale as tables grow;
--- and a SQL function's plan, made without its arguments' values, was as
--- generic as the one kept now.
+-- this INSERT costs more than running it; PL/pgSQL keeps the plan where
+-- the session keeps plans (the stage write's COPYs, under keptPlansSQL).
+-- It reads only its arrays, never a table, so a kept plan cannot go stale
+-- as tables grow; and a SQL function's plan, made without its arguments'
+-- values, was as generic as the one kept now.
 CREATE OR REPLACE FUNCTION count_stage_changes(ls leads[], scs stage_changes[], d integer) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO stage_counts (account_id, bucket, source, campaign, stage, hours, n)
