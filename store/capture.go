@@ -334,9 +334,7 @@ func (s *Store) SaveCaptured(ctx context.Context, c Captured) error {
 	}
 	return wrap("save captured", s.withPgx(ctx, func(conn *pgx.Conn) error {
 		b := &pgx.Batch{}
-		// A completed lead's row and its events are found by joins that
-		// are planned for the rows at hand; the inserts after them keep
-		// their plans.
+		b.Queue(keptPlansSQL)
 		if len(c.Completed) > 0 {
 			b.Queue(completeLeadsSQL, leadArgs(c.Completed)...)
 			ids := make([]int64, len(c.Completed))
@@ -345,7 +343,6 @@ func (s *Store) SaveCaptured(ctx context.Context, c Captured) error {
 			}
 			b.Queue(unprepareSQL, ids)
 		}
-		b.Queue(keptPlansSQL)
 		if len(c.New) > 0 {
 			b.Queue(insertLeadsSQL, leadArgs(c.New)...)
 		}
@@ -357,9 +354,11 @@ func (s *Store) SaveCaptured(ctx context.Context, c Captured) error {
 }
 
 // unprepareSQL drops the prepared payloads of the unsent events of the
-// leads $1, as unprepare does.
-const unprepareSQL = `UPDATE events SET payload_stamp = 0 WHERE payload_stamp <> 0
-	AND id IN (SELECT event_id FROM unsent_events WHERE lead_id = ANY(CAST($1 AS bigint[])))`
+// leads $1, as unprepare does: the events are found by the leads' queue
+// rows first (an array, not a join), so the plan it keeps looks each up by
+// key whatever it guessed of payload_stamp.
+const unprepareSQL = `UPDATE events SET payload_stamp = 0
+	WHERE id = ANY(ARRAY(SELECT event_id FROM unsent_events WHERE lead_id = ANY(CAST($1 AS bigint[])))) AND payload_stamp <> 0`
 
 // stamp sets the zero times of new leads to now.
 func stamp(ls []models.Lead, now time.Time) {

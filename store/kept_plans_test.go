@@ -219,11 +219,12 @@ func TestChangeLeadsKeepsItsPlans(t *testing.T) {
 	k.wantChecks("stage changes", map[string]int{"accounts": 4, "datasets": 2, "leads": 4, "events": 2})
 }
 
-// Completing a partial lead finds its row and its events by joins, which
-// keep no plan: one kept from a new installation's first leads would read
-// every lead and every event for each completion once the tables had grown
-// (a merge join over the whole of leads_pkey, a scan of events_pkey).
-func TestCompletingAPartialLeadPlansForItsRows(t *testing.T) {
+// Completing a partial lead updates its row and its events, found by
+// joins of the ids given with the tables, in plans kept too: made on a new
+// installation's first leads, they still look each row up by key once the
+// tables have grown, not a merge join over the whole of leads_pkey or a
+// scan of events_pkey.
+func TestCompletingAPartialLeadKeepsItsPlans(t *testing.T) {
 	t.Parallel()
 	k := newKeptPlans(t)
 	ctx := t.Context()
@@ -251,6 +252,9 @@ func TestCompletingAPartialLeadPlansForItsRows(t *testing.T) {
 	for _, p := range plans {
 		if strings.Contains(p, "Query Text: UPDATE leads") || strings.Contains(p, "Query Text: UPDATE events") {
 			updates++
+			if !strings.Contains(p, "$1") {
+				t.Errorf("a completion's update was planned for its values, not kept:\n%s", p)
+			}
 		}
 	}
 	if updates != 2 {
@@ -258,5 +262,67 @@ func TestCompletingAPartialLeadPlansForItsRows(t *testing.T) {
 	}
 	if whole := wholeReads(plans, "leads", "events", "stage_changes"); len(whole) > 0 {
 		t.Errorf("completing a lead reads a table whole:\n%s", strings.Join(whole, "\n"))
+	}
+}
+
+// The reads of a batch of stage changes (ReadStages) keep their plans
+// too: the account's settings, its leads by each kind of key, and their
+// stage changes and events with their state are planned once per
+// connection, and still read by key once the tables have grown.
+func TestReadStagesKeepsItsPlans(t *testing.T) {
+	t.Parallel()
+	k := newKeptPlans(t)
+	ctx := t.Context()
+	ls, err := k.store.Leads(ctx, k.account.ID, store.LeadFilter{}, nil, 1)
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("leads = %d, %v", len(ls), err)
+	}
+	keys := func(n int) []store.LeadKey {
+		return []store.LeadKey{{Field: "id", Value: fmt.Sprint(ls[0].ID)}, {Field: "email", Value: ls[0].EmailHash},
+			{Field: "external_id", Value: fmt.Sprint("form-", n)}, {Field: "phone", Value: fmt.Sprint("ph-", n)},
+			{Field: "meta_lead_id", Value: fmt.Sprint("m-", n)}}
+	}
+	read := func(n int) {
+		t.Helper()
+		r, err := k.store.ReadStages(ctx, k.account.ID, keys(n), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Leads[store.LeadKey{Field: "email", Value: ls[0].EmailHash}]; got.ID != ls[0].ID || len(r.Events[ls[0].ID]) != 1 {
+			t.Fatalf("read found lead %d with %d events; want lead %d and its event", got.ID, len(r.Events[ls[0].ID]), ls[0].ID)
+		}
+	}
+	read(1) // planned on the first rows
+	k.grow(20000)
+	for _, q := range []string{
+		`INSERT INTO unsent_events (event_id, dataset_id, lead_id, status, event_time, next_attempt_at, updated_at)
+			SELECT id, dataset_id, lead_id, 'queued', event_time, now(), now() FROM events WHERE event_id LIKE 'grown-%'`,
+		`INSERT INTO stage_changes (account_id, lead_id, stage, occurred_at, created_at, source)
+			SELECT account_id, id, 'qualified', now(), now(), 'api' FROM leads WHERE email LIKE 'grown%'`,
+	} {
+		if _, err := k.conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.plans.take()
+	read(2)
+	plans := k.plans.take()
+	reads := 0
+	for _, p := range plans {
+		if !strings.Contains(p, "Query Text: SELECT") || strings.Contains(p, "set_config") || strings.Contains(p, "nextval") {
+			continue
+		}
+		reads++
+		if !strings.Contains(p, "$1") {
+			t.Errorf("a read was planned for its values, not kept:\n%s", p)
+		}
+	}
+	// The account, its datasets, rules, stages and CRM labels; and for
+	// each of the five keys its leads, their stage changes and events.
+	if reads != 5+5*3 {
+		t.Errorf("%d plans of reads, want %d (of %d notices)", reads, 5+5*3, len(plans))
+	}
+	if whole := wholeReads(plans, "leads", "events", "stage_changes", "unsent_events", "event_sends"); len(whole) > 0 {
+		t.Errorf("reading stage changes' leads reads a table whole:\n%s", strings.Join(whole, "\n"))
 	}
 }

@@ -15,8 +15,11 @@ import (
 // round trip), on SQLite one after another. Each is a gorm query, the same
 // text on both databases; only how it reaches the database differs.
 type reads struct {
-	s     *Store
-	ctx   context.Context
+	s   *Store
+	ctx context.Context
+	// keep has the queries keep their plans on Postgres (keptPlansSQL):
+	// for reads of rows by key.
+	keep  bool
 	finds []find
 }
 
@@ -50,6 +53,9 @@ func (r *reads) run() error {
 		return nil
 	}
 	b := &pgx.Batch{}
+	if r.keep {
+		b.Queue(keptPlansSQL)
+	}
 	for _, f := range r.finds {
 		stmt := f.q.Session(&gorm.Session{DryRun: true}).Find(f.dest).Statement
 		if stmt.Error != nil {

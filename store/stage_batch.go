@@ -80,7 +80,7 @@ type StageRead struct {
 // are simply skipped). On Postgres the reads are one round trip (reads).
 func (s *Store) ReadStages(ctx context.Context, accountID int64, keys []LeadKey, reserve int) (StageRead, error) {
 	r := StageRead{Leads: map[LeadKey]models.Lead{}, Histories: map[int64][]models.StageChange{}, Events: map[int64][]models.Event{}}
-	rd := &reads{s: s, ctx: ctx}
+	rd := &reads{s: s, ctx: ctx, keep: true}
 	var accounts []models.Account
 	rd.find(s.q(ctx).Where("id = ?", accountID), &accounts, nil)
 	rd.find(s.q(ctx).Where("account_id = ?", accountID).Order("lower(name), id"), &r.Datasets, nil)

@@ -169,6 +169,9 @@ func (s *Store) writeCopied(ctx context.Context, w leadWrite) (int, error) {
 	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			b := &pgx.Batch{}
+			// Every statement, and the foreign-key checks of the COPYs
+			// below, planned once.
+			b.Queue(keptPlansSQL)
 			b.Queue(`SELECT lock_fresh_leads($1, $2, $3)`, w.changes[0].AccountID, w.ids, w.expect)
 			if len(w.leads) > 0 {
 				b.Queue(updateVerdictsSQL, verdictArgs(w.leads)...)
@@ -211,9 +214,6 @@ func (s *Store) writeCopied(ctx context.Context, w leadWrite) (int, error) {
 					return rows.Err()
 				})
 			}
-			// The COPYs below check three foreign keys of each stage
-			// change and event and one of each queue row: planned once.
-			b.Queue(keptPlansSQL)
 			if err := tx.SendBatch(ctx, b).Close(); err != nil {
 				return err
 			}

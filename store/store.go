@@ -83,24 +83,28 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 // keptPlansSQL lets the rest of a transaction on Postgres keep its plans:
 // each statement, and each foreign-key check of the rows it writes, is
 // planned once per connection instead of on every call (Open asks for
-// force_custom_plan), and never with a sequential scan. It is for
-// statements whose plans cannot depend on their parameters: rows inserted
-// from arrays or COPY, with their triggers and foreign-key checks, and
-// lookups of rows by key, each in a subquery the planner may not turn into
-// a join (OFFSET 0, as recentContactsSQL). Not for a join of given keys
-// with a table (UPDATE ... FROM unnest): its plan, kept from a new
-// installation's first rows, can be a merge join over the whole table
-// (TestCompletingAPartialLeadPlansForItsRows).
+// force_custom_plan). A kept plan is made of index lookups joined by
+// nested loops: no sequential scan, no hash or merge join, no nested loop
+// over a materialized table, each of which, made on a new installation's
+// first rows, reads a whole table and keeps doing so as it grows, until an
+// ANALYZE (TestReadStagesKeepsItsPlans, TestCompletingAPartialLeadKeepsItsPlans;
+// migration 0046 says the same of count_event_moves). It is for statements
+// that read and write rows by key: rows inserted from arrays or COPY, with
+// their triggers and foreign-key checks, rows updated or looked up by the
+// keys given, and the rows those join by key. Lookups that a kept plan
+// could make with the account's index rather than the key's are written as
+// subqueries the planner may not turn into joins (OFFSET 0, as
+// recentContactsSQL).
 //
 // Each row a capture or an upload writes runs one to three foreign-key
-// checks, each a key lookup that costs less to run than to plan. Without
-// enable_seqscan off, a plan kept from a new installation's first rows
-// would read the grown tables whole (as migration 0046 says of
-// count_event_moves). JIT is off: a scan with no index to take instead (a
-// trigger's, say) is priced so high with sequential scans off that
-// Postgres would compile it, which takes far longer than the write.
+// checks, each a key lookup that costs less to run than to plan; and a
+// batch of stage changes runs a dozen small statements whose planning cost
+// more than their running. JIT is off: a scan with no index to take
+// instead (a trigger's, say) is priced so high with sequential scans off
+// that Postgres would compile it, which takes far longer than the write.
 const keptPlansSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true),
-	set_config('jit', 'off', true)`
+	set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+	set_config('enable_material', 'off', true), set_config('jit', 'off', true)`
 
 // Open connects to the database and checks that it answers. It does not
 // migrate: call Migrate.
