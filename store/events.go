@@ -565,6 +565,29 @@ func intArray(open byte, vs []int64, close byte) string {
 	return string(append(b, close))
 }
 
+// textArray is vs as a Postgres array literal, each value quoted: one
+// parameter, which gorm passes as it is (a slice it would spread into a
+// list).
+func textArray(vs []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, r := range v {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
 // ReleaseEvents hands a claim's events back to the queue at once, when the
 // dispatcher stops before sending them: those that still hold its lease.
 func (s *Store) ReleaseEvents(ctx context.Context, c Claim) error {

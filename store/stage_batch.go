@@ -93,15 +93,13 @@ func (s *Store) ReadStages(ctx context.Context, accountID int64, keys []LeadKey,
 	var changes []models.StageChange
 	var events []shownEvent
 	for field, values := range keyValues(keys) {
-		col := leadKeyColumns[field]
 		_ = eachChunk(values, func(vs []string) error {
-			byKey := s.q(ctx).Model(&models.Lead{}).Where("account_id = ? AND "+col+" IN ?", accountID, vs)
 			var ls []models.Lead
-			rd.find(byKey.Session(&gorm.Session{}).Order("created_at DESC, id DESC"), &ls, func() { leads[field] = append(leads[field], ls...) })
+			rd.find(s.leadsByKey(ctx, accountID, field, vs, "*"), &ls, func() { leads[field] = append(leads[field], ls...) })
 			// The leads' rows are found by lead id alone (the ids are the
 			// account's): an account's rows are many, and a plan that
 			// started from them would read them all.
-			ids := byKey.Session(&gorm.Session{}).Select("id")
+			ids := s.leadsByKey(ctx, accountID, field, vs, "id")
 			var cs []models.StageChange
 			rd.find(s.q(ctx).Where(s.anyOf("lead_id"), ids), &cs, func() { changes = append(changes, cs...) })
 			var es []shownEvent
@@ -160,6 +158,38 @@ func (s *Store) ReadStages(ctx context.Context, accountID int64, keys []LeadKey,
 		}
 	}
 	return r, nil
+}
+
+// leadsByKey is the query of columns (the leads' columns, "*" for all)
+// of the account's leads whose key field is one of values, newest first.
+// On Postgres each value is one lookup of the field's own index, in a
+// subquery in that index's order the planner may not turn into a join
+// (OFFSET 0, as recentContactsSQL), so that the plan ReadStages keeps
+// reads that index whatever the statistics it was made with: "IN" let a
+// plan made on a table analyzed while empty read every lead of the
+// account, on its own index, for each value.
+func (s *Store) leadsByKey(ctx context.Context, accountID int64, field string, values []string, columns string) *gorm.DB {
+	col := leadKeyColumns[field]
+	if s.dialect != "postgres" {
+		return s.q(ctx).Model(&models.Lead{}).Select(columns).Where("account_id = ? AND "+col+" IN ?", accountID, values).
+			Order("created_at DESC, id DESC")
+	}
+	// inner finds one value's leads; outer keeps the account's.
+	inner, outer := "account_id = ? AND "+col+" = k.v", ""
+	switch field {
+	case "id":
+		// The key alone: with the account beside it, a plan made on a
+		// table analyzed while empty read the account's leads on another
+		// index (an id's order is no order the planner can prefer).
+		inner, outer = "id = CAST(k.v AS bigint)", " WHERE l.account_id = ?"
+	case "meta_lead_id":
+		inner += " AND meta_lead_id <> ''" // its index's predicate
+	case "email", "phone":
+		inner += " ORDER BY created_at"
+	}
+	return s.q(ctx).Raw(`SELECT l.`+columns+` FROM unnest(CAST(? AS text[])) AS k(v)
+	CROSS JOIN LATERAL (SELECT * FROM leads WHERE `+inner+` OFFSET 0) l`+outer+`
+	ORDER BY l.created_at DESC, l.id DESC`, textArray(values), accountID)
 }
 
 // anyOf is the condition that column is one of a subquery's values: on
