@@ -140,6 +140,10 @@ func (k *keptPlans) wantChecks(what string, want map[string]int) {
 	// whole (the tests grow them in between).
 	if whole := wholeReads(plans, "leads", "events", "stage_changes"); len(whole) > 0 {
 		k.t.Errorf("%s: plans read a table whole:\n%s", what, strings.Join(whole, "\n"))
+
+	}
+	if p := byAccountAlone(plans); p != "" {
+		k.t.Errorf("%s: a plan looks rows up by their account or dataset alone:\n%s", what, p)
 	}
 	// The connection plans every other statement for its parameters again
 	// once the write has committed.
@@ -199,7 +203,15 @@ func TestSaveCapturedKeepsItsPlans(t *testing.T) {
 // CSV upload): the COPYs of its stage changes, events and queue rows.
 func TestChangeLeadsKeepsItsPlans(t *testing.T) {
 	t.Parallel()
-	k := newKeptPlans(t)
+	for _, empty := range []bool{false, true} {
+		t.Run(fmt.Sprintf("analyzed empty %v", empty), func(t *testing.T) {
+			t.Parallel()
+			changeLeadsKeepsItsPlans(t, newKeptPlansAnalyzed(t, empty))
+		})
+	}
+}
+
+func changeLeadsKeepsItsPlans(t *testing.T, k *keptPlans) {
 	ctx := t.Context()
 	change := func(ls []models.Lead, stage string) {
 		t.Helper()
@@ -284,8 +296,24 @@ func TestCompletingAPartialLeadKeepsItsPlans(t *testing.T) {
 	}
 }
 
-// accountOnly is an index condition on the account alone.
-var accountOnly = regexp.MustCompile(`^\s*Index Cond: \(account_id = \$\d+\)$`)
+// ownerOnly is an index condition on a row's account or dataset alone.
+var ownerOnly = regexp.MustCompile(`^\s*Index Cond: \((account_id|dataset_id) = [^ ]+\)$`)
+
+// byAccountAlone is the first of plans that reads leads or events by their
+// account or dataset alone, every one of it, rather than by a key; "" when
+// none does.
+func byAccountAlone(plans []string) string {
+	for _, p := range plans {
+		lines := strings.Split(p, "\n")
+		for i, line := range lines {
+			if (strings.Contains(line, " on leads ") || strings.Contains(line, " on events ")) && i+1 < len(lines) &&
+				ownerOnly.MatchString(lines[i+1]) {
+				return p
+			}
+		}
+	}
+	return ""
+}
 
 // The reads of a batch of stage changes (ReadStages) keep their plans
 // too: the account's settings, its leads by each kind of key, and their
@@ -355,13 +383,7 @@ func readStagesKeepsItsPlans(t *testing.T, k *keptPlans) {
 	if whole := wholeReads(plans, "leads", "events", "stage_changes", "unsent_events", "event_sends"); len(whole) > 0 {
 		t.Errorf("reading stage changes' leads reads a table whole:\n%s", strings.Join(whole, "\n"))
 	}
-	// Nor all of the account's leads: each lead is looked up by its key.
-	for _, p := range plans {
-		lines := strings.Split(p, "\n")
-		for i, line := range lines {
-			if strings.Contains(line, " on leads ") && i+1 < len(lines) && accountOnly.MatchString(lines[i+1]) {
-				t.Errorf("a read looks leads up by their account alone:\n%s", p)
-			}
-		}
+	if p := byAccountAlone(plans); p != "" {
+		t.Errorf("a read looks rows up by their account or dataset alone:\n%s", p)
 	}
 }

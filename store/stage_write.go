@@ -169,24 +169,14 @@ func (s *Store) writeCopied(ctx context.Context, w leadWrite) (int, error) {
 	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			b := &pgx.Batch{}
-			// Every statement, and the foreign-key checks of the COPYs
-			// below, planned once.
-			b.Queue(keptPlansSQL)
+			// The lock (a join of the ids with the account's leads) and
+			// the look for stored events (by dataset and event id) are
+			// planned for their rows: a plan kept from a table analyzed
+			// while empty read every lead of the account, or every event
+			// of the dataset, for each row. Every statement after them,
+			// and the foreign-key checks of the COPYs below, is planned
+			// once.
 			b.Queue(`SELECT lock_fresh_leads($1, $2, $3)`, w.changes[0].AccountID, w.ids, w.expect)
-			if len(w.leads) > 0 {
-				b.Queue(updateVerdictsSQL, verdictArgs(w.leads)...)
-				b.Queue(unprepareSQL, leadIDs(w.leads))
-			}
-			if len(w.requeue) > 0 {
-				b.Queue(requeueSQL, w.requeue, w.now)
-			}
-			if len(w.cancel) > 0 {
-				ids, reasons := make([]int64, len(w.cancel)), make([]string, len(w.cancel))
-				for i, c := range w.cancel {
-					ids[i], reasons[i] = c.ID, c.Reason
-				}
-				b.Queue(cancelSQL, ids, reasons, w.now)
-			}
 			stored := map[int]bool{}
 			if len(evs) > 0 {
 				datasets, ids := make([]int64, len(evs)), make([]string, len(evs))
@@ -203,6 +193,23 @@ func (s *Store) writeCopied(ctx context.Context, w leadWrite) (int, error) {
 					}
 					return rows.Err()
 				})
+			}
+			b.Queue(keptPlansSQL)
+			if len(w.leads) > 0 {
+				b.Queue(updateVerdictsSQL, verdictArgs(w.leads)...)
+				b.Queue(unprepareSQL, leadIDs(w.leads))
+			}
+			if len(w.requeue) > 0 {
+				b.Queue(requeueSQL, w.requeue, w.now)
+			}
+			if len(w.cancel) > 0 {
+				ids, reasons := make([]int64, len(w.cancel)), make([]string, len(w.cancel))
+				for i, c := range w.cancel {
+					ids[i], reasons[i] = c.ID, c.Reason
+				}
+				b.Queue(cancelSQL, ids, reasons, w.now)
+			}
+			if len(evs) > 0 {
 				b.Queue(`SELECT nextval('events_id_seq') FROM generate_series(1, $1)`, len(evs)).Query(func(rows pgx.Rows) error {
 					i := 0
 					for rows.Next() {
