@@ -334,7 +334,10 @@ func (s *Store) SaveCaptured(ctx context.Context, c Captured) error {
 	}
 	return wrap("save captured", s.withPgx(ctx, func(conn *pgx.Conn) error {
 		b := &pgx.Batch{}
-		b.Queue(keptPlansSQL)
+		// A completed lead's row is found by a join of its id and account
+		// with leads, planned for its rows: a plan kept from a table
+		// analyzed while empty read every lead of the account. The rest
+		// keeps its plans.
 		if len(c.Completed) > 0 {
 			b.Queue(completeLeadsSQL, leadArgs(c.Completed)...)
 			ids := make([]int64, len(c.Completed))
@@ -343,6 +346,7 @@ func (s *Store) SaveCaptured(ctx context.Context, c Captured) error {
 			}
 			b.Queue(unprepareSQL, ids)
 		}
+		b.Queue(keptPlansSQL)
 		if len(c.New) > 0 {
 			b.Queue(insertLeadsSQL, leadArgs(c.New)...)
 		}

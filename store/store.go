@@ -87,14 +87,17 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 // nested loops: no sequential scan, no hash or merge join, no nested loop
 // over a materialized table, each of which, made on a new installation's
 // first rows, reads a whole table and keeps doing so as it grows, until an
-// ANALYZE (TestReadStagesKeepsItsPlans, TestCompletingAPartialLeadKeepsItsPlans;
+// ANALYZE (TestReadStagesKeepsItsPlans, TestChangeLeadsKeepsItsPlans;
 // migration 0046 says the same of count_event_moves). It is for statements
 // that read and write rows by key: rows inserted from arrays or COPY, with
 // their triggers and foreign-key checks, rows updated or looked up by the
-// keys given, and the rows those join by key. Lookups that a kept plan
-// could make with the account's index rather than the key's are written as
-// subqueries the planner may not turn into joins (OFFSET 0, as
-// recentContactsSQL).
+// keys given, and the rows those join by key. On a table analyzed while
+// empty every index of an account (or dataset) costs the planner the same
+// as the key's: a lookup by a key and the account is written as a
+// subquery in the key index's order that the planner may not turn into a
+// join (OFFSET 0, as recentContactsSQL and leadsByKey), or, a join of
+// given keys with the account's rows (lock_fresh_leads, storedEventsSQL,
+// completeLeadsSQL), planned for its rows before the rest keeps its plans.
 //
 // Each row a capture or an upload writes runs one to three foreign-key
 // checks, each a key lookup that costs less to run than to plan; and a
