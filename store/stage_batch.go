@@ -68,7 +68,9 @@ type StageRead struct {
 	// Leads are the leads the keys find (LeadsByKeys).
 	Leads map[LeadKey]models.Lead
 	// Histories and Events are the leads' stage changes (junk markers
-	// too, in the order they were recorded) and events, by lead id.
+	// too, in the order they were recorded) and events, by lead id. The
+	// events are read without their payloads, which deciding never
+	// reads.
 	Histories map[int64][]models.StageChange
 	Events    map[int64][]models.Event
 	// ChangeIDs are ids reserved for the batch's new stage changes.
@@ -103,7 +105,7 @@ func (s *Store) ReadStages(ctx context.Context, accountID int64, keys []LeadKey,
 			var cs []models.StageChange
 			rd.find(s.q(ctx).Where(s.anyOf("lead_id"), ids), &cs, func() { changes = append(changes, cs...) })
 			var es []shownEvent
-			rd.find(withState(s.q(ctx).Model(&models.Event{})).Where(s.anyOf("events.lead_id"), ids).
+			rd.find(withStateOf(s.q(ctx).Model(&models.Event{}), decidedEventColumns).Where(s.anyOf("events.lead_id"), ids).
 				Order("events.event_time, events.id"), &es, func() { events = append(events, es...) })
 			return nil
 		})
@@ -201,6 +203,13 @@ func (s *Store) anyOf(column string) string {
 	}
 	return column + " IN (?)"
 }
+
+// decidedEventColumns are the columns of the events deciding reads: all
+// but the payload (prepared when an event is queued, sent as it is).
+const decidedEventColumns = `events.id, events.account_id, events.dataset_id, events.lead_id, events.origin, events.origin_id,
+	events.event_name, events.event_id, events.event_time, events.value, events.currency, events.action_source,
+	events.test_event_code, events.stage_change_id, events.filled_in, events.lead_event_source, events.payload_stamp,
+	events.created_at`
 
 // changeID is a reserved stage change id.
 type changeID struct{ ID int64 }
