@@ -23,13 +23,26 @@ type Inbox struct {
 	lines  *lines.Lines[*inboxJob]
 	// full holds, by connection id, until when a connection found full
 	// is refused without counting again: a sender that floods a full
-	// inbox costs no count per post.
-	mu   sync.Mutex
-	full map[int64]time.Time
+	// inbox costs no count per post. roomy holds, by connection id, the
+	// waiting deliveries last counted and those this inbox stored since:
+	// a connection far from full is not counted again for every batch
+	// (a count reads every waiting delivery, up to the limit).
+	mu    sync.Mutex
+	full  map[int64]time.Time
+	roomy map[int64]waitingCount
 }
 
-// fullFor is how long a connection found full is taken as full.
+// fullFor is how long a connection found full is taken as full, and a
+// count of a connection far from full (under nine tenths of the limit,
+// the batch included) is used before it is counted again.
 const fullFor = time.Second
+
+// waitingCount is a connection's waiting deliveries as counted at a time,
+// plus those stored since.
+type waitingCount struct {
+	n  int
+	at time.Time
+}
 
 // maxInboxJobs bounds the deliveries one statement stores.
 const maxInboxJobs = 64
@@ -47,7 +60,7 @@ type inboxDone struct {
 // NewInbox returns the inbox of s; notify, when not nil, wakes the
 // worker after deliveries were stored (Worker.Notify).
 func NewInbox(s *store.Store, notify func()) *Inbox {
-	in := &Inbox{store: s, notify: notify, full: map[int64]time.Time{}}
+	in := &Inbox{store: s, notify: notify, full: map[int64]time.Time{}, roomy: map[int64]waitingCount{}}
 	in.lines = &lines.Lines[*inboxJob]{Max: maxInboxJobs, Write: func(connectionID int64, batch []*inboxJob) time.Duration {
 		in.write(connectionID, batch)
 		return 0
@@ -115,13 +128,25 @@ func (in *Inbox) Add(conn models.CRMConnection, changes []crm.Change, now time.T
 // nothing of it stored. If the batch fails, each is tried alone: one that
 // fails never costs the others.
 func (in *Inbox) write(connectionID int64, batch []*inboxJob) {
-	room, err := in.store.CRMWaitingRoom(context.Background(), connectionID, store.MaxWaitingCRMDeliveries)
-	if err != nil {
-		for _, j := range batch {
-			j.done <- inboxDone{err: err}
-		}
-		return
+	now, need := batch[0].ds[0].ReceivedAt, 0
+	for _, j := range batch {
+		need += len(j.ds)
 	}
+	const limit = store.MaxWaitingCRMDeliveries
+	in.mu.Lock()
+	c, ok := in.roomy[connectionID]
+	in.mu.Unlock()
+	if !ok || now.Sub(c.at) >= fullFor || now.Before(c.at) || c.n+need > limit-limit/10 {
+		room, err := in.store.CRMWaitingRoom(context.Background(), connectionID, limit)
+		if err != nil {
+			for _, j := range batch {
+				j.done <- inboxDone{err: err}
+			}
+			return
+		}
+		c = waitingCount{n: limit - room, at: now}
+	}
+	room := limit - c.n
 	fits := batch[:0:0]
 	for _, j := range batch {
 		// Counted as if each change were new: a retry of changes stored
@@ -139,6 +164,12 @@ func (in *Inbox) write(connectionID int64, batch []*inboxJob) {
 		room -= len(j.ds)
 		fits = append(fits, j)
 	}
+	// Counted as if each change were new, as above: the count only ever
+	// runs ahead of the waiting deliveries (and the worker takes some).
+	c.n = limit - room
+	in.mu.Lock()
+	in.roomy[connectionID] = c
+	in.mu.Unlock()
 	in.save(fits)
 }
 

@@ -69,3 +69,50 @@ func TestInboxRefusesPastTheWaitingLimit(t *testing.T) {
 		}
 	})
 }
+
+// A connection far from the limit is counted at most once a second: what
+// another replica stores meanwhile is seen at the next count, and near the
+// limit every batch is counted.
+func TestInboxCountsAgainWithinASecond(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := t.Context()
+		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := models.CRMConnection{AccountID: acc.ID, Kind: string(crm.Generic), Name: "Zap", Token: store.NewCRMToken()}
+		if err := s.CreateCRMConnection(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		in := crmsync.NewInbox(s, nil)
+		change := func(i int) []crm.Change { return []crm.Change{genericChange(t, fmt.Sprintf("c%d@example.com", i), now)} }
+		if n, err := in.Add(c, change(0), now); err != nil || n != 1 {
+			t.Fatalf("the first change: %d, %v", n, err)
+		}
+		// Another replica's inbox fills the connection up to one short
+		// of the limit.
+		ds := make([]models.CRMDelivery, store.MaxWaitingCRMDeliveries-2)
+		for i := range ds {
+			ds[i] = models.CRMDelivery{AccountID: acc.ID, ConnectionID: c.ID, Key: fmt.Sprintf("k%d", i), Body: "{}",
+				ReceivedAt: now, OccurredAt: now, CRMStageID: "won"}
+		}
+		if _, err := s.AddCRMDeliveries(ctx, ds); err != nil {
+			t.Fatal(err)
+		}
+		later := now.Add(time.Second)
+		if n, err := in.Add(c, append(change(1), change(2)...), later); !errors.Is(err, store.ErrInboxFull) || n != 0 {
+			t.Errorf("two changes a second later, with room for one: %d, %v; want ErrInboxFull", n, err)
+		}
+		if n, err := in.Add(c, change(1), later); err != nil || n != 1 {
+			t.Errorf("one change with room for one: %d, %v; want stored", n, err)
+		}
+		if n, err := in.Add(c, change(2), later); !errors.Is(err, store.ErrInboxFull) || n != 0 {
+			t.Errorf("one more, counted again near the limit: %d, %v; want ErrInboxFull", n, err)
+		}
+		if room, err := s.CRMWaitingRoom(ctx, c.ID, store.MaxWaitingCRMDeliveries+10); err != nil || room != 10 {
+			t.Errorf("room past the limit = %d, %v; want 10: exactly the limit waiting", room, err)
+		}
+	})
+}
