@@ -87,7 +87,9 @@ func TestInboxCountsAgainWithinASecond(t *testing.T) {
 		}
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 		in := crmsync.NewInbox(s, nil)
-		change := func(i int) []crm.Change { return []crm.Change{genericChange(t, fmt.Sprintf("c%d@example.com", i), now)} }
+		change := func(i int) []crm.Change {
+			return []crm.Change{genericChange(t, fmt.Sprintf("c%d@example.com", i), now)}
+		}
 		if n, err := in.Add(c, change(0), now); err != nil || n != 1 {
 			t.Fatalf("the first change: %d, %v", n, err)
 		}
