@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -172,10 +173,18 @@ func (s *Store) FinishCRMDeliveries(ctx context.Context, ds []models.CRMDelivery
 		ds[i].LeaseToken, ds[i].LeaseUntil = nil, nil
 	}
 	args := textArgs([]any{id, token, attempts, next, tried, lead, change, until}, ds, deliveryText)
-	res, err := s.conn().ExecContext(ctx, finishDeliveriesSQL, args...)
-	if err == nil {
-		written, err = res.RowsAffected()
-	}
+	// Its plan and the foreign-key checks of the rows, three each (the
+	// lead, the stage change, the connection), are kept: the deliveries
+	// are found by id, on their primary key.
+	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
+		b := &pgx.Batch{}
+		b.Queue(keptPlansSQL)
+		b.Queue(finishDeliveriesSQL, args...).Exec(func(tag pgconn.CommandTag) error {
+			written = tag.RowsAffected()
+			return nil
+		})
+		return conn.SendBatch(ctx, b).Close()
+	})
 	return wrap("finish crm deliveries", leaseLost(err, written, n))
 }
 

@@ -401,3 +401,42 @@ func readStagesKeepsItsPlans(t *testing.T, k *keptPlans) {
 		t.Errorf("a read looks rows up by their account or dataset alone:\n%s", p)
 	}
 }
+
+// The CRM worker's write of what it made of its deliveries keeps its plan
+// and the foreign-key checks of the rows, made on a new installation's
+// first rows: each delivery by its key, each lead it came to by key.
+func TestFinishCRMDeliveriesKeepsItsPlans(t *testing.T) {
+	t.Parallel()
+	k := newKeptPlans(t)
+	ctx := t.Context()
+	c := models.CRMConnection{AccountID: k.account.ID, Kind: "generic", Name: "Zap", Token: store.NewCRMToken()}
+	if err := k.store.CreateCRMConnection(ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := k.store.Leads(ctx, k.account.ID, store.LeadFilter{}, nil, 2)
+	if err != nil || len(ls) != 2 {
+		t.Fatalf("leads = %d, %v", len(ls), err)
+	}
+	finish := func(round int, l models.Lead) {
+		t.Helper()
+		d := models.CRMDelivery{AccountID: k.account.ID, ConnectionID: c.ID, Key: fmt.Sprint("k", round), Body: "{}",
+			ReceivedAt: k.now, OccurredAt: k.now, CRMStageID: "won"}
+		if _, err := k.store.AddCRMDeliveries(ctx, []models.CRMDelivery{d}); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := k.store.ClaimCRMDeliveries(ctx, k.now.Add(time.Minute), 10)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("claimed %d, %v", len(ds), err)
+		}
+		ds[0].Status, ds[0].LeadID = models.DeliveryDone, &l.ID
+		k.plans.take() // the finish's plans only
+		if err := k.store.FinishCRMDeliveries(ctx, ds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish(0, ls[0]) // planned on the first rows
+	k.grow(20000)
+	finish(1, ls[1])
+	// One delivery come to its lead: a check of the lead.
+	k.wantChecks("finishing deliveries", map[string]int{"leads": 1})
+}
