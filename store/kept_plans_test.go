@@ -80,6 +80,17 @@ func newKeptPlansAnalyzed(t *testing.T, empty bool) *keptPlans {
 	return k
 }
 
+// bothStatistics runs fn in parallel subtests on tables analyzed with
+// their first rows and on tables analyzed while empty (newKeptPlansAnalyzed).
+func bothStatistics(t *testing.T, fn func(*testing.T, *keptPlans)) {
+	for _, empty := range []bool{false, true} {
+		t.Run(fmt.Sprintf("analyzed empty %v", empty), func(t *testing.T) {
+			t.Parallel()
+			fn(t, newKeptPlansAnalyzed(t, empty))
+		})
+	}
+}
+
 // grow adds n leads, each with an event, without analyzing them, as a new
 // installation's first hour of captures does before autovacuum comes, and
 // drops the plans reported until then: what a test checks is the plans
@@ -203,12 +214,7 @@ func TestSaveCapturedKeepsItsPlans(t *testing.T) {
 // CSV upload): the COPYs of its stage changes, events and queue rows.
 func TestChangeLeadsKeepsItsPlans(t *testing.T) {
 	t.Parallel()
-	for _, empty := range []bool{false, true} {
-		t.Run(fmt.Sprintf("analyzed empty %v", empty), func(t *testing.T) {
-			t.Parallel()
-			changeLeadsKeepsItsPlans(t, newKeptPlansAnalyzed(t, empty))
-		})
-	}
+	bothStatistics(t, changeLeadsKeepsItsPlans)
 }
 
 func changeLeadsKeepsItsPlans(t *testing.T, k *keptPlans) {
@@ -258,12 +264,7 @@ func changeLeadsKeepsItsPlans(t *testing.T, k *keptPlans) {
 // had grown. Its events are found by their queue rows, each by key.
 func TestCompletingAPartialLeadPlansForItsRows(t *testing.T) {
 	t.Parallel()
-	for _, empty := range []bool{false, true} {
-		t.Run(fmt.Sprintf("analyzed empty %v", empty), func(t *testing.T) {
-			t.Parallel()
-			completingAPartialLeadPlansForItsRows(t, newKeptPlansAnalyzed(t, empty))
-		})
-	}
+	bothStatistics(t, completingAPartialLeadPlansForItsRows)
 }
 
 func completingAPartialLeadPlansForItsRows(t *testing.T, k *keptPlans) {
@@ -335,12 +336,7 @@ func byAccountAlone(plans []string) string {
 // connection, and still read by key once the tables have grown.
 func TestReadStagesKeepsItsPlans(t *testing.T) {
 	t.Parallel()
-	for _, empty := range []bool{false, true} {
-		t.Run(fmt.Sprintf("analyzed empty %v", empty), func(t *testing.T) {
-			t.Parallel()
-			readStagesKeepsItsPlans(t, newKeptPlansAnalyzed(t, empty))
-		})
-	}
+	bothStatistics(t, readStagesKeepsItsPlans)
 }
 
 func readStagesKeepsItsPlans(t *testing.T, k *keptPlans) {

@@ -20,23 +20,9 @@ func TestInboxRefusesPastTheWaitingLimit(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := models.CRMConnection{AccountID: acc.ID, Kind: string(crm.Generic), Name: "Zap", Token: store.NewCRMToken()}
-		if err := s.CreateCRMConnection(ctx, &c); err != nil {
-			t.Fatal(err)
-		}
+		acc, c := newConnection(t, s, crm.Generic)
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-		ds := make([]models.CRMDelivery, store.MaxWaitingCRMDeliveries-1)
-		for i := range ds {
-			ds[i] = models.CRMDelivery{AccountID: acc.ID, ConnectionID: c.ID, Key: fmt.Sprintf("k%d", i), Body: "{}",
-				ReceivedAt: now, OccurredAt: now, CRMStageID: "won"}
-		}
-		if _, err := s.AddCRMDeliveries(ctx, ds); err != nil {
-			t.Fatal(err)
-		}
+		fill(t, s, acc, c, store.MaxWaitingCRMDeliveries-1, now)
 		in := crmsync.NewInbox(s, nil)
 		two := []crm.Change{genericChange(t, "a@example.com", now), genericChange(t, "b@example.com", now)}
 		if n, err := in.Add(c, two, now); !errors.Is(err, store.ErrInboxFull) || n != 0 {
@@ -77,14 +63,7 @@ func TestInboxCountsAgainWithinASecond(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := models.CRMConnection{AccountID: acc.ID, Kind: string(crm.Generic), Name: "Zap", Token: store.NewCRMToken()}
-		if err := s.CreateCRMConnection(ctx, &c); err != nil {
-			t.Fatal(err)
-		}
+		acc, c := newConnection(t, s, crm.Generic)
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 		in := crmsync.NewInbox(s, nil)
 		change := func(i int) []crm.Change {
@@ -95,14 +74,7 @@ func TestInboxCountsAgainWithinASecond(t *testing.T) {
 		}
 		// Another replica's inbox fills the connection up to one short
 		// of the limit.
-		ds := make([]models.CRMDelivery, store.MaxWaitingCRMDeliveries-2)
-		for i := range ds {
-			ds[i] = models.CRMDelivery{AccountID: acc.ID, ConnectionID: c.ID, Key: fmt.Sprintf("k%d", i), Body: "{}",
-				ReceivedAt: now, OccurredAt: now, CRMStageID: "won"}
-		}
-		if _, err := s.AddCRMDeliveries(ctx, ds); err != nil {
-			t.Fatal(err)
-		}
+		fill(t, s, acc, c, store.MaxWaitingCRMDeliveries-2, now)
 		later := now.Add(time.Second)
 		if n, err := in.Add(c, append(change(1), change(2)...), later); !errors.Is(err, store.ErrInboxFull) || n != 0 {
 			t.Errorf("two changes a second later, with room for one: %d, %v; want ErrInboxFull", n, err)
@@ -117,4 +89,18 @@ func TestInboxCountsAgainWithinASecond(t *testing.T) {
 			t.Errorf("room past the limit = %d, %v; want 10: exactly the limit waiting", room, err)
 		}
 	})
+}
+
+// fill stores n waiting deliveries to connection c, received at now, as
+// another replica's inbox does.
+func fill(t *testing.T, s *store.Store, acc models.Account, c models.CRMConnection, n int, now time.Time) {
+	t.Helper()
+	ds := make([]models.CRMDelivery, n)
+	for i := range ds {
+		ds[i] = models.CRMDelivery{AccountID: acc.ID, ConnectionID: c.ID, Key: fmt.Sprintf("k%d", i), Body: "{}",
+			ReceivedAt: now, OccurredAt: now, CRMStageID: "won"}
+	}
+	if _, err := s.AddCRMDeliveries(t.Context(), ds); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -20,14 +20,7 @@ import (
 func TestInboxAddCountsEachDeliverysNewChanges(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := models.CRMConnection{AccountID: acc.ID, Kind: string(crm.HubSpot), Name: "Sales", Token: store.NewCRMToken()}
-		if err := s.CreateCRMConnection(ctx, &c); err != nil {
-			t.Fatal(err)
-		}
+		acc, c := newConnection(t, s, crm.HubSpot)
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 		change := func(deal string) []crm.Change {
 			changes, _, err := crm.Parse(crm.HubSpot, crmtest.HubSpotDealStage(1, deal, "closedwon", now), nil)

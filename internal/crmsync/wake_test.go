@@ -31,6 +31,21 @@ func genericChange(t *testing.T, email string, at time.Time) crm.Change {
 // A new lead wakes the delivery that waits for it, found by its email's
 // hash, and not the deliveries that wait for other leads: they keep their
 // backoff.
+// newConnection is a new account of s and a CRM connection of the kind
+// to it.
+func newConnection(t *testing.T, s *store.Store, kind crm.Kind) (models.Account, models.CRMConnection) {
+	t.Helper()
+	acc, err := s.CreateAccount(t.Context(), models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := models.CRMConnection{AccountID: acc.ID, Kind: string(kind), Name: "Zap", Token: store.NewCRMToken()}
+	if err := s.CreateCRMConnection(t.Context(), &c); err != nil {
+		t.Fatal(err)
+	}
+	return acc, c
+}
+
 func TestNewLeadWakesOnlyItsDelivery(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
@@ -102,14 +117,7 @@ func TestLeadCommittedLateWakesItsDelivery(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := t.Context()
-		acc, err := s.CreateAccount(ctx, models.Account{Slug: "acme", Name: "Acme", Timezone: "UTC", Currency: "USD"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := models.CRMConnection{AccountID: acc.ID, Kind: string(crm.Generic), Name: "Zap", Token: store.NewCRMToken()}
-		if err := s.CreateCRMConnection(ctx, &c); err != nil {
-			t.Fatal(err)
-		}
+		acc, c := newConnection(t, s, crm.Generic)
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 		if _, err := crmsync.NewInbox(s, nil).Add(c, []crm.Change{genericChange(t, "grace@example.com", now)}, now); err != nil {
 			t.Fatal(err)
