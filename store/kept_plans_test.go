@@ -390,7 +390,7 @@ func readStagesKeepsItsPlans(t *testing.T, k *keptPlans) {
 	if reads != 5+5*3 {
 		t.Errorf("%d plans of reads, want %d (of %d notices)", reads, 5+5*3, len(plans))
 	}
-	if whole := wholeReads(plans, "leads", "events", "stage_changes", "unsent_events", "event_sends"); len(whole) > 0 {
+	if whole := wholeReads(plans, "leads", "events", "stage_changes", "unsent_events", "event_sends", "crm_stages"); len(whole) > 0 {
 		t.Errorf("reading stage changes' leads reads a table whole:\n%s", strings.Join(whole, "\n"))
 	}
 	if p := byAccountAlone(plans); p != "" {
