@@ -19,17 +19,28 @@ import (
 // one whose connection and key are stored already (a CRM's retry or
 // duplicate, in an earlier call or earlier in ds) is left as it is. It
 // sets the ids of those it stored, leaves the others' 0, and returns how
-// many it stored: in one statement, or, past maxDeliveryRows, in one
-// transaction of several.
+// many it stored, in one transaction: on Postgres one statement of arrays
+// (newDeliveriesSQL), which keeps its plan and its rows' foreign-key
+// checks'; on SQLite statements of up to maxDeliveryRows rows.
 func (s *Store) AddCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) (int, error) {
 	if len(ds) == 0 {
 		return 0, nil
 	}
+	for i := range ds {
+		d := &ds[i]
+		d.ID, d.Status = 0, models.DeliveryWaiting
+		if d.NextTryAt.IsZero() {
+			d.NextTryAt = d.ReceivedAt
+		}
+	}
 	var stored []storedDelivery
 	var err error
-	if len(ds) <= maxDeliveryRows {
+	switch {
+	case s.dialect == "postgres":
+		stored, err = s.insertDeliveriesCopied(ctx, ds)
+	case len(ds) <= maxDeliveryRows:
 		stored, err = s.insertCRMDeliveries(ctx, ds)
-	} else {
+	default:
 		// Past one statement's bind parameters (SQLite takes 32,766):
 		// several statements, one transaction.
 		err = s.Tx(ctx, func(tx *Store) error {
@@ -65,8 +76,8 @@ func (s *Store) AddCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) (
 	return len(stored), nil
 }
 
-// maxDeliveryRows bounds the deliveries one INSERT stores: 10 bind
-// parameters each.
+// maxDeliveryRows bounds the deliveries one INSERT stores on SQLite: 10
+// bind parameters each.
 const maxDeliveryRows = 1000
 
 type storedDelivery struct {
@@ -76,16 +87,12 @@ type storedDelivery struct {
 }
 
 // insertCRMDeliveries is AddCRMDeliveries's statement for up to
-// maxDeliveryRows deliveries: the rows it stored.
+// maxDeliveryRows deliveries on SQLite: the rows it stored.
 func (s *Store) insertCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) ([]storedDelivery, error) {
 	values := make([]string, len(ds))
 	args := make([]any, 0, len(ds)*10)
 	for i := range ds {
 		d := &ds[i]
-		d.ID, d.Status = 0, models.DeliveryWaiting
-		if d.NextTryAt.IsZero() {
-			d.NextTryAt = d.ReceivedAt
-		}
 		values[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		args = append(args, d.AccountID, d.ConnectionID, d.Key, d.Body, d.ReceivedAt.UTC(), d.ObjectID, d.CRMStageID,
 			d.OccurredAt.UTC(), d.Status, d.NextTryAt.UTC())
@@ -94,6 +101,49 @@ func (s *Store) insertCRMDeliveries(ctx context.Context, ds []models.CRMDelivery
 	err := s.q(ctx).Raw(`INSERT INTO crm_deliveries (account_id, connection_id, key, body, received_at, object_id, crm_stage_id,
 		occurred_at, status, next_try_at) VALUES `+strings.Join(values, ", ")+`
 		ON CONFLICT (connection_id, key) DO NOTHING RETURNING id, connection_id, key`, args...).Scan(&stored).Error
+	return stored, err
+}
+
+// newDeliveryTyped and newDeliveryText are the columns of a new delivery.
+var (
+	newDeliveryTyped = []column{{"account_id", "bigint"}, {"connection_id", "bigint"}, {"received_at", "timestamptz"},
+		{"occurred_at", "timestamptz"}, {"next_try_at", "timestamptz"}}
+	newDeliveryText = []textColumn[models.CRMDelivery]{
+		{"key", func(d *models.CRMDelivery) string { return d.Key }},
+		{"body", func(d *models.CRMDelivery) string { return d.Body }},
+		{"object_id", func(d *models.CRMDelivery) string { return d.ObjectID }},
+		{"crm_stage_id", func(d *models.CRMDelivery) string { return d.CRMStageID }},
+		{"status", func(d *models.CRMDelivery) string { return string(d.Status) }},
+	}
+	// newDeliveriesSQL stores new deliveries, each (connection, key) once.
+	newDeliveriesSQL = unnestInsert("crm_deliveries", newDeliveryTyped, newDeliveryText) +
+		" ON CONFLICT (connection_id, key) DO NOTHING RETURNING id, connection_id, key"
+)
+
+// insertDeliveriesCopied is AddCRMDeliveries's statement on Postgres.
+func (s *Store) insertDeliveriesCopied(ctx context.Context, ds []models.CRMDelivery) ([]storedDelivery, error) {
+	n := len(ds)
+	account, conn, received, occurred, next := make([]int64, n), make([]int64, n), make([]time.Time, n), make([]time.Time, n),
+		make([]time.Time, n)
+	for i, d := range ds {
+		account[i], conn[i], received[i], occurred[i], next[i] = d.AccountID, d.ConnectionID, d.ReceivedAt.UTC(), d.OccurredAt.UTC(),
+			d.NextTryAt.UTC()
+	}
+	args := textArgs([]any{account, conn, received, occurred, next}, ds, newDeliveryText)
+	var stored []storedDelivery
+	err := s.withPgx(ctx, func(c *pgx.Conn) error {
+		b := &pgx.Batch{}
+		b.Queue(keptPlansSQL)
+		b.Queue(newDeliveriesSQL, args...).Query(func(rows pgx.Rows) error {
+			var r storedDelivery
+			_, err := pgx.ForEachRow(rows, []any{&r.ID, &r.ConnectionID, &r.Key}, func() error {
+				stored = append(stored, r)
+				return nil
+			})
+			return err
+		})
+		return c.SendBatch(ctx, b).Close()
+	})
 	return stored, err
 }
 

@@ -129,7 +129,7 @@ func (k *keptPlans) wantChecks(what string, want map[string]int) {
 		if !strings.Contains(p, "FOR KEY SHARE") {
 			continue
 		}
-		for _, table := range []string{"accounts", "datasets", "leads", "events", "users"} {
+		for _, table := range []string{"accounts", "datasets", "leads", "events", "users", "crm_connections"} {
 			if !strings.Contains(p, `."`+table+`" x WHERE`) {
 				continue
 			}
@@ -142,7 +142,7 @@ func (k *keptPlans) wantChecks(what string, want map[string]int) {
 			}
 		}
 	}
-	for _, table := range []string{"accounts", "datasets", "leads", "events", "users"} {
+	for _, table := range []string{"accounts", "datasets", "leads", "events", "users", "crm_connections"} {
 		if checks[table] != want[table] {
 			k.t.Errorf("%s: %d foreign-key checks of %s, want %d (of %d notices)", what, checks[table], table, want[table], len(plans))
 		}
@@ -398,10 +398,11 @@ func readStagesKeepsItsPlans(t *testing.T, k *keptPlans) {
 	}
 }
 
-// The CRM worker's write of what it made of its deliveries keeps its plan
-// and the foreign-key checks of the rows, made on a new installation's
-// first rows: each delivery by its key, each lead it came to by key.
-func TestFinishCRMDeliveriesKeepsItsPlans(t *testing.T) {
+// The CRM inbox's store of new deliveries and the worker's write of what
+// it made of them keep their plans and the foreign-key checks of their
+// rows, made on a new installation's first rows: each delivery by its key,
+// each account, connection and lead by key.
+func TestCRMDeliveriesKeepTheirPlans(t *testing.T) {
 	t.Parallel()
 	k := newKeptPlans(t)
 	ctx := t.Context()
@@ -425,7 +426,11 @@ func TestFinishCRMDeliveriesKeepsItsPlans(t *testing.T) {
 			t.Fatalf("claimed %d, %v", len(ds), err)
 		}
 		ds[0].Status, ds[0].LeadID = models.DeliveryDone, &l.ID
-		k.plans.take() // the finish's plans only
+		if round == 1 {
+			// One delivery stored: a check of its account and its
+			// connection.
+			k.wantChecks("storing a delivery", map[string]int{"accounts": 1, "crm_connections": 1})
+		}
 		if err := k.store.FinishCRMDeliveries(ctx, ds); err != nil {
 			t.Fatal(err)
 		}
