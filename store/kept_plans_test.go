@@ -91,6 +91,34 @@ func bothStatistics(t *testing.T, fn func(*testing.T, *keptPlans)) {
 	}
 }
 
+// change records a change of each of ls to stage, each with one event,
+// as the stage API's recorder writes them (ChangeLeads).
+func (k *keptPlans) change(ls []models.Lead, stage string) {
+	k.t.Helper()
+	ctx := k.t.Context()
+	read, err := k.store.ReadStages(ctx, k.account.ID, nil, len(ls))
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	expect := map[int64]time.Time{}
+	var cs []store.LeadChange
+	for i, l := range ls {
+		expect[l.ID] = l.UpdatedAt
+		after := l
+		after.Stage = stage
+		ev := models.Event{AccountID: k.account.ID, DatasetID: k.dataset.ID, LeadID: l.ID, Origin: models.OriginStage,
+			EventName: "Lead_" + stage, EventID: fmt.Sprintf("%s-%d", stage, l.ID), EventTime: k.now, StageChangeID: &read.ChangeIDs[i]}
+		cs = append(cs, store.LeadChange{
+			Change: &models.StageChange{ID: read.ChangeIDs[i], AccountID: k.account.ID, LeadID: l.ID, Stage: stage, OccurredAt: k.now},
+			After:  &after,
+			Events: store.EventChanges{Stage: []models.Event{ev}},
+		})
+	}
+	if n, err := k.store.ChangeLeads(ctx, k.account.ID, expect, cs); err != nil || n != len(ls) {
+		k.t.Fatalf("ChangeLeads = %d, %v; want %d events", n, err, len(ls))
+	}
+}
+
 // grow adds n leads, each with an event, without analyzing them, as a new
 // installation's first hour of captures does before autovacuum comes, and
 // drops the plans reported until then: what a test checks is the plans
@@ -219,30 +247,7 @@ func TestChangeLeadsKeepsItsPlans(t *testing.T) {
 
 func changeLeadsKeepsItsPlans(t *testing.T, k *keptPlans) {
 	ctx := t.Context()
-	change := func(ls []models.Lead, stage string) {
-		t.Helper()
-		read, err := k.store.ReadStages(ctx, k.account.ID, nil, len(ls))
-		if err != nil {
-			t.Fatal(err)
-		}
-		expect := map[int64]time.Time{}
-		var cs []store.LeadChange
-		for i, l := range ls {
-			expect[l.ID] = l.UpdatedAt
-			after := l
-			after.Stage = stage
-			ev := models.Event{AccountID: k.account.ID, DatasetID: k.dataset.ID, LeadID: l.ID, Origin: models.OriginStage,
-				EventName: "Lead_" + stage, EventID: fmt.Sprintf("%s-%d", stage, l.ID), EventTime: k.now, StageChangeID: &read.ChangeIDs[i]}
-			cs = append(cs, store.LeadChange{
-				Change: &models.StageChange{ID: read.ChangeIDs[i], AccountID: k.account.ID, LeadID: l.ID, Stage: stage, OccurredAt: k.now},
-				After:  &after,
-				Events: store.EventChanges{Stage: []models.Event{ev}},
-			})
-		}
-		if n, err := k.store.ChangeLeads(ctx, k.account.ID, expect, cs); err != nil || n != len(ls) {
-			t.Fatalf("ChangeLeads = %d, %v; want %d events", n, err, len(ls))
-		}
-	}
+	change := k.change
 	ls, err := k.store.Leads(ctx, k.account.ID, store.LeadFilter{}, nil, 4)
 	if err != nil || len(ls) != 4 {
 		t.Fatalf("leads = %d, %v", len(ls), err)
@@ -440,4 +445,33 @@ func TestCRMDeliveriesKeepTheirPlans(t *testing.T) {
 	finish(1, ls[1])
 	// One delivery come to its lead: a check of the lead.
 	k.wantChecks("finishing deliveries", map[string]int{"leads": 1})
+}
+
+// The stage counts of a batch of stage changes join the batch's leads and
+// changes by hashing, in the plan kept from a batch of two (migration
+// 0050): a nested loop over the two arrays, all a kept plan allows
+// elsewhere, compared each of an upload's thousand changes with every lead.
+func TestStageCountsJoinByHashing(t *testing.T) {
+	t.Parallel()
+	k := newKeptPlans(t)
+	ls, err := k.store.Leads(t.Context(), k.account.ID, store.LeadFilter{}, nil, 102)
+	if err != nil || len(ls) != 102 {
+		t.Fatalf("leads = %d, %v", len(ls), err)
+	}
+	k.change(ls[:2], "qualified") // the plan is kept from here
+	k.plans.take()
+	k.change(ls[2:], "won")
+	joins := 0
+	for _, p := range k.plans.take() {
+		if !strings.Contains(p, "Query Text: INSERT INTO stage_counts") || !strings.Contains(p, "unnest(ls)") {
+			continue
+		}
+		joins++
+		if !strings.Contains(p, "Hash Join") || strings.Contains(p, "Nested Loop") {
+			t.Errorf("the stage counts join the leads and changes by a nested loop:\n%s", p)
+		}
+	}
+	if joins == 0 {
+		t.Error("no plan of the stage counts' join")
+	}
 }
