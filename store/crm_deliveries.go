@@ -37,7 +37,7 @@ func (s *Store) AddCRMDeliveries(ctx context.Context, ds []models.CRMDelivery) (
 	var err error
 	switch {
 	case s.dialect == "postgres":
-		stored, err = s.insertDeliveriesCopied(ctx, ds)
+		stored, err = s.insertDeliveriesArrays(ctx, ds)
 	case len(ds) <= maxDeliveryRows:
 		stored, err = s.insertCRMDeliveries(ctx, ds)
 	default:
@@ -120,8 +120,8 @@ var (
 		" ON CONFLICT (connection_id, key) DO NOTHING RETURNING id, connection_id, key"
 )
 
-// insertDeliveriesCopied is AddCRMDeliveries's statement on Postgres.
-func (s *Store) insertDeliveriesCopied(ctx context.Context, ds []models.CRMDelivery) ([]storedDelivery, error) {
+// insertDeliveriesArrays is AddCRMDeliveries's statement on Postgres.
+func (s *Store) insertDeliveriesArrays(ctx context.Context, ds []models.CRMDelivery) ([]storedDelivery, error) {
 	n := len(ds)
 	account, conn, received, occurred, next := make([]int64, n), make([]int64, n), make([]time.Time, n), make([]time.Time, n),
 		make([]time.Time, n)

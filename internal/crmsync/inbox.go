@@ -21,21 +21,20 @@ type Inbox struct {
 	store  *store.Store
 	notify func()
 	lines  *lines.Lines[*inboxJob]
-	// full holds, by connection id, until when a connection found full
-	// is refused without counting again: a sender that floods a full
-	// inbox costs no count per post. roomy holds, by connection id, the
-	// waiting deliveries last counted and those this inbox stored since:
-	// a connection far from full is not counted again for every batch
-	// (a count reads every waiting delivery, up to the limit).
-	mu    sync.Mutex
-	full  map[int64]time.Time
-	roomy map[int64]waitingCount
+	// counts holds, by connection id, the waiting deliveries last
+	// counted and those this inbox stored since, for countFor: a
+	// connection found full is refused without counting again (a sender
+	// that floods a full inbox costs no count per post), and one far
+	// from full is not counted again for every batch (a count reads
+	// every waiting delivery, up to the limit).
+	mu     sync.Mutex
+	counts map[int64]waitingCount
 }
 
-// fullFor is how long a connection found full is taken as full, and a
-// count of a connection far from full (under nine tenths of the limit,
-// the batch included) is used before it is counted again.
-const fullFor = time.Second
+// countFor is how long a count is used: a connection found full is taken
+// as full, and one far from full (under nine tenths of the limit, the
+// batch included) is not counted again.
+const countFor = time.Second
 
 // waitingCount is a connection's waiting deliveries as counted at a time,
 // plus those stored since.
@@ -60,7 +59,7 @@ type inboxDone struct {
 // NewInbox returns the inbox of s; notify, when not nil, wakes the
 // worker after deliveries were stored (Worker.Notify).
 func NewInbox(s *store.Store, notify func()) *Inbox {
-	in := &Inbox{store: s, notify: notify, full: map[int64]time.Time{}, roomy: map[int64]waitingCount{}}
+	in := &Inbox{store: s, notify: notify, counts: map[int64]waitingCount{}}
 	in.lines = &lines.Lines[*inboxJob]{Max: maxInboxJobs, Write: func(connectionID int64, batch []*inboxJob) time.Duration {
 		in.write(connectionID, batch)
 		return 0
@@ -133,10 +132,8 @@ func (in *Inbox) write(connectionID int64, batch []*inboxJob) {
 		need += len(j.ds)
 	}
 	const limit = store.MaxWaitingCRMDeliveries
-	in.mu.Lock()
-	c, ok := in.roomy[connectionID]
-	in.mu.Unlock()
-	if !ok || now.Sub(c.at) >= fullFor || now.Before(c.at) || c.n+need > limit-limit/10 {
+	c, ok := in.count(connectionID, now)
+	if !ok || c.n+need > limit-limit/10 {
 		room, err := in.store.CRMWaitingRoom(context.Background(), connectionID, limit)
 		if err != nil {
 			for _, j := range batch {
@@ -153,11 +150,6 @@ func (in *Inbox) write(connectionID int64, batch []*inboxJob) {
 		// already may be refused when the inbox is full, and is taken
 		// once it has room.
 		if len(j.ds) > room {
-			if room == 0 {
-				in.mu.Lock()
-				in.full[connectionID] = j.ds[0].ReceivedAt.Add(fullFor)
-				in.mu.Unlock()
-			}
 			j.done <- inboxDone{err: store.ErrInboxFull}
 			continue
 		}
@@ -168,22 +160,29 @@ func (in *Inbox) write(connectionID int64, batch []*inboxJob) {
 	// runs ahead of the waiting deliveries (and the worker takes some).
 	c.n = limit - room
 	in.mu.Lock()
-	in.roomy[connectionID] = c
+	in.counts[connectionID] = c
 	in.mu.Unlock()
 	in.save(fits)
 }
 
-// isFull reports whether the connection was found full within fullFor
-// of now.
-func (in *Inbox) isFull(connectionID int64, now time.Time) bool {
+// count is the connection's count of waiting deliveries, when it was made
+// within countFor before now.
+func (in *Inbox) count(connectionID int64, now time.Time) (waitingCount, bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	until, ok := in.full[connectionID]
-	if ok && !now.Before(until) {
-		delete(in.full, connectionID)
-		return false
+	c, ok := in.counts[connectionID]
+	if ok && (now.Before(c.at) || now.Sub(c.at) >= countFor) {
+		delete(in.counts, connectionID)
+		return c, false
 	}
-	return ok
+	return c, ok
+}
+
+// isFull reports whether the connection was found full within countFor
+// of now.
+func (in *Inbox) isFull(connectionID int64, now time.Time) bool {
+	c, ok := in.count(connectionID, now)
+	return ok && c.n >= store.MaxWaitingCRMDeliveries
 }
 
 // save stores the batch's deliveries and answers each.
