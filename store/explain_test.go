@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -42,4 +43,11 @@ func (n *planNotices) take() []string {
 	plans := n.plans
 	n.plans = nil
 	return plans
+}
+
+// peek returns the plans reported since the last take, and keeps them.
+func (n *planNotices) peek() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.plans)
 }

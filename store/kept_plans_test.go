@@ -255,6 +255,26 @@ func changeLeadsKeepsItsPlans(t *testing.T, k *keptPlans) {
 	change(ls[:2], "qualified") // planned on the first rows
 	k.grow(20000)
 	change(ls[2:], "won")
+	// The lock of the leads, and the look for each change's earlier one to
+	// its stage, keep their plans too.
+	for what, text := range map[string]string{
+		"the lock of the leads":      "FROM unnest(p_ids, p_updated)",
+		"the look for first reaches": "FROM stage_changes p WHERE p.lead_id = sc.lead_id",
+	} {
+		n := 0
+		for _, p := range k.plans.peek() {
+			if !strings.Contains(p, text) {
+				continue
+			}
+			n++
+			if !keptPlan.MatchString(p) {
+				t.Errorf("%s was planned for its values, not kept:\n%s", what, p)
+			}
+		}
+		if n == 0 {
+			t.Errorf("no plan of %s", what)
+		}
+	}
 	// Two stage changes, each with one event: a check of each change's
 	// account and lead, of each event's account, dataset and lead, and of
 	// its queue row's event.

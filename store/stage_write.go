@@ -155,10 +155,11 @@ var (
 )
 
 // writeCopied is ChangeLeads on Postgres, in one transaction: one
-// pipeline locks the leads (lock_fresh_leads, which aborts the write when
-// one changed since it was read), writes their verdicts, requeues and
-// cancels stored events, finds which of the new events are stored already
-// (left as they are, as insertEvents does) and reserves the others' ids;
+// pipeline finds which of the new events are stored already (left as they
+// are, as insertEvents does), locks the leads (lock_fresh_leads, which
+// aborts the write when one changed since it was read), writes their
+// verdicts, requeues and cancels stored events and reserves the new
+// events' ids;
 // then the new stage changes, events and their queue rows are COPYed in, a
 // round trip each. An event stored after that look (by a way in that does
 // not change the lead: a manual send, "apply to recent leads") fails the
@@ -169,14 +170,11 @@ func (s *Store) writeCopied(ctx context.Context, w leadWrite) (int, error) {
 	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			b := &pgx.Batch{}
-			// The lock (a join of the ids with the account's leads) and
-			// the look for stored events (by dataset and event id) are
-			// planned for their rows: a plan kept from a table analyzed
-			// while empty read every lead of the account, or every event
-			// of the dataset, for each row. Every statement after them,
-			// and the foreign-key checks of the COPYs below, is planned
-			// once.
-			b.Queue(`SELECT lock_fresh_leads($1, $2, $3)`, w.changes[0].AccountID, w.ids, w.expect)
+			// The look for stored events (by dataset and event id) is
+			// planned for its rows: a plan kept from a table analyzed
+			// while empty read every event of the dataset for each row.
+			// Every statement after it, and the foreign-key checks of the
+			// COPYs below, is planned once.
 			stored := map[int]bool{}
 			if len(evs) > 0 {
 				datasets, ids := make([]int64, len(evs)), make([]string, len(evs))
@@ -195,6 +193,7 @@ func (s *Store) writeCopied(ctx context.Context, w leadWrite) (int, error) {
 				})
 			}
 			b.Queue(keptPlansSQL)
+			b.Queue(`SELECT lock_fresh_leads($1, $2, $3)`, w.changes[0].AccountID, w.ids, w.expect)
 			if len(w.leads) > 0 {
 				b.Queue(updateVerdictsSQL, verdictArgs(w.leads)...)
 				b.Queue(unprepareSQL, leadIDs(w.leads))

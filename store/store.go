@@ -95,8 +95,9 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 // empty every index of an account (or dataset) costs the planner the same
 // as the key's: a lookup by a key and the account is written as a
 // subquery in the key index's order that the planner may not turn into a
-// join (OFFSET 0, as recentContactsSQL and leadsByKey), or, a join of
-// given keys with the account's rows (lock_fresh_leads, storedEventsSQL,
+// join (OFFSET 0, as recentContactsSQL and leadsByKey), or by the key
+// alone with the account checked outside the lookup (lock_fresh_leads),
+// or, a join of given keys with the account's rows (storedEventsSQL,
 // completeLeadsSQL), planned for its rows before the rest keeps its plans.
 //
 // Each row a capture or an upload writes runs one to three foreign-key
