@@ -340,6 +340,9 @@ func (g *generator) digits(n int) string {
 	return string(b)
 }
 
+// emailLocal makes a name the local part of an address.
+var emailLocal = strings.NewReplacer("'", "", " ", "", "ü", "ue", "é", "e", "ë", "e")
+
 // lead writes one JSON lead to buf.
 func (g *generator) lead(buf *bytes.Buffer) {
 	n := g.seq.Add(1)
@@ -351,7 +354,7 @@ func (g *generator) lead(buf *bytes.Buffer) {
 		EventSourceURL:  g.pick(pages),
 		Message:         g.pick(messages),
 	}
-	local := strings.ToLower(strings.NewReplacer("'", "", " ", "", "ü", "ue", "é", "e", "ë", "e").Replace(first + "." + last))
+	local := strings.ToLower(emailLocal.Replace(first + "." + last))
 	l.Email = fmt.Sprintf("%s%d@%s", local, n, g.pick(domains))
 	if g.r.IntN(2) == 0 {
 		l.Email = strings.ToUpper(l.Email[:1]) + l.Email[1:] + " "
