@@ -148,9 +148,7 @@ CROSS JOIN LATERAL (SELECT external_id, id, partial, received_at, stage, junk_ov
 // them.
 func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve int, out map[int64]*CaptureFacts) ([]int64, error) {
 	var ids []int64
-	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
-		b := &pgx.Batch{}
-		b.Queue(keptPlansSQL)
+	err := s.pipeline(ctx, true, func(b *pgx.Batch) error {
 		for _, q := range qs {
 			f := out[q.AccountID]
 			if len(q.ExternalIDs) > 0 {
@@ -205,7 +203,7 @@ func (s *Store) lookupPipelined(ctx context.Context, qs []CaptureQuery, reserve 
 					return err
 				})
 		}
-		return conn.SendBatch(ctx, b).Close()
+		return nil
 	})
 	return ids, err
 }
@@ -388,6 +386,20 @@ func queue(evs []models.Event, now time.Time) {
 			}
 		}
 	}
+}
+
+// pipeline sends the statements fill queues in one round trip on a pooled
+// connection (withPgx); with keep, after keptPlansSQL, so that they keep
+// their plans. Not for use inside Tx.
+func (s *Store) pipeline(ctx context.Context, keep bool, fill func(*pgx.Batch) error) error {
+	b := &pgx.Batch{}
+	if keep {
+		b.Queue(keptPlansSQL)
+	}
+	if err := fill(b); err != nil {
+		return err
+	}
+	return s.withPgx(ctx, func(conn *pgx.Conn) error { return conn.SendBatch(ctx, b).Close() })
 }
 
 // withPgx runs fn on a pooled connection's own pgx.Conn, for what

@@ -131,9 +131,7 @@ func (s *Store) insertDeliveriesArrays(ctx context.Context, ds []models.CRMDeliv
 	}
 	args := textArgs([]any{account, conn, received, occurred, next}, ds, newDeliveryText)
 	var stored []storedDelivery
-	err := s.withPgx(ctx, func(c *pgx.Conn) error {
-		b := &pgx.Batch{}
-		b.Queue(keptPlansSQL)
+	err := s.pipeline(ctx, true, func(b *pgx.Batch) error {
 		b.Queue(newDeliveriesSQL, args...).Query(func(rows pgx.Rows) error {
 			var r storedDelivery
 			_, err := pgx.ForEachRow(rows, []any{&r.ID, &r.ConnectionID, &r.Key}, func() error {
@@ -142,7 +140,7 @@ func (s *Store) insertDeliveriesArrays(ctx context.Context, ds []models.CRMDeliv
 			})
 			return err
 		})
-		return c.SendBatch(ctx, b).Close()
+		return nil
 	})
 	return stored, err
 }
@@ -226,14 +224,12 @@ func (s *Store) FinishCRMDeliveries(ctx context.Context, ds []models.CRMDelivery
 	// Its plan and the foreign-key checks of the rows, three each (the
 	// lead, the stage change, the connection), are kept: the deliveries
 	// are found by id, on their primary key.
-	err := s.withPgx(ctx, func(conn *pgx.Conn) error {
-		b := &pgx.Batch{}
-		b.Queue(keptPlansSQL)
+	err := s.pipeline(ctx, true, func(b *pgx.Batch) error {
 		b.Queue(finishDeliveriesSQL, args...).Exec(func(tag pgconn.CommandTag) error {
 			written = tag.RowsAffected()
 			return nil
 		})
-		return conn.SendBatch(ctx, b).Close()
+		return nil
 	})
 	return wrap("finish crm deliveries", leaseLost(err, written, n))
 }

@@ -52,32 +52,30 @@ func (r *reads) run() error {
 		}
 		return nil
 	}
-	b := &pgx.Batch{}
-	if r.keep {
-		b.Queue(keptPlansSQL)
-	}
-	for _, f := range r.finds {
-		stmt := f.q.Session(&gorm.Session{DryRun: true}).Find(f.dest).Statement
-		if stmt.Error != nil {
-			return stmt.Error
-		}
-		// The rows are the destination's (a model, or a model with more),
-		// not necessarily the query's model.
-		sch, err := schema.Parse(f.dest, &schemas, r.s.db.NamingStrategy)
-		if err != nil {
-			return err
-		}
-		b.Queue(stmt.SQL.String(), stmt.Vars...).Query(func(rows pgx.Rows) error {
-			if err := scanInto(r.ctx, rows, sch, f.dest); err != nil {
+	return r.s.pipeline(r.ctx, r.keep, func(b *pgx.Batch) error {
+		for _, f := range r.finds {
+			stmt := f.q.Session(&gorm.Session{DryRun: true}).Find(f.dest).Statement
+			if stmt.Error != nil {
+				return stmt.Error
+			}
+			// The rows are the destination's (a model, or a model with
+			// more), not necessarily the query's model.
+			sch, err := schema.Parse(f.dest, &schemas, r.s.db.NamingStrategy)
+			if err != nil {
 				return err
 			}
-			if f.done != nil {
-				f.done()
-			}
-			return nil
-		})
-	}
-	return r.s.withPgx(r.ctx, func(conn *pgx.Conn) error { return conn.SendBatch(r.ctx, b).Close() })
+			b.Queue(stmt.SQL.String(), stmt.Vars...).Query(func(rows pgx.Rows) error {
+				if err := scanInto(r.ctx, rows, sch, f.dest); err != nil {
+					return err
+				}
+				if f.done != nil {
+					f.done()
+				}
+				return nil
+			})
+		}
+		return nil
+	})
 }
 
 // scanInto appends rows to dest, a pointer to a slice of sch's model, as

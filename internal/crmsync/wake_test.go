@@ -28,9 +28,6 @@ func genericChange(t *testing.T, email string, at time.Time) crm.Change {
 	return changes[0]
 }
 
-// A new lead wakes the delivery that waits for it, found by its email's
-// hash, and not the deliveries that wait for other leads: they keep their
-// backoff.
 // newConnection is a new account of s and a CRM connection of the kind
 // to it.
 func newConnection(t *testing.T, s *store.Store, kind crm.Kind) (models.Account, models.CRMConnection) {
@@ -46,6 +43,9 @@ func newConnection(t *testing.T, s *store.Store, kind crm.Kind) (models.Account,
 	return acc, c
 }
 
+// A new lead wakes the delivery that waits for it, found by its email's
+// hash, and not the deliveries that wait for other leads: they keep their
+// backoff.
 func TestNewLeadWakesOnlyItsDelivery(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
