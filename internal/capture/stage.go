@@ -46,15 +46,18 @@ func DecodeStage(r io.Reader) (StageRequest, *Error) {
 // phone without a country code) into what the recorder takes: the key of
 // its lead and its time. A NUL character or a malformed occurred_at is a
 // 400, a missing lead key 422; every rule of accepting the change is the
-// recorder's (internal/decide, accept.go).
+// recorder's (internal/decide, accept.go), the lengths of the stage, the
+// currency and the change_id among them. The fields read here, the lead
+// keys and the time, are as long as a lead's own fields may be.
 func (r StageRequest) Change(acc models.Account) (decide.Change, *Error) {
 	texts := []struct {
 		field string
 		value *string
+		read  bool // read here, not only handed to the recorder
 	}{
-		{"lead.external_id", r.Lead.ExternalID}, {"lead.meta_lead_id", r.Lead.MetaLeadID}, {"lead.email", r.Lead.Email},
-		{"lead.phone", r.Lead.Phone}, {"stage", &r.Stage}, {"occurred_at", &r.OccurredAt}, {"currency", &r.Currency},
-		{"change_id", r.ChangeID},
+		{"lead.external_id", r.Lead.ExternalID, true}, {"lead.meta_lead_id", r.Lead.MetaLeadID, true},
+		{"lead.email", r.Lead.Email, true}, {"lead.phone", r.Lead.Phone, true}, {"occurred_at", &r.OccurredAt, true},
+		{"stage", &r.Stage, false}, {"currency", &r.Currency, false}, {"change_id", r.ChangeID, false},
 	}
 	for _, t := range texts {
 		if t.value == nil {
@@ -63,7 +66,7 @@ func (r StageRequest) Change(acc models.Account) (decide.Change, *Error) {
 		if err := checkText(t.field, t.field, *t.value); err != nil {
 			return decide.Change{}, err
 		}
-		if len(*t.value) > maxShort {
+		if t.read && len(*t.value) > maxShort {
 			return decide.Change{}, invalid(t.field, "%s is longer than %d bytes", t.field, maxShort)
 		}
 	}

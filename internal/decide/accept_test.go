@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -43,3 +44,35 @@ func TestCheckLeadDateOnly(t *testing.T) {
 		})
 	}
 }
+
+// A refusal names the field's own limit, whatever way in the change came
+// by, and quotes a refused value back only when it is short: a 40,000
+// character currency is named, not repeated.
+func TestCheckRefusesLongValuesByTheirOwnLimits(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	acc := accountState{Account: models.Account{Currency: "USD"}}
+	value := 100.0
+	long := func(n int) string { return strings.Repeat("x", n) }
+	tests := []struct {
+		name, field, want string
+		change            Change
+	}{
+		{"stage", "stage", "at most 100 characters", Change{Stage: long(40000)}},
+		{"change id over its limit", "change_id", "longer than 200 bytes", Change{Stage: "won", ChangeID: ptr(long(201))}},
+		{"change id of 40,000 bytes", "change_id", "longer than 200 bytes", Change{Stage: "won", ChangeID: ptr(long(40000))}},
+		{"short currency", "currency", `not "EURO"`, Change{Stage: "won", Value: &value, Currency: "EURO"}},
+		{"long currency", "currency", "ISO 4217", Change{Stage: "won", Value: &value, Currency: long(40000)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.change
+			c.OccurredAt = now.Add(-time.Hour)
+			r := check(acc, &c, now)
+			if r == nil || r.Field != tt.field || !strings.Contains(r.Message, tt.want) || len(r.Message) > 200 {
+				t.Errorf("check = %+v; want %s refused, saying %q, in under 200 bytes", r, tt.field, tt.want)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
