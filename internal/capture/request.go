@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -138,6 +139,19 @@ func decodeError(err error) *Error {
 		field := typ.Field
 		if field == "" {
 			return badRequest("malformed_json", "", "the body must be a JSON object")
+		}
+		if n, ok := strings.CutPrefix(typ.Value, "number "); ok {
+			// A JSON number the field's type cannot hold.
+			if len(n) > 40 {
+				n = n[:40] + "…"
+			}
+			switch typ.Type.Kind() {
+			case reflect.Float64, reflect.Float32:
+				return badRequest("wrong_type", field, "%s is out of range: %s", field, n)
+			case reflect.Int, reflect.Int64, reflect.Int32, reflect.Int16, reflect.Int8:
+				return badRequest("wrong_type", field, "%s must be a whole number up to %d, not %s", field,
+					int64(1)<<(typ.Type.Bits()-1)-1, n)
+			}
 		}
 		return badRequest("wrong_type", field, "%s must be a JSON %s, not %s", field, jsonType(typ.Type.Kind().String()), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):

@@ -14,17 +14,22 @@ func TestDecode(t *testing.T) {
 		body  string
 		code  string
 		field string
+		says  string // in the message, when set
 	}{
-		{"ok", `{"email":"a@example.com","fields":{"x":1}}`, "", ""},
-		{"empty", `  `, "empty_body", ""},
-		{"malformed", `{"email":`, "malformed_json", ""},
-		{"syntax", `{"email" "a"}`, "malformed_json", ""},
-		{"array", `[1]`, "malformed_json", ""},
-		{"trailing", `{} {}`, "malformed_json", ""},
-		{"unknown key", `{"e_mail":"a"}`, "unknown_field", "e_mail"},
-		{"wrong type", `{"partial":"yes"}`, "wrong_type", "partial"},
-		{"wrong type number", `{"fill_seconds":"2"}`, "wrong_type", "fill_seconds"},
-		{"too large", `{"message":"` + strings.Repeat("x", MaxBody) + `"}`, "body_too_large", ""},
+		{"ok", `{"email":"a@example.com","fields":{"x":1}}`, "", "", ""},
+		{"empty", `  `, "empty_body", "", ""},
+		{"malformed", `{"email":`, "malformed_json", "", ""},
+		{"syntax", `{"email" "a"}`, "malformed_json", "", ""},
+		{"array", `[1]`, "malformed_json", "", ""},
+		{"trailing", `{} {}`, "malformed_json", "", ""},
+		{"unknown key", `{"e_mail":"a"}`, "unknown_field", "e_mail", ""},
+		{"wrong type", `{"partial":"yes"}`, "wrong_type", "partial", ""},
+		{"wrong type number", `{"fill_seconds":"2"}`, "wrong_type", "fill_seconds", ""},
+		{"too large", `{"message":"` + strings.Repeat("x", MaxBody) + `"}`, "body_too_large", "", ""},
+		// A number its field cannot hold is named as one, not as a
+		// "number, not number".
+		{"number out of range", `{"fill_seconds":1e400}`, "wrong_type", "fill_seconds", "fill_seconds is out of range: 1e400"},
+		{"long number out of range", `{"fill_seconds":1` + strings.Repeat("0", 400) + `}`, "wrong_type", "fill_seconds", "out of range: 1000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -32,8 +37,9 @@ func TestDecode(t *testing.T) {
 			switch {
 			case tt.code == "" && err != nil:
 				t.Fatalf("Decode = %v; want ok", err)
-			case tt.code != "" && (err == nil || err.Code != tt.code || err.Field != tt.field || err.Status != http.StatusBadRequest):
-				t.Fatalf("Decode = %+v; want 400 %s field %q", err, tt.code, tt.field)
+			case tt.code != "" && (err == nil || err.Code != tt.code || err.Field != tt.field || err.Status != http.StatusBadRequest ||
+				!strings.Contains(err.Message, tt.says) || len(err.Message) > 200):
+				t.Fatalf("Decode = %+v; want 400 %s field %q saying %q", err, tt.code, tt.field, tt.says)
 			}
 		})
 	}
