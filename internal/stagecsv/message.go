@@ -81,7 +81,30 @@ func (r Reader) subject(row Row, col int) string {
 	if strings.ContainsAny(v, " \t\r\n\"") {
 		v = strconv.Quote(v)
 	}
+	if col == row.dateColumn {
+		v += row.readAs
+	}
 	return name + " " + v
+}
+
+// readAs is how a date cell was read, at t, " (read as Jul 12, 2026,
+// month first)", when its order o was the mapping's choice (07/12/2026 is
+// July 12 or 7 December): a person who meant the other reads why the row
+// was refused. It is "" for a date only one order reads.
+func (r Reader) readAs(cell string, t time.Time, dateOnly bool, o DateOrder) string {
+	d, ok := parseNumeric(cell)
+	if !ok || d.sep == '.' || d.a == d.b || d.a > 12 || d.b > 12 {
+		return ""
+	}
+	read := r.Time(t)
+	if dateOnly {
+		read = t.In(r.loc()).Format("Jan 2, 2006")
+	}
+	order := "month first"
+	if o == DayFirst {
+		order = "day first"
+	}
+	return " (read as " + read + ", " + order + ")"
 }
 
 // Explain is the Problem of a row that the stage API's validation or the
@@ -120,9 +143,13 @@ func (r Reader) BeforeLead(row Row, created time.Time) Problem {
 // Time is t as messages show it, in the account's zone: Dec 2, 2026
 // 4:37 PM CST.
 func (r Reader) Time(t time.Time) string {
-	loc := r.Loc
-	if loc == nil {
-		loc = time.UTC
+	return t.In(r.loc()).Format("Jan 2, 2006 3:04 PM MST")
+}
+
+// loc is the account's zone, UTC when unknown.
+func (r Reader) loc() *time.Location {
+	if r.Loc == nil {
+		return time.UTC
 	}
-	return t.In(loc).Format("Jan 2, 2006 3:04 PM MST")
+	return r.Loc
 }

@@ -27,20 +27,37 @@ func TestMessages(t *testing.T) {
 		t.Fatal(p.Message)
 	}
 	created := time.Date(2026, 12, 2, 22, 37, 11, 0, time.UTC)
+	dayFirst := r
+	dayFirst.Mapping.DateOrder = stagecsv.DayFirst
+	row := func(r stagecsv.Reader, closed string) stagecsv.Row {
+		t.Helper()
+		row, p := r.Row([]string{"Jane Roe (jane@example.com)", "won", closed, "", ""})
+		if p != nil {
+			t.Fatal(p.Message)
+		}
+		return row
+	}
 	tests := []struct {
 		name string
 		got  stagecsv.Problem
 		want string
 	}{
 		{"before the lead", r.BeforeLead(won, created),
-			"Close Date: Close Date 12/01/2026 is before the lead was captured (Dec 2, 2026 4:37 PM CST)"},
+			"Close Date: Close Date 12/01/2026 (read as Dec 1, 2026, month first) is before the lead was captured (Dec 2, 2026 4:37 PM CST)"},
 		{"the other row's date", r.BeforeLead(open, created),
-			"Last Modified Date: Last Modified Date \"12/03/2026 10:00\" is before the lead was captured (Dec 2, 2026 4:37 PM CST)"},
+			"Last Modified Date: Last Modified Date \"12/03/2026 10:00\" (read as Dec 3, 2026 10:00 AM CST, month first) is before the lead was captured (Dec 2, 2026 4:37 PM CST)"},
 		{"not an email", r.Explain(open, "lead.email", "lead.email is not an email address"),
 			`Associated Contact: Associated Contact "Jane Roe" is not an email address`},
 		{"no lead", r.Explain(won, "lead.email", "no lead of this account has this email"),
 			`Associated Contact: Associated Contact "Jane Roe (jane@example.com)": no lead of this account has this email`},
-		{"in the future", r.Explain(won, "occurred_at", "occurred_at is in the future"), "Close Date: Close Date 12/01/2026 is in the future"},
+		{"in the future", r.Explain(won, "occurred_at", "occurred_at is in the future"), "Close Date: Close Date 12/01/2026 (read as Dec 1, 2026, month first) is in the future"},
+		// A date only one order reads is not explained.
+		{"a date of one reading", r.BeforeLead(row(r, "12/13/2026"), created),
+			"Close Date: Close Date 12/13/2026 is before the lead was captured (Dec 2, 2026 4:37 PM CST)"},
+		{"an ISO date", r.BeforeLead(row(r, "2026-12-01"), created),
+			"Close Date: Close Date 2026-12-01 is before the lead was captured (Dec 2, 2026 4:37 PM CST)"},
+		{"day first", r.BeforeLead(row(dayFirst, "07/12/2026"), created),
+			"Close Date: Close Date 07/12/2026 (read as Dec 7, 2026, day first) is before the lead was captured (Dec 2, 2026 4:37 PM CST)"},
 		{"a field with a colon", r.Explain(won, "stage", "stage: stage names are at most 100 characters"),
 			"Deal Stage: Deal Stage won: stage names are at most 100 characters"},
 		{"an empty value", r.Explain(won, "value", "stage won sends a Purchase, which needs the deal's value"),
