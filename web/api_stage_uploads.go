@@ -120,7 +120,7 @@ func uploadWait() time.Duration {
 // maxUploadName bounds the name query parameter.
 const maxUploadName = 200
 
-// parseUploadQuery reads the upload's query: name, columns and
+// parseUploadQuery reads the upload's query: name, columns, dates and
 // stage_aliases, or the field at fault and why.
 func parseUploadQuery(c echo.Context) (stageupload.Submission, string, string) {
 	q := c.QueryParams()
@@ -147,6 +147,13 @@ func parseUploadQuery(c echo.Context) (stageupload.Submission, string, string) {
 			}
 			sub.Columns[t] = strings.TrimSpace(header)
 		}
+	}
+	if d := strings.TrimSpace(q.Get("dates")); d != "" {
+		o, ok := stageupload.DateOrders[d]
+		if !ok {
+			return sub, "dates", fmt.Sprintf("dates: %q is no date order; say month_first (12/01/2026 is December 1) or day_first (1 December)", cut(d, 60))
+		}
+		sub.Dates = o
 	}
 	for _, p := range pairs(q["stage_aliases"]) {
 		i := strings.LastIndex(p, ":")

@@ -26,6 +26,7 @@ type uploadReply struct {
 
 	ID             int64             `json:"id"`
 	Columns        map[string]string `json:"columns"`
+	Dates          string            `json:"dates"`
 	Rows           int               `json:"rows"`
 	WouldRecord    int               `json:"would_record"`
 	RecordedBefore int               `json:"recorded_before"`
@@ -253,6 +254,7 @@ func TestAPIStageUploadsBadInput(t *testing.T) {
 			{"column without colon", "POST", "?columns=stage", st.key, "text/csv", good, 422, "invalid_field", "columns", "<field>:<column>"},
 			{"field twice", "POST", "?columns=" + url.QueryEscape("stage:Deal Stage,stage:Email"), st.key, "text/csv", good, 422, "invalid_field", "columns", "twice"},
 			{"required field unfilled", "POST", "?columns=" + url.QueryEscape("won_at:"), st.key, "text/csv", good, 422, "invalid_field", "columns", "occurred_at"},
+			{"unknown date order", "POST", "?dates=sideways", st.key, "text/csv", good, 422, "invalid_field", "dates", "no date order"},
 			{"alias to no stage", "POST", "?stage_aliases=" + url.QueryEscape("Closed Won:paid"), st.key, "text/csv", good, 422, "invalid_field", "stage_aliases", `"paid" is none of the account's stages`},
 			{"alias without colon", "POST", "?stage_aliases=won", st.key, "text/csv", good, 422, "invalid_field", "stage_aliases", "<label>:<stage>"},
 			{"alias label with a control character", "POST", "?stage_aliases=" + url.QueryEscape("Closed\x00Won:won"), st.key, "text/csv", good, 422, "invalid_field", "stage_aliases", "label"},
@@ -276,6 +278,39 @@ func TestAPIStageUploadsBadInput(t *testing.T) {
 		us, err := s.StageUploads(t.Context(), st.acc.ID, 10)
 		if err != nil || len(us) != 0 {
 			t.Errorf("uploads stored by bad requests: %d, %v; want none", len(us), err)
+		}
+	})
+}
+
+// An upload's dates with slashes are read as the dates parameter says,
+// else as the guess (month first in the US): 05/03/2026 is May 3 or 5
+// March, and the answer says which. A row refused for the reading says
+// how it was read.
+func TestAPIStageUploadDates(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		a := newApp(t, s)
+		_, key := a.ingestAccount("dates", "US")
+		if r := a.postLead(key, `{"external_id":"d-1","email":"d@example.com","created_at":"2026-04-01T12:00:00Z"}`); r.status != http.StatusCreated {
+			t.Fatalf("post lead = %d %s", r.status, r.raw)
+		}
+		file := []byte("External ID,Deal Stage,Close Date\nd-1,qualified,05/03/2026\n")
+		for _, tt := range []struct {
+			query, dates    string
+			record, refused int
+			reason          string
+		}{
+			{"", "month_first", 1, 0, ""},
+			{"?dates=month_first", "month_first", 1, 0, ""},
+			{"?dates=day_first", "day_first", 0, 1,
+				"Close Date 05/03/2026 (read as Mar 5, 2026, day first) is before the lead was captured (Apr 1, 2026 12:00 PM UTC)"},
+		} {
+			r := a.uploadAPI("POST", tt.query, key, "text/csv", file)
+			if r.status != http.StatusCreated || r.Dates != tt.dates || r.WouldRecord != tt.record || len(r.Refused) != tt.refused ||
+				tt.reason != "" && r.Refused[0].Reason != tt.reason {
+				t.Errorf("upload%s = %d %s; want dates %s, %d to record, %d refused %q", tt.query, r.status, cutBody(r.raw),
+					tt.dates, tt.record, tt.refused, tt.reason)
+			}
 		}
 	})
 }

@@ -60,7 +60,7 @@ const usage = `usage:
   leadsignal setup apply -f FILE [--dry-run] [--owner EMAIL]
                                      create or update an account and its datasets to match a setup file
   leadsignal setup export --account SLUG   print an account's setup as JSON
-  leadsignal stages upload --account SLUG -f FILE [--apply]
+  leadsignal stages upload --account SLUG -f FILE [--dates month_first|day_first] [--apply]
                                      preview a CSV file of stage changes; --apply records it
 `
 

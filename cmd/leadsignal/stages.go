@@ -40,11 +40,16 @@ func stagesUpload(ctx context.Context, args []string, e env) error {
 	slug := fs.String("account", "", "the account's slug")
 	file := fs.String("f", "", "the CSV file; - reads stdin")
 	apply := fs.Bool("apply", false, "apply the upload after its preview and wait until it is recorded")
+	dates := fs.String("dates", "", "read dates with slashes or dashes month_first (12/01/2026 is December 1) or day_first; the file's dates and the account's country guess it otherwise")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *slug == "" || *file == "" || fs.NArg() > 0 {
 		return errors.New("stages upload: give the account and the file, e.g. leadsignal stages upload --account acme -f deals.csv [--apply]")
+	}
+	order, ok := stageupload.DateOrders[*dates]
+	if !ok && *dates != "" {
+		return fmt.Errorf("stages upload: --dates %q is no date order; say month_first or day_first", *dates)
 	}
 	raw, err := readUploadFile(*file, e)
 	if err != nil {
@@ -69,7 +74,7 @@ func stagesUpload(ctx context.Context, args []string, e env) error {
 	if *file == "-" {
 		name = "stdin.csv"
 	}
-	u, err := runner.Submit(ctx, acc, stageupload.Submission{Name: name, Raw: raw})
+	u, err := runner.Submit(ctx, acc, stageupload.Submission{Name: name, Raw: raw, Dates: order})
 	if fe, ok := errors.AsType[*stagecsv.FileError](err); ok {
 		return fmt.Errorf("stages upload: %s", fe.Message)
 	}
@@ -144,7 +149,7 @@ func printUpload(w io.Writer, u models.StageUpload, rep stageupload.Report) {
 	for _, f := range slices.Sorted(maps.Keys(rep.Columns)) {
 		cols = append(cols, f+"="+rep.Columns[f])
 	}
-	fmt.Fprintf(w, "columns: %s\n", strings.Join(cols, ", "))
+	fmt.Fprintf(w, "columns: %s; dates %s\n", strings.Join(cols, ", "), strings.ReplaceAll(rep.Dates, "_", " "))
 	if len(rep.UnmappedStages) > 0 {
 		fmt.Fprintln(w, "stages this account does not know (recorded as they are, they send nothing; add them as aliases on the Stages page):")
 		for _, l := range rep.UnmappedStages {

@@ -48,7 +48,7 @@ func TestStagesUpload(t *testing.T) {
 		r := d.mustRun(t, "", "stages", "upload", "--account", "acme", "-f", file)
 		for _, want := range []string{
 			"(deals.csv): 3 rows, previewed",
-			"columns: lead.external_id=External ID, stage=Deal Stage, won_at=Close Date",
+			"columns: lead.external_id=External ID, stage=Deal Stage, won_at=Close Date; dates month first",
 			`  "Qualified To Buy": 1 row, probably qualified`,
 			"would record 2, recorded before 0, refused 1",
 			"events it would queue: none",
@@ -76,6 +76,49 @@ func TestStagesUpload(t *testing.T) {
 		r = d.run(t, "", args...)
 		wantErr(t, r, args, "Nothing to record: 1 row refused and 2 recorded before.")
 	})
+}
+
+// --dates says how dates with slashes read: 05/03/2026 is May 3 as the
+// account's guess has it, 5 March day first, before the lead of April 1.
+func TestStagesUploadDates(t *testing.T) {
+	t.Parallel()
+	d := sqliteDB(t)
+	ctx := t.Context()
+	d.mustRun(t, "", "account", "create", "--name", "Acme", "--slug", "acme", "--country", "US")
+	s := d.open(t)
+	acc, err := s.AccountBySlug(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC)
+	ext := "crm-1"
+	lead := models.Lead{AccountID: acc.ID, ExternalID: &ext, Source: models.SourceWebsite, CreatedAt: at, ReceivedAt: at,
+		Fields: "{}", MatchKeys: "{}", JunkReasons: "[]"}
+	if err := s.InsertLead(ctx, &lead); err != nil {
+		t.Fatal(err)
+	}
+	file := writeCSV(t, "External ID,Deal Stage,Close Date\ncrm-1,qualified,05/03/2026\n")
+	for _, tt := range []struct {
+		dates string
+		want  []string
+	}{
+		{"", []string{"dates month first", "would record 1, recorded before 0, refused 0"}},
+		{"day_first", []string{"dates day first", "would record 0, recorded before 0, refused 1",
+			"Close Date 05/03/2026 (read as Mar 5, 2026, day first) is before the lead was captured"}},
+	} {
+		args := []string{"stages", "upload", "--account", "acme", "-f", file}
+		if tt.dates != "" {
+			args = append(args, "--dates", tt.dates)
+		}
+		r := d.mustRun(t, "", args...)
+		for _, want := range tt.want {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("--dates %q: preview lacks %q:\n%s", tt.dates, want, r.stdout)
+			}
+		}
+	}
+	args := []string{"stages", "upload", "--account", "acme", "-f", file, "--dates", "sideways"}
+	wantErr(t, d.run(t, "", args...), args, `--dates "sideways" is no date order`)
 }
 
 func TestStagesUploadFails(t *testing.T) {

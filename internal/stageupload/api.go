@@ -27,6 +27,23 @@ type Submission struct {
 	Columns map[stagecsv.Target]string
 	// Aliases read labels as the account's stages, for this upload only.
 	Aliases []StageAlias
+	// Dates is the order of the file's dates with slashes or dashes
+	// (stagecsv.MonthFirst or DayFirst); "" keeps the guess.
+	Dates stagecsv.DateOrder
+}
+
+// DateOrders name the orders a submission's Dates may take as automation
+// writes them (the API's dates parameter, the CLI's --dates).
+var DateOrders = map[string]stagecsv.DateOrder{"month_first": stagecsv.MonthFirst, "day_first": stagecsv.DayFirst}
+
+// DatesName is date order o as DateOrders names it.
+func DatesName(o stagecsv.DateOrder) string {
+	for n, d := range DateOrders {
+		if d == o {
+			return n
+		}
+	}
+	return string(o)
 }
 
 // RequestError says why a submission's columns or stage aliases cannot
@@ -51,6 +68,13 @@ func (r *Runner) Submit(ctx context.Context, acc models.Account, s Submission) (
 // aliases against the account's stages; strict, it refuses columns that
 // leave a required field unfilled.
 func (r *Runner) check(ctx context.Context, acc models.Account, s Submission, f stagecsv.File, m *stagecsv.Mapping, strict bool) error {
+	switch s.Dates {
+	case "":
+	case stagecsv.MonthFirst, stagecsv.DayFirst:
+		m.DateOrder = s.Dates
+	default:
+		return &RequestError{Field: "dates", Message: fmt.Sprintf("dates: %q is no date order; say month_first (12/01/2026 is December 1) or day_first (1 December)", cut(string(s.Dates), 60))}
+	}
 	for _, t := range stagecsv.Targets {
 		header, ok := s.Columns[t]
 		if !ok {
@@ -136,10 +160,13 @@ type Report struct {
 	ID int64 `json:"id"`
 	// Columns name the file's column of each field filled, by the stage
 	// API's body field (lead.email, stage, occurred_at, ...).
-	Columns        map[string]string `json:"columns"`
-	Rows           int               `json:"rows"`
-	WouldRecord    int               `json:"would_record"`
-	RecordedBefore int               `json:"recorded_before"`
+	Columns map[string]string `json:"columns"`
+	// Dates is how dates with slashes or dashes are read: month_first or
+	// day_first (DateOrders).
+	Dates          string `json:"dates"`
+	Rows           int    `json:"rows"`
+	WouldRecord    int    `json:"would_record"`
+	RecordedBefore int    `json:"recorded_before"`
 	// Refused are the pass's first store.MaxUploadProblems refused rows.
 	Refused        []RefusedRow    `json:"refused"`
 	UnmappedStages []UnmappedStage `json:"unmapped_stages"`
@@ -190,7 +217,7 @@ func (r *Runner) Report(ctx context.Context, u models.StageUpload) (Report, erro
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{ID: u.ID, Columns: map[string]string{}, Rows: u.TotalRows, WouldRecord: u.Applied, RecordedBefore: u.Replayed,
+	rep := Report{ID: u.ID, Columns: map[string]string{}, Dates: DatesName(m.DateOrder), Rows: u.TotalRows, WouldRecord: u.Applied, RecordedBefore: u.Replayed,
 		Refused: []RefusedRow{}, UnmappedStages: []UnmappedStage{}, Events: sum.Events, Status: u.Status, DoneRows: u.DoneRows,
 		RefusedRows: u.Refused, Skipped: sum.Skipped, Flagged: sum.Flagged, Flags: sum.Flags, Error: u.Error}
 	byField := map[string]string{}
