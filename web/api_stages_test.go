@@ -232,6 +232,7 @@ func TestAPIStageRules(t *testing.T) {
 			{"negative value", fmt.Sprintf(`{"lead":{"external_id":"crm-1"},"stage":"won","occurred_at":%q,"value":-1}`, at(time.Hour)), "invalid_field", "value", 422, ""},
 			{"bad currency", fmt.Sprintf(`{"lead":{"external_id":"crm-1"},"stage":"won","occurred_at":%q,"value":1,"currency":"EURO"}`, at(time.Hour)), "invalid_field", "currency", 422, ""},
 			{"unknown field", `{"lead":{"external_id":"crm-1"},"stag":"won"}`, "unknown_field", "stag", 400, ""},
+			{"a form's body", `lead=crm-1&stage=won`, "malformed_json", "", 400, `not text starting "lead=crm-1&stage=won"`},
 			{"NUL", "{\"lead\":{\"external_id\":\"crm\\u0000\"},\"stage\":\"won\"}", "invalid_character", "lead.external_id", 400, ""},
 			// A field the recorder checks is refused by the recorder's own
 			// limit, as from every other way in, and never quoted back at

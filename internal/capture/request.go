@@ -113,6 +113,11 @@ func decodeJSON(r io.Reader, v any) *Error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("empty_body", "", "the request body is empty; send a JSON object")
 	}
+	if start := bytes.TrimSpace(body); start[0] != '{' && start[0] != '[' {
+		// A form's key=value pairs, XML, plain text: not JSON at all, said
+		// so rather than as the decoder's first invalid character.
+		return badRequest("malformed_json", "", "the body must be one JSON object, {...}, not text starting %q", cutBytes(start, 20))
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -125,6 +130,17 @@ func decodeJSON(r io.Reader, v any) *Error {
 		return badRequest("malformed_json", "", "the body must hold one JSON object and nothing after it")
 	}
 	return nil
+}
+
+// cutBytes is b's first n bytes, whole UTF-8 characters only.
+func cutBytes(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n]) + "…"
 }
 
 var unknownFieldRE = regexp.MustCompile(`^json: unknown field "(.*)"$`)

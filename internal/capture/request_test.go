@@ -21,6 +21,10 @@ func TestDecode(t *testing.T) {
 		{"malformed", `{"email":`, "malformed_json", "", ""},
 		{"syntax", `{"email" "a"}`, "malformed_json", "", ""},
 		{"array", `[1]`, "malformed_json", "", ""},
+		// Not JSON at all is said so, with how the body starts.
+		{"a form", `email=jane%40example.com&stage=won`, "malformed_json", "", `not text starting "email=jane%40example…"`},
+		{"a string", `"email"`, "malformed_json", "", "must be one JSON object"},
+		{"XML", "\n <lead><email>jane@example.com</email></lead>", "malformed_json", "", `not text starting "<lead><email>jane@ex…"`},
 		{"trailing", `{} {}`, "malformed_json", "", ""},
 		{"unknown key", `{"e_mail":"a"}`, "unknown_field", "e_mail", ""},
 		{"wrong type", `{"partial":"yes"}`, "wrong_type", "partial", ""},
