@@ -110,6 +110,9 @@ func decodeJSON(r io.Reader, v any) *Error {
 	if len(body) > MaxBody {
 		return badRequest("body_too_large", "", "the request body is larger than %d KiB", MaxBody>>10)
 	}
+	// A UTF-8 byte order mark, which some Windows tools write before a
+	// file's JSON, is ignored, as RFC 8259 (section 8.1) allows.
+	body = bytes.TrimPrefix(body, []byte("\ufeff"))
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("empty_body", "", "the request body is empty; send a JSON object")
 	}

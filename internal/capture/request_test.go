@@ -17,6 +17,7 @@ func TestDecode(t *testing.T) {
 		says  string // in the message, when set
 	}{
 		{"ok", `{"email":"a@example.com","fields":{"x":1}}`, "", "", ""},
+		{"a byte order mark first", "\ufeff{\"email\":\"a@example.com\"}", "", "", ""},
 		{"empty", `  `, "empty_body", "", ""},
 		{"malformed", `{"email":`, "malformed_json", "", ""},
 		{"syntax", `{"email" "a"}`, "malformed_json", "", ""},
