@@ -266,7 +266,7 @@ func unmappedText(labels []string) string {
 	shown := labels[:min(len(labels), maxLabelsShown)]
 	quoted := make([]string, len(shown))
 	for i, l := range shown {
-		quoted[i] = strconv.Quote(cut(l, 40))
+		quoted[i] = strconv.Quote(name.Cut(l, 40))
 	}
 	text := views.Plural(int64(len(labels)), "stage label", "stage labels") + " not in the list: " + strings.Join(quoted, ", ")
 	if more := len(labels) - len(shown); more > 0 {

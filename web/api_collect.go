@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/leadsignal/leadsignal/internal/capture"
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/internal/rule"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -66,7 +67,7 @@ func (h *Handler) siteKeyAccount(c echo.Context) (models.Account, models.SiteKey
 	c.Response().Header().Add(echo.HeaderVary, echo.HeaderOrigin)
 	if !slices.ContainsFunc(key.Origins, func(o models.SiteKeyOrigin) bool { return o.Origin == origin }) {
 		return acc, key, "", apiFail(c, http.StatusForbidden, "origin_not_allowed",
-			"this site key is not allowed from "+strconv.Quote(cut(origin, 200))+"; allow the origin on the account's Settings → Site snippet", "")
+			"this site key is not allowed from "+strconv.Quote(name.Cut(origin, 200))+"; allow the origin on the account's Settings → Site snippet", "")
 	}
 	c.Response().Header().Set(echo.HeaderAccessControlAllowOrigin, origin)
 	return acc, key, origin, nil

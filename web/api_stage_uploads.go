@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/internal/stagecsv"
 	"github.com/leadsignal/leadsignal/internal/stageupload"
 	"github.com/leadsignal/leadsignal/models"
@@ -138,9 +139,9 @@ func parseUploadQuery(c echo.Context) (stageupload.Submission, string, string) {
 			t, known := uploadTarget(strings.TrimSpace(field))
 			switch {
 			case !ok:
-				return sub, "columns", fmt.Sprintf("columns: write each as <field>:<column>, not %q", cut(p, 60))
+				return sub, "columns", fmt.Sprintf("columns: write each as <field>:<column>, not %q", name.Cut(p, 60))
 			case !known:
-				return sub, "columns", fmt.Sprintf("columns: %q is not a field; the fields are %s", cut(field, 60), uploadFields())
+				return sub, "columns", fmt.Sprintf("columns: %q is not a field; the fields are %s", name.Cut(field, 60), uploadFields())
 			}
 			if _, dup := sub.Columns[t]; dup {
 				return sub, "columns", fmt.Sprintf("columns: %s is named twice", stageupload.Field(t))
@@ -151,18 +152,18 @@ func parseUploadQuery(c echo.Context) (stageupload.Submission, string, string) {
 	if d := strings.TrimSpace(q.Get("dates")); d != "" {
 		o, ok := stageupload.DateOrders[d]
 		if !ok {
-			return sub, "dates", fmt.Sprintf("dates: %q is no date order; say month_first (12/01/2026 is December 1) or day_first (1 December)", cut(d, 60))
+			return sub, "dates", fmt.Sprintf("dates: %q is no date order; say month_first (12/01/2026 is December 1) or day_first (1 December)", name.Cut(d, 60))
 		}
 		sub.Dates = o
 	}
 	for _, p := range pairs(q["stage_aliases"]) {
 		i := strings.LastIndex(p, ":")
 		if i < 0 {
-			return sub, "stage_aliases", fmt.Sprintf("stage_aliases: write each as <label>:<stage>, not %q", cut(p, 60))
+			return sub, "stage_aliases", fmt.Sprintf("stage_aliases: write each as <label>:<stage>, not %q", name.Cut(p, 60))
 		}
 		label, stage := strings.TrimSpace(p[:i]), strings.TrimSpace(p[i+1:])
 		if label == "" || stage == "" {
-			return sub, "stage_aliases", fmt.Sprintf("stage_aliases: %q needs a label and a stage, as <label>:<stage>", cut(p, 60))
+			return sub, "stage_aliases", fmt.Sprintf("stage_aliases: %q needs a label and a stage, as <label>:<stage>", name.Cut(p, 60))
 		}
 		if len(sub.Aliases) == stageupload.MaxStageAliases {
 			return sub, "stage_aliases", fmt.Sprintf("stage_aliases: at most %d labels", stageupload.MaxStageAliases)

@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/leadsignal/leadsignal/internal/capi"
 	"github.com/leadsignal/leadsignal/internal/dispatch"
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/internal/platform"
 	"github.com/leadsignal/leadsignal/models"
 	"github.com/leadsignal/leadsignal/store"
@@ -263,7 +263,7 @@ func (h *Handler) eventRetry(c echo.Context, a *models.AccountAccess, e models.E
 	case kind == dispatch.LeftRefused:
 		return false, "No retry: Meta refused this very event, and it would be built the same. Retry appears here once the lead or the settings change what is sent.", nil
 	}
-	return false, "No retry: as things are, it would not be sent (" + cut(detail, 140) + ").", nil
+	return false, "No retry: as things are, it would not be sent (" + name.Cut(detail, 140) + ").", nil
 }
 
 // madeBy names what made event e (madeByName), with a link to its rule
@@ -434,7 +434,7 @@ func leftReason(l dispatch.Left, all bool) string {
 			details = append(details, "…")
 			break
 		}
-		details = append(details, cut(d, 140))
+		details = append(details, name.Cut(d, 140))
 	}
 	detail := ""
 	if len(details) > 0 {
@@ -461,12 +461,4 @@ func leftReason(l dispatch.Left, all bool) string {
 		return they + " older than 7 days, which no platform takes"
 	}
 	return they + " held back" + detail
-}
-
-// cut shortens s to n characters, marking the cut with an ellipsis.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }

@@ -20,6 +20,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/models"
 )
 
@@ -113,13 +114,14 @@ func decodeJSON(r io.Reader, v any) *Error {
 	// A UTF-8 byte order mark, which some Windows tools write before a
 	// file's JSON, is ignored, as RFC 8259 (section 8.1) allows.
 	body = bytes.TrimPrefix(body, []byte("\ufeff"))
-	if len(bytes.TrimSpace(body)) == 0 {
+	start := bytes.TrimSpace(body)
+	if len(start) == 0 {
 		return badRequest("empty_body", "", "the request body is empty; send a JSON object")
 	}
-	if start := bytes.TrimSpace(body); start[0] != '{' && start[0] != '[' {
+	if start[0] != '{' && start[0] != '[' {
 		// A form's key=value pairs, XML, plain text: not JSON at all, said
 		// so rather than as the decoder's first invalid character.
-		return badRequest("malformed_json", "", "the body must be one JSON object, {...}, not text starting %q", cutBytes(start, 20))
+		return badRequest("malformed_json", "", "the body must be one JSON object, {...}, not text starting %q", name.Cut(string(start), 20))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -133,17 +135,6 @@ func decodeJSON(r io.Reader, v any) *Error {
 		return badRequest("malformed_json", "", "the body must hold one JSON object and nothing after it")
 	}
 	return nil
-}
-
-// cutBytes is b's first n bytes, whole UTF-8 characters only.
-func cutBytes(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	for n > 0 && !utf8.RuneStart(b[n]) {
-		n--
-	}
-	return string(b[:n]) + "…"
 }
 
 var unknownFieldRE = regexp.MustCompile(`^json: unknown field "(.*)"$`)
@@ -161,9 +152,7 @@ func decodeError(err error) *Error {
 		}
 		if n, ok := strings.CutPrefix(typ.Value, "number "); ok {
 			// A JSON number the field's type cannot hold.
-			if len(n) > 40 {
-				n = n[:40] + "…"
-			}
+			n = name.Cut(n, 40)
 			switch typ.Type.Kind() {
 			case reflect.Float64, reflect.Float32:
 				return badRequest("wrong_type", field, "%s is out of range: %s", field, n)

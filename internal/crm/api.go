@@ -9,7 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/leadsignal/leadsignal/internal/name"
 )
 
 // The CRMs' API addresses in production; tests point the clients at fakes
@@ -113,7 +114,9 @@ func (a api) statusError(status int, path, what string, body []byte) *APIError {
 	}
 	if a.errorMessage != nil {
 		if m := a.errorMessage(body); m != "" {
-			e.Msg += ": " + a.scrub(cut(m, 200))
+			// Scrubbed first: a cut through the token would leave its
+			// start, which scrub no longer finds.
+			e.Msg += ": " + name.Cut(a.scrub(m), 200)
 		}
 	}
 	return e
@@ -125,17 +128,6 @@ func (a api) scrub(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, a.token, "[token]")
-}
-
-// cut is s cut to n bytes, on a rune boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // errorField reads {"<field>": "..."} from an error body.

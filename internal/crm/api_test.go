@@ -71,6 +71,7 @@ func TestHubSpotAPI(t *testing.T) {
 		"GET " + fmt.Sprintf(deal, "4"):     answer(429, `{"message":"You have reached your secondly limit."}`),
 		"GET " + fmt.Sprintf(deal, "5"):     answer(200, `{"properties":`),
 		"GET " + fmt.Sprintf(deal, "6"):     answer(400, `{"message":"`+strings.Repeat("x", 500)+`"}`),
+		"GET " + fmt.Sprintf(deal, "7"):     answer(400, `{"message":"`+strings.Repeat("x", 193)+apiToken+`"}`),
 		"GET /crm/v3/objects/contacts/501?properties=email%2Cphone%2Cmobilephone%2Cmeta_lead_id": answer(200,
 			`{"id":"501","properties":{"email":"jane@example.com","phone":"","mobilephone":"+44 7700 900123","meta_lead_id":"123456789012345678"}}`),
 		"GET /crm/v3/objects/contacts/502?properties=email%2Cphone%2Cmobilephone": answer(200,
@@ -128,6 +129,9 @@ func TestHubSpotAPI(t *testing.T) {
 		{"rate limited", api, "4", 429, true, "rate limited (429)"},
 		{"not JSON", api, "5", 200, false, "not the JSON expected"},
 		{"long message cut", api, "6", 400, false, strings.Repeat("x", 200) + "…"},
+		// The token across the cut is scrubbed whole, not cut to a start
+		// that scrub no longer finds.
+		{"token at the cut, never echoed", api, "7", 400, false, strings.Repeat("x", 193) + "[token]"},
 		{"token refused, never echoed", HubSpotAPI{BaseURL: base, Token: apiToken + "x"}, "2", 401, false, "the API token was refused (401): bad token [token]"},
 		{"no id", api, "", 0, false, "no id"},
 	}

@@ -21,10 +21,6 @@ import (
 // maxChangeID is the longest change_id, in bytes.
 const maxChangeID = 200
 
-// maxQuoted is the longest refused value a refusal quotes back: a
-// longer one is named, not repeated.
-const maxQuoted = 40
-
 // futureSlack is how far ahead of our clock a change's time may be: the
 // sender's clock may run a little ahead.
 const futureSlack = 5 * time.Minute
@@ -72,10 +68,7 @@ func check(acc accountState, c *Change, now time.Time) *Refusal {
 	c.Currency = strings.ToUpper(strings.TrimSpace(c.Currency))
 	switch {
 	case c.Currency != "" && !country.ValidCurrency(c.Currency):
-		if len(c.Currency) > maxQuoted {
-			return invalid("currency", "currency must be an ISO 4217 code like USD or EUR")
-		}
-		return invalid("currency", "currency must be an ISO 4217 code like USD or EUR, not %q", c.Currency)
+		return invalid("currency", "currency must be an ISO 4217 code like USD or EUR, not %q", name.Cut(c.Currency, 20))
 	case c.Value == nil:
 		// A currency goes to Meta with a value only.
 		c.Currency = ""

@@ -46,8 +46,8 @@ func TestCheckLeadDateOnly(t *testing.T) {
 }
 
 // A refusal names the field's own limit, whatever way in the change came
-// by, and quotes a refused value back only when it is short: a 40,000
-// character currency is named, not repeated.
+// by, and quotes a refused value back cut short: a 40,000 character
+// currency is not repeated.
 func TestCheckRefusesLongValuesByTheirOwnLimits(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	acc := accountState{Account: models.Account{Currency: "USD"}}

@@ -48,3 +48,13 @@ func Problem(s string) string {
 	}
 	return ""
 }
+
+// Cut is s as a message quotes it: its first n characters, with an
+// ellipsis when there were more. A careless sender's value can be
+// megabytes long; a message repeats only its start.
+func Cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}

@@ -46,3 +46,21 @@ func TestStageProblem(t *testing.T) {
 		}
 	}
 }
+
+// Cut keeps whole characters, counted as characters, and marks a cut.
+func TestCut(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"ünïcödé", 3, "ünï…"},
+		{"", 0, ""},
+	} {
+		if got := Cut(tt.s, tt.n); got != tt.want {
+			t.Errorf("Cut(%q, %d) = %q; want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}

@@ -4,7 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/leadsignal/leadsignal/internal/name"
 )
 
 // A row's problems name the file's own column and its cell ("Close Date
@@ -57,26 +58,19 @@ func (r Reader) problem(row Row, field, rest string) *Problem {
 // name is the name of column col, cut short: a problem is stored for up
 // to a thousand rows, and a careless file's header can be megabytes long.
 func (r Reader) name(col int) string {
-	name := r.Header[col]
-	if name == "" {
+	h := r.Header[col]
+	if h == "" {
 		return "column " + strconv.Itoa(col+1)
 	}
-	return cut(name, 80)
-}
-
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
+	return name.Cut(h, 80)
 }
 
 // subject is a column's name and row's cell of it, for a message.
 func (r Reader) subject(row Row, col int) string {
-	name := r.name(col)
-	v := cut(Cell(row.Cells, col), 60)
+	column := r.name(col)
+	v := name.Cut(Cell(row.Cells, col), 60)
 	if v == "" {
-		return name
+		return column
 	}
 	if strings.ContainsAny(v, " \t\r\n\"") {
 		v = strconv.Quote(v)
@@ -84,7 +78,7 @@ func (r Reader) subject(row Row, col int) string {
 	if col == row.dateColumn {
 		v += row.readAs
 	}
-	return name + " " + v
+	return column + " " + v
 }
 
 // readAs is how a date cell was read, at t, " (read as Jul 12, 2026,

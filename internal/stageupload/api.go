@@ -73,7 +73,7 @@ func (r *Runner) check(ctx context.Context, acc models.Account, s Submission, f 
 	case stagecsv.MonthFirst, stagecsv.DayFirst:
 		m.DateOrder = s.Dates
 	default:
-		return &RequestError{Field: "dates", Message: fmt.Sprintf("dates: %q is no date order; say month_first (12/01/2026 is December 1) or day_first (1 December)", cut(string(s.Dates), 60))}
+		return &RequestError{Field: "dates", Message: fmt.Sprintf("dates: %q is no date order; say month_first (12/01/2026 is December 1) or day_first (1 December)", name.Cut(string(s.Dates), 60))}
 	}
 	for _, t := range stagecsv.Targets {
 		header, ok := s.Columns[t]
@@ -93,7 +93,7 @@ func (r *Runner) check(ctx context.Context, acc models.Account, s Submission, f 
 		}
 		if i < 0 {
 			return &RequestError{Field: "columns", Message: fmt.Sprintf("columns: the file has no column %q; its columns are %s",
-				cut(header, 60), quoteAll(f.Header, 30))}
+				name.Cut(header, 60), quoteAll(f.Header, 30))}
 		}
 		m.Columns[t] = i
 	}
@@ -116,7 +116,7 @@ func (r *Runner) check(ctx context.Context, acc models.Account, s Submission, f 
 	ix := name.NewStages(stages, nil)
 	for i, a := range s.Aliases {
 		if msg := name.StageProblem(a.Label); msg != "" {
-			return &RequestError{Field: "stage_aliases", Message: fmt.Sprintf("stage_aliases: label %q: %s", cut(a.Label, 60), msg)}
+			return &RequestError{Field: "stage_aliases", Message: fmt.Sprintf("stage_aliases: label %q: %s", name.Cut(a.Label, 60), msg)}
 		}
 		if name.StageKey(a.Label) == "" {
 			return &RequestError{Field: "stage_aliases", Message: fmt.Sprintf("stage_aliases: label %q has no letter or digit", a.Label)}
@@ -124,7 +124,7 @@ func (r *Runner) check(ctx context.Context, acc models.Account, s Submission, f 
 		stage, ok := ix.Resolve(a.Stage)
 		if !ok {
 			return &RequestError{Field: "stage_aliases", Message: fmt.Sprintf("stage_aliases: %q is none of the account's stages (%s)",
-				cut(a.Stage, 60), stageNames(stages))}
+				name.Cut(a.Stage, 60), stageNames(stages))}
 		}
 		s.Aliases[i].Stage = stage
 	}
@@ -134,7 +134,7 @@ func (r *Runner) check(ctx context.Context, acc models.Account, s Submission, f 
 func quoteAll(ss []string, n int) string {
 	out := make([]string, 0, min(len(ss), n))
 	for _, s := range ss[:min(len(ss), n)] {
-		out = append(out, fmt.Sprintf("%q", cut(s, 60)))
+		out = append(out, fmt.Sprintf("%q", name.Cut(s, 60)))
 	}
 	if len(ss) > n {
 		out = append(out, "...")

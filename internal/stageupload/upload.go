@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/leadsignal/leadsignal/internal/decide"
+	"github.com/leadsignal/leadsignal/internal/name"
 	"github.com/leadsignal/leadsignal/internal/service"
 	"github.com/leadsignal/leadsignal/internal/stagecsv"
 	"github.com/leadsignal/leadsignal/models"
@@ -178,22 +178,15 @@ type Column struct {
 func Columns(f stagecsv.File) []Column {
 	cols := make([]Column, len(f.Header))
 	for i, n := range f.Header {
-		cols[i].Name = cut(n, 100)
+		cols[i].Name = name.Cut(n, 100)
 		for _, row := range f.Rows[:min(len(f.Rows), 20)] {
 			if v := stagecsv.Cell(row, i); v != "" {
-				cols[i].Sample = cut(v, 30)
+				cols[i].Sample = name.Cut(v, 30)
 				break
 			}
 		}
 	}
 	return cols
-}
-
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }
 
 // Decode reads the mapping and the columns an upload keeps.
