@@ -76,26 +76,31 @@ func (r Reader) subject(row Row, col int) string {
 		v = strconv.Quote(v)
 	}
 	if col == row.dateColumn {
-		v += row.readAs
+		v += r.readAs(row)
 	}
 	return column + " " + v
 }
 
-// readAs is how a date cell was read, at t, " (read as Jul 12, 2026,
-// month first)", when its order o was the mapping's choice (07/12/2026 is
-// July 12 or 7 December): a person who meant the other reads why the row
-// was refused. It is "" for a date only one order reads.
-func (r Reader) readAs(cell string, t time.Time, dateOnly bool, o DateOrder) string {
-	d, ok := parseNumeric(cell)
+// readAs is how row's date was read, " (read as Jul 12, 2026, month
+// first)", when its order was the mapping's choice (07/12/2026 is July 12
+// or 7 December): a person who meant the other reads why the row was
+// refused. It is "" for a date only one order reads. Worked out for a
+// message only, not for every row read.
+func (r Reader) readAs(row Row) string {
+	d, ok := parseNumeric(Cell(row.Cells, row.dateColumn))
 	if !ok || d.sep == '.' || d.a == d.b || d.a > 12 || d.b > 12 {
 		return ""
 	}
+	t, err := time.Parse(time.RFC3339Nano, row.Request.OccurredAt)
+	if err != nil {
+		return ""
+	}
 	read := r.Time(t)
-	if dateOnly {
+	if row.DateOnly {
 		read = t.In(r.loc()).Format("Jan 2, 2006")
 	}
 	order := "month first"
-	if o == DayFirst {
+	if row.order == DayFirst {
 		order = "day first"
 	}
 	return " (read as " + read + ", " + order + ")"

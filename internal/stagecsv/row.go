@@ -47,9 +47,9 @@ type Row struct {
 	// currencyColumn the column the currency came from (the amount's
 	// when its sign gave it).
 	dateColumn, currencyColumn int
-	// readAs says how the date was read, for messages, when its order was
-	// the mapping's choice (Reader.readAs).
-	readAs string
+	// order is the date order the date was read in (Reader.readAs says
+	// so in messages).
+	order DateOrder
 }
 
 // Row reads cells, a row of the file, into the stage API's body, its
@@ -123,7 +123,7 @@ func (r Reader) Row(cells []string) (Row, *Problem) {
 		return row, r.problem(row, "occurred_at", "is not a date this upload reads: write it like 2026-12-01T14:03:00Z, 2026-12-01 14:03 or "+exampleDate(m.DateOrder))
 	}
 	req.OccurredAt, row.DateOnly = t.Format(time.RFC3339Nano), dateOnly
-	row.readAs = r.readAs(at, t, dateOnly, m.DateOrder)
+	row.order = m.DateOrder
 
 	if v := text(Value); v != nil {
 		n, sign, ok := ParseAmount(*v)
