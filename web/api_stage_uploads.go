@@ -149,13 +149,7 @@ func parseUploadQuery(c echo.Context) (stageupload.Submission, string, string) {
 			sub.Columns[t] = strings.TrimSpace(header)
 		}
 	}
-	if d := strings.TrimSpace(q.Get("dates")); d != "" {
-		o, ok := stageupload.DateOrders[d]
-		if !ok {
-			return sub, "dates", fmt.Sprintf("dates: %q is no date order; say month_first (12/01/2026 is December 1) or day_first (1 December)", name.Cut(d, 60))
-		}
-		sub.Dates = o
-	}
+	sub.Dates = strings.TrimSpace(q.Get("dates"))
 	for _, p := range pairs(q["stage_aliases"]) {
 		i := strings.LastIndex(p, ":")
 		if i < 0 {

@@ -47,10 +47,6 @@ func stagesUpload(ctx context.Context, args []string, e env) error {
 	if *slug == "" || *file == "" || fs.NArg() > 0 {
 		return errors.New("stages upload: give the account and the file, e.g. leadsignal stages upload --account acme -f deals.csv [--apply]")
 	}
-	order, ok := stageupload.DateOrders[*dates]
-	if !ok && *dates != "" {
-		return fmt.Errorf("stages upload: --dates %q is no date order; say month_first or day_first", *dates)
-	}
 	raw, err := readUploadFile(*file, e)
 	if err != nil {
 		return err
@@ -74,7 +70,7 @@ func stagesUpload(ctx context.Context, args []string, e env) error {
 	if *file == "-" {
 		name = "stdin.csv"
 	}
-	u, err := runner.Submit(ctx, acc, stageupload.Submission{Name: name, Raw: raw, Dates: order})
+	u, err := runner.Submit(ctx, acc, stageupload.Submission{Name: name, Raw: raw, Dates: *dates})
 	if fe, ok := errors.AsType[*stagecsv.FileError](err); ok {
 		return fmt.Errorf("stages upload: %s", fe.Message)
 	}

@@ -118,7 +118,7 @@ func TestStagesUploadDates(t *testing.T) {
 		}
 	}
 	args := []string{"stages", "upload", "--account", "acme", "-f", file, "--dates", "sideways"}
-	wantErr(t, d.run(t, "", args...), args, `--dates "sideways" is no date order`)
+	wantErr(t, d.run(t, "", args...), args, `dates: "sideways" is no date order`)
 }
 
 func TestStagesUploadFails(t *testing.T) {

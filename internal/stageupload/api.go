@@ -27,23 +27,18 @@ type Submission struct {
 	Columns map[stagecsv.Target]string
 	// Aliases read labels as the account's stages, for this upload only.
 	Aliases []StageAlias
-	// Dates is the order of the file's dates with slashes or dashes
-	// (stagecsv.MonthFirst or DayFirst); "" keeps the guess.
-	Dates stagecsv.DateOrder
+	// Dates is the order of the file's dates with slashes or dashes, as
+	// automation names it (the API's dates parameter, the CLI's --dates):
+	// month_first or day_first; "" keeps the guess.
+	Dates string
 }
 
-// DateOrders name the orders a submission's Dates may take as automation
-// writes them (the API's dates parameter, the CLI's --dates).
-var DateOrders = map[string]stagecsv.DateOrder{"month_first": stagecsv.MonthFirst, "day_first": stagecsv.DayFirst}
-
-// DatesName is date order o as DateOrders names it.
-func DatesName(o stagecsv.DateOrder) string {
-	for n, d := range DateOrders {
-		if d == o {
-			return n
-		}
+// datesName is date order o as a Submission's Dates and a Report name it.
+func datesName(o stagecsv.DateOrder) string {
+	if o == stagecsv.DayFirst {
+		return "day_first"
 	}
-	return string(o)
+	return "month_first"
 }
 
 // RequestError says why a submission's columns or stage aliases cannot
@@ -70,10 +65,12 @@ func (r *Runner) Submit(ctx context.Context, acc models.Account, s Submission) (
 func (r *Runner) check(ctx context.Context, acc models.Account, s Submission, f stagecsv.File, m *stagecsv.Mapping, strict bool) error {
 	switch s.Dates {
 	case "":
-	case stagecsv.MonthFirst, stagecsv.DayFirst:
-		m.DateOrder = s.Dates
+	case datesName(stagecsv.MonthFirst):
+		m.DateOrder = stagecsv.MonthFirst
+	case datesName(stagecsv.DayFirst):
+		m.DateOrder = stagecsv.DayFirst
 	default:
-		return &RequestError{Field: "dates", Message: fmt.Sprintf("dates: %q is no date order; say month_first (12/01/2026 is December 1) or day_first (1 December)", name.Cut(string(s.Dates), 60))}
+		return &RequestError{Field: "dates", Message: fmt.Sprintf("dates: %q is no date order; say month_first (12/01/2026 is December 1) or day_first (1 December)", name.Cut(s.Dates, 60))}
 	}
 	for _, t := range stagecsv.Targets {
 		header, ok := s.Columns[t]
@@ -162,7 +159,7 @@ type Report struct {
 	// API's body field (lead.email, stage, occurred_at, ...).
 	Columns map[string]string `json:"columns"`
 	// Dates is how dates with slashes or dashes are read: month_first or
-	// day_first (DateOrders).
+	// day_first.
 	Dates          string `json:"dates"`
 	Rows           int    `json:"rows"`
 	WouldRecord    int    `json:"would_record"`
@@ -217,7 +214,7 @@ func (r *Runner) Report(ctx context.Context, u models.StageUpload) (Report, erro
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{ID: u.ID, Columns: map[string]string{}, Dates: DatesName(m.DateOrder), Rows: u.TotalRows, WouldRecord: u.Applied, RecordedBefore: u.Replayed,
+	rep := Report{ID: u.ID, Columns: map[string]string{}, Dates: datesName(m.DateOrder), Rows: u.TotalRows, WouldRecord: u.Applied, RecordedBefore: u.Replayed,
 		Refused: []RefusedRow{}, UnmappedStages: []UnmappedStage{}, Events: sum.Events, Status: u.Status, DoneRows: u.DoneRows,
 		RefusedRows: u.Refused, Skipped: sum.Skipped, Flagged: sum.Flagged, Flags: sum.Flags, Error: u.Error}
 	byField := map[string]string{}
