@@ -290,7 +290,7 @@ func TestAPIStageUploadDates(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := newApp(t, s)
-		_, key := a.ingestAccount("dates", "US")
+		acc, key := a.ingestAccount("dates", "US")
 		if r := a.postLead(key, `{"external_id":"d-1","email":"d@example.com","created_at":"2026-04-01T12:00:00Z"}`); r.status != http.StatusCreated {
 			t.Fatalf("post lead = %d %s", r.status, r.raw)
 		}
@@ -310,6 +310,13 @@ func TestAPIStageUploadDates(t *testing.T) {
 				tt.reason != "" && r.Refused[0].Reason != tt.reason {
 				t.Errorf("upload%s = %d %s; want dates %s, %d to record, %d refused %q", tt.query, r.status, cutBody(r.raw),
 					tt.dates, tt.record, tt.refused, tt.reason)
+			}
+			// Its page says when it came, and no one as who brought it.
+			b := a.browser()
+			b.login("dates-owner@example.com")
+			page := b.get(fmt.Sprintf("/accounts/%d/stages/uploads/%d", acc.ID, r.ID))
+			if got := strings.Join(strings.Fields(page.doc.Find(`.upload-head p`).Text()), " "); got != "1 row, uploaded just now." {
+				t.Errorf("the upload's page says %q; want %q", got, "1 row, uploaded just now.")
 			}
 		}
 	})

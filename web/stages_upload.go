@@ -209,7 +209,7 @@ func (h *Handler) stageUploadView(c echo.Context, u models.StageUpload, problems
 	v := views.StageUploadView{StageUploadItem: h.uploadItem(currentAccount(c).Account, u), Pass: u.Pass, Error: u.Error}
 	if u.UserID != nil {
 		if by, err := h.store.UserByID(ctx, *u.UserID); err == nil {
-			v.By = " by " + by.Email
+			v.By = by.Email
 		}
 	}
 	sum, err := stageupload.DecodeSummary(u.EventCounts)
